@@ -1,0 +1,146 @@
+import CourierHTTP
+import Foundation
+import NIOConcurrencyHelpers
+
+extension URLSession {
+    /// Loads `request` and returns its body and response. Cancelling the Swift task cancels the URL task
+    /// (`URLError(.cancelled)`).
+    public func data(
+        for request: URLRequest,
+        delegate: (any URLSessionTaskDelegate)? = nil
+    ) async throws -> (Data, URLResponse) {
+        let box = TaskBox()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                let task = register {
+                    URLSessionDataTask(
+                        session: self,
+                        request: request,
+                        identifier: $0,
+                        completionMode: .collect { continuation.resume(with: $0) }
+                    )
+                }
+                task.delegate = delegate
+                box.set(task)
+                task.resume()
+            }
+        } onCancel: {
+            box.cancel()
+        }
+    }
+
+    /// Loads `url` with GET and returns its body and response.
+    public func data(
+        from url: URL,
+        delegate: (any URLSessionTaskDelegate)? = nil
+    ) async throws -> (Data, URLResponse) {
+        try await data(for: URLRequest(url: url), delegate: delegate)
+    }
+
+    /// Uploads `bodyData` with `request` and returns the response body and response.
+    public func upload(
+        for request: URLRequest,
+        from bodyData: Data,
+        delegate: (any URLSessionTaskDelegate)? = nil
+    ) async throws -> (Data, URLResponse) {
+        var withBody = request
+        withBody.httpBody = bodyData
+        return try await data(for: withBody, delegate: delegate)
+    }
+
+    /// Uploads the file at `fileURL`.
+    ///
+    /// - Note: File uploads stream from disk in the transfers release; until then this throws
+    ///   `URLError(.unsupportedURL)`.
+    public func upload(
+        for request: URLRequest,
+        fromFile fileURL: URL,
+        delegate: (any URLSessionTaskDelegate)? = nil
+    ) async throws -> (Data, URLResponse) {
+        throw URLErrorMapping.urlError(
+            .unsupportedURL,
+            failingURL: request.url,
+            description: "uploads from a file are not supported yet (a later Courier release)"
+        )
+    }
+
+    /// Starts loading `request` and returns as soon as the response head arrived, with the body as an async
+    /// sequence of bytes.
+    public func bytes(
+        for request: URLRequest,
+        delegate: (any URLSessionTaskDelegate)? = nil
+    ) async throws -> (URLSession.AsyncBytes, URLResponse) {
+        let source = AsyncBytesSource()
+        let task = register {
+            URLSessionDataTask(session: self, request: request, identifier: $0, completionMode: .stream(source))
+        }
+        task.delegate = delegate
+        source.attach(task)
+        task.resume()
+        let response = try await source.response()
+        return (AsyncBytes(task: task, source: source), response)
+    }
+
+    /// Starts a GET of `url` and returns its body as an async sequence of bytes.
+    public func bytes(
+        from url: URL,
+        delegate: (any URLSessionTaskDelegate)? = nil
+    ) async throws -> (URLSession.AsyncBytes, URLResponse) {
+        try await bytes(for: URLRequest(url: url), delegate: delegate)
+    }
+
+    /// Downloads `request` to a file the caller owns.
+    ///
+    /// - Note: Downloads land with the transfers release; until then this throws `URLError(.unsupportedURL)`.
+    public func download(
+        for request: URLRequest,
+        delegate: (any URLSessionTaskDelegate)? = nil
+    ) async throws -> (URL, URLResponse) {
+        throw URLErrorMapping.urlError(
+            .unsupportedURL,
+            failingURL: request.url,
+            description: "downloads are not supported yet (a later Courier release)"
+        )
+    }
+
+    /// Downloads `url` to a file the caller owns.
+    public func download(
+        from url: URL,
+        delegate: (any URLSessionTaskDelegate)? = nil
+    ) async throws -> (URL, URLResponse) {
+        try await download(for: URLRequest(url: url), delegate: delegate)
+    }
+
+    /// Resumes a download from `resumeData`.
+    public func download(
+        resumeFrom resumeData: Data,
+        delegate: (any URLSessionTaskDelegate)? = nil
+    ) async throws -> (URL, URLResponse) {
+        throw URLErrorMapping.urlError(
+            .unsupportedURL,
+            failingURL: nil,
+            description: "resuming downloads is not supported yet (a later Courier release)"
+        )
+    }
+}
+
+/// Holds the task of an async call so that the cancellation handler (which may run first) can reach it.
+final class TaskBox: Sendable {
+    private let state = NIOLockedValueBox<(task: URLSessionTask?, cancelled: Bool)>((nil, false))
+
+    func set(_ task: URLSessionTask) {
+        let cancelled = state.withLockedValue { state in
+            state.task = task
+            return state.cancelled
+        }
+        if cancelled { task.cancel() }
+    }
+
+    func cancel() {
+        let task = state.withLockedValue { state in
+            state.cancelled = true
+            return state.task
+        }
+        task?.cancel()
+    }
+}

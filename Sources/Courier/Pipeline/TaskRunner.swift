@@ -1,0 +1,431 @@
+import CourierHTTP
+import CourierTransport
+import Foundation
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOPosix
+
+/// Runs one task: prepares each attempt through ``RequestPipeline``, hands it to the transport, turns the
+/// transport's events into task state and deliveries, and loops back for redirects.
+///
+/// Transport events arrive on an event loop; the runner only updates state under its lock and submits
+/// delegate calls to the session's dispatcher — user code never runs here.
+final class TaskRunner: @unchecked Sendable {
+    /// Bytes handed to the delegate queue but not yet consumed before the transfer pauses.
+    static let delegateHighWatermark = 1 << 20
+
+    private enum PauseReason: Hashable {
+        case suspended
+        case awaitingDecision
+        case backpressure
+    }
+
+    private struct State {
+        var generation = 0
+        var exchange: TransportExchange?
+        var pauseReasons: Set<PauseReason> = []
+        var redirectCount = 0
+        var body = Data()
+        var outstandingDelegateBytes = 0
+        var resourceDeadline: NIODeadline?
+        var resourceTimer: Scheduled<Void>?
+        var remainingResourceTime: TimeAmount?
+        var finished = false
+    }
+
+    let task: URLSessionTask
+    private let lock = NIOLock()
+    private var state = State()
+    private let timerLoop: any EventLoop
+
+    init(task: URLSessionTask) {
+        self.task = task
+        self.timerLoop = MultiThreadedEventLoopGroup.singleton.any()
+    }
+
+    private var session: URLSession { task.session }
+
+    // MARK: - Control (from the task)
+
+    func start() {
+        let resourceTimeout = session.sessionConfiguration.timeoutIntervalForResource
+        lock.withLock { state.remainingResourceTime = Self.timeAmount(resourceTimeout) }
+        if task.createdOnInvalidSession.withLockedValue({ $0 }) {
+            fail(TransferError.cancelled("the task was created after its session was invalidated"))
+            return
+        }
+        if let reason = task.unsupportedReason {
+            fail(TransferError.unsupportedURL(reason))
+            return
+        }
+        armResourceTimer()
+        guard let request = task.currentRequest else {
+            fail(TransferError.badURL("the task has no request"))
+            return
+        }
+        send(request)
+    }
+
+    func pause() {
+        lock.withLock {
+            if let deadline = state.resourceDeadline {
+                state.remainingResourceTime = deadline - .now()
+                state.resourceTimer?.cancel()
+                state.resourceTimer = nil
+                state.resourceDeadline = nil
+            }
+        }
+        addPause(.suspended)
+    }
+
+    func proceed() {
+        armResourceTimer()
+        removePause(.suspended)
+    }
+
+    func cancel() {
+        fail(TransferError.cancelled())
+    }
+
+    // MARK: - Attempts
+
+    private func send(_ request: URLRequest) {
+        let prepared: URLRequest
+        let transportRequest: TransportRequest
+        do {
+            prepared = try RequestPipeline.prepare(request, task: task)
+            transportRequest = try TransportRequestBuilder.make(from: prepared, configuration: session.sessionConfiguration)
+        } catch {
+            fail(error)
+            return
+        }
+        task.update { $0.currentRequest = request }
+        let expectedToSend = transportRequest.body.length ?? NSURLSessionTransferSizeUnknown
+        task.update { $0.countOfBytesExpectedToSend = expectedToSend }
+
+        let generation: Int? = lock.withLock {
+            if state.finished { return nil }
+            state.generation += 1
+            return state.generation
+        }
+        guard let generation else { return }
+        let consumer = AttemptConsumer(runner: self, generation: generation)
+        let exchange = session.transport.execute(transportRequest, consumer: consumer)
+        let pausedNow: Bool? = lock.withLock {
+            guard state.generation == generation, !state.finished else { return nil }
+            state.exchange = exchange
+            return !state.pauseReasons.isEmpty
+        }
+        switch pausedNow {
+        case .none: exchange.cancel()
+        case .some(true): exchange.pause()
+        case .some(false): break
+        }
+    }
+
+    private func isCurrent(_ generation: Int) -> Bool {
+        lock.withLock { state.generation == generation && !state.finished }
+    }
+
+    // MARK: - Transport events (on an event loop)
+
+    fileprivate func didSendBodyData(_ generation: Int, bytesSent: Int64, totalBytesSent: Int64) {
+        guard isCurrent(generation) else { return }
+        task.update { $0.countOfBytesSent = totalBytesSent }
+        let expected = task.countOfBytesExpectedToSend
+        if !task.progressTracksReceivedBytes {
+            task.progress.totalUnitCount = expected
+            task.progress.completedUnitCount = totalBytesSent
+        }
+        let session = self.session
+        let task = self.task
+        session.dispatcher.async {
+            task.resolvedDelegate(URLSessionTaskDelegate.self)?.urlSession(
+                session,
+                task: task,
+                didSendBodyData: bytesSent,
+                totalBytesSent: totalBytesSent,
+                totalBytesExpectedToSend: expected
+            )
+        }
+    }
+
+    fileprivate func didReceiveHead(_ generation: Int, head: TransportResponseHead) {
+        guard isCurrent(generation), let request = task.currentRequest, let url = request.url else { return }
+        guard let response = ResponseBuilder.makeResponse(head: head, url: url) else {
+            fail(TransferError.badServerResponse("the status \(head.status) is not valid"))
+            return
+        }
+        if let plan = redirectPlan(for: head, request: request) {
+            handleRedirect(plan, response: response, request: request, generation: generation)
+            return
+        }
+        deliverHead(response, generation: generation)
+    }
+
+    fileprivate func didReceiveBodyPart(_ generation: Int, part: ByteBuffer) {
+        guard isCurrent(generation) else { return }
+        let count = part.readableBytes
+        let data = part.withUnsafeReadableBytes { Data($0) }
+        var received: Int64 = 0
+        task.update { state in
+            state.countOfBytesReceived += Int64(count)
+            received = state.countOfBytesReceived
+        }
+        if task.progressTracksReceivedBytes {
+            task.progress.completedUnitCount = received
+        }
+        switch task.completionMode {
+        case .dataHandler, .collect:
+            lock.withLock { state.body.append(data) }
+        case .stream(let source):
+            if source.append(data) {
+                addPause(.backpressure)
+            }
+        case .delegate:
+            deliverDataToDelegate(data)
+        }
+    }
+
+    fileprivate func didFinish(_ generation: Int) {
+        guard isCurrent(generation) else { return }
+        let body: Data? = lock.withLock {
+            state.finished = true
+            state.exchange = nil
+            state.resourceTimer?.cancel()
+            state.resourceTimer = nil
+            return task.completionMode.collectsBody ? state.body : nil
+        }
+        task.complete(with: nil, body: body)
+    }
+
+    fileprivate func didFail(_ generation: Int, error: TransferError) {
+        guard isCurrent(generation) else { return }
+        fail(error)
+    }
+
+    // MARK: - Steps
+
+    private func deliverHead(_ response: HTTPURLResponse, generation: Int) {
+        let expected = response.expectedContentLength
+        task.update { state in
+            state.response = response
+            state.countOfBytesExpectedToReceive = expected
+        }
+        if task.progressTracksReceivedBytes {
+            task.progress.totalUnitCount = expected
+        }
+        switch task.completionMode {
+        case .stream(let source):
+            source.didReceive(response: response)
+        case .dataHandler, .collect:
+            break
+        case .delegate:
+            guard let dataTask = task as? URLSessionDataTask else { return }
+            askForDisposition(response, dataTask: dataTask, generation: generation)
+        }
+    }
+
+    private func askForDisposition(_ response: URLResponse, dataTask: URLSessionDataTask, generation: Int) {
+        guard let delegate = task.resolvedDelegate(URLSessionDataDelegate.self) else { return }
+        addPause(.awaitingDecision)
+        let session = self.session
+        session.dispatcher.async { [self] in
+            let decided = NIOLockedValueBox(false)
+            delegate.urlSession(session, dataTask: dataTask, didReceive: response) { [self] disposition in
+                guard decided.withLockedValue({ done in defer { done = true }; return !done }) else { return }
+                guard isCurrent(generation) else { return }
+                switch disposition {
+                case .allow:
+                    removePause(.awaitingDecision)
+                case .cancel:
+                    fail(TransferError.cancelled())
+                case .becomeDownload:
+                    fail(TransferError.unsupportedURL("becomeDownload is not supported yet (a later Courier release)"))
+                case .becomeStream:
+                    fail(TransferError.unsupportedURL("becomeStream is not supported yet (stream tasks come later)"))
+                }
+            }
+        }
+    }
+
+    private func deliverDataToDelegate(_ data: Data) {
+        guard let delegate = task.resolvedDelegate(URLSessionDataDelegate.self),
+            let dataTask = task as? URLSessionDataTask
+        else { return }
+        let count = data.count
+        let overWatermark: Bool = lock.withLock {
+            state.outstandingDelegateBytes += count
+            return state.outstandingDelegateBytes > Self.delegateHighWatermark
+        }
+        if overWatermark { addPause(.backpressure) }
+        let session = self.session
+        session.dispatcher.async { [self] in
+            delegate.urlSession(session, dataTask: dataTask, didReceive: data)
+            let drained: Bool = lock.withLock {
+                state.outstandingDelegateBytes -= count
+                return state.outstandingDelegateBytes <= Self.delegateHighWatermark / 2
+            }
+            if drained { removePause(.backpressure) }
+        }
+    }
+
+    /// The async byte stream's consumer caught up.
+    func consumerDrained() {
+        removePause(.backpressure)
+    }
+
+    private func redirectPlan(for head: TransportResponseHead, request: URLRequest) -> RedirectPlan? {
+        guard let url = request.url else { return nil }
+        let location = head.headers.first { $0.0.caseInsensitiveCompare("Location") == .orderedSame }?.1
+        return RedirectPolicy.plan(
+            status: head.status,
+            location: location,
+            method: request.httpMethod ?? "GET",
+            currentURL: url
+        )
+    }
+
+    private func handleRedirect(_ plan: RedirectPlan, response: HTTPURLResponse, request: URLRequest, generation: Int) {
+        let tooMany: Bool = lock.withLock {
+            state.redirectCount += 1
+            return state.redirectCount > RedirectPolicy.maximumRedirects
+        }
+        if tooMany {
+            fail(URLErrorMapping.urlError(.httpTooManyRedirects, failingURL: request.url))
+            return
+        }
+        let newRequest = Self.redirectedRequest(request, plan: plan)
+        guard let delegate = task.resolvedDelegate(URLSessionTaskDelegate.self) else {
+            follow(newRequest)
+            return
+        }
+        addPause(.awaitingDecision)
+        let session = self.session
+        let task = self.task
+        session.dispatcher.async { [self] in
+            let decided = NIOLockedValueBox(false)
+            delegate.urlSession(session, task: task, willPerformHTTPRedirection: response, newRequest: newRequest) {
+                [self] chosen in
+                guard decided.withLockedValue({ done in defer { done = true }; return !done }) else { return }
+                guard isCurrent(generation) else { return }
+                if let chosen {
+                    follow(chosen)
+                } else {
+                    removePause(.awaitingDecision)
+                    deliverHead(response, generation: generation)
+                }
+            }
+        }
+    }
+
+    private func follow(_ request: URLRequest) {
+        let old: TransportExchange? = lock.withLock {
+            state.generation += 1
+            state.pauseReasons.remove(.awaitingDecision)
+            state.body = Data()
+            defer { state.exchange = nil }
+            return state.exchange
+        }
+        old?.cancel()
+        task.update { $0.countOfBytesReceived = 0 }
+        send(request)
+    }
+
+    static func redirectedRequest(_ request: URLRequest, plan: RedirectPlan) -> URLRequest {
+        var next = request
+        next.url = plan.url
+        next.httpMethod = plan.method
+        if plan.dropsBody {
+            next.httpBody = nil
+            next.httpBodyStream = nil
+        }
+        for name in plan.removedHeaderNames {
+            next.setValue(nil, forHTTPHeaderField: name)
+        }
+        return next
+    }
+
+    // MARK: - Pausing
+
+    private func addPause(_ reason: PauseReason) {
+        let exchange: TransportExchange? = lock.withLock {
+            let wasEmpty = state.pauseReasons.isEmpty
+            state.pauseReasons.insert(reason)
+            return wasEmpty ? state.exchange : nil
+        }
+        exchange?.pause()
+    }
+
+    private func removePause(_ reason: PauseReason) {
+        let exchange: TransportExchange? = lock.withLock {
+            guard state.pauseReasons.remove(reason) != nil else { return nil }
+            return state.pauseReasons.isEmpty ? state.exchange : nil
+        }
+        exchange?.resume()
+    }
+
+    // MARK: - Ending
+
+    private func fail(_ error: any Error) {
+        let exchange: TransportExchange?? = lock.withLock {
+            if state.finished { return .none }
+            state.finished = true
+            state.resourceTimer?.cancel()
+            state.resourceTimer = nil
+            defer { state.exchange = nil }
+            return .some(state.exchange)
+        }
+        guard case .some(let running) = exchange else { return }
+        running?.cancel()
+        let url = task.currentRequest?.url ?? task.originalRequest?.url
+        task.complete(with: URLErrorMapping.urlError(from: error, failingURL: url), body: nil)
+    }
+
+    private func armResourceTimer() {
+        lock.withLock {
+            guard !state.finished, state.resourceTimer == nil, let remaining = state.remainingResourceTime else { return }
+            state.resourceDeadline = .now() + remaining
+            state.resourceTimer = timerLoop.scheduleTask(in: remaining) { [weak self] in
+                self?.fail(TransferError.timedOut("the resource timeout expired"))
+            }
+        }
+    }
+
+    static func timeAmount(_ interval: TimeInterval) -> TimeAmount {
+        guard interval.isFinite, interval > 0 else { return .hours(24 * 365) }
+        return .nanoseconds(Int64(min(interval, 1e9) * 1_000_000_000))
+    }
+}
+
+/// Forwards one attempt's transport events to the runner, tagged with the attempt's generation so that events
+/// of an abandoned attempt (a followed redirect) are ignored.
+private final class AttemptConsumer: TransportResponseConsumer {
+    let runner: TaskRunner
+    let generation: Int
+
+    init(runner: TaskRunner, generation: Int) {
+        self.runner = runner
+        self.generation = generation
+    }
+
+    func transportDidSendBodyData(bytesSent: Int64, totalBytesSent: Int64) {
+        runner.didSendBodyData(generation, bytesSent: bytesSent, totalBytesSent: totalBytesSent)
+    }
+
+    func transportDidReceiveHead(_ head: TransportResponseHead) {
+        runner.didReceiveHead(generation, head: head)
+    }
+
+    func transportDidReceiveBodyPart(_ part: ByteBuffer) {
+        runner.didReceiveBodyPart(generation, part: part)
+    }
+
+    func transportDidFinish() {
+        runner.didFinish(generation)
+    }
+
+    func transportDidFail(_ error: TransferError) {
+        runner.didFail(generation, error: error)
+    }
+}

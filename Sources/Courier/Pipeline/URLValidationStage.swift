@@ -1,0 +1,25 @@
+import CourierHTTP
+import Foundation
+
+/// Rejects requests the engine cannot run: no URL, no host, or a scheme other than http and https.
+struct URLValidationStage: RequestStage {
+    func prepare(_ request: inout URLRequest, task: URLSessionTask) throws(TransferError) {
+        guard let url = request.url else {
+            throw .badURL("the request has no URL")
+        }
+        guard let scheme = url.scheme?.lowercased() else {
+            throw .unsupportedURL("the URL \(url.absoluteString) has no scheme")
+        }
+        switch scheme {
+        case "http", "https":
+            break
+        case "ws", "wss":
+            throw .unsupportedURL("WebSocket URLs need a webSocketTask")
+        default:
+            throw .unsupportedURL("the scheme \(scheme) is not supported")
+        }
+        guard let host = url.host, !host.isEmpty else {
+            throw .badURL("the URL \(url.absoluteString) has no host")
+        }
+    }
+}

@@ -1,0 +1,63 @@
+import NIOConcurrencyHelpers
+
+/// The unfinished tasks of a session and its invalidation flag; the only lock on the task path besides each
+/// task's own.
+final class TaskRegistry: Sendable {
+    private struct State {
+        var tasks: [Int: URLSessionTask] = [:]
+        var nextIdentifier = 1
+        var invalidated = false
+        var invalidationDelivered = false
+    }
+
+    private let state = NIOLockedValueBox(State())
+
+    /// A new task identifier, unique in the session.
+    func nextIdentifier() -> Int {
+        state.withLockedValue { state in
+            defer { state.nextIdentifier += 1 }
+            return state.nextIdentifier
+        }
+    }
+
+    /// Adds `task`; `false` if the session is invalidated.
+    func insert(_ task: URLSessionTask) -> Bool {
+        state.withLockedValue { state in
+            if state.invalidated { return false }
+            state.tasks[task.taskIdentifier] = task
+            return true
+        }
+    }
+
+    /// Removes `task`; `true` when this made an invalidated session empty (time to report invalidation).
+    func remove(_ task: URLSessionTask) -> Bool {
+        state.withLockedValue { state in
+            guard state.tasks.removeValue(forKey: task.taskIdentifier) != nil else { return false }
+            return takeInvalidationIfDue(&state)
+        }
+    }
+
+    /// Marks the session invalidated; `true` when no task is left (time to report invalidation).
+    func invalidate() -> Bool {
+        state.withLockedValue { state in
+            if state.invalidated { return false }
+            state.invalidated = true
+            return takeInvalidationIfDue(&state)
+        }
+    }
+
+    var isInvalidated: Bool { state.withLockedValue { $0.invalidated } }
+
+    /// The unfinished tasks, in creation order.
+    func allTasks() -> [URLSessionTask] {
+        state.withLockedValue { state in
+            state.tasks.values.sorted { $0.taskIdentifier < $1.taskIdentifier }
+        }
+    }
+
+    private func takeInvalidationIfDue(_ state: inout State) -> Bool {
+        guard state.invalidated, state.tasks.isEmpty, !state.invalidationDelivered else { return false }
+        state.invalidationDelivered = true
+        return true
+    }
+}

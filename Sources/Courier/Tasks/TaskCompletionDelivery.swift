@@ -1,0 +1,51 @@
+import CourierHTTP
+import Foundation
+
+/// Delivers a task's outcome once, by its completion mode, then removes the task from its session (which may
+/// complete the session's invalidation).
+enum TaskCompletionDelivery {
+    static func deliver(task: URLSessionTask, error: URLError?, body: Data?) {
+        let session = task.session
+        switch task.completionMode {
+        case .delegate:
+            session.dispatcher.async {
+                task.resolvedDelegate(URLSessionTaskDelegate.self)?
+                    .urlSession(session, task: task, didCompleteWithError: error)
+                removeFromSession(task)
+            }
+        case .dataHandler(let handler):
+            let response = task.response
+            session.dispatcher.async {
+                handler(error == nil ? (body ?? Data()) : nil, response, error)
+                removeFromSession(task)
+            }
+        case .collect(let handler):
+            if let error {
+                handler(.failure(error))
+            } else if let response = task.response {
+                handler(.success((body ?? Data(), response)))
+            } else {
+                handler(.failure(URLErrorMapping.urlError(.badServerResponse, failingURL: task.originalRequest?.url)))
+            }
+            removeFromSession(task)
+        case .stream(let source):
+            source.finish(error: error)
+            removeFromSession(task)
+        }
+    }
+
+    private static func removeFromSession(_ task: URLSessionTask) {
+        if task.session.registry.remove(task) {
+            task.session.becomeInvalid()
+        }
+    }
+}
+
+extension URLSessionTask {
+    /// The delegate that receives an event of protocol `P`: the task's own delegate when it adopts `P`, else the
+    /// session's.
+    func resolvedDelegate<P>(_ type: P.Type) -> P? {
+        if let own = delegate as? P { return own }
+        return session.delegate as? P
+    }
+}

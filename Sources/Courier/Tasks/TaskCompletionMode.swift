@@ -1,0 +1,29 @@
+import Foundation
+
+/// How a task reports its outcome: to delegates, to a completion handler on the delegate queue, or to Swift
+/// concurrency.
+enum TaskCompletionMode: Sendable {
+    /// Delegate calls only.
+    case delegate
+    /// A data or upload task's completion handler (called on the delegate queue); response and data delegate
+    /// calls are not made.
+    case dataHandler(@Sendable (Data?, URLResponse?, (any Error)?) -> Void)
+    /// `data(for:)` and friends: the body is collected and handed over directly.
+    case collect(@Sendable (Result<(Data, URLResponse), URLError>) -> Void)
+    /// `bytes(for:)`: the body streams into an async sequence.
+    case stream(AsyncBytesSource)
+
+    /// Whether the engine collects the body in memory.
+    var collectsBody: Bool {
+        switch self {
+        case .dataHandler, .collect: return true
+        case .delegate, .stream: return false
+        }
+    }
+
+    /// Whether response and data delegate calls are made.
+    var callsDataDelegate: Bool {
+        if case .delegate = self { return true }
+        return false
+    }
+}

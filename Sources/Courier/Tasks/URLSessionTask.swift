@@ -1,0 +1,234 @@
+import CourierHTTP
+import Foundation
+import NIOConcurrencyHelpers
+
+/// A task in a URL session: one resource to load. Created suspended by a session's factory methods.
+open class URLSessionTask: NSObject, @unchecked Sendable {
+    /// The state of a task.
+    public enum State: Int, Sendable {
+        /// The task is running.
+        case running = 0
+        /// The task was suspended (or never resumed).
+        case suspended = 1
+        /// The task was told to cancel and has not yet completed.
+        case canceling = 2
+        /// The task completed (successfully, with an error, or cancelled).
+        case completed = 3
+    }
+
+    /// The default priority.
+    public static let defaultPriority: Float = 0.5
+    /// A low priority.
+    public static let lowPriority: Float = 0.0
+    /// A high priority.
+    public static let highPriority: Float = 1.0
+
+    struct MutableState {
+        var lifecycle = TaskLifecycle()
+        var currentRequest: URLRequest?
+        var response: URLResponse?
+        var error: URLError?
+        var countOfBytesSent: Int64 = 0
+        var countOfBytesReceived: Int64 = 0
+        var countOfBytesExpectedToSend: Int64 = 0
+        var countOfBytesExpectedToReceive: Int64 = 0
+        var countOfBytesClientExpectsToSend: Int64 = NSURLSessionTransferSizeUnknown
+        var countOfBytesClientExpectsToReceive: Int64 = NSURLSessionTransferSizeUnknown
+        var taskDescription: String?
+        var priority: Float = URLSessionTask.defaultPriority
+        var earliestBeginDate: Date?
+        var delegate: (any URLSessionTaskDelegate)?
+        var prefersIncrementalDelivery = true
+        var runner: TaskRunner?
+    }
+
+    let mutable: NIOLockedValueBox<MutableState>
+    /// The session that created the task; held until the task completes.
+    let session: URLSession
+    /// How the task reports its outcome.
+    let completionMode: TaskCompletionMode
+
+    /// An identifier unique among the tasks of the session.
+    public let taskIdentifier: Int
+    /// The request the task was created with.
+    public let originalRequest: URLRequest?
+    /// Progress of the transfer in bytes. Cancelling, pausing and resuming it cancels, suspends and resumes the
+    /// task.
+    public let progress: Progress
+
+    init(session: URLSession, request: URLRequest, identifier: Int, completionMode: TaskCompletionMode) {
+        self.session = session
+        self.taskIdentifier = identifier
+        self.originalRequest = request
+        self.completionMode = completionMode
+        var initial = MutableState()
+        initial.currentRequest = request
+        self.mutable = NIOLockedValueBox(initial)
+        self.progress = Progress(totalUnitCount: -1)
+        super.init()
+        bindProgress()
+    }
+
+    // MARK: - Public state
+
+    /// The request currently being loaded (after redirects, the redirected request).
+    public var currentRequest: URLRequest? { mutable.withLockedValue { $0.currentRequest } }
+
+    /// The response, once its head arrived.
+    public var response: URLResponse? { mutable.withLockedValue { $0.response } }
+
+    /// The task's state.
+    public var state: URLSessionTask.State {
+        switch mutable.withLockedValue({ $0.lifecycle.state }) {
+        case .running: return .running
+        case .suspended: return .suspended
+        case .canceling: return .canceling
+        case .completed: return .completed
+        }
+    }
+
+    /// The error the task completed with; `nil` while running or on success.
+    public var error: (any Error)? { mutable.withLockedValue { $0.error } }
+
+    /// A description set by the app.
+    public var taskDescription: String? {
+        get { mutable.withLockedValue { $0.taskDescription } }
+        set { mutable.withLockedValue { $0.taskDescription = newValue } }
+    }
+
+    /// The relative priority, from 0.0 to 1.0.
+    public var priority: Float {
+        get { mutable.withLockedValue { $0.priority } }
+        set { mutable.withLockedValue { $0.priority = min(1, max(0, newValue)) } }
+    }
+
+    /// Body bytes sent so far.
+    public var countOfBytesSent: Int64 { mutable.withLockedValue { $0.countOfBytesSent } }
+    /// Body bytes received so far (as received, before content decoding is counted by Darwin; Courier counts
+    /// the delivered bytes).
+    public var countOfBytesReceived: Int64 { mutable.withLockedValue { $0.countOfBytesReceived } }
+    /// Body bytes the task expects to send, or ``NSURLSessionTransferSizeUnknown``.
+    public var countOfBytesExpectedToSend: Int64 { mutable.withLockedValue { $0.countOfBytesExpectedToSend } }
+    /// Body bytes the task expects to receive (from `Content-Length`), or ``NSURLSessionTransferSizeUnknown``.
+    public var countOfBytesExpectedToReceive: Int64 {
+        mutable.withLockedValue { $0.countOfBytesExpectedToReceive }
+    }
+
+    /// The app's estimate of the bytes to send (a scheduling hint).
+    public var countOfBytesClientExpectsToSend: Int64 {
+        get { mutable.withLockedValue { $0.countOfBytesClientExpectsToSend } }
+        set { mutable.withLockedValue { $0.countOfBytesClientExpectsToSend = newValue } }
+    }
+
+    /// The app's estimate of the bytes to receive (a scheduling hint).
+    public var countOfBytesClientExpectsToReceive: Int64 {
+        get { mutable.withLockedValue { $0.countOfBytesClientExpectsToReceive } }
+        set { mutable.withLockedValue { $0.countOfBytesClientExpectsToReceive = newValue } }
+    }
+
+    /// The earliest date the task may start; a resumed task waits until then.
+    public var earliestBeginDate: Date? {
+        get { mutable.withLockedValue { $0.earliestBeginDate } }
+        set { mutable.withLockedValue { $0.earliestBeginDate = newValue } }
+    }
+
+    /// A delegate for this task only; it receives the task's events in place of the session delegate for the
+    /// protocols it adopts.
+    public var delegate: (any URLSessionTaskDelegate)? {
+        get { mutable.withLockedValue { $0.delegate } }
+        set { mutable.withLockedValue { $0.delegate = newValue } }
+    }
+
+    /// Whether data is delivered as it arrives (the only mode Courier implements; setting `false` is recorded).
+    public var prefersIncrementalDelivery: Bool {
+        get { mutable.withLockedValue { $0.prefersIncrementalDelivery } }
+        set { mutable.withLockedValue { $0.prefersIncrementalDelivery = newValue } }
+    }
+
+    // MARK: - Control
+
+    /// Starts the task, or continues it after ``suspend()``.
+    open func resume() {
+        let action = mutable.withLockedValue { $0.lifecycle.resume() }
+        switch action {
+        case .start:
+            let runner = TaskRunner(task: self)
+            mutable.withLockedValue { $0.runner = runner }
+            runner.start()
+        case .proceed:
+            mutable.withLockedValue { $0.runner }?.proceed()
+        default:
+            break
+        }
+    }
+
+    /// Pauses the task: no bytes are read and no timer fires until ``resume()``.
+    open func suspend() {
+        let action = mutable.withLockedValue { $0.lifecycle.suspend() }
+        if action == .pause {
+            mutable.withLockedValue { $0.runner }?.pause()
+        }
+    }
+
+    /// Cancels the task; it completes with `URLError(.cancelled)`, also when it was never resumed.
+    open func cancel() {
+        let action = mutable.withLockedValue { $0.lifecycle.cancel() }
+        switch action {
+        case .cancelTransfer:
+            mutable.withLockedValue { $0.runner }?.cancel()
+        case .completeWithoutTransfer:
+            let url = originalRequest?.url
+            complete(with: URLErrorMapping.urlError(.cancelled, failingURL: url), body: nil)
+        default:
+            break
+        }
+    }
+
+    // MARK: - Engine side
+
+    /// Updates counters and progress under the task's lock.
+    func update(_ change: (inout MutableState) -> Void) {
+        mutable.withLockedValue(change)
+    }
+
+    /// Ends the task exactly once: records the outcome and delivers it through the completion mode.
+    func complete(with error: URLError?, body: Data?) {
+        let shouldDeliver: Bool = mutable.withLockedValue { state in
+            guard state.lifecycle.complete() == .deliverCompletion else { return false }
+            state.error = error
+            state.runner = nil
+            return true
+        }
+        guard shouldDeliver else { return }
+        finishProgress()
+        TaskCompletionDelivery.deliver(task: self, error: error, body: body)
+    }
+
+    private func bindProgress() {
+        progress.isCancellable = true
+        progress.isPausable = true
+        progress.cancellationHandler = { [weak self] in self?.cancel() }
+        progress.pausingHandler = { [weak self] in self?.suspend() }
+        progress.resumingHandler = { [weak self] in self?.resume() }
+    }
+
+    private func finishProgress() {
+        if progress.totalUnitCount < 0 || progress.completedUnitCount > progress.totalUnitCount {
+            progress.totalUnitCount = max(progress.completedUnitCount, 0)
+        }
+        progress.completedUnitCount = progress.totalUnitCount
+    }
+
+    /// Whether the transfer's received bytes feed ``progress`` (upload tasks count sent bytes instead).
+    var progressTracksReceivedBytes: Bool { true }
+
+    /// Why this kind of task cannot run yet, or `nil` when it can.
+    var unsupportedReason: String? { nil }
+
+    /// Set when the task was created on an invalidated session: it completes with an error when resumed.
+    let createdOnInvalidSession = NIOLockedValueBox(false)
+
+    open override var description: String {
+        "<\(type(of: self)): \(taskIdentifier) \(originalRequest?.url?.absoluteString ?? "")>"
+    }
+}

@@ -1,0 +1,13 @@
+import Foundation
+
+/// A data task that sends a body given apart from the request (data, a file or a stream). The request's own
+/// `httpBody` and `httpBodyStream` are ignored, as on Darwin.
+open class URLSessionUploadTask: URLSessionDataTask, @unchecked Sendable {
+    /// Cancels the upload, producing data to resume it where supported (not yet: the handler gets `nil`).
+    open func cancel(byProducingResumeData completionHandler: @escaping @Sendable (Data?) -> Void) {
+        cancel()
+        session.dispatcher.async { completionHandler(nil) }
+    }
+
+    override var progressTracksReceivedBytes: Bool { false }
+}

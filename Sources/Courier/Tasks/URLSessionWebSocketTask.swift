@@ -1,0 +1,80 @@
+import Foundation
+
+/// A task that speaks the WebSocket protocol.
+///
+/// - Note: Not implemented yet: a resumed WebSocket task completes with `URLError(.unsupportedURL)`, and sends
+///   and receives fail with the same error.
+open class URLSessionWebSocketTask: URLSessionTask, @unchecked Sendable {
+    /// A WebSocket message.
+    public enum Message: Sendable {
+        /// A binary message.
+        case data(Data)
+        /// A text message.
+        case string(String)
+    }
+
+    /// The close codes of RFC 6455.
+    public enum CloseCode: Int, Sendable {
+        case invalid = 0
+        case normalClosure = 1000
+        case goingAway = 1001
+        case protocolError = 1002
+        case unsupportedData = 1003
+        case noStatusReceived = 1005
+        case abnormalClosure = 1006
+        case invalidFramePayloadData = 1007
+        case policyViolation = 1008
+        case messageTooBig = 1009
+        case mandatoryExtensionMissing = 1010
+        case internalServerError = 1011
+        case tlsHandshakeFailure = 1015
+    }
+
+    /// The largest message accepted, in bytes (Darwin's default is 1 MiB).
+    public var maximumMessageSize: Int = 1_048_576
+    /// The close code sent or received; `.invalid` while open.
+    public private(set) var closeCode: CloseCode = .invalid
+    /// The close reason sent or received.
+    public private(set) var closeReason: Data?
+
+    private var unsupportedError: URLError {
+        URLError(.unsupportedURL, userInfo: [NSLocalizedDescriptionKey: unsupportedReason ?? ""])
+    }
+
+    /// Sends a message.
+    open func send(_ message: Message, completionHandler: @escaping @Sendable ((any Error)?) -> Void) {
+        let error = unsupportedError
+        session.dispatcher.async { completionHandler(error) }
+    }
+
+    /// Sends a message.
+    open func send(_ message: Message) async throws {
+        throw unsupportedError
+    }
+
+    /// Receives the next message.
+    open func receive(completionHandler: @escaping @Sendable (Result<Message, any Error>) -> Void) {
+        let error = unsupportedError
+        session.dispatcher.async { completionHandler(.failure(error)) }
+    }
+
+    /// Receives the next message.
+    open func receive() async throws -> Message {
+        throw unsupportedError
+    }
+
+    /// Sends a ping; the handler runs when the pong arrives.
+    open func sendPing(pongReceiveHandler: @escaping @Sendable ((any Error)?) -> Void) {
+        let error = unsupportedError
+        session.dispatcher.async { pongReceiveHandler(error) }
+    }
+
+    /// Closes the WebSocket with a code and reason.
+    open func cancel(with closeCode: CloseCode, reason: Data?) {
+        self.closeCode = closeCode
+        self.closeReason = reason
+        cancel()
+    }
+
+    override var unsupportedReason: String? { "WebSocket tasks are not supported yet (a later Courier release)" }
+}

@@ -1,0 +1,90 @@
+import Foundation
+
+/// A failure of a transfer below the public API, before it is turned into a `URLError`.
+///
+/// The transport and the task engine speak this type; ``URLErrorMapping`` is the one place that turns it into
+/// the `URLError` code Darwin would give. It is a struct around a private code so that new cases do not break
+/// anyone who switches over it.
+public struct TransferError: Error, Hashable, Sendable, CustomStringConvertible {
+    private enum Code: Hashable, Sendable {
+        case cancelled
+        case badURL
+        case unsupportedURL
+        case cannotFindHost
+        case cannotConnectToHost
+        case timedOut
+        case networkConnectionLost
+        case badServerResponse
+        case secureConnectionFailed
+        case serverCertificateUntrusted
+        case cannotDecodeContentData
+        case resourceUnavailable
+        case cannotCreateFile
+        case cannotWriteToFile
+    }
+
+    private let code: Code
+    /// A human-readable explanation, used as the error's localized description.
+    public let detail: String
+
+    private init(_ code: Code, _ detail: String) {
+        self.code = code
+        self.detail = detail
+    }
+
+    public var description: String { detail }
+
+    /// The task was cancelled.
+    public static func cancelled(_ detail: String = "cancelled") -> Self { .init(.cancelled, detail) }
+    /// The URL is malformed.
+    public static func badURL(_ detail: String) -> Self { .init(.badURL, detail) }
+    /// The URL's scheme or a requested feature is not supported.
+    public static func unsupportedURL(_ detail: String) -> Self { .init(.unsupportedURL, detail) }
+    /// The host name could not be resolved.
+    public static func cannotFindHost(_ detail: String) -> Self { .init(.cannotFindHost, detail) }
+    /// The host refused or did not accept the connection.
+    public static func cannotConnectToHost(_ detail: String) -> Self { .init(.cannotConnectToHost, detail) }
+    /// A request or resource timeout fired.
+    public static func timedOut(_ detail: String) -> Self { .init(.timedOut, detail) }
+    /// The connection closed in the middle of a transfer.
+    public static func networkConnectionLost(_ detail: String) -> Self { .init(.networkConnectionLost, detail) }
+    /// The server sent something that is not a valid HTTP response.
+    public static func badServerResponse(_ detail: String) -> Self { .init(.badServerResponse, detail) }
+    /// The TLS handshake failed for a reason other than trust.
+    public static func secureConnectionFailed(_ detail: String) -> Self { .init(.secureConnectionFailed, detail) }
+    /// The server's certificate chain was not trusted.
+    public static func serverCertificateUntrusted(_ detail: String) -> Self {
+        .init(.serverCertificateUntrusted, detail)
+    }
+    /// The content coding of the body could not be decoded.
+    public static func cannotDecodeContentData(_ detail: String) -> Self { .init(.cannotDecodeContentData, detail) }
+    /// The resource is not available (for example a feature of a later release).
+    public static func resourceUnavailable(_ detail: String) -> Self { .init(.resourceUnavailable, detail) }
+    /// A file could not be created.
+    public static func cannotCreateFile(_ detail: String) -> Self { .init(.cannotCreateFile, detail) }
+    /// A file could not be written.
+    public static func cannotWriteToFile(_ detail: String) -> Self { .init(.cannotWriteToFile, detail) }
+
+    /// Whether this is a cancellation.
+    public var isCancellation: Bool { code == .cancelled }
+
+    /// The `URLError` code Darwin gives for this failure.
+    public var urlErrorCode: URLError.Code {
+        switch code {
+        case .cancelled: return .cancelled
+        case .badURL: return .badURL
+        case .unsupportedURL: return .unsupportedURL
+        case .cannotFindHost: return .cannotFindHost
+        case .cannotConnectToHost: return .cannotConnectToHost
+        case .timedOut: return .timedOut
+        case .networkConnectionLost: return .networkConnectionLost
+        case .badServerResponse: return .badServerResponse
+        case .secureConnectionFailed: return .secureConnectionFailed
+        case .serverCertificateUntrusted: return .serverCertificateUntrusted
+        case .cannotDecodeContentData: return .cannotDecodeContentData
+        case .resourceUnavailable: return .resourceUnavailable
+        case .cannotCreateFile: return .cannotCreateFile
+        case .cannotWriteToFile: return .cannotWriteToFile
+        }
+    }
+}

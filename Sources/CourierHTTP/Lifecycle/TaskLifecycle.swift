@@ -1,0 +1,111 @@
+/// The state machine behind `URLSessionTask.state`, `resume()`, `suspend()` and `cancel()`.
+///
+/// It owns no I/O: each event returns the action its owner must take, so that the same rules are tested by
+/// feeding events and used by the task engine under a lock, acting only after the lock is released.
+public struct TaskLifecycle: Sendable, Hashable {
+    /// The externally visible state, in the order of Darwin's `URLSessionTask.State`.
+    public enum State: Sendable, Hashable {
+        case running
+        case suspended
+        case canceling
+        case completed
+    }
+
+    /// What the owner must do after an event.
+    public enum Action: Sendable, Hashable {
+        /// Nothing changes.
+        case none
+        /// First `resume()`: start the transfer.
+        case start
+        /// Stop reading from the network and stop the timers.
+        case pause
+        /// Continue reading and restart the timers.
+        case proceed
+        /// Cancel a transfer that has started; its completion will follow.
+        case cancelTransfer
+        /// Cancel a task that never started: report the cancellation as its completion.
+        case completeWithoutTransfer
+        /// Deliver the task's completion (exactly once).
+        case deliverCompletion
+    }
+
+    private enum Phase: Sendable, Hashable {
+        case suspended(started: Bool)
+        case running
+        case canceling
+        case completed
+    }
+
+    private var phase: Phase = .suspended(started: false)
+
+    /// A new task: suspended and never started.
+    public init() {}
+
+    /// The state reported by `URLSessionTask.state`.
+    public var state: State {
+        switch phase {
+        case .suspended: return .suspended
+        case .running: return .running
+        case .canceling: return .canceling
+        case .completed: return .completed
+        }
+    }
+
+    /// Whether the transfer was ever started.
+    public var hasStarted: Bool {
+        switch phase {
+        case .suspended(let started): return started
+        case .running, .canceling, .completed: return true
+        }
+    }
+
+    /// `resume()`.
+    public mutating func resume() -> Action {
+        switch phase {
+        case .suspended(started: false):
+            phase = .running
+            return .start
+        case .suspended(started: true):
+            phase = .running
+            return .proceed
+        case .running, .canceling, .completed:
+            return .none
+        }
+    }
+
+    /// `suspend()`.
+    public mutating func suspend() -> Action {
+        switch phase {
+        case .running:
+            phase = .suspended(started: true)
+            return .pause
+        case .suspended, .canceling, .completed:
+            return .none
+        }
+    }
+
+    /// `cancel()`.
+    public mutating func cancel() -> Action {
+        switch phase {
+        case .suspended(started: false):
+            phase = .canceling
+            return .completeWithoutTransfer
+        case .suspended(started: true), .running:
+            phase = .canceling
+            return .cancelTransfer
+        case .canceling, .completed:
+            return .none
+        }
+    }
+
+    /// The transfer ended (successfully, with an error, or after cancellation).
+    public mutating func complete() -> Action {
+        switch phase {
+        case .completed:
+            return .none
+        case .suspended, .running, .canceling:
+            phase = .completed
+            return .deliverCompletion
+        }
+    }
+}

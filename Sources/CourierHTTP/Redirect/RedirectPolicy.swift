@@ -1,0 +1,72 @@
+import Foundation
+
+/// What following a redirect changes in the request (RFC 9110 §15.4, with the method rewriting that browsers
+/// and Darwin apply).
+public struct RedirectPlan: Hashable, Sendable {
+    /// The absolute URL to request next.
+    public var url: URL
+    /// The method of the next request.
+    public var method: String
+    /// Whether the body (and the header fields that describe it) is dropped.
+    public var dropsBody: Bool
+    /// Header field names to remove (case-insensitive), e.g. credentials on a cross-origin hop.
+    public var removedHeaderNames: [String]
+}
+
+/// Redirect decisions as pure functions of values.
+public enum RedirectPolicy {
+    /// Darwin stops after this many redirects with `URLError(.httpTooManyRedirects)`.
+    public static let maximumRedirects = 16
+
+    /// Header fields that describe a body and go when the body goes.
+    static let bodyHeaderNames = ["Content-Type", "Content-Length", "Content-Encoding", "Transfer-Encoding"]
+
+    /// Header fields that carry credentials and never cross to another origin.
+    static let credentialHeaderNames = ["Authorization", "Cookie", "Proxy-Authorization"]
+
+    /// The plan for following a response, or `nil` when it is not a redirect that can be followed (not 301,
+    /// 302, 303, 307 or 308; no or invalid `Location`; a scheme other than http and https).
+    public static func plan(status: Int, location: String?, method: String, currentURL: URL) -> RedirectPlan? {
+        guard [301, 302, 303, 307, 308].contains(status), let location,
+            !location.trimmingCharacters(in: .whitespaces).isEmpty
+        else { return nil }
+        let trimmed = location.trimmingCharacters(in: .whitespaces)
+        guard let target = URL(string: trimmed, relativeTo: currentURL)?.absoluteURL,
+            let scheme = target.scheme?.lowercased(), scheme == "http" || scheme == "https",
+            target.host != nil
+        else { return nil }
+
+        let upperMethod = method.uppercased()
+        var newMethod = method
+        var dropsBody = false
+        switch status {
+        case 303:
+            if upperMethod != "HEAD" {
+                newMethod = "GET"
+                dropsBody = true
+            }
+        case 301, 302:
+            if upperMethod == "POST" {
+                newMethod = "GET"
+                dropsBody = true
+            }
+        default:
+            break
+        }
+        var removed: [String] = dropsBody ? bodyHeaderNames : []
+        if !isSameOrigin(currentURL, target) {
+            removed += credentialHeaderNames
+        }
+        return RedirectPlan(url: target, method: newMethod, dropsBody: dropsBody, removedHeaderNames: removed)
+    }
+
+    /// Whether two URLs share scheme, host and port.
+    public static func isSameOrigin(_ lhs: URL, _ rhs: URL) -> Bool {
+        func port(_ url: URL) -> Int? {
+            url.port ?? (url.scheme?.lowercased() == "https" ? 443 : url.scheme?.lowercased() == "http" ? 80 : nil)
+        }
+        return lhs.scheme?.lowercased() == rhs.scheme?.lowercased()
+            && lhs.host?.lowercased() == rhs.host?.lowercased()
+            && port(lhs) == port(rhs)
+    }
+}

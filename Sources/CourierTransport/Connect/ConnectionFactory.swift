@@ -1,0 +1,69 @@
+import CourierHTTP
+import NIOCore
+import NIOHTTP1
+import NIOHTTPCompression
+import NIOPosix
+import NIOSSL
+
+/// Opens connections: TCP (host names resolved with happy eyeballs), TLS with SNI and verification, and the
+/// HTTP/1.1 pipeline with automatic gzip/deflate decoding.
+struct ConnectionFactory: Sendable {
+    let group: any EventLoopGroup
+    let tlsContexts: TLSContextCache
+    let idleConnectionTimeout: TimeAmount
+
+    func connect(key: PoolKey, id: Int, connectTimeout: TimeAmount) -> EventLoopFuture<HTTP1Connection> {
+        let eventLoop = group.next()
+        let endpoint = key.endpoint
+        let sslContext: NIOSSLContext?
+        do {
+            sslContext = try key.tls.map { try tlsContexts.context(for: $0) }
+        } catch {
+            return eventLoop.makeFailedFuture(error)
+        }
+        let ready = eventLoop.makePromise(of: Void.self)
+        let serverHostname = endpoint.hostIsIPLiteral ? nil : endpoint.host
+        let idleTimeout = idleConnectionTimeout
+        let bootstrap = ClientBootstrap(group: eventLoop)
+            .connectTimeout(connectTimeout)
+            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    let sync = channel.pipeline.syncOperations
+                    if let sslContext {
+                        try sync.addHandler(NIOSSLClientHandler(context: sslContext, serverHostname: serverHostname))
+                    }
+                    try sync.addHandler(ConnectionReadyHandler(promise: ready, waitsForTLS: sslContext != nil))
+                    try sync.addHandler(HTTPRequestEncoder())
+                    try sync.addHandler(
+                        ByteToMessageHandler(
+                            HTTPResponseDecoder(leftOverBytesStrategy: .dropBytes, informationalResponseStrategy: .forward)
+                        )
+                    )
+                    try sync.addHandler(NIOHTTPRequestHeadersValidator())
+                    try sync.addHandler(NIOHTTPResponseDecompressor(limit: .none))
+                    try sync.addHandler(
+                        HTTP1ClientHandler(
+                            endpoint: endpoint,
+                            idleConnectionTimeout: idleTimeout,
+                            protocolName: "http/1.1"
+                        )
+                    )
+                }
+            }
+        return bootstrap.connect(host: endpoint.host, port: endpoint.port)
+            .flatMap { channel in
+                ready.futureResult.flatMapErrorThrowing { error in
+                    channel.close(promise: nil)
+                    throw error
+                }.flatMapThrowing {
+                    let handler = try channel.pipeline.syncOperations.handler(type: HTTP1ClientHandler.self)
+                    return HTTP1Connection(id: id, key: key, channel: channel, handler: NIOLoopBound(handler, eventLoop: channel.eventLoop))
+                }
+            }
+            .flatMapErrorThrowing { error in
+                ready.fail(error)  // never leave the promise unfulfilled when the connect itself failed
+                throw TransportErrorMapping.connectError(error, endpoint: endpoint)
+            }
+    }
+}

@@ -1,0 +1,92 @@
+import CourierHTTP
+import NIOCore
+import NIOHTTP1
+import NIOHTTPCompression
+import NIOPosix
+import NIOSSL
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Turns the errors SwiftNIO and NIOSSL raise into ``TransferError``s with the code Darwin would report.
+enum TransportErrorMapping {
+    /// An error met while connecting (DNS, TCP, TLS handshake).
+    static func connectError(_ error: any Error, endpoint: Endpoint) -> TransferError {
+        if let transfer = error as? TransferError { return transfer }
+        if let connection = error as? NIOConnectionError {
+            if connection.connectionErrors.isEmpty {
+                return .cannotFindHost("cannot resolve \(endpoint.host)")
+            }
+            if let first = connection.connectionErrors.first {
+                return connectError(first.error, endpoint: endpoint)
+            }
+        }
+        if let channelError = error as? ChannelError {
+            switch channelError {
+            case .connectTimeout: return .timedOut("connecting to \(endpoint) timed out")
+            case .eof, .ioOnClosedChannel, .alreadyClosed, .outputClosed, .inputClosed:
+                return .networkConnectionLost("the connection to \(endpoint) closed during set-up")
+            default: break
+            }
+        }
+        if error is SocketAddressError {
+            return .cannotFindHost("cannot resolve \(endpoint.host)")
+        }
+        if let ioError = error as? IOError {
+            switch ioError.errnoCode {
+            case ECONNREFUSED, ENETUNREACH, EHOSTUNREACH, EADDRNOTAVAIL:
+                return .cannotConnectToHost("cannot connect to \(endpoint): \(ioError)")
+            case ETIMEDOUT:
+                return .timedOut("connecting to \(endpoint) timed out")
+            default:
+                return .cannotConnectToHost("cannot connect to \(endpoint): \(ioError)")
+            }
+        }
+        if let tls = tlsError(error, endpoint: endpoint) { return tls }
+        return .cannotConnectToHost("cannot connect to \(endpoint): \(error)")
+    }
+
+    /// An error met while a request is on the connection.
+    static func exchangeError(_ error: any Error, endpoint: Endpoint, bodyStarted: Bool) -> TransferError {
+        if let transfer = error as? TransferError { return transfer }
+        if let parser = error as? HTTPParserError {
+            if case .invalidEOFState = parser {
+                return .networkConnectionLost("the connection closed before the response from \(endpoint) ended")
+            }
+            return .badServerResponse("malformed response from \(endpoint): \(parser)")
+        }
+        if error is NIOHTTPDecompression.DecompressionError || error is NIOHTTPDecompression.ExtraDecompressionError {
+            return .cannotDecodeContentData("cannot decode the response body from \(endpoint): \(error)")
+        }
+        if error is ByteToMessageDecoderError {
+            return .badServerResponse("malformed response from \(endpoint): \(error)")
+        }
+        if let tls = tlsError(error, endpoint: endpoint) { return tls }
+        if let channelError = error as? ChannelError, case .connectTimeout = channelError {
+            return .timedOut("the request to \(endpoint) timed out")
+        }
+        return .networkConnectionLost("the connection to \(endpoint) failed: \(error)")
+    }
+
+    private static func tlsError(_ error: any Error, endpoint: Endpoint) -> TransferError? {
+        if let extra = error as? NIOSSLExtraError, extra == .failedToValidateHostname {
+            return .serverCertificateUntrusted("the certificate of \(endpoint) does not name \(endpoint.host)")
+        }
+        if let ssl = error as? NIOSSLError {
+            let text = String(describing: ssl)
+            if text.contains("CERTIFICATE_VERIFY_FAILED") || text.contains("certificate verify failed") {
+                return .serverCertificateUntrusted("the certificate of \(endpoint) is not trusted: \(text)")
+            }
+            return .secureConnectionFailed("TLS with \(endpoint) failed: \(text)")
+        }
+        if error is BoringSSLError {
+            return .secureConnectionFailed("TLS with \(endpoint) failed: \(error)")
+        }
+        return nil
+    }
+}

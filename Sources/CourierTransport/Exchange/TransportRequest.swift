@@ -1,0 +1,67 @@
+import CourierHTTP
+import Foundation
+import NIOCore
+
+/// One HTTP request as the transport sends it: the task engine has already applied every stage above.
+public struct TransportRequest: Sendable {
+    /// The method, e.g. `GET`.
+    public var method: String
+    /// The absolute URL; only `http` and `https` reach the transport.
+    public var url: URL
+    /// Where to connect.
+    public var endpoint: Endpoint
+    /// The request-target written on the request line (`/path?query`).
+    public var target: String
+    /// Header fields in the order they are written. `Host` is added by the transport when absent.
+    public var headers: [(String, String)]
+    /// The request body.
+    public var body: TransportRequestBody
+    /// How long the connection may stay silent (no byte sent or received) before the request times out.
+    public var idleTimeout: TimeAmount
+    /// TLS settings for `https`.
+    public var tls: TLSSettings
+
+    /// Creates a request; fails with `badURL` / `unsupportedURL` for URLs the transport cannot reach.
+    public init(
+        method: String,
+        url: URL,
+        headers: [(String, String)],
+        body: TransportRequestBody,
+        idleTimeout: TimeAmount,
+        tls: TLSSettings
+    ) throws(TransferError) {
+        self.method = method
+        self.url = url
+        self.endpoint = try Endpoint(url: url)
+        self.target = Endpoint.requestTarget(of: url)
+        self.headers = headers
+        self.body = body
+        self.idleTimeout = idleTimeout
+        self.tls = tls
+    }
+
+    /// Whether the method is idempotent (RFC 9110 §9.2.2), so the request may be retried on a fresh
+    /// connection when a reused one turns out to be closed.
+    public var isIdempotent: Bool {
+        switch method.uppercased() {
+        case "GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE": return true
+        default: return false
+        }
+    }
+}
+
+/// The body of a ``TransportRequest``.
+public enum TransportRequestBody: Sendable {
+    /// No body.
+    case none
+    /// A body held in memory.
+    case bytes(ByteBuffer)
+
+    /// The number of bytes, when known.
+    public var length: Int64? {
+        switch self {
+        case .none: return 0
+        case .bytes(let buffer): return Int64(buffer.readableBytes)
+        }
+    }
+}

@@ -1,0 +1,21 @@
+import CourierHTTP
+import NIOCore
+
+/// Receives the events of one exchange from the transport.
+///
+/// Lifecycle: zero or more `transportDidSendBodyData`, then `transportDidReceiveHead` once, then zero or more
+/// `transportDidReceiveBodyPart`, then exactly one of `transportDidFinish` or `transportDidFail`. A failure may
+/// come at any point, also before the head. The methods are called on an event loop: they must return quickly
+/// and never block; to slow the transfer down, the consumer calls ``TransportExchange/pause()``.
+public protocol TransportResponseConsumer: AnyObject, Sendable {
+    /// Body bytes were written to the socket.
+    func transportDidSendBodyData(bytesSent: Int64, totalBytesSent: Int64)
+    /// The final (non-1xx) response head arrived.
+    func transportDidReceiveHead(_ head: TransportResponseHead)
+    /// A part of the (decoded) response body arrived.
+    func transportDidReceiveBodyPart(_ part: ByteBuffer)
+    /// The response ended normally.
+    func transportDidFinish()
+    /// The exchange failed; no further events follow.
+    func transportDidFail(_ error: TransferError)
+}

@@ -1,0 +1,278 @@
+import CourierHTTP
+import NIOCore
+import NIOHTTP1
+
+/// Runs one exchange at a time on an HTTP/1.1 connection and streams its events to the exchange's consumer.
+///
+/// It lives on the connection's event loop. Backpressure: while the exchange is paused, the outbound `read`
+/// is held back, so the socket is not read and no buffer grows; the request timer does not run either.
+final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPClientResponsePart
+    typealias OutboundIn = HTTPClientRequestPart
+    typealias OutboundOut = HTTPClientRequestPart
+
+    /// Bytes of a request body written per write, so upload progress is reported as the body goes out.
+    static let bodyWriteSize = 64 * 1024
+
+    private struct Active {
+        let exchange: TransportExchange
+        let isReused: Bool
+        var headReceived = false
+        var requestEnded = false
+        var keepAlive = true
+    }
+
+    private enum State {
+        case idle
+        case active(Active)
+        case closed
+    }
+
+    private var state: State = .idle
+    private var context: ChannelHandlerContext?
+    private var paused = false
+    private var pendingRead = false
+    private var requestTimer: Scheduled<Void>?
+    private var idleTimer: Scheduled<Void>?
+    private let endpoint: Endpoint
+    private let idleConnectionTimeout: TimeAmount
+    private let protocolName: String
+    /// Called when the connection can take another request.
+    var onReusable: (() -> Void)?
+    /// Called once when the channel closes; the flag tells whether a request was on it.
+    var onClosed: ((_ wasBusy: Bool) -> Void)?
+
+    init(endpoint: Endpoint, idleConnectionTimeout: TimeAmount, protocolName: String) {
+        self.endpoint = endpoint
+        self.idleConnectionTimeout = idleConnectionTimeout
+        self.protocolName = protocolName
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        self.context = nil
+    }
+
+    // MARK: - Commands (on the event loop)
+
+    /// Starts `exchange`. A connection that is no longer usable fails it as retryable.
+    func start(_ exchange: TransportExchange, isReused: Bool) {
+        guard case .idle = state, let context, context.channel.isActive else {
+            exchange.connectionFailed(.networkConnectionLost("the connection closed"), retryable: isReused)
+            return
+        }
+        idleTimer?.cancel()
+        idleTimer = nil
+        state = .active(Active(exchange: exchange, isReused: isReused))
+        paused = exchange.isPausedForHandler
+        writeRequest(exchange.request, context: context)
+        if !paused { armRequestTimer() }
+    }
+
+    /// Cancels `exchange` if it is the one running: the connection is closed (Darwin does the same).
+    func cancel(_ exchange: TransportExchange, error: TransferError) {
+        guard case .active(let active) = state, active.exchange === exchange else { return }
+        fail(error, retryable: false)
+    }
+
+    /// Pauses or resumes reading for `exchange`.
+    func setPaused(_ newValue: Bool, for exchange: TransportExchange) {
+        guard case .active(let active) = state, active.exchange === exchange, paused != newValue else { return }
+        paused = newValue
+        if paused {
+            requestTimer?.cancel()
+            requestTimer = nil
+        } else {
+            armRequestTimer()
+            if pendingRead, let context {
+                pendingRead = false
+                context.read()
+            }
+        }
+    }
+
+    // MARK: - Channel events
+
+    func read(context: ChannelHandlerContext) {
+        if paused {
+            pendingRead = true
+        } else {
+            context.read()
+        }
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let part = unwrapInboundIn(data)
+        guard case .active(var active) = state else {
+            // Bytes on an idle connection: the server is confused; never reuse it.
+            if case .idle = state { context.close(promise: nil) }
+            return
+        }
+        armRequestTimer()
+        switch part {
+        case .head(let head):
+            if head.status.code >= 100 && head.status.code < 200 && head.status.code != 101 {
+                return
+            }
+            active.headReceived = true
+            active.keepAlive = head.isKeepAlive
+            state = .active(active)
+            active.exchange.consumer.transportDidReceiveHead(makeHead(head, active: active, context: context))
+        case .body(let buffer):
+            active.exchange.consumer.transportDidReceiveBodyPart(buffer)
+        case .end:
+            requestTimer?.cancel()
+            requestTimer = nil
+            let reusable = active.keepAlive && active.requestEnded
+            state = .idle
+            paused = false
+            if reusable {
+                armIdleTimer()
+                onReusable?()
+            } else {
+                context.close(promise: nil)
+            }
+            active.exchange.finish()
+        }
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        guard case .active(let active) = state else {
+            context.close(promise: nil)
+            return
+        }
+        let mapped = TransportErrorMapping.exchangeError(error, endpoint: endpoint, bodyStarted: active.headReceived)
+        fail(mapped, retryable: false)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        requestTimer?.cancel()
+        idleTimer?.cancel()
+        let wasBusy: Bool
+        if case .active(let active) = state {
+            wasBusy = true
+            state = .closed
+            let retryable = active.isReused && !active.headReceived && active.exchange.request.isIdempotent
+            active.exchange.connectionFailed(
+                .networkConnectionLost("the connection to \(endpoint) closed before the response ended"),
+                retryable: retryable
+            )
+        } else {
+            wasBusy = false
+            state = .closed
+        }
+        onClosed?(wasBusy)
+        // Break the connection <-> handler cycle.
+        onClosed = nil
+        onReusable = nil
+        context.fireChannelInactive()
+    }
+
+    // MARK: - Helpers
+
+    private func fail(_ error: TransferError, retryable: Bool) {
+        guard case .active(let active) = state else { return }
+        state = .closed
+        requestTimer?.cancel()
+        requestTimer = nil
+        active.exchange.connectionFailed(error, retryable: retryable)
+        context?.close(promise: nil)
+    }
+
+    private func writeRequest(_ request: TransportRequest, context: ChannelHandlerContext) {
+        var headers = HTTPHeaders(request.headers)
+        if !headers.contains(name: "Host") {
+            headers.replaceOrAdd(name: "Host", value: request.endpoint.hostHeader)
+        }
+        let hasFraming = headers.contains(name: "Content-Length") || headers.contains(name: "Transfer-Encoding")
+        if !hasFraming, let length = request.body.length {
+            if length > 0 || ["POST", "PUT", "PATCH"].contains(request.method.uppercased()) {
+                headers.replaceOrAdd(name: "Content-Length", value: String(length))
+            }
+        }
+        let head = HTTPRequestHead(
+            version: .http1_1,
+            method: HTTPMethod(rawValue: request.method),
+            uri: request.target,
+            headers: headers
+        )
+        context.write(wrapOutboundOut(.head(head)), promise: nil)
+        if case .bytes(var buffer) = request.body {
+            var totalSent: Int64 = 0
+            while let slice = buffer.readSlice(length: min(Self.bodyWriteSize, buffer.readableBytes)),
+                slice.readableBytes > 0
+            {
+                let promise = context.eventLoop.makePromise(of: Void.self)
+                let count = Int64(slice.readableBytes)
+                totalSent += count
+                let total = totalSent
+                promise.futureResult.assumeIsolated().whenSuccess { [weak self] in
+                    self?.didSendBody(count: count, total: total)
+                }
+                context.write(wrapOutboundOut(.body(.byteBuffer(slice))), promise: promise)
+            }
+        }
+        let endPromise = context.eventLoop.makePromise(of: Void.self)
+        endPromise.futureResult.assumeIsolated().whenComplete { [weak self] result in
+            switch result {
+            case .success: self?.didEndRequest()
+            case .failure(let error):
+                guard let self else { return }
+                self.fail(
+                    TransportErrorMapping.exchangeError(error, endpoint: self.endpoint, bodyStarted: false),
+                    retryable: false
+                )
+            }
+        }
+        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: endPromise)
+    }
+
+    private func didSendBody(count: Int64, total: Int64) {
+        guard case .active(let active) = state else { return }
+        armRequestTimer()
+        active.exchange.consumer.transportDidSendBodyData(bytesSent: count, totalBytesSent: total)
+    }
+
+    private func didEndRequest() {
+        guard case .active(var active) = state else { return }
+        active.requestEnded = true
+        state = .active(active)
+    }
+
+    private func makeHead(_ head: HTTPResponseHead, active: Active, context: ChannelHandlerContext) -> TransportResponseHead {
+        TransportResponseHead(
+            status: Int(head.status.code),
+            reason: head.status.reasonPhrase,
+            version: "HTTP/\(head.version.major).\(head.version.minor)",
+            headers: head.headers.map { ($0.name, $0.value) },
+            connection: ConnectionInfo(
+                isReused: active.isReused,
+                localAddress: context.channel.localAddress,
+                remoteAddress: context.channel.remoteAddress,
+                protocolName: protocolName
+            )
+        )
+    }
+
+    private func armRequestTimer() {
+        guard case .active(let active) = state, let context, !paused else { return }
+        requestTimer?.cancel()
+        let timeout = active.exchange.request.idleTimeout
+        requestTimer = context.eventLoop.assumeIsolated().scheduleTask(in: timeout) { [weak self] in
+            guard let self else { return }
+            self.fail(.timedOut("the request to \(self.endpoint) timed out"), retryable: false)
+        }
+    }
+
+    private func armIdleTimer() {
+        guard let context else { return }
+        idleTimer?.cancel()
+        idleTimer = context.eventLoop.assumeIsolated().scheduleTask(in: idleConnectionTimeout) { [weak self] in
+            guard let self, case .idle = self.state else { return }
+            self.context?.close(promise: nil)
+        }
+    }
+}

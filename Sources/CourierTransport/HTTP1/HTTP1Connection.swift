@@ -1,0 +1,53 @@
+import CourierHTTP
+import NIOCore
+
+/// A pooled HTTP/1.1 connection: its channel and the handler that runs exchanges on it.
+final class HTTP1Connection: Hashable, Sendable {
+    let id: Int
+    let key: PoolKey
+    let channel: any Channel
+    private let handler: NIOLoopBound<HTTP1ClientHandler>
+
+    init(id: Int, key: PoolKey, channel: any Channel, handler: NIOLoopBound<HTTP1ClientHandler>) {
+        self.id = id
+        self.key = key
+        self.channel = channel
+        self.handler = handler
+    }
+
+    /// Runs `exchange` on this connection.
+    func execute(_ exchange: TransportExchange, isReused: Bool) {
+        let handler = self.handler
+        channel.eventLoop.execute {
+            handler.value.start(exchange, isReused: isReused)
+        }
+    }
+
+    func cancel(_ exchange: TransportExchange, error: TransferError) {
+        let handler = self.handler
+        channel.eventLoop.execute {
+            handler.value.cancel(exchange, error: error)
+        }
+    }
+
+    func setPaused(_ paused: Bool, for exchange: TransportExchange) {
+        let handler = self.handler
+        channel.eventLoop.execute {
+            handler.value.setPaused(paused, for: exchange)
+        }
+    }
+
+    /// Wires the handler's callbacks to the pool. Must run on the channel's event loop.
+    func bind(to pool: ConnectionPool) {
+        let handler = self.handler.value
+        handler.onReusable = { [weak pool] in pool?.release(self) }
+        handler.onClosed = { [weak pool] wasBusy in pool?.connectionClosed(self, wasBusy: wasBusy) }
+    }
+
+    func close() {
+        channel.close(promise: nil)
+    }
+
+    static func == (lhs: HTTP1Connection, rhs: HTTP1Connection) -> Bool { lhs === rhs }
+    func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+}

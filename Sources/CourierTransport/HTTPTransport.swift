@@ -1,0 +1,54 @@
+import CourierHTTP
+import Logging
+import NIOCore
+import NIOPosix
+
+/// The network transport of one URL session: a connection pool over SwiftNIO speaking HTTP/1.1 and HTTPS.
+public final class HTTPTransport: Sendable {
+    /// Pool-wide settings.
+    public struct Configuration: Sendable {
+        /// Connections opened at most per scheme, host, port and TLS settings (Darwin's default is 6).
+        public var maximumConnectionsPerHost: Int
+        /// How long a keep-alive connection may stay unused before it is closed.
+        public var idleConnectionTimeout: TimeAmount
+
+        /// Creates a configuration.
+        public init(maximumConnectionsPerHost: Int = 6, idleConnectionTimeout: TimeAmount = .seconds(60)) {
+            self.maximumConnectionsPerHost = maximumConnectionsPerHost
+            self.idleConnectionTimeout = idleConnectionTimeout
+        }
+    }
+
+    private let pool: ConnectionPool
+
+    /// Creates a transport on the shared event loop group.
+    public init(
+        configuration: Configuration = Configuration(),
+        eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
+        logger: Logger = Logger(label: "courier.transport")
+    ) {
+        let factory = ConnectionFactory(
+            group: eventLoopGroup,
+            tlsContexts: TLSContextCache(),
+            idleConnectionTimeout: configuration.idleConnectionTimeout
+        )
+        self.pool = ConnectionPool(
+            factory: factory,
+            maxConnectionsPerHost: configuration.maximumConnectionsPerHost,
+            logger: logger
+        )
+    }
+
+    /// Starts `request`; events go to `consumer`. The returned exchange cancels, pauses and resumes it.
+    @discardableResult
+    public func execute(_ request: TransportRequest, consumer: any TransportResponseConsumer) -> TransportExchange {
+        let exchange = TransportExchange(request: request, consumer: consumer, pool: pool)
+        pool.lease(for: exchange)
+        return exchange
+    }
+
+    /// Closes idle connections and fails queued requests. Requests already running finish.
+    public func shutdown() {
+        pool.shutdown()
+    }
+}
