@@ -1,0 +1,266 @@
+import Foundation
+import NIOConcurrencyHelpers
+
+/// The configuration of a `URLSession`: its timeouts, caching, cookie and credential policies, and headers.
+///
+/// Create one with ``default``, ``ephemeral`` or ``background(withIdentifier:)`` (each call returns a new object),
+/// adjust it, and pass it to a session, which keeps its own copy. Accessors are thread-safe. ``copy(with:)``
+/// returns an independent configuration whose properties hold the same values; the cookie storage, credential
+/// storage and cache are shared by reference, as on Apple platforms.
+open class URLSessionConfiguration: NSObject, NSCopying, @unchecked Sendable {
+    /// Every configurable value, kept behind one lock.
+    private struct Settings {
+        var identifier: String? = nil
+        var requestCachePolicy: URLRequest.CachePolicy = .useProtocolCachePolicy
+        var timeoutIntervalForRequest: TimeInterval = 60
+        var timeoutIntervalForResource: TimeInterval = 604_800
+        var networkServiceType: URLRequest.NetworkServiceType = .default
+        var allowsCellularAccess: Bool = true
+        var allowsExpensiveNetworkAccess: Bool = true
+        var allowsConstrainedNetworkAccess: Bool = true
+        var requiresDNSSECValidation: Bool = false
+        var waitsForConnectivity: Bool = false
+        var isDiscretionary: Bool = false
+        var sharedContainerIdentifier: String? = nil
+        var sessionSendsLaunchEvents: Bool = false
+        var connectionProxyDictionary: [AnyHashable: Any]? = nil
+        var tlsMinimumSupportedProtocolVersion: tls_protocol_version_t = .TLSv12
+        var tlsMaximumSupportedProtocolVersion: tls_protocol_version_t = .TLSv13
+        var httpShouldUsePipelining: Bool = false
+        var httpShouldSetCookies: Bool = true
+        var httpCookieAcceptPolicy: HTTPCookie.AcceptPolicy = .onlyFromMainDocumentDomain
+        var httpAdditionalHeaders: [AnyHashable: Any]? = nil
+        var httpMaximumConnectionsPerHost: Int = 6
+        var httpCookieStorage: HTTPCookieStorage? = nil
+        var urlCredentialStorage: URLCredentialStorage? = nil
+        var urlCache: URLCache? = nil
+        var shouldUseExtendedBackgroundIdleMode: Bool = false
+        var protocolClasses: [AnyClass]? = []
+        var multipathServiceType: URLSessionConfiguration.MultipathServiceType = .none
+        var usesClassicLoadingMode: Bool = true
+    }
+
+    private let settings: NIOLockedValueBox<Settings>
+
+    private init(settings: Settings) {
+        self.settings = NIOLockedValueBox(settings)
+        super.init()
+    }
+
+    /// Creates a configuration with the default settings.
+    @available(*, deprecated, message: "Use URLSessionConfiguration.default or another class property instead.")
+    public override convenience init() {
+        self.init(settings: Self.defaultSettings())
+    }
+
+    /// A new configuration with the default settings: shared cookie storage, credential storage and cache.
+    open class var `default`: URLSessionConfiguration {
+        URLSessionConfiguration(settings: defaultSettings())
+    }
+
+    /// A new configuration that keeps no data beyond the session: its cookie storage, credential storage and cache
+    /// are new in-memory objects of its own.
+    open class var ephemeral: URLSessionConfiguration {
+        var settings = defaultSettings()
+        settings.httpCookieStorage = HTTPCookieStorage()
+        settings.urlCredentialStorage = URLCredentialStorage()
+        settings.urlCache = URLCache(memoryCapacity: 4 * 1024 * 1024, diskCapacity: 0)
+        return URLSessionConfiguration(settings: settings)
+    }
+
+    /// A new configuration for background transfers.
+    ///
+    /// Courier runs background sessions in the process like any other; the identifier and launch-event settings
+    /// are recorded for API compatibility.
+    ///
+    /// - Parameter identifier: The unique identifier of the background session.
+    open class func background(withIdentifier identifier: String) -> URLSessionConfiguration {
+        var settings = defaultSettings()
+        settings.identifier = identifier
+        settings.sessionSendsLaunchEvents = true
+        return URLSessionConfiguration(settings: settings)
+    }
+
+    private static func defaultSettings() -> Settings {
+        var settings = Settings()
+        settings.httpCookieStorage = HTTPCookieStorage.shared
+        settings.urlCredentialStorage = URLCredentialStorage.shared
+        settings.urlCache = URLCache.shared
+        return settings
+    }
+
+    /// Returns an independent configuration with the same values.
+    ///
+    /// - Parameter zone: Ignored.
+    open func copy(with zone: NSZone? = nil) -> Any {
+        URLSessionConfiguration(settings: settings.withLockedValue { $0 })
+    }
+
+    /// The identifier of a background configuration, or `nil`.
+    open var identifier: String? { settings.withLockedValue { $0.identifier } }
+
+    /// The default cache policy of the session's requests. Defaults to ``URLRequest/CachePolicy/useProtocolCachePolicy``.
+    open var requestCachePolicy: URLRequest.CachePolicy {
+        get { settings.withLockedValue { $0.requestCachePolicy } }
+        set { settings.withLockedValue { $0.requestCachePolicy = newValue } }
+    }
+
+    /// How long, in seconds, a task waits for additional data before timing out. Defaults to 60.
+    open var timeoutIntervalForRequest: TimeInterval {
+        get { settings.withLockedValue { $0.timeoutIntervalForRequest } }
+        set { settings.withLockedValue { $0.timeoutIntervalForRequest = newValue } }
+    }
+
+    /// The most time, in seconds, a resource request may take. Defaults to 604,800 (seven days).
+    open var timeoutIntervalForResource: TimeInterval {
+        get { settings.withLockedValue { $0.timeoutIntervalForResource } }
+        set { settings.withLockedValue { $0.timeoutIntervalForResource = newValue } }
+    }
+
+    /// The kind of traffic the session carries. Recorded only. Defaults to ``URLRequest/NetworkServiceType/default``.
+    open var networkServiceType: URLRequest.NetworkServiceType {
+        get { settings.withLockedValue { $0.networkServiceType } }
+        set { settings.withLockedValue { $0.networkServiceType = newValue } }
+    }
+
+    /// Whether connections may use a cellular network. Recorded only (Linux has no such restriction). Defaults to `true`.
+    open var allowsCellularAccess: Bool {
+        get { settings.withLockedValue { $0.allowsCellularAccess } }
+        set { settings.withLockedValue { $0.allowsCellularAccess = newValue } }
+    }
+
+    /// Whether connections may use an expensive network interface. Recorded only. Defaults to `true`.
+    open var allowsExpensiveNetworkAccess: Bool {
+        get { settings.withLockedValue { $0.allowsExpensiveNetworkAccess } }
+        set { settings.withLockedValue { $0.allowsExpensiveNetworkAccess = newValue } }
+    }
+
+    /// Whether connections may use a network interface in Low Data Mode. Recorded only. Defaults to `true`.
+    open var allowsConstrainedNetworkAccess: Bool {
+        get { settings.withLockedValue { $0.allowsConstrainedNetworkAccess } }
+        set { settings.withLockedValue { $0.allowsConstrainedNetworkAccess = newValue } }
+    }
+
+    /// Whether name resolution must be validated with DNSSEC. Recorded only. Defaults to `false`.
+    open var requiresDNSSECValidation: Bool {
+        get { settings.withLockedValue { $0.requiresDNSSECValidation } }
+        set { settings.withLockedValue { $0.requiresDNSSECValidation = newValue } }
+    }
+
+    /// Whether tasks wait for connectivity instead of failing at once when the network is unavailable. Defaults to `false`.
+    open var waitsForConnectivity: Bool {
+        get { settings.withLockedValue { $0.waitsForConnectivity } }
+        set { settings.withLockedValue { $0.waitsForConnectivity = newValue } }
+    }
+
+    /// Whether background tasks may be scheduled at the system's discretion. Recorded only. Defaults to `false`.
+    open var isDiscretionary: Bool {
+        get { settings.withLockedValue { $0.isDiscretionary } }
+        set { settings.withLockedValue { $0.isDiscretionary = newValue } }
+    }
+
+    /// The identifier of the shared container background downloads are placed in. Recorded only. Defaults to `nil`.
+    open var sharedContainerIdentifier: String? {
+        get { settings.withLockedValue { $0.sharedContainerIdentifier } }
+        set { settings.withLockedValue { $0.sharedContainerIdentifier = newValue } }
+    }
+
+    /// Whether the app is resumed or launched when background tasks finish. Recorded only. Defaults to `true` for background configurations and `false` otherwise.
+    open var sessionSendsLaunchEvents: Bool {
+        get { settings.withLockedValue { $0.sessionSendsLaunchEvents } }
+        set { settings.withLockedValue { $0.sessionSendsLaunchEvents = newValue } }
+    }
+
+    /// The proxy settings of the session's connections, or `nil` for none. Defaults to `nil`.
+    open var connectionProxyDictionary: [AnyHashable: Any]? {
+        get { settings.withLockedValue { $0.connectionProxyDictionary } }
+        set { settings.withLockedValue { $0.connectionProxyDictionary = newValue } }
+    }
+
+    /// The lowest TLS version the session's connections accept. Defaults to ``tls_protocol_version_t/TLSv12``.
+    open var tlsMinimumSupportedProtocolVersion: tls_protocol_version_t {
+        get { settings.withLockedValue { $0.tlsMinimumSupportedProtocolVersion } }
+        set { settings.withLockedValue { $0.tlsMinimumSupportedProtocolVersion = newValue } }
+    }
+
+    /// The highest TLS version the session's connections offer. Defaults to ``tls_protocol_version_t/TLSv13``.
+    open var tlsMaximumSupportedProtocolVersion: tls_protocol_version_t {
+        get { settings.withLockedValue { $0.tlsMaximumSupportedProtocolVersion } }
+        set { settings.withLockedValue { $0.tlsMaximumSupportedProtocolVersion = newValue } }
+    }
+
+    /// Whether the session's requests use HTTP pipelining. Defaults to `false`.
+    open var httpShouldUsePipelining: Bool {
+        get { settings.withLockedValue { $0.httpShouldUsePipelining } }
+        set { settings.withLockedValue { $0.httpShouldUsePipelining = newValue } }
+    }
+
+    /// Whether requests get cookies from ``httpCookieStorage`` and responses' cookies are stored there. Defaults to `true`.
+    open var httpShouldSetCookies: Bool {
+        get { settings.withLockedValue { $0.httpShouldSetCookies } }
+        set { settings.withLockedValue { $0.httpShouldSetCookies = newValue } }
+    }
+
+    /// Which cookies the session accepts. Defaults to ``HTTPCookie/AcceptPolicy/onlyFromMainDocumentDomain``.
+    open var httpCookieAcceptPolicy: HTTPCookie.AcceptPolicy {
+        get { settings.withLockedValue { $0.httpCookieAcceptPolicy } }
+        set { settings.withLockedValue { $0.httpCookieAcceptPolicy = newValue } }
+    }
+
+    /// Header fields added to every request that does not set them itself, or `nil`. Defaults to `nil`.
+    ///
+    /// Keys and values should be strings. The reserved fields `Authorization`, `Connection`, `Host`,
+    /// `Proxy-Authenticate`, `Proxy-Authorization` and `WWW-Authenticate` are ignored, as Apple documents.
+    open var httpAdditionalHeaders: [AnyHashable: Any]? {
+        get { settings.withLockedValue { $0.httpAdditionalHeaders } }
+        set { settings.withLockedValue { $0.httpAdditionalHeaders = newValue } }
+    }
+
+    /// The most simultaneous connections to one host. Defaults to 6.
+    open var httpMaximumConnectionsPerHost: Int {
+        get { settings.withLockedValue { $0.httpMaximumConnectionsPerHost } }
+        set { settings.withLockedValue { $0.httpMaximumConnectionsPerHost = newValue } }
+    }
+
+    /// The cookie storage of the session, or `nil` for no cookies. Defaults to ``HTTPCookieStorage/shared``; an ephemeral configuration gets a new private storage.
+    open var httpCookieStorage: HTTPCookieStorage? {
+        get { settings.withLockedValue { $0.httpCookieStorage } }
+        set { settings.withLockedValue { $0.httpCookieStorage = newValue } }
+    }
+
+    /// The credential storage of the session, or `nil` for none. Defaults to ``URLCredentialStorage/shared``; an ephemeral configuration gets a new private storage.
+    open var urlCredentialStorage: URLCredentialStorage? {
+        get { settings.withLockedValue { $0.urlCredentialStorage } }
+        set { settings.withLockedValue { $0.urlCredentialStorage = newValue } }
+    }
+
+    /// The response cache of the session, or `nil` for none. Defaults to ``URLCache/shared``; an ephemeral configuration gets a new in-memory cache. Sessions do not consult the cache yet.
+    open var urlCache: URLCache? {
+        get { settings.withLockedValue { $0.urlCache } }
+        set { settings.withLockedValue { $0.urlCache = newValue } }
+    }
+
+    /// Whether connections stay open when the app moves to the background. Recorded only. Defaults to `false`.
+    open var shouldUseExtendedBackgroundIdleMode: Bool {
+        get { settings.withLockedValue { $0.shouldUseExtendedBackgroundIdleMode } }
+        set { settings.withLockedValue { $0.shouldUseExtendedBackgroundIdleMode = newValue } }
+    }
+
+    /// The extra protocol classes that handle requests, or `nil`. Defaults to an empty array: Courier's built-in HTTP support is not a protocol class.
+    open var protocolClasses: [AnyClass]? {
+        get { settings.withLockedValue { $0.protocolClasses } }
+        set { settings.withLockedValue { $0.protocolClasses = newValue } }
+    }
+
+    /// The Multipath TCP service type. Recorded only. Defaults to ``MultipathServiceType-swift.enum/none``.
+    open var multipathServiceType: URLSessionConfiguration.MultipathServiceType {
+        get { settings.withLockedValue { $0.multipathServiceType } }
+        set { settings.withLockedValue { $0.multipathServiceType = newValue } }
+    }
+
+    /// Whether the session uses the classic loading mode. Recorded only. Defaults to `true`.
+    open var usesClassicLoadingMode: Bool {
+        get { settings.withLockedValue { $0.usesClassicLoadingMode } }
+        set { settings.withLockedValue { $0.usesClassicLoadingMode = newValue } }
+    }
+}

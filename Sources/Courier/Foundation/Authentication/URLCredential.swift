@@ -1,0 +1,95 @@
+import Foundation
+
+/// An authentication credential: a user name and password, or a server trust.
+///
+/// Credentials are immutable; ``copy(with:)`` returns the receiver. Identity (client certificate) credentials,
+/// `init(identity:certificates:persistence:)`, are not available: Linux has no `SecIdentity`; they come with client
+/// certificate support in a later release.
+open class URLCredential: NSObject, NSCopying, @unchecked Sendable {
+    private let storedUser: String?
+    private let storedPassword: String?
+    private let storedPersistence: URLCredential.Persistence
+    private let storedTrust: SecTrust?
+
+    /// Creates a credential with a user name and password.
+    ///
+    /// - Parameters:
+    ///   - user: The user name.
+    ///   - password: The password.
+    ///   - persistence: How long the credential is kept in a credential storage.
+    public init(user: String, password: String, persistence: URLCredential.Persistence) {
+        storedUser = user
+        storedPassword = password
+        storedPersistence = persistence
+        storedTrust = nil
+        super.init()
+    }
+
+    /// Creates a credential that accepts a server's trust, for server trust authentication challenges.
+    ///
+    /// The credential's persistence is ``Persistence-swift.enum/forSession``.
+    ///
+    /// - Parameter trust: The trust the credential accepts.
+    public init(trust: SecTrust) {
+        storedUser = nil
+        storedPassword = nil
+        storedPersistence = .forSession
+        storedTrust = trust
+        super.init()
+    }
+
+    /// How long the credential is kept in a credential storage.
+    open var persistence: URLCredential.Persistence { storedPersistence }
+
+    /// The credential's user name, or `nil` for a trust credential.
+    open var user: String? { storedUser }
+
+    /// The credential's password, or `nil` for a trust credential.
+    open var password: String? { storedPassword }
+
+    /// Whether the credential has a password.
+    open var hasPassword: Bool { storedPassword != nil }
+
+    /// The intermediate certificates of an identity credential: always empty, as identity credentials are not
+    /// available on Linux yet.
+    open var certificates: [Any] { [] }
+
+    /// The trust of a credential created with ``init(trust:)``, or `nil`.
+    package var trust: SecTrust? { storedTrust }
+
+    /// Returns the receiver: credentials are immutable.
+    ///
+    /// - Parameter zone: Ignored.
+    open func copy(with zone: NSZone? = nil) -> Any {
+        self
+    }
+
+    /// Whether another object is a credential with the same user, password, persistence and trust.
+    open override func isEqual(_ object: Any?) -> Bool {
+        guard let other = object as? URLCredential else { return false }
+        return user == other.user && password == other.password && persistence == other.persistence
+            && storedTrust === other.storedTrust
+    }
+
+    /// A hash consistent with ``isEqual(_:)``.
+    open override var hash: Int {
+        var hasher = Hasher()
+        hasher.combine(user)
+        hasher.combine(persistence)
+        return hasher.finalize()
+    }
+}
+
+extension URLCredential {
+    /// How long a credential is kept.
+    public enum Persistence: UInt, Sendable {
+        /// The credential is not stored.
+        case none = 0
+        /// The credential is stored for the lifetime of the session.
+        case forSession = 1
+        /// The credential is stored permanently (in memory in Courier for now).
+        case permanent = 2
+        /// The credential is stored permanently and would be shared between devices (in memory in Courier for now).
+        case synchronizable = 3
+    }
+}

@@ -1,0 +1,108 @@
+import Foundation
+import NIOConcurrencyHelpers
+
+/// The manager of credentials, keyed by protection space and user name.
+///
+/// The storage is thread-safe and, for now, kept in memory only: permanent credentials are not written to a keychain
+/// or to disk (that comes in a later release). Credentials with ``URLCredential/Persistence-swift.enum/none``
+/// persistence are never stored, as on Apple platforms. The storage does not post
+/// `NSURLCredentialStorageChanged` notifications.
+open class URLCredentialStorage: NSObject, @unchecked Sendable {
+    private struct State {
+        var credentials: [URLProtectionSpace: [String: URLCredential]] = [:]
+        var defaults: [URLProtectionSpace: String] = [:]
+    }
+
+    private let state = NIOLockedValueBox(State())
+
+    /// Creates an empty in-memory credential storage, as used by ephemeral sessions.
+    public override init() {
+        super.init()
+    }
+
+    /// The shared credential storage of the process.
+    open class var shared: URLCredentialStorage { processCredentialStorage }
+
+    /// All stored credentials, keyed by protection space and then by user name.
+    open var allCredentials: [URLProtectionSpace: [String: URLCredential]] {
+        state.withLockedValue { $0.credentials }
+    }
+
+    /// Returns the credentials stored for a protection space, keyed by user name, or `nil` when there are none.
+    ///
+    /// - Parameter space: The protection space.
+    open func credentials(for space: URLProtectionSpace) -> [String: URLCredential]? {
+        state.withLockedValue { $0.credentials[space] }
+    }
+
+    /// Stores a credential for a protection space, replacing a stored credential with the same user name.
+    ///
+    /// Credentials with ``URLCredential/Persistence-swift.enum/none`` persistence or without a user name are not
+    /// stored.
+    ///
+    /// - Parameters:
+    ///   - credential: The credential to store.
+    ///   - space: The protection space it applies to.
+    open func set(_ credential: URLCredential, for space: URLProtectionSpace) {
+        guard credential.persistence != .none, let user = credential.user else { return }
+        state.withLockedValue { state in
+            state.credentials[space, default: [:]][user] = credential
+        }
+    }
+
+    /// Removes a credential from a protection space.
+    ///
+    /// - Parameters:
+    ///   - credential: The credential to remove; it is matched by user name.
+    ///   - space: The protection space it applies to.
+    open func remove(_ credential: URLCredential, for space: URLProtectionSpace) {
+        remove(credential, for: space, options: nil)
+    }
+
+    /// Removes a credential from a protection space.
+    ///
+    /// - Parameters:
+    ///   - credential: The credential to remove; it is matched by user name.
+    ///   - space: The protection space it applies to.
+    ///   - options: Removal options. Ignored: Courier stores no synchronized credentials, so every credential is
+    ///     removed without needing `NSURLCredentialStorageRemoveSynchronizableCredentials`.
+    open func remove(_ credential: URLCredential, for space: URLProtectionSpace, options: [String: Any]? = nil) {
+        guard let user = credential.user else { return }
+        state.withLockedValue { state in
+            state.credentials[space]?[user] = nil
+            if state.credentials[space]?.isEmpty == true {
+                state.credentials[space] = nil
+            }
+            if state.defaults[space] == user {
+                state.defaults[space] = nil
+            }
+        }
+    }
+
+    /// Returns the default credential of a protection space, or `nil`.
+    ///
+    /// - Parameter space: The protection space.
+    open func defaultCredential(for space: URLProtectionSpace) -> URLCredential? {
+        state.withLockedValue { state in
+            state.defaults[space].flatMap { state.credentials[space]?[$0] }
+        }
+    }
+
+    /// Stores a credential and makes it the default credential of a protection space.
+    ///
+    /// Credentials with ``URLCredential/Persistence-swift.enum/none`` persistence or without a user name are not
+    /// stored.
+    ///
+    /// - Parameters:
+    ///   - credential: The credential.
+    ///   - space: The protection space.
+    open func setDefaultCredential(_ credential: URLCredential, for space: URLProtectionSpace) {
+        guard credential.persistence != .none, let user = credential.user else { return }
+        state.withLockedValue { state in
+            state.credentials[space, default: [:]][user] = credential
+            state.defaults[space] = user
+        }
+    }
+}
+
+private let processCredentialStorage = URLCredentialStorage()

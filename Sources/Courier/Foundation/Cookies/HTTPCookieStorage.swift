@@ -1,0 +1,169 @@
+import CourierHTTP
+import Foundation
+import NIOConcurrencyHelpers
+
+/// A container that stores cookies and hands out the ones that apply to a URL.
+///
+/// The storage is thread-safe and, for now, kept in memory only: cookies are not persisted to disk between runs of
+/// the process (persistence comes in a later release). `sortedCookies(using:)` is not provided, because sort
+/// descriptors rely on Objective-C key-value coding, which Linux lacks; sort ``cookies`` in Swift instead. The storage
+/// does not post `NSHTTPCookieManagerCookiesChanged` notifications.
+open class HTTPCookieStorage: NSObject, @unchecked Sendable {
+    private struct Entry {
+        var cookie: HTTPCookie
+        var created: Date
+        var sequence: Int
+    }
+
+    private struct State {
+        var entries: [Entry] = []
+        var nextSequence = 0
+        var acceptPolicy: HTTPCookie.AcceptPolicy = .always
+    }
+
+    private let state = NIOLockedValueBox(State())
+
+    /// Creates an empty in-memory cookie storage, as used by ephemeral sessions.
+    public override init() {
+        super.init()
+    }
+
+    /// The shared cookie storage of the process.
+    open class var shared: HTTPCookieStorage { processCookieStorage }
+
+    /// Returns the cookie storage shared by the apps and extensions of an app group, creating it on first use.
+    ///
+    /// On Linux there are no app groups: each identifier simply names a distinct storage within the process.
+    ///
+    /// - Parameter identifier: The identifier of the group container.
+    open class func sharedCookieStorage(forGroupContainerIdentifier identifier: String) -> HTTPCookieStorage {
+        groupCookieStorages.withLockedValue { storages in
+            if let existing = storages[identifier] {
+                return existing
+            }
+            let storage = HTTPCookieStorage()
+            storages[identifier] = storage
+            return storage
+        }
+    }
+
+    /// The storage's cookie accept policy. Defaults to ``HTTPCookie/AcceptPolicy/always``.
+    open var cookieAcceptPolicy: HTTPCookie.AcceptPolicy {
+        get { state.withLockedValue { $0.acceptPolicy } }
+        set { state.withLockedValue { $0.acceptPolicy = newValue } }
+    }
+
+    /// All cookies in the storage, in the order they were first stored.
+    open var cookies: [HTTPCookie]? {
+        state.withLockedValue { $0.entries.map(\.cookie) }
+    }
+
+    /// Stores a cookie, replacing any cookie with the same name, domain and path.
+    ///
+    /// Nothing is stored when the accept policy is ``HTTPCookie/AcceptPolicy/never``. A cookie that has already
+    /// expired removes the cookie it would replace and is not stored.
+    ///
+    /// - Parameter cookie: The cookie to store.
+    open func setCookie(_ cookie: HTTPCookie) {
+        let now = Date()
+        state.withLockedValue { state in
+            guard state.acceptPolicy != .never else { return }
+            let existing = state.entries.firstIndex { Self.sameIdentity($0.cookie, cookie) }
+            if cookie.isExpired(at: now) {
+                if let existing {
+                    state.entries.remove(at: existing)
+                }
+            } else if let existing {
+                state.entries[existing].cookie = cookie
+            } else {
+                state.entries.append(Entry(cookie: cookie, created: now, sequence: state.nextSequence))
+                state.nextSequence += 1
+            }
+        }
+    }
+
+    /// Removes a cookie: the stored cookie with the same name, domain and path.
+    ///
+    /// - Parameter cookie: The cookie to remove.
+    open func deleteCookie(_ cookie: HTTPCookie) {
+        state.withLockedValue { state in
+            state.entries.removeAll { Self.sameIdentity($0.cookie, cookie) }
+        }
+    }
+
+    /// Removes the cookies stored at or after a date.
+    ///
+    /// - Parameter date: The earliest storage date of the cookies to remove.
+    open func removeCookies(since date: Date) {
+        state.withLockedValue { state in
+            state.entries.removeAll { $0.created >= date }
+        }
+    }
+
+    /// Returns the cookies to send to a URL.
+    ///
+    /// A cookie is sent when the URL's host domain-matches its domain (exactly, for host-only cookies), the URL's
+    /// path path-matches its path, it has not expired, and, if it is secure, the URL's scheme is `https` or `wss`
+    /// (RFC 6265 §5.4). Cookies with longer paths come first, then older cookies.
+    ///
+    /// - Parameter URL: The URL a request is about to be sent to.
+    /// - Returns: The matching cookies, possibly empty; `nil` when the URL has no host.
+    open func cookies(for URL: URL) -> [HTTPCookie]? {
+        guard let host = URL.host, !host.isEmpty else { return nil }
+        let path = URL.path(percentEncoded: true)
+        let isSecureScheme = ["https", "wss"].contains(URL.scheme.map(HeaderName.canonical) ?? "")
+        let now = Date()
+        let matching = state.withLockedValue { state in
+            state.entries.filter { entry in
+                let cookie = entry.cookie
+                return !cookie.isExpired(at: now) && (isSecureScheme || !cookie.isSecure)
+                    && Self.domainMatches(cookie, host: host)
+                    && CookieMatching.pathMatches(requestPath: path, cookiePath: cookie.path)
+            }
+        }
+        return
+            matching
+            .sorted { lhs, rhs in
+                lhs.cookie.path.count != rhs.cookie.path.count
+                    ? lhs.cookie.path.count > rhs.cookie.path.count : lhs.sequence < rhs.sequence
+            }
+            .map(\.cookie)
+    }
+
+    /// Stores cookies received from a URL, following the accept policy.
+    ///
+    /// Nothing is stored when the policy is ``HTTPCookie/AcceptPolicy/never`` or `URL` has no host. With
+    /// ``HTTPCookie/AcceptPolicy/onlyFromMainDocumentDomain`` and a `mainDocumentURL`, cookies are stored only when
+    /// the URL's host and the main document's host are the same or one is a subdomain of the other. Only cookies
+    /// whose domain the URL's host domain-matches are stored.
+    ///
+    /// - Parameters:
+    ///   - cookies: The cookies to store.
+    ///   - URL: The URL that set the cookies.
+    ///   - mainDocumentURL: The URL of the main document, if any.
+    open func setCookies(_ cookies: [HTTPCookie], for URL: URL?, mainDocumentURL: URL?) {
+        let policy = cookieAcceptPolicy
+        guard policy != .never, let host = URL?.host, !host.isEmpty else { return }
+        if policy == .onlyFromMainDocumentDomain, let mainDocumentURL {
+            guard let mainHost = mainDocumentURL.host,
+                CookieMatching.domainMatches(host: host, domain: mainHost)
+                    || CookieMatching.domainMatches(host: mainHost, domain: host)
+            else { return }
+        }
+        for cookie in cookies where Self.domainMatches(cookie, host: host) {
+            setCookie(cookie)
+        }
+    }
+
+    private static func sameIdentity(_ lhs: HTTPCookie, _ rhs: HTTPCookie) -> Bool {
+        lhs.name == rhs.name && lhs.path == rhs.path && HeaderName.equal(lhs.domain, rhs.domain)
+    }
+
+    private static func domainMatches(_ cookie: HTTPCookie, host: String) -> Bool {
+        cookie.isHostOnly
+            ? HeaderName.equal(cookie.domain, host) : CookieMatching.domainMatches(host: host, domain: cookie.domain)
+    }
+}
+
+private let processCookieStorage = HTTPCookieStorage()
+private let groupCookieStorages = NIOLockedValueBox<[String: HTTPCookieStorage]>([:])

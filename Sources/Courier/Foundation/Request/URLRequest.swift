@@ -1,0 +1,150 @@
+import CourierHTTP
+import Foundation
+
+/// A URL load request that is independent of protocol or URL scheme.
+///
+/// `URLRequest` is a value type: copies are independent. It mirrors Apple's `URLRequest` from the URL Loading
+/// System. HTTP header field names are case-insensitive: `value(forHTTPHeaderField: "content-type")` finds a field
+/// set as `Content-Type`, and two requests whose fields differ only in name casing are equal.
+public struct URLRequest: Hashable, Equatable, Sendable, CustomStringConvertible, CustomDebugStringConvertible {
+    /// The URL of the request.
+    public var url: URL?
+
+    /// The request's cache policy.
+    public var cachePolicy: URLRequest.CachePolicy
+
+    /// The request's timeout interval, in seconds: how long a task waits for additional data before timing out.
+    public var timeoutInterval: TimeInterval
+
+    /// The main document URL associated with the request, used by the cookie policy
+    /// `HTTPCookie.AcceptPolicy.onlyFromMainDocumentDomain`.
+    public var mainDocumentURL: URL?
+
+    /// The network service type of the request. Recorded for API compatibility; it does not change how Courier
+    /// sends the request.
+    public var networkServiceType: URLRequest.NetworkServiceType = .default
+
+    /// Whether the request may use the cellular radio. Linux has no such restriction; the value is recorded only.
+    public var allowsCellularAccess: Bool = true
+
+    /// Whether the request may use a network interface the system considers expensive. Recorded only.
+    public var allowsExpensiveNetworkAccess: Bool = true
+
+    /// Whether the request may use a network interface in Low Data Mode. Recorded only.
+    public var allowsConstrainedNetworkAccess: Bool = true
+
+    /// Whether the request assumes the server supports HTTP/3. Recorded only.
+    public var assumesHTTP3Capable: Bool = false
+
+    /// Whether DNS resolution for the request must be validated with DNSSEC. Recorded only.
+    public var requiresDNSSECValidation: Bool = false
+
+    /// Whether the request was initiated by the user or by the developer.
+    public var attribution: URLRequest.Attribution = .developer
+
+    /// Whether cookies from the session's cookie storage are sent with this request and cookies it receives stored.
+    public var httpShouldHandleCookies: Bool = true
+
+    /// Whether the request may be sent before the previous response on the connection has been received.
+    public var httpShouldUsePipelining: Bool = false
+
+    private var method: String = "GET"
+    private var body: Body = .none
+
+    /// The request's header fields, in insertion order, with case-insensitive names.
+    package var headerFields = HeaderFieldDictionary()
+
+    /// Creates a request for the given URL.
+    ///
+    /// - Parameters:
+    ///   - url: The URL to load.
+    ///   - cachePolicy: The cache policy. Defaults to ``URLRequest/CachePolicy/useProtocolCachePolicy``.
+    ///   - timeoutInterval: The timeout interval in seconds. Defaults to 60.
+    public init(
+        url: URL, cachePolicy: URLRequest.CachePolicy = .useProtocolCachePolicy, timeoutInterval: TimeInterval = 60.0
+    ) {
+        self.url = url
+        self.cachePolicy = cachePolicy
+        self.timeoutInterval = timeoutInterval
+    }
+
+    /// The HTTP request method. Defaults to `"GET"`; setting `nil` restores `"GET"`. The value is stored as given.
+    public var httpMethod: String? {
+        get { method }
+        set { method = newValue ?? "GET" }
+    }
+
+    /// All of the request's HTTP header fields, or `nil` when there are none.
+    ///
+    /// Setting a dictionary replaces every field; setting `nil` removes them all.
+    public var allHTTPHeaderFields: [String: String]? {
+        get { headerFields.isEmpty ? nil : headerFields.dictionary }
+        set { headerFields = HeaderFieldDictionary(newValue ?? [:]) }
+    }
+
+    /// Returns the value of a header field, whose name is compared case-insensitively.
+    ///
+    /// - Parameter field: The header field name.
+    /// - Returns: The value, or `nil` if the request has no such field.
+    public func value(forHTTPHeaderField field: String) -> String? {
+        headerFields[field]
+    }
+
+    /// Sets a header field, replacing any value it had. Passing `nil` removes the field.
+    ///
+    /// - Parameters:
+    ///   - value: The new value, or `nil` to remove the field.
+    ///   - field: The header field name, compared case-insensitively.
+    public mutating func setValue(_ value: String?, forHTTPHeaderField field: String) {
+        headerFields[field] = value
+    }
+
+    /// Adds a value to a header field.
+    ///
+    /// When the field already has a value, the new value is appended after a comma and a space (`", "`), the field
+    /// delimiter of HTTP lists; otherwise the field is created.
+    ///
+    /// - Parameters:
+    ///   - value: The value to add.
+    ///   - field: The header field name, compared case-insensitively.
+    public mutating func addValue(_ value: String, forHTTPHeaderField field: String) {
+        headerFields.add(value, for: field)
+    }
+
+    /// The request body. Setting it clears ``httpBodyStream``.
+    public var httpBody: Data? {
+        get {
+            if case .data(let data) = body { return data }
+            return nil
+        }
+        set { body = newValue.map(Body.data) ?? .none }
+    }
+
+    /// A stream from which the request body is read. Setting it clears ``httpBody``.
+    ///
+    /// Two requests are equal only if they hold the same stream object.
+    public var httpBodyStream: InputStream? {
+        get {
+            if case .stream(let box) = body { return box.stream }
+            return nil
+        }
+        set { body = newValue.map { Body.stream(InputStreamBox($0)) } ?? .none }
+    }
+
+    /// The URL of the request, or `"url: nil"`.
+    public var description: String {
+        url?.description ?? "url: nil"
+    }
+
+    /// The URL of the request, or `"url: nil"`.
+    public var debugDescription: String {
+        description
+    }
+
+    /// The body of a request: none, bytes, or a stream.
+    private enum Body: Hashable, Sendable {
+        case none
+        case data(Data)
+        case stream(InputStreamBox)
+    }
+}

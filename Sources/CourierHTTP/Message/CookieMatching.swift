@@ -1,0 +1,63 @@
+/// The matching rules of RFC 6265 §5.1.3–5.1.4 that decide which cookies belong to which URL.
+public enum CookieMatching {
+    /// Whether a host domain-matches a cookie domain: they are equal, or the host ends with `.` followed by the
+    /// domain and is not an IP address. Comparison ignores ASCII case; a leading `.` on the domain is ignored.
+    ///
+    /// - Parameters:
+    ///   - host: The request host.
+    ///   - domain: The cookie domain.
+    public static func domainMatches(host: String, domain: String) -> Bool {
+        let host = HeaderName.canonical(host)
+        var domain = HeaderName.canonical(domain)
+        if domain.hasPrefix(".") {
+            domain.removeFirst()
+        }
+        guard !domain.isEmpty else { return false }
+        if host == domain {
+            return true
+        }
+        return host.hasSuffix("." + domain) && !isIPAddress(host)
+    }
+
+    /// Whether a request path path-matches a cookie path.
+    ///
+    /// - Parameters:
+    ///   - requestPath: The path of the request URL (`/` when empty).
+    ///   - cookiePath: The path of the cookie.
+    public static func pathMatches(requestPath: String, cookiePath: String) -> Bool {
+        let requestPath = requestPath.isEmpty ? "/" : requestPath
+        if requestPath == cookiePath {
+            return true
+        }
+        guard requestPath.hasPrefix(cookiePath) else { return false }
+        if cookiePath.hasSuffix("/") {
+            return true
+        }
+        return requestPath.dropFirst(cookiePath.count).first == "/"
+    }
+
+    /// The default cookie path for a request path: the directory of the path, or `/`.
+    ///
+    /// - Parameter requestPath: The path of the request URL.
+    public static func defaultPath(for requestPath: String) -> String {
+        guard requestPath.hasPrefix("/"), let lastSlash = requestPath.lastIndex(of: "/"),
+            lastSlash != requestPath.startIndex
+        else { return "/" }
+        return String(requestPath[..<lastSlash])
+    }
+
+    /// Whether a host is an IPv4 or IPv6 address literal rather than a domain name.
+    ///
+    /// - Parameter host: The host, with or without the brackets of an IPv6 literal.
+    public static func isIPAddress(_ host: String) -> Bool {
+        if host.contains(":") {
+            return true
+        }
+        let parts = host.split(separator: ".", omittingEmptySubsequences: false)
+        return parts.count == 4
+            && parts.allSatisfy { part in
+                !part.isEmpty && part.count <= 3 && part.utf8.allSatisfy { $0 >= 0x30 && $0 <= 0x39 }
+                    && (Int(part) ?? 256) <= 255
+            }
+    }
+}

@@ -1,0 +1,174 @@
+/// An ordered collection of HTTP header fields whose names compare case-insensitively.
+///
+/// The dictionary keeps the spelling of a name as it was first inserted and the order in which names were first
+/// inserted. Setting a value for a name that is already present (in any casing) replaces the value in place.
+///
+/// Equality and hashing ignore the order of fields and the casing of names, because HTTP gives neither any meaning.
+public struct HeaderFieldDictionary: Hashable, Sendable, Sequence, ExpressibleByDictionaryLiteral {
+    /// One header field as stored: the name in its first-inserted casing, and the value.
+    public typealias Element = (name: String, value: String)
+
+    fileprivate struct Field: Hashable, Sendable {
+        var name: String
+        var value: String
+    }
+
+    private var fields: [Field] = []
+
+    /// Creates an empty header field dictionary.
+    public init() {}
+
+    /// Creates a header field dictionary from a Swift dictionary.
+    ///
+    /// Because a Swift dictionary has no order, the fields are inserted in ascending order of their lowercased names,
+    /// which keeps the result deterministic. When two keys differ only by case, the value of the key that sorts last
+    /// wins and the name of the one that sorts first is kept.
+    ///
+    /// - Parameter dictionary: The header fields to insert.
+    public init(_ dictionary: [String: String]) {
+        let sorted = dictionary.sorted { lhs, rhs in
+            let left = HeaderName.canonical(lhs.key)
+            let right = HeaderName.canonical(rhs.key)
+            return left == right ? lhs.key < rhs.key : left < right
+        }
+        for (name, value) in sorted {
+            self[name] = value
+        }
+    }
+
+    /// Creates a header field dictionary from ordered name–value pairs.
+    ///
+    /// A name that occurs more than once has its values joined with `", "`, in order, as HTTP allows for repeated
+    /// fields.
+    ///
+    /// - Parameter pairs: The header fields in the order they were received.
+    public init(pairs: [(String, String)]) {
+        for (name, value) in pairs {
+            add(value, for: name)
+        }
+    }
+
+    /// Creates a header field dictionary from a dictionary literal, keeping the literal's order.
+    ///
+    /// - Parameter elements: The name–value pairs of the literal.
+    public init(dictionaryLiteral elements: (String, String)...) {
+        for (name, value) in elements {
+            self[name] = value
+        }
+    }
+
+    /// The number of header fields.
+    public var count: Int { fields.count }
+
+    /// Whether the dictionary contains no header field.
+    public var isEmpty: Bool { fields.isEmpty }
+
+    /// The header field names in insertion order, in their first-inserted casing.
+    public var names: [String] { fields.map(\.name) }
+
+    /// The header fields as a Swift dictionary keyed by name in its first-inserted casing.
+    public var dictionary: [String: String] {
+        var result: [String: String] = [:]
+        result.reserveCapacity(fields.count)
+        for field in fields {
+            result[field.name] = field.value
+        }
+        return result
+    }
+
+    /// The value of the header field with the given name, compared case-insensitively.
+    ///
+    /// Setting a value replaces the value of an existing field (keeping its name's casing and position) or appends a
+    /// new field. Setting `nil` removes the field.
+    ///
+    /// - Parameter name: The header field name.
+    public subscript(name: String) -> String? {
+        get {
+            index(of: name).map { fields[$0].value }
+        }
+        set {
+            let existing = index(of: name)
+            switch (existing, newValue) {
+            case (let index?, let value?):
+                fields[index].value = value
+            case (let index?, nil):
+                fields.remove(at: index)
+            case (nil, let value?):
+                fields.append(Field(name: name, value: value))
+            case (nil, nil):
+                break
+            }
+        }
+    }
+
+    /// Adds a value to a header field, joining it to an existing value with `", "`.
+    ///
+    /// This mirrors `URLRequest.addValue(_:forHTTPHeaderField:)`: when the field is absent it is created with the
+    /// value; when present, the value is appended after a comma and a space.
+    ///
+    /// - Parameters:
+    ///   - value: The value to add.
+    ///   - name: The header field name, compared case-insensitively.
+    public mutating func add(_ value: String, for name: String) {
+        if let index = index(of: name) {
+            fields[index].value += ", " + value
+        } else {
+            fields.append(Field(name: name, value: value))
+        }
+    }
+
+    /// Removes the header field with the given name and returns its value.
+    ///
+    /// - Parameter name: The header field name, compared case-insensitively.
+    /// - Returns: The removed value, or `nil` if the field was absent.
+    @discardableResult
+    public mutating func removeValue(for name: String) -> String? {
+        guard let index = index(of: name) else { return nil }
+        return fields.remove(at: index).value
+    }
+
+    /// Whether a header field with the given name is present.
+    ///
+    /// - Parameter name: The header field name, compared case-insensitively.
+    public func contains(_ name: String) -> Bool {
+        index(of: name) != nil
+    }
+
+    /// Returns an iterator over the header fields in insertion order.
+    public func makeIterator() -> Iterator {
+        Iterator(base: fields.makeIterator())
+    }
+
+    /// An iterator over the fields of a ``HeaderFieldDictionary`` in insertion order.
+    public struct Iterator: IteratorProtocol {
+        fileprivate var base: IndexingIterator<[Field]>
+
+        /// Returns the next header field, or `nil` at the end.
+        public mutating func next() -> (name: String, value: String)? {
+            base.next().map { (name: $0.name, value: $0.value) }
+        }
+    }
+
+    /// Whether two dictionaries hold the same values for the same names, ignoring order and name casing.
+    public static func == (lhs: HeaderFieldDictionary, rhs: HeaderFieldDictionary) -> Bool {
+        guard lhs.fields.count == rhs.fields.count else { return false }
+        for field in lhs.fields where rhs[field.name] != field.value {
+            return false
+        }
+        return true
+    }
+
+    /// Hashes the fields, ignoring order and name casing, consistently with `==`.
+    public func hash(into hasher: inout Hasher) {
+        let canonical = fields.map { (HeaderName.canonical($0.name), $0.value) }.sorted { $0.0 < $1.0 }
+        hasher.combine(canonical.count)
+        for (name, value) in canonical {
+            hasher.combine(name)
+            hasher.combine(value)
+        }
+    }
+
+    private func index(of name: String) -> Int? {
+        fields.firstIndex { HeaderName.equal($0.name, name) }
+    }
+}

@@ -1,0 +1,92 @@
+import CourierHTTP
+import Testing
+
+@Suite("HeaderFieldDictionary")
+struct HeaderFieldDictionaryTests {
+    @Test(
+        "Lookup ignores name case",
+        arguments: ["Content-Type", "content-type", "CONTENT-TYPE", "cOnTeNt-TyPe"])
+    func caseInsensitiveLookup(name: String) {
+        var headers = HeaderFieldDictionary()
+        headers["Content-Type"] = "text/html"
+        #expect(headers[name] == "text/html")
+        #expect(headers.contains(name))
+    }
+
+    @Test("Setting keeps the casing and position of the first insertion")
+    func keepsFirstCasing() {
+        var headers = HeaderFieldDictionary()
+        headers["X-First"] = "1"
+        headers["Accept"] = "a"
+        headers["x-first"] = "2"
+        #expect(headers.names == ["X-First", "Accept"])
+        #expect(headers["X-FIRST"] == "2")
+        #expect(headers.dictionary == ["X-First": "2", "Accept": "a"])
+    }
+
+    @Test("Iteration follows insertion order")
+    func iterationOrder() {
+        var headers = HeaderFieldDictionary()
+        for name in ["Zeta", "Alpha", "Mid"] {
+            headers[name] = name.lowercased()
+        }
+        let names = headers.map(\.name)
+        let values = headers.map(\.value)
+        #expect(names == ["Zeta", "Alpha", "Mid"])
+        #expect(values == ["zeta", "alpha", "mid"])
+    }
+
+    @Test("Setting nil removes the field")
+    func nilRemoves() {
+        var headers: HeaderFieldDictionary = ["A": "1", "B": "2"]
+        headers["a"] = nil
+        #expect(headers["A"] == nil)
+        #expect(headers.count == 1)
+        headers["missing"] = nil
+        #expect(headers.count == 1)
+        #expect(headers.removeValue(for: "b") == "2")
+        #expect(headers.isEmpty)
+    }
+
+    @Test(
+        "add joins values with a comma and a space",
+        arguments: [
+            (["text/html"], "text/html"),
+            (["text/html", "application/json"], "text/html, application/json"),
+            (["a", "b", "c"], "a, b, c"),
+        ])
+    func addJoins(values: [String], expected: String) {
+        var headers = HeaderFieldDictionary()
+        for (index, value) in values.enumerated() {
+            headers.add(value, for: index.isMultiple(of: 2) ? "Accept" : "accept")
+        }
+        #expect(headers["ACCEPT"] == expected)
+        #expect(headers.count == 1)
+    }
+
+    @Test("Pairs with repeated names are joined in order")
+    func pairsJoin() {
+        let headers = HeaderFieldDictionary(pairs: [("Vary", "Accept"), ("X", "1"), ("vary", "Origin")])
+        #expect(headers["Vary"] == "Accept, Origin")
+        #expect(headers.names == ["Vary", "X"])
+    }
+
+    @Test("Equality and hashing ignore order and name case")
+    func equality() {
+        let lhs: HeaderFieldDictionary = ["Accept": "a", "Host": "h"]
+        let rhs: HeaderFieldDictionary = ["host": "h", "ACCEPT": "a"]
+        let different: HeaderFieldDictionary = ["Accept": "A", "Host": "h"]
+        #expect(lhs == rhs)
+        #expect(lhs.hashValue == rhs.hashValue)
+        #expect(lhs != different)
+        #expect(lhs != ["Accept": "a"])
+    }
+
+    @Test("Initialising from a Swift dictionary keeps every field")
+    func fromDictionary() {
+        let headers = HeaderFieldDictionary(["b": "2", "A": "1", "c": "3"])
+        #expect(headers.names == ["A", "b", "c"])
+        #expect(headers.count == 3)
+        #expect(HeaderFieldDictionary([:]).isEmpty)
+    }
+}
