@@ -38,6 +38,7 @@ open class URLSessionConfiguration: NSObject, NSCopying, @unchecked Sendable {
         var protocolClasses: [AnyClass]? = []
         var multipathServiceType: URLSessionConfiguration.MultipathServiceType = .none
         var usesClassicLoadingMode: Bool = true
+        var courierAdditionalTrustedCertificates: [Data] = []
     }
 
     private let settings: NIOLockedValueBox<Settings>
@@ -262,5 +263,14 @@ open class URLSessionConfiguration: NSObject, NSCopying, @unchecked Sendable {
     open var usesClassicLoadingMode: Bool {
         get { settings.withLockedValue { $0.usesClassicLoadingMode } }
         set { settings.withLockedValue { $0.usesClassicLoadingMode = newValue } }
+    }
+
+    // MARK: - Courier extensions (not in Apple's API)
+
+    /// Courier extension: DER-encoded certificates trusted in addition to the system's trust store when
+    /// evaluating servers' TLS certificates (a private CA, or a test server's self-signed certificate).
+    public var courierAdditionalTrustedCertificates: [Data] {
+        get { settings.withLockedValue { $0.courierAdditionalTrustedCertificates } }
+        set { settings.withLockedValue { $0.courierAdditionalTrustedCertificates = newValue } }
     }
 }

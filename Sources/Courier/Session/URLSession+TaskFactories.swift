@@ -17,17 +17,17 @@ extension URLSession {
     // MARK: - Data tasks
 
     /// Creates a data task for `request`; events go to the delegate.
-    open func dataTask(with request: URLRequest) -> URLSessionDataTask {
+    public func dataTask(with request: URLRequest) -> URLSessionDataTask {
         register { URLSessionDataTask(session: self, request: request, identifier: $0, completionMode: .delegate) }
     }
 
     /// Creates a data task for a GET of `url`; events go to the delegate.
-    open func dataTask(with url: URL) -> URLSessionDataTask {
+    public func dataTask(with url: URL) -> URLSessionDataTask {
         dataTask(with: URLRequest(url: url))
     }
 
     /// Creates a data task whose outcome goes to `completionHandler` on the delegate queue.
-    open func dataTask(
+    public func dataTask(
         with request: URLRequest,
         completionHandler: @escaping @Sendable (Data?, URLResponse?, (any Error)?) -> Void
     ) -> URLSessionDataTask {
@@ -42,7 +42,7 @@ extension URLSession {
     }
 
     /// Creates a data task for a GET of `url` whose outcome goes to `completionHandler`.
-    open func dataTask(
+    public func dataTask(
         with url: URL,
         completionHandler: @escaping @Sendable (Data?, URLResponse?, (any Error)?) -> Void
     ) -> URLSessionDataTask {
@@ -52,12 +52,12 @@ extension URLSession {
     // MARK: - Upload tasks
 
     /// Creates a task that uploads `bodyData` with `request`.
-    open func uploadTask(with request: URLRequest, from bodyData: Data) -> URLSessionUploadTask {
+    public func uploadTask(with request: URLRequest, from bodyData: Data) -> URLSessionUploadTask {
         makeUpload(request, body: bodyData, mode: .delegate)
     }
 
     /// Creates a task that uploads `bodyData`; its outcome goes to `completionHandler`.
-    open func uploadTask(
+    public func uploadTask(
         with request: URLRequest,
         from bodyData: Data?,
         completionHandler: @escaping @Sendable (Data?, URLResponse?, (any Error)?) -> Void
@@ -69,12 +69,12 @@ extension URLSession {
     ///
     /// - Note: File uploads stream from disk in the transfers release; until then the task completes with
     ///   `URLError(.unsupportedURL)`.
-    open func uploadTask(with request: URLRequest, fromFile fileURL: URL) -> URLSessionUploadTask {
+    public func uploadTask(with request: URLRequest, fromFile fileURL: URL) -> URLSessionUploadTask {
         makeUnsupportedUpload(request, mode: .delegate, reason: "uploads from a file are not supported yet")
     }
 
     /// Creates a task that uploads the file at `fileURL`; its outcome goes to `completionHandler`.
-    open func uploadTask(
+    public func uploadTask(
         with request: URLRequest,
         fromFile fileURL: URL,
         completionHandler: @escaping @Sendable (Data?, URLResponse?, (any Error)?) -> Void
@@ -87,7 +87,7 @@ extension URLSession {
     }
 
     /// Creates a task whose body comes from the stream the delegate gives in `needNewBodyStream`.
-    open func uploadTask(withStreamedRequest request: URLRequest) -> URLSessionUploadTask {
+    public func uploadTask(withStreamedRequest request: URLRequest) -> URLSessionUploadTask {
         makeUnsupportedUpload(request, mode: .delegate, reason: "streamed uploads are not supported yet")
     }
 
@@ -110,17 +110,17 @@ extension URLSession {
     // MARK: - Download tasks
 
     /// Creates a download task for `request`.
-    open func downloadTask(with request: URLRequest) -> URLSessionDownloadTask {
+    public func downloadTask(with request: URLRequest) -> URLSessionDownloadTask {
         register { URLSessionDownloadTask(session: self, request: request, identifier: $0, completionMode: .delegate) }
     }
 
     /// Creates a download task for a GET of `url`.
-    open func downloadTask(with url: URL) -> URLSessionDownloadTask {
+    public func downloadTask(with url: URL) -> URLSessionDownloadTask {
         downloadTask(with: URLRequest(url: url))
     }
 
     /// Creates a download task whose outcome goes to `completionHandler`.
-    open func downloadTask(
+    public func downloadTask(
         with request: URLRequest,
         completionHandler: @escaping @Sendable (URL?, URLResponse?, (any Error)?) -> Void
     ) -> URLSessionDownloadTask {
@@ -135,7 +135,7 @@ extension URLSession {
     }
 
     /// Creates a download task for a GET of `url` whose outcome goes to `completionHandler`.
-    open func downloadTask(
+    public func downloadTask(
         with url: URL,
         completionHandler: @escaping @Sendable (URL?, URLResponse?, (any Error)?) -> Void
     ) -> URLSessionDownloadTask {
@@ -143,12 +143,12 @@ extension URLSession {
     }
 
     /// Creates a download task that resumes from `resumeData`.
-    open func downloadTask(withResumeData resumeData: Data) -> URLSessionDownloadTask {
+    public func downloadTask(withResumeData resumeData: Data) -> URLSessionDownloadTask {
         downloadTask(with: URLRequest(url: URL(fileURLWithPath: "/")))
     }
 
     /// Creates a download task that resumes from `resumeData`; its outcome goes to `completionHandler`.
-    open func downloadTask(
+    public func downloadTask(
         withResumeData resumeData: Data,
         completionHandler: @escaping @Sendable (URL?, URLResponse?, (any Error)?) -> Void
     ) -> URLSessionDownloadTask {
@@ -158,24 +158,24 @@ extension URLSession {
     // MARK: - Stream and WebSocket tasks
 
     /// Creates a stream task to `hostname`:`port`.
-    open func streamTask(withHostName hostname: String, port: Int) -> URLSessionStreamTask {
+    public func streamTask(withHostName hostname: String, port: Int) -> URLSessionStreamTask {
         register { URLSessionStreamTask(session: self, hostName: hostname, port: port, identifier: $0) }
     }
 
     /// Creates a WebSocket task for `url`.
-    open func webSocketTask(with url: URL) -> URLSessionWebSocketTask {
+    public func webSocketTask(with url: URL) -> URLSessionWebSocketTask {
         webSocketTask(with: URLRequest(url: url))
     }
 
     /// Creates a WebSocket task for `url` offering `protocols`.
-    open func webSocketTask(with url: URL, protocols: [String]) -> URLSessionWebSocketTask {
+    public func webSocketTask(with url: URL, protocols: [String]) -> URLSessionWebSocketTask {
         var request = URLRequest(url: url)
         request.setValue(protocols.joined(separator: ", "), forHTTPHeaderField: "Sec-WebSocket-Protocol")
         return webSocketTask(with: request)
     }
 
     /// Creates a WebSocket task for `request`.
-    open func webSocketTask(with request: URLRequest) -> URLSessionWebSocketTask {
+    public func webSocketTask(with request: URLRequest) -> URLSessionWebSocketTask {
         register {
             URLSessionWebSocketTask(session: self, request: request, identifier: $0, completionMode: .delegate)
         }
