@@ -12,7 +12,8 @@ import Testing
         try await withServer(server) { server in
             #expect(server.certificatePEM.hasPrefix("-----BEGIN CERTIFICATE-----"))
             #expect(!server.certificateDER.isEmpty)
-            #expect(try NIOSSLCertificate(bytes: server.certificateDER, format: .der).toDERBytes() == server.certificateDER)
+            #expect(
+                try NIOSSLCertificate(bytes: server.certificateDER, format: .der).toDERBytes() == server.certificateDER)
             #expect(server.baseURL.absoluteString == "https://127.0.0.1:\(server.port)")
             let tls = try clientTLSContext(trusting: server)
             // Verified against the IP address SAN, then against the DNS SAN.
@@ -37,9 +38,14 @@ import Testing
             await #expect(throws: (any Error).self) {
                 try await TestConnection.with(port: server.port, tls: untrusting) { _ in }
             }
-            let tls = try clientTLSContext(trusting: server)
+            // Each server generates its own key and certificate: trusting another server's does not help.
+            let other = MockServer(scheme: .https)
+            try await other.start()
+            let otherTLS = try clientTLSContext(trusting: other)
+            try await other.shutdown()
+            #expect(other.certificateDER != server.certificateDER)
             await #expect(throws: (any Error).self) {
-                try await TestConnection.with(port: server.port, tls: tls, serverHostname: "example.com") { _ in }
+                try await TestConnection.with(port: server.port, tls: otherTLS, serverHostname: "localhost") { _ in }
             }
             #expect(server.requests.isEmpty)
         }

@@ -3,6 +3,7 @@ import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 import NIOSSL
+import NIOTLS
 
 /// Errors of the raw test client.
 enum TestClientError: Error, Equatable {

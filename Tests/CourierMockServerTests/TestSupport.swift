@@ -5,6 +5,7 @@ import NIOSSL
 @testable import CourierMockServer
 
 /// Runs `body` against a started server and always shuts the server down.
+@discardableResult
 func withServer<Result: Sendable>(
     _ server: MockServer = MockServer(),
     timeout: Duration = .seconds(60),
