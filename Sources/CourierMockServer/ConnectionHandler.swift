@@ -1,0 +1,130 @@
+import NIOCore
+import NIOHTTP1
+
+/// Serves the requests of one connection: records each complete request, picks its response from the
+/// ``ServerState`` and writes it with a ``ResponseWriter``. Requests that arrive while a response is being
+/// written are answered in order afterwards.
+final class ConnectionHandler: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundOut = ByteBuffer
+
+    private struct PendingRequest {
+        var request: RecordedRequest
+        var keepAlive: Bool
+    }
+
+    private let state: ServerState
+    private let connectionID: Int
+    private var current: RequestAccumulator?
+    private var pending: [PendingRequest] = []
+    private var writer: ResponseWriter?
+    /// Set once the connection is going to close, or once a response chose never to answer.
+    private var isDone = false
+
+    init(state: ServerState, connectionID: Int) {
+        self.state = state
+        self.connectionID = connectionID
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let head):
+            current = RequestAccumulator(head: head)
+            if expectsContinue(head) && writer == nil && pending.isEmpty && !isDone {
+                write(context: context, "HTTP/1.1 100 Continue\r\n\r\n")
+            }
+        case .body(let buffer):
+            current?.append(buffer)
+        case .end:
+            guard let accumulator = current else { return }
+            current = nil
+            let request = accumulator.finish(connectionID: connectionID)
+            state.record(request)
+            pending.append(PendingRequest(request: request, keepAlive: accumulator.head.isKeepAlive))
+            answerNext(context: context)
+        }
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        writer?.writabilityChanged()
+        context.fireChannelWritabilityChanged()
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        isDone = true
+        writer?.cancel()
+        writer = nil
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        if error is HTTPParserError && writer == nil && pending.isEmpty && !isDone {
+            isDone = true
+            let response = "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+            var buffer = context.channel.allocator.buffer(capacity: response.utf8.count)
+            buffer.writeString(response)
+            context.writeAndFlush(NIOAny(buffer)).assumeIsolated().whenComplete { _ in
+                context.close(promise: nil)
+            }
+        } else {
+            isDone = true
+            context.close(promise: nil)
+        }
+    }
+
+    private func expectsContinue(_ head: HTTPRequestHead) -> Bool {
+        head.version == .http1_1
+            && head.headers["Expect"].contains { $0.trimmingSpaces().lowercased() == "100-continue" }
+    }
+
+    private func write(context: ChannelHandlerContext, _ text: String) {
+        var buffer = context.channel.allocator.buffer(capacity: text.utf8.count)
+        buffer.writeString(text)
+        context.writeAndFlush(NIOAny(buffer), promise: nil)
+    }
+
+    private func answerNext(context: ChannelHandlerContext) {
+        guard writer == nil, !isDone, !pending.isEmpty else { return }
+        let next = pending.removeFirst()
+        let response = state.response(for: next.request)
+
+        if response.closeWithoutResponse {
+            isDone = true
+            context.close(promise: nil)
+            return
+        }
+        if response.neverRespond {
+            isDone = true
+            return
+        }
+        if let raw = response.raw {
+            isDone = true
+            var buffer = context.channel.allocator.buffer(capacity: raw.count)
+            buffer.writeBytes(raw)
+            context.writeAndFlush(NIOAny(buffer)).assumeIsolated().whenComplete { _ in
+                context.close(promise: nil)
+            }
+            return
+        }
+
+        let closing =
+            !next.keepAlive || response.closeConnection || response.closeAfterBodyBytes != nil
+            || response.header("Connection")?.lowercased().contains("close") == true
+        if closing {
+            isDone = true
+        }
+        let writer = ResponseWriter(
+            context: context,
+            response: response,
+            isHeadRequest: next.request.method.uppercased() == "HEAD",
+            closing: closing,
+            onFinish: { [weak self] in
+                guard let self else { return }
+                self.writer = nil
+                self.answerNext(context: context)
+            }
+        )
+        self.writer = writer
+        writer.start()
+    }
+}

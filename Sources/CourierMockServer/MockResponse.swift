@@ -1,0 +1,93 @@
+import Foundation
+
+/// A scripted response, or a scripted misbehaviour, of a ``MockServer``.
+///
+/// By default the response is written as `HTTP/1.1 <status> <reason>`, followed by ``headers`` exactly as given,
+/// a `Content-Length` header (unless one is present, ``chunked`` is set or ``raw`` is used) and the ``body``.
+public struct MockResponse: Sendable {
+    /// The status code (default 200).
+    public var status: Int
+    /// The reason phrase; `nil` uses the standard phrase for ``status``.
+    public var reason: String?
+    /// Header fields, written in order and as given. `Content-Length` is added automatically unless present,
+    /// ``chunked`` is set or ``raw`` is used.
+    public var headers: [(name: String, value: String)]
+    /// The body (default: empty).
+    public var body: MockBody
+    /// Use `Transfer-Encoding: chunked` instead of `Content-Length`.
+    public var chunked: Bool = false
+    /// Bytes per write, and per chunk when ``chunked`` is set (default 16 KiB).
+    public var chunkSize: Int = 16 * 1024
+    /// Time to wait before writing the head (default `.zero`).
+    public var headDelay: Duration = .zero
+    /// Time to wait between body writes, for throttling (default `.zero`).
+    public var chunkDelay: Duration = .zero
+    /// If set: write the head and only this many body bytes, then close the connection (a truncated body).
+    public var closeAfterBodyBytes: Int?
+    /// If set: write these bytes verbatim instead of a response, then close the connection (malformed responses).
+    public var raw: Data?
+    /// Read the request and never answer (for timeouts). The connection stays open until the client or
+    /// ``MockServer/shutdown()`` closes it.
+    public var neverRespond: Bool = false
+    /// Close the connection right after the request arrives, without writing anything.
+    public var closeWithoutResponse: Bool = false
+    /// Add `Connection: close` and close the connection after the response.
+    public var closeConnection: Bool = false
+
+    /// The part of ``body`` to send, for partial content; `nil` sends the whole body.
+    var bodyRange: Range<Int64>?
+
+    /// Creates a response.
+    ///
+    /// - Parameters:
+    ///   - status: The status code.
+    ///   - headers: Header fields, written in order and as given.
+    ///   - body: The body.
+    public init(status: Int = 200, headers: [(name: String, value: String)] = [], body: MockBody = .data(Data())) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+
+    /// A 200 response with a text body.
+    ///
+    /// - Parameters:
+    ///   - text: The body, encoded as UTF-8.
+    ///   - contentType: The `Content-Type` header value.
+    public static func ok(_ text: String, contentType: String = "text/plain; charset=utf-8") -> MockResponse {
+        MockResponse(status: 200, headers: [("Content-Type", contentType)], body: .data(Data(text.utf8)))
+    }
+
+    /// A 200 response with a binary body.
+    ///
+    /// - Parameters:
+    ///   - data: The body.
+    ///   - contentType: The `Content-Type` header value.
+    public static func ok(_ data: Data, contentType: String = "application/octet-stream") -> MockResponse {
+        MockResponse(status: 200, headers: [("Content-Type", contentType)], body: .data(data))
+    }
+
+    /// A response with the given status code and an empty body.
+    public static func status(_ code: Int) -> MockResponse {
+        MockResponse(status: code)
+    }
+
+    /// Writes the UTF-8 bytes of `bytes` verbatim instead of a response, then closes the connection.
+    public static func raw(_ bytes: String) -> MockResponse {
+        var response = MockResponse()
+        response.raw = Data(bytes.utf8)
+        return response
+    }
+}
+
+extension MockResponse {
+    /// The first value of the header `name`, compared case-insensitively.
+    func header(_ name: String) -> String? {
+        headers.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
+    }
+
+    /// Whether a header called `name` is present, compared case-insensitively.
+    func hasHeader(_ name: String) -> Bool {
+        header(name) != nil
+    }
+}

@@ -1,0 +1,35 @@
+import Foundation
+
+/// A complete request received by a ``MockServer``.
+public struct RecordedRequest: Sendable {
+    /// The request method, e.g. `GET`.
+    public var method: String
+    /// The request-target as sent, e.g. `/a/b?x=1`.
+    public var target: String
+    /// ``target`` without the query.
+    public var path: String
+    /// The query (the part of ``target`` after the first `?`), or `nil` when there is none.
+    public var query: String?
+    /// The protocol version, e.g. `HTTP/1.1`.
+    public var version: String
+    /// The header fields in order, as received.
+    public var headers: [(name: String, value: String)]
+    /// The first 16 MiB of the body.
+    public var body: Data
+    /// The full body length in bytes.
+    public var bodyLength: Int
+    /// The lowercase hex SHA-256 digest of the full body.
+    public var bodySHA256: String
+    /// The 1-based id of the TCP connection the request came on.
+    public var connectionID: Int
+
+    /// The value of the first header called `name`, compared case-insensitively.
+    public func header(_ name: String) -> String? {
+        headers.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
+    }
+
+    /// The values of all headers called `name`, compared case-insensitively, in order.
+    public func headers(_ name: String) -> [String] {
+        headers.filter { $0.name.caseInsensitiveCompare(name) == .orderedSame }.map(\.value)
+    }
+}

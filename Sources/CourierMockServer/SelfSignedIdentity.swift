@@ -1,0 +1,62 @@
+import Crypto
+import Foundation
+import NIOSSL
+import SwiftASN1
+import X509
+
+/// A freshly generated P-256 key and self-signed certificate for `localhost`, `127.0.0.1` and `::1`,
+/// and the TLS server context that uses them.
+struct SelfSignedIdentity: Sendable {
+    /// The certificate, PEM encoded.
+    let certificatePEM: String
+    /// The certificate, DER encoded.
+    let certificateDER: [UInt8]
+    /// A TLS server context with this identity, offering ALPN `http/1.1` only.
+    let sslContext: NIOSSLContext
+
+    /// Generates a key and a certificate valid from an hour ago to a day from now.
+    init() throws {
+        let key = P256.Signing.PrivateKey()
+        let certificateKey = Certificate.PrivateKey(key)
+        let name = try DistinguishedName {
+            OrganizationName("Courier MockServer")
+            CommonName("127.0.0.1")
+        }
+        let extensions = try Certificate.Extensions {
+            Critical(BasicConstraints.isCertificateAuthority(maxPathLength: nil))
+            Critical(KeyUsage(digitalSignature: true, keyCertSign: true))
+            try ExtendedKeyUsage([.serverAuth])
+            SubjectAlternativeNames([
+                .dnsName("localhost"),
+                .ipAddress(ASN1OctetString(contentBytes: [127, 0, 0, 1])),
+                .ipAddress(ASN1OctetString(contentBytes: [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1])),
+            ])
+        }
+        let now = Date()
+        let certificate = try Certificate(
+            version: .v3,
+            serialNumber: Certificate.SerialNumber(),
+            publicKey: certificateKey.publicKey,
+            notValidBefore: now.addingTimeInterval(-3600),
+            notValidAfter: now.addingTimeInterval(24 * 3600),
+            issuer: name,
+            subject: name,
+            signatureAlgorithm: .ecdsaWithSHA256,
+            extensions: extensions,
+            issuerPrivateKey: certificateKey
+        )
+        var serializer = DER.Serializer()
+        try serializer.serialize(certificate)
+        let der = serializer.serializedBytes
+
+        var configuration = TLSConfiguration.makeServerConfiguration(
+            certificateChain: [.certificate(try NIOSSLCertificate(bytes: der, format: .der))],
+            privateKey: .privateKey(try NIOSSLPrivateKey(bytes: Array(key.pemRepresentation.utf8), format: .pem))
+        )
+        configuration.applicationProtocols = ["http/1.1"]
+
+        self.certificateDER = der
+        self.certificatePEM = try certificate.serializeAsPEM().pemString
+        self.sslContext = try NIOSSLContext(configuration: configuration)
+    }
+}

@@ -1,0 +1,146 @@
+import Foundation
+import Testing
+
+@testable import CourierMockServer
+
+@Suite struct ConnectionTests {
+    @Test func keepAliveReusesTheConnection() async throws {
+        try await withServer { server in
+            try await TestConnection.with(port: server.port) { connection in
+                try await connection.sendRequest("GET", "/1")
+                let first = try await connection.readResponse()
+                #expect(first.header("Connection") == nil)
+                try await connection.sendRequest("GET", "/2")
+                _ = try await connection.readResponse()
+                #expect(server.openConnectionCount == 1)
+            }
+            let ids = server.requests.map(\.connectionID)
+            #expect(ids == [1, 1])
+            #expect(server.connectionCount == 1)
+            #expect(try await eventually { server.openConnectionCount == 0 })
+        }
+    }
+
+    @Test func separateConnectionsGetSeparateIDs() async throws {
+        try await withServer { server in
+            for _ in 0..<2 {
+                try await TestConnection.with(port: server.port) { connection in
+                    try await connection.sendRequest("GET", "/x")
+                    _ = try await connection.readResponse()
+                }
+            }
+            #expect(server.requests.map(\.connectionID) == [1, 2])
+            #expect(server.connectionCount == 2)
+        }
+    }
+
+    @Test func clientConnectionCloseIsRespected() async throws {
+        try await withServer { server in
+            try await TestConnection.with(port: server.port) { connection in
+                try await connection.sendRequest("GET", "/bye", headers: ["Connection: close"])
+                let response = try await connection.readResponse()
+                #expect(response.status == 404)
+                #expect(response.header("Connection") == "close")
+                #expect(try await connection.isClosedByServer())
+            }
+        }
+    }
+
+    @Test func http10Closes() async throws {
+        let server = MockServer()
+        server.route("/old", response: .ok("legacy"))
+        try await withServer(server) { server in
+            try await TestConnection.with(port: server.port) { connection in
+                try await connection.send("GET /old HTTP/1.0\r\n\r\n")
+                let response = try await connection.readResponse()
+                #expect(response.text == "legacy")
+                #expect(try await connection.isClosedByServer())
+            }
+            #expect(server.requests.first?.version == "HTTP/1.0")
+        }
+    }
+
+    @Test func closeConnectionAddsHeaderAndCloses() async throws {
+        var scripted = MockResponse.ok("last")
+        scripted.closeConnection = true
+        let server = MockServer()
+        server.enqueue(scripted)
+        try await withServer(server) { server in
+            try await TestConnection.with(port: server.port) { connection in
+                try await connection.sendRequest("GET", "/")
+                let response = try await connection.readResponse()
+                #expect(response.text == "last")
+                #expect(response.header("Connection") == "close")
+                #expect(try await connection.isClosedByServer())
+            }
+        }
+    }
+
+    @Test func closeWithoutResponseClosesAfterTheRequest() async throws {
+        var scripted = MockResponse.ok("never seen")
+        scripted.closeWithoutResponse = true
+        let server = MockServer()
+        server.enqueue(scripted)
+        try await withServer(server) { server in
+            try await TestConnection.with(port: server.port) { connection in
+                try await connection.sendRequest("POST", "/drop", body: Array("payload".utf8))
+                #expect(try await connection.readToEnd().isEmpty)
+            }
+            #expect(server.requests.first?.body == Data("payload".utf8))
+        }
+    }
+
+    @Test func neverRespondIsClosedByShutdown() async throws {
+        var scripted = MockResponse.ok("never")
+        scripted.neverRespond = true
+        let server = MockServer()
+        server.enqueue(scripted)
+        try await server.start()
+        let port = server.port
+        try await withTimeout(.seconds(30)) {
+            try await TestConnection.with(port: port) { connection in
+                try await connection.sendRequest("GET", "/hang")
+                #expect(try await eventually { server.requests.count == 1 })
+                #expect(server.openConnectionCount == 1)
+                try await server.shutdown()
+                #expect(server.openConnectionCount == 0)
+                #expect(try await connection.readToEnd().isEmpty)
+            }
+        }
+        try await server.shutdown()
+        await #expect(throws: (any Error).self) {
+            try await TestConnection.with(port: port) { _ in }
+        }
+    }
+
+    @Test func headDelayIsWaitedOnTheEventLoop() async throws {
+        var slow = MockResponse.ok("slow")
+        slow.headDelay = .milliseconds(800)
+        let server = MockServer()
+        server.route("/slow", response: slow)
+        server.route("/fast", response: .ok("fast"))
+        try await withServer(server) { server in
+            let clock = ContinuousClock()
+            let slowTime = try await clock.measure {
+                try await TestConnection.with(port: server.port) { connection in
+                    try await connection.sendRequest("GET", "/slow")
+                    #expect(try await connection.readResponse().text == "slow")
+                }
+            }
+            #expect(slowTime >= .milliseconds(800))
+            // A delayed response must not hold up other connections.
+            async let delayed: Void = TestConnection.with(port: server.port) { connection in
+                try await connection.sendRequest("GET", "/slow")
+                _ = try await connection.readResponse()
+            }
+            let fastTime = try await clock.measure {
+                try await TestConnection.with(port: server.port) { connection in
+                    try await connection.sendRequest("GET", "/fast")
+                    #expect(try await connection.readResponse().text == "fast")
+                }
+            }
+            try await delayed
+            #expect(fastTime < .milliseconds(600))
+        }
+    }
+}
