@@ -31,6 +31,11 @@ final class TaskRunner: @unchecked Sendable {
         var resourceTimer: Scheduled<Void>?
         var remainingResourceTime: TimeAmount?
         var finished = false
+        /// While the delegate decides on a response (disposition, redirect), body parts and the end that the
+        /// transport already decoded are held here, then replayed or dropped.
+        var holding = false
+        var heldParts: [ByteBuffer] = []
+        var heldFinish = false
     }
 
     let task: URLSessionTask
@@ -164,7 +169,15 @@ final class TaskRunner: @unchecked Sendable {
     }
 
     fileprivate func didReceiveBodyPart(_ generation: Int, part: ByteBuffer) {
-        guard isCurrent(generation) else { return }
+        let held: Bool = lock.withLock {
+            guard state.generation == generation, !state.finished else { return true }
+            if state.holding { state.heldParts.append(part) }
+            return state.holding
+        }
+        if !held { consumeBodyPart(part) }
+    }
+
+    private func consumeBodyPart(_ part: ByteBuffer) {
         let count = part.readableBytes
         let data = part.withUnsafeReadableBytes { Data($0) }
         var received: Int64 = 0
@@ -188,7 +201,15 @@ final class TaskRunner: @unchecked Sendable {
     }
 
     fileprivate func didFinish(_ generation: Int) {
-        guard isCurrent(generation) else { return }
+        let held: Bool = lock.withLock {
+            guard state.generation == generation, !state.finished else { return true }
+            if state.holding { state.heldFinish = true }
+            return state.holding
+        }
+        if !held { finishSuccessfully() }
+    }
+
+    private func finishSuccessfully() {
         let body: Data? = lock.withLock {
             state.finished = true
             state.exchange = nil
@@ -206,7 +227,9 @@ final class TaskRunner: @unchecked Sendable {
 
     // MARK: - Steps
 
-    private func deliverHead(_ response: HTTPURLResponse, generation: Int) {
+    /// Records the final response and hands it on; `true` when a delegate decision now holds the body.
+    @discardableResult
+    private func deliverHead(_ response: HTTPURLResponse, generation: Int) -> Bool {
         let expected = response.expectedContentLength
         task.update { state in
             state.response = response
@@ -218,17 +241,18 @@ final class TaskRunner: @unchecked Sendable {
         switch task.completionMode {
         case .stream(let source):
             source.didReceive(response: response)
+            return false
         case .dataHandler, .collect:
-            break
+            return false
         case .delegate:
-            guard let dataTask = task as? URLSessionDataTask else { return }
-            askForDisposition(response, dataTask: dataTask, generation: generation)
+            guard let dataTask = task as? URLSessionDataTask else { return false }
+            return askForDisposition(response, dataTask: dataTask, generation: generation)
         }
     }
 
-    private func askForDisposition(_ response: URLResponse, dataTask: URLSessionDataTask, generation: Int) {
-        guard let delegate = task.resolvedDelegate(URLSessionDataDelegate.self) else { return }
-        addPause(.awaitingDecision)
+    private func askForDisposition(_ response: URLResponse, dataTask: URLSessionDataTask, generation: Int) -> Bool {
+        guard let delegate = task.resolvedDelegate(URLSessionDataDelegate.self) else { return false }
+        startHolding()
         let session = self.session
         session.dispatcher.async { [self] in
             let decided = NIOLockedValueBox(false)
@@ -237,7 +261,7 @@ final class TaskRunner: @unchecked Sendable {
                 guard isCurrent(generation) else { return }
                 switch disposition {
                 case .allow:
-                    removePause(.awaitingDecision)
+                    releaseHeld()
                 case .cancel:
                     fail(TransferError.cancelled())
                 case .becomeDownload:
@@ -247,6 +271,7 @@ final class TaskRunner: @unchecked Sendable {
                 }
             }
         }
+        return true
     }
 
     private func deliverDataToDelegate(_ data: Data) {
@@ -300,7 +325,7 @@ final class TaskRunner: @unchecked Sendable {
             follow(newRequest)
             return
         }
-        addPause(.awaitingDecision)
+        startHolding()
         let session = self.session
         let task = self.task
         session.dispatcher.async { [self] in
@@ -312,8 +337,11 @@ final class TaskRunner: @unchecked Sendable {
                 if let chosen {
                     follow(chosen)
                 } else {
-                    removePause(.awaitingDecision)
-                    deliverHead(response, generation: generation)
+                    // The redirect response is the final one. Unless a response decision of its own now holds
+                    // the events, let its body through.
+                    if !deliverHead(response, generation: generation) {
+                        releaseHeld()
+                    }
                 }
             }
         }
@@ -323,6 +351,9 @@ final class TaskRunner: @unchecked Sendable {
         let old: TransportExchange? = lock.withLock {
             state.generation += 1
             state.pauseReasons.remove(.awaitingDecision)
+            state.holding = false
+            state.heldParts = []
+            state.heldFinish = false
             state.body = Data()
             defer { state.exchange = nil }
             return state.exchange
@@ -344,6 +375,36 @@ final class TaskRunner: @unchecked Sendable {
             next.setValue(nil, forHTTPHeaderField: name)
         }
         return next
+    }
+
+    // MARK: - Holding events during a decision
+
+    private func startHolding() {
+        lock.withLock { state.holding = true }
+        addPause(.awaitingDecision)
+    }
+
+    /// Replays what was held, in order, then lets the transfer continue.
+    private func releaseHeld() {
+        while true {
+            let next: (parts: [ByteBuffer], finish: Bool)? = lock.withLock {
+                if state.finished { return nil }
+                if state.heldParts.isEmpty {
+                    state.holding = false
+                    defer { state.heldFinish = false }
+                    return ([], state.heldFinish)
+                }
+                defer { state.heldParts = [] }
+                return (state.heldParts, false)
+            }
+            guard let next else { return }
+            next.parts.forEach(consumeBodyPart)
+            if next.parts.isEmpty {
+                if next.finish { finishSuccessfully() }
+                break
+            }
+        }
+        removePause(.awaitingDecision)
     }
 
     // MARK: - Pausing

@@ -1,0 +1,224 @@
+import Courier
+import CourierMockServer
+import Foundation
+import Testing
+
+@Suite("Delegates, task lifecycle and invalidation")
+struct DelegateTests {
+    @Test func delegateEventsArriveInOrderOnTheDelegateQueue() async throws {
+        try await withServer { server in
+            server.route("/d", response: .ok(Data(repeating: 1, count: 300_000)))
+            let delegate = RecordingDelegate()
+            let queue = OperationQueue()
+            queue.maxConcurrentOperationCount = 1
+            delegate.expectedQueue = queue
+            let session = makeSession(delegate: delegate, queue: queue)
+            let task = session.dataTask(with: server.url("/d"))
+            // didCreateTask is synchronous: already recorded when the factory returns.
+            #expect(delegate.events == [.created(task.taskIdentifier)])
+            #expect(task.state == .suspended)
+            task.resume()
+            await delegate.waitForCompletions()
+            let events = delegate.events
+            #expect(events.first == .created(task.taskIdentifier))
+            #expect(events[1] == .response(200))
+            #expect(events.last == .complete(nil))
+            #expect(delegate.dataBytes == 300_000)
+            #expect(delegate.body == Data(repeating: 1, count: 300_000))
+            #expect(delegate.callsOffQueue == 0)
+            #expect(task.state == .completed)
+            #expect(task.countOfBytesReceived == 300_000)
+            #expect(task.countOfBytesExpectedToReceive == 300_000)
+            #expect(task.progress.completedUnitCount == 300_000)
+            #expect(task.progress.totalUnitCount == 300_000)
+            #expect(task.error == nil)
+            session.finishTasksAndInvalidate()
+        }
+    }
+
+    @Test func responseDispositionCancelEndsWithCancelled() async throws {
+        try await withServer { server in
+            server.route("/d", response: .ok("never read"))
+            let delegate = RecordingDelegate()
+            delegate.disposition = .cancel
+            let session = makeSession(delegate: delegate)
+            let task = session.dataTask(with: server.url("/d"))
+            task.resume()
+            await delegate.waitForCompletions()
+            #expect(delegate.events.last == .complete(.cancelled))
+            #expect(delegate.dataBytes == 0)
+            #expect((task.error as? URLError)?.code == .cancelled)
+        }
+    }
+
+    @Test func completionHandlerReplacesResponseAndDataDelegateCalls() async throws {
+        try await withServer { server in
+            server.route("/d", response: .ok("body"))
+            let delegate = RecordingDelegate()
+            let session = makeSession(delegate: delegate)
+            let outcome = await session.runDataTask(URLRequest(url: server.url("/d")))
+            #expect(outcome.data == Data("body".utf8))
+            let events = delegate.events
+            #expect(events.count == 1)
+            #expect(events.first.map { if case .created = $0 { return true } else { return false } } == true)
+        }
+    }
+
+    @Test func taskIdentifiersAreUniqueAndStatesProgress() async throws {
+        let session = makeSession()
+        let url = try #require(URL(string: "http://127.0.0.1:9/"))
+        let tasks = (0..<20).map { _ in session.dataTask(with: url) }
+        #expect(Set(tasks.map(\.taskIdentifier)).count == 20)
+        #expect(tasks.allSatisfy { $0.state == .suspended })
+        #expect(tasks[0].originalRequest?.url == url)
+        #expect(tasks[0].currentRequest?.url == url)
+        #expect(tasks[0].response == nil)
+        tasks.forEach { $0.cancel() }
+        #expect(tasks.allSatisfy { $0.state == .completed })
+    }
+
+    @Test func cancellingASuspendedTaskCompletesWithCancelled() async throws {
+        let session = makeSession()
+        let url = try #require(URL(string: "http://127.0.0.1:9/never"))
+        let outcome: DataOutcome = await withCheckedContinuation { continuation in
+            let task = session.dataTask(with: url) { data, response, error in
+                continuation.resume(returning: DataOutcome(data: data, response: response, error: error, onDelegateQueue: true))
+            }
+            task.cancel()
+        }
+        #expect(outcome.urlError?.code == .cancelled)
+        #expect(outcome.urlError?.userInfo[NSURLErrorFailingURLErrorKey] as? URL == url)
+        #expect(outcome.data == nil)
+    }
+
+    @Test func cancellingARunningTaskCancelsTheTransfer() async throws {
+        try await withServer { server in
+            var slow = MockResponse.ok("late")
+            slow.headDelay = .seconds(5)
+            server.route("/slow", response: slow)
+            let session = makeSession()
+            let started = ContinuousClock.now
+            let outcome = await session.runDataTask(URLRequest(url: server.url("/slow"))) { task in
+                DispatchQueue.global().asyncAfter(deadline: .now() + 0.1) { task.cancel() }
+            }
+            #expect(outcome.urlError?.code == .cancelled)
+            #expect(ContinuousClock.now - started < .seconds(4))
+        }
+    }
+
+    @Test func finishTasksAndInvalidateWaitsForRunningTasks() async throws {
+        try await withServer { server in
+            var slow = MockResponse.ok("done")
+            slow.headDelay = .milliseconds(100)
+            server.route("/slow", response: slow)
+            let delegate = RecordingDelegate()
+            let session = makeSession(delegate: delegate)
+            session.dataTask(with: server.url("/slow")).resume()
+            session.finishTasksAndInvalidate()
+            await delegate.waitForCompletions(2)
+            #expect(delegate.events.suffix(2) == [.complete(nil), .invalid])
+            // The session lets go of its delegate right after didBecomeInvalidWithError returns.
+            for _ in 0..<100 where session.delegate != nil {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            #expect(session.delegate == nil)
+        }
+    }
+
+    @Test func invalidateAndCancelCancelsRunningTasks() async throws {
+        try await withServer { server in
+            var slow = MockResponse.ok("never")
+            slow.headDelay = .seconds(5)
+            server.route("/slow", response: slow)
+            let delegate = RecordingDelegate()
+            let session = makeSession(delegate: delegate)
+            session.dataTask(with: server.url("/slow")).resume()
+            session.dataTask(with: server.url("/slow")).resume()
+            try await Task.sleep(for: .milliseconds(50))
+            session.invalidateAndCancel()
+            await delegate.waitForCompletions(3)
+            let events = delegate.events
+            #expect(events.filter { $0 == .complete(.cancelled) }.count == 2)
+            #expect(events.last == .invalid)
+        }
+    }
+
+    @Test func aTaskOnAnInvalidatedSessionCompletesWithAnError() async throws {
+        let session = makeSession()
+        session.finishTasksAndInvalidate()
+        let url = try #require(URL(string: "http://127.0.0.1:9/"))
+        let outcome = await session.runDataTask(url)
+        #expect(outcome.urlError?.code == .cancelled)
+    }
+
+    @Test func sharedSessionIgnoresInvalidation() async throws {
+        try await withServer { server in
+            server.route("/s", response: .ok("shared"))
+            URLSession.shared.finishTasksAndInvalidate()
+            URLSession.shared.invalidateAndCancel()
+            let (data, _) = try await URLSession.shared.data(from: server.url("/s"))
+            #expect(data == Data("shared".utf8))
+        }
+    }
+
+    @Test func configurationIsCopiedAtCreation() async throws {
+        let configuration = URLSessionConfiguration.default
+        configuration.timeoutIntervalForRequest = 12
+        let session = URLSession(configuration: configuration)
+        configuration.timeoutIntervalForRequest = 99
+        #expect(session.configuration.timeoutIntervalForRequest == 12)
+        session.configuration.timeoutIntervalForRequest = 50
+        #expect(session.configuration.timeoutIntervalForRequest == 12)
+    }
+
+    @Test func taskListsReportUnfinishedTasks() async throws {
+        let session = makeSession()
+        let url = try #require(URL(string: "http://127.0.0.1:9/"))
+        let first = session.dataTask(with: url)
+        let second = session.dataTask(with: url)
+        #expect(await session.allTasks.map(\.taskIdentifier) == [first.taskIdentifier, second.taskIdentifier])
+        let kinds: (Int, Int, Int) = await withCheckedContinuation { continuation in
+            session.getTasksWithCompletionHandler { data, uploads, downloads in
+                continuation.resume(returning: (data.count, uploads.count, downloads.count))
+            }
+        }
+        #expect(kinds == (2, 0, 0))
+        first.cancel()
+        second.cancel()
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(await session.allTasks.isEmpty)
+    }
+
+    @Test func progressCancelCancelsTheTask() async throws {
+        try await withServer { server in
+            var slow = MockResponse.ok("late")
+            slow.headDelay = .seconds(5)
+            server.route("/slow", response: slow)
+            let outcome = await makeSession().runDataTask(URLRequest(url: server.url("/slow"))) { task in
+                DispatchQueue.global().asyncAfter(deadline: .now() + 0.1) { task.progress.cancel() }
+            }
+            #expect(outcome.urlError?.code == .cancelled)
+        }
+    }
+
+    @Test func suspendAndResumeMidBodyKeepsOneRequest() async throws {
+        try await withServer { server in
+            var throttled = MockResponse.ok(Data(repeating: 9, count: 200_000))
+            throttled.chunkSize = 10_000
+            throttled.chunkDelay = .milliseconds(5)
+            server.route("/t", response: throttled)
+            let delegate = RecordingDelegate()
+            let session = makeSession(delegate: delegate)
+            let task = session.dataTask(with: server.url("/t"))
+            task.resume()
+            try await Task.sleep(for: .milliseconds(30))
+            task.suspend()
+            #expect(task.state == .suspended)
+            try await Task.sleep(for: .milliseconds(200))
+            task.resume()
+            await delegate.waitForCompletions()
+            #expect(delegate.body == Data(repeating: 9, count: 200_000))
+            #expect(server.requests(path: "/t").count == 1)
+        }
+    }
+}
