@@ -2,6 +2,7 @@
 ///
 /// On Apple platforms this is an imported C enumeration; here it is a structure with the same constant names and raw
 /// values, so code that uses the constants compiles unchanged.
+// swift-format-ignore: TypeNamesShouldBeCapitalized
 public struct tls_protocol_version_t: RawRepresentable, Hashable, Sendable {
     /// The protocol version as it appears on the wire.
     public var rawValue: UInt16

@@ -5,7 +5,8 @@ import Foundation
 /// `negotiatedTLSCipherSuite` is not provided yet: its type, `tls_ciphersuite_t`, comes with the TLS metrics of a
 /// later release.
 open class URLSessionTaskTransactionMetrics: NSObject, @unchecked Sendable {
-    /// All the values of a transaction's metrics, filled in by the engine as the transaction progresses.
+    /// All the values of a transaction's metrics, filled in by the engine as the transaction progresses. Each field
+    /// holds the value of the public property of the same name.
     package struct Values: Sendable {
         package var request: URLRequest
         package var response: URLResponse?

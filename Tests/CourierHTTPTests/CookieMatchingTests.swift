@@ -1,0 +1,46 @@
+import CourierHTTP
+import Testing
+
+@Suite("CookieMatching")
+struct CookieMatchingTests {
+    @Test(
+        "Domain matching",
+        arguments: [
+            ("example.com", "example.com", true), ("www.example.com", "example.com", true),
+            ("www.example.com", ".example.com", true), ("WWW.Example.COM", "example.com", true),
+            ("example.com", "www.example.com", false), ("notexample.com", "example.com", false),
+            ("example.com", "com.", false), ("192.168.0.1", "168.0.1", false), ("192.168.0.1", "192.168.0.1", true),
+            ("example.com", "", false), ("example.com", ".", false),
+        ])
+    func domain(host: String, domain: String, matches: Bool) {
+        #expect(CookieMatching.domainMatches(host: host, domain: domain) == matches)
+    }
+
+    @Test(
+        "Path matching",
+        arguments: [
+            ("/", "/", true), ("/docs", "/", true), ("/docs", "/docs", true), ("/docs/a", "/docs", true),
+            ("/docs/a", "/docs/", true), ("/docsearch", "/docs", false), ("/doc", "/docs", false), ("", "/", true),
+            ("/Docs", "/docs", false),
+        ])
+    func path(requestPath: String, cookiePath: String, matches: Bool) {
+        #expect(CookieMatching.pathMatches(requestPath: requestPath, cookiePath: cookiePath) == matches)
+    }
+
+    @Test(
+        "Default path",
+        arguments: [("", "/"), ("/", "/"), ("/a", "/"), ("/a/b", "/a"), ("/a/b/", "/a/b"), ("relative", "/")])
+    func defaultPath(requestPath: String, expected: String) {
+        #expect(CookieMatching.defaultPath(for: requestPath) == expected)
+    }
+
+    @Test(
+        "IP addresses",
+        arguments: [
+            ("127.0.0.1", true), ("::1", true), ("[::1]", true), ("256.0.0.1", false), ("1.2.3", false),
+            ("example.com", false), ("1.2.3.4.example", false),
+        ])
+    func ipAddress(host: String, isIP: Bool) {
+        #expect(CookieMatching.isIPAddress(host) == isIP)
+    }
+}
