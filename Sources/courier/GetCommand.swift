@@ -27,7 +27,9 @@ struct GetCommand: AsyncParsableCommand {
     @Flag(name: [.customShort("i"), .customLong("include")], help: "Include the status line and headers.")
     var includeHeaders = false
 
-    @Flag(name: [.customShort("f"), .customLong("fail")], help: "Exit with status 22 when the server answers 400 or above.")
+    @Flag(
+        name: [.customShort("f"), .customLong("fail")],
+        help: "Exit with status 22 when the server answers 400 or above.")
     var failOnHTTPError = false
 
     func run() async throws {
@@ -54,7 +56,9 @@ struct GetCommand: AsyncParsableCommand {
         switch outcome {
         case .failure(let error):
             sink.discard()
-            throw CLIError("\(request.url?.absoluteString ?? url): \(error.localizedDescription) (URLError \(error.code.rawValue))")
+            throw CLIError(
+                "\(request.url?.absoluteString ?? url): \(error.localizedDescription) (URLError \(error.code.rawValue))"
+            )
         case .success(let status):
             do {
                 try sink.commit()

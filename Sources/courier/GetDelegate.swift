@@ -6,7 +6,9 @@ import NIOConcurrencyHelpers
 final class GetDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendable {
     private let sink: OutputSink
     private let includeHeaders: Bool
-    private let state = NIOLockedValueBox<(continuation: CheckedContinuation<Result<Int, URLError>, Never>?, status: Int, writeError: (any Error)?)>((nil, 0, nil))
+    private let state = NIOLockedValueBox<
+        (continuation: CheckedContinuation<Result<Int, URLError>, Never>?, status: Int, writeError: (any Error)?)
+    >((nil, 0, nil))
 
     init(sink: OutputSink, includeHeaders: Bool) {
         self.sink = sink
@@ -51,7 +53,8 @@ final class GetDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendable {
         }
         if let writeError {
             continuation?.resume(
-                returning: .failure(URLError(.cannotWriteToFile, userInfo: [NSLocalizedDescriptionKey: "\(writeError)"]))
+                returning: .failure(
+                    URLError(.cannotWriteToFile, userInfo: [NSLocalizedDescriptionKey: "\(writeError)"]))
             )
         } else if let error {
             continuation?.resume(returning: .failure(error as? URLError ?? URLError(.unknown)))

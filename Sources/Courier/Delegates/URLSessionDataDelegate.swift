@@ -44,7 +44,9 @@ extension URLSessionDataDelegate {
         didBecome downloadTask: URLSessionDownloadTask
     ) {}
 
-    public func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didBecome streamTask: URLSessionStreamTask) {}
+    public func urlSession(
+        _ session: URLSession, dataTask: URLSessionDataTask, didBecome streamTask: URLSessionStreamTask
+    ) {}
 
     public func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {}
 

@@ -62,7 +62,8 @@ public protocol URLSessionTaskDelegate: URLSessionDelegate {
     )
 
     /// A 1xx informational response arrived.
-    func urlSession(_ session: URLSession, task: URLSessionTask, didReceiveInformationalResponse response: HTTPURLResponse)
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, didReceiveInformationalResponse response: HTTPURLResponse)
 
     /// The task's metrics are final.
     func urlSession(_ session: URLSession, task: URLSessionTask, didFinishCollecting metrics: URLSessionTaskMetrics)
@@ -135,7 +136,9 @@ extension URLSessionTaskDelegate {
         didReceiveInformationalResponse response: HTTPURLResponse
     ) {}
 
-    public func urlSession(_ session: URLSession, task: URLSessionTask, didFinishCollecting metrics: URLSessionTaskMetrics) {}
+    public func urlSession(
+        _ session: URLSession, task: URLSessionTask, didFinishCollecting metrics: URLSessionTaskMetrics
+    ) {}
 
     public func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {}
 }

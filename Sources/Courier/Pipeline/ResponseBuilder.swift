@@ -9,6 +9,7 @@ enum ResponseBuilder {
         for (name, value) in head.headers {
             fields.add(value, for: name)
         }
-        return HTTPURLResponse(url: url, statusCode: head.status, httpVersion: head.version, headerFields: fields.dictionary)
+        return HTTPURLResponse(
+            url: url, statusCode: head.status, httpVersion: head.version, headerFields: fields.dictionary)
     }
 }

@@ -1,6 +1,7 @@
 import CourierHTTP
 import CourierTransport
 import Foundation
+import Logging
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
@@ -43,9 +44,14 @@ final class TaskRunner: @unchecked Sendable {
     private var state = State()
     private let timerLoop: any EventLoop
 
+    private let logger: Logger
+
     init(task: URLSessionTask) {
         self.task = task
         self.timerLoop = MultiThreadedEventLoopGroup.singleton.any()
+        var logger = task.session.logger
+        logger[metadataKey: "task"] = "\(task.taskIdentifier)"
+        self.logger = logger
     }
 
     private var session: URLSession { task.session }
@@ -99,12 +105,17 @@ final class TaskRunner: @unchecked Sendable {
         let transportRequest: TransportRequest
         do {
             prepared = try RequestPipeline.prepare(request, task: task)
-            transportRequest = try TransportRequestBuilder.make(from: prepared, configuration: session.sessionConfiguration)
+            transportRequest = try TransportRequestBuilder.make(
+                from: prepared, configuration: session.sessionConfiguration)
         } catch {
             fail(error)
             return
         }
         task.update { $0.currentRequest = request }
+        logger.debug(
+            "sending request",
+            metadata: ["method": "\(transportRequest.method)", "url": "\(transportRequest.url.absoluteString)"]
+        )
         let expectedToSend = transportRequest.body.length ?? NSURLSessionTransferSizeUnknown
         task.update { $0.countOfBytesExpectedToSend = expectedToSend }
 
@@ -210,6 +221,7 @@ final class TaskRunner: @unchecked Sendable {
     }
 
     private func finishSuccessfully() {
+        logger.debug("task finished", metadata: ["bytes": "\(task.countOfBytesReceived)"])
         let body: Data? = lock.withLock {
             state.finished = true
             state.exchange = nil
@@ -231,6 +243,7 @@ final class TaskRunner: @unchecked Sendable {
     @discardableResult
     private func deliverHead(_ response: HTTPURLResponse, generation: Int) -> Bool {
         let expected = response.expectedContentLength
+        logger.debug("response", metadata: ["status": "\(response.statusCode)", "length": "\(expected)"])
         task.update { state in
             state.response = response
             state.countOfBytesExpectedToReceive = expected
@@ -257,7 +270,12 @@ final class TaskRunner: @unchecked Sendable {
         session.dispatcher.async { [self] in
             let decided = NIOLockedValueBox(false)
             delegate.urlSession(session, dataTask: dataTask, didReceive: response) { [self] disposition in
-                guard decided.withLockedValue({ done in defer { done = true }; return !done }) else { return }
+                guard
+                    decided.withLockedValue({ done in
+                        defer { done = true }
+                        return !done
+                    })
+                else { return }
                 guard isCurrent(generation) else { return }
                 switch disposition {
                 case .allow:
@@ -321,6 +339,8 @@ final class TaskRunner: @unchecked Sendable {
             return
         }
         let newRequest = Self.redirectedRequest(request, plan: plan)
+        logger.debug(
+            "redirect", metadata: ["status": "\(response.statusCode)", "location": "\(plan.url.absoluteString)"])
         guard let delegate = task.resolvedDelegate(URLSessionTaskDelegate.self) else {
             follow(newRequest)
             return
@@ -332,7 +352,12 @@ final class TaskRunner: @unchecked Sendable {
             let decided = NIOLockedValueBox(false)
             delegate.urlSession(session, task: task, willPerformHTTPRedirection: response, newRequest: newRequest) {
                 [self] chosen in
-                guard decided.withLockedValue({ done in defer { done = true }; return !done }) else { return }
+                guard
+                    decided.withLockedValue({ done in
+                        defer { done = true }
+                        return !done
+                    })
+                else { return }
                 guard isCurrent(generation) else { return }
                 if let chosen {
                     follow(chosen)
@@ -438,6 +463,7 @@ final class TaskRunner: @unchecked Sendable {
             return .some(state.exchange)
         }
         guard case .some(let running) = exchange else { return }
+        logger.debug("task failed", metadata: ["error": "\(error)"])
         running?.cancel()
         let url = task.currentRequest?.url ?? task.originalRequest?.url
         task.complete(with: URLErrorMapping.urlError(from: error, failingURL: url), body: nil)
@@ -445,7 +471,9 @@ final class TaskRunner: @unchecked Sendable {
 
     private func armResourceTimer() {
         lock.withLock {
-            guard !state.finished, state.resourceTimer == nil, let remaining = state.remainingResourceTime else { return }
+            guard !state.finished, state.resourceTimer == nil, let remaining = state.remainingResourceTime else {
+                return
+            }
             state.resourceDeadline = .now() + remaining
             state.resourceTimer = timerLoop.scheduleTask(in: remaining) { [weak self] in
                 self?.fail(TransferError.timedOut("the resource timeout expired"))

@@ -186,7 +186,8 @@ extension URLSession {
 final class UnsupportedUploadTask: URLSessionUploadTask, @unchecked Sendable {
     private let reason: String
 
-    init(session: URLSession, request: URLRequest, identifier: Int, completionMode: TaskCompletionMode, reason: String) {
+    init(session: URLSession, request: URLRequest, identifier: Int, completionMode: TaskCompletionMode, reason: String)
+    {
         self.reason = reason
         super.init(session: session, request: request, identifier: identifier, completionMode: completionMode)
     }

@@ -130,7 +130,8 @@ open class URLSession: NSObject, @unchecked Sendable {
 
     /// Calls `completionHandler` on the delegate queue with the session's unfinished tasks, by kind.
     open func getTasksWithCompletionHandler(
-        _ completionHandler: @escaping @Sendable ([URLSessionDataTask], [URLSessionUploadTask], [URLSessionDownloadTask])
+        _ completionHandler:
+            @escaping @Sendable ([URLSessionDataTask], [URLSessionUploadTask], [URLSessionDownloadTask])
             -> Void
     ) {
         let tasks = registry.allTasks()
@@ -168,7 +169,7 @@ open class URLSession: NSObject, @unchecked Sendable {
     open func reset(completionHandler: @escaping @Sendable () -> Void) {
         storedConfiguration.urlCache?.removeAllCachedResponses()
         if let cookies = storedConfiguration.httpCookieStorage?.cookies {
-            cookies.forEach { storedConfiguration.httpCookieStorage?.deleteCookie($0) }
+            for cookie in cookies { storedConfiguration.httpCookieStorage?.deleteCookie(cookie) }
         }
         dispatcher.async { completionHandler() }
     }

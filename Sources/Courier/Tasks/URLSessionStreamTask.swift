@@ -35,7 +35,8 @@ open class URLSessionStreamTask: URLSessionTask, @unchecked Sendable {
     }
 
     /// Writes `data`.
-    open func write(_ data: Data, timeout: TimeInterval, completionHandler: @escaping @Sendable ((any Error)?) -> Void) {
+    open func write(_ data: Data, timeout: TimeInterval, completionHandler: @escaping @Sendable ((any Error)?) -> Void)
+    {
         let error = unsupportedError
         session.dispatcher.async { completionHandler(error) }
     }

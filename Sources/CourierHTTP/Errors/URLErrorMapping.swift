@@ -57,7 +57,8 @@ public enum URLErrorMapping {
         case .timedOut: return "The request timed out."
         case .networkConnectionLost: return "The network connection was lost."
         case .badServerResponse: return "The server returned a bad response."
-        case .secureConnectionFailed: return "An SSL error has occurred and a secure connection to the server cannot be made."
+        case .secureConnectionFailed:
+            return "An SSL error has occurred and a secure connection to the server cannot be made."
         case .serverCertificateUntrusted: return "The certificate for this server is invalid."
         case .cannotDecodeContentData: return "The content could not be decoded."
         default: return "The operation couldn't be completed. (URLError \(code.rawValue))"

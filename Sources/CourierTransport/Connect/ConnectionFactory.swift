@@ -37,7 +37,8 @@ struct ConnectionFactory: Sendable {
                     try sync.addHandler(HTTPRequestEncoder())
                     try sync.addHandler(
                         ByteToMessageHandler(
-                            HTTPResponseDecoder(leftOverBytesStrategy: .dropBytes, informationalResponseStrategy: .forward)
+                            HTTPResponseDecoder(
+                                leftOverBytesStrategy: .dropBytes, informationalResponseStrategy: .forward)
                         )
                     )
                     try sync.addHandler(NIOHTTPRequestHeadersValidator())
@@ -58,7 +59,9 @@ struct ConnectionFactory: Sendable {
                     throw error
                 }.flatMapThrowing {
                     let handler = try channel.pipeline.syncOperations.handler(type: HTTP1ClientHandler.self)
-                    return HTTP1Connection(id: id, key: key, channel: channel, handler: NIOLoopBound(handler, eventLoop: channel.eventLoop))
+                    return HTTP1Connection(
+                        id: id, key: key, channel: channel, handler: NIOLoopBound(handler, eventLoop: channel.eventLoop)
+                    )
                 }
             }
             .flatMapErrorThrowing { error in

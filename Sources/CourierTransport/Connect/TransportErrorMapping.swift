@@ -6,11 +6,11 @@ import NIOPosix
 import NIOSSL
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Turns the errors SwiftNIO and NIOSSL raise into ``TransferError``s with the code Darwin would report.

@@ -242,7 +242,9 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
         state = .active(active)
     }
 
-    private func makeHead(_ head: HTTPResponseHead, active: Active, context: ChannelHandlerContext) -> TransportResponseHead {
+    private func makeHead(_ head: HTTPResponseHead, active: Active, context: ChannelHandlerContext)
+        -> TransportResponseHead
+    {
         TransportResponseHead(
             status: Int(head.status.code),
             reason: head.status.reasonPhrase,

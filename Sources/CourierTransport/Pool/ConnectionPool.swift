@@ -58,8 +58,8 @@ final class ConnectionPool: Sendable {
     /// Closes idle connections and fails waiting requests; busy connections close when their request ends.
     func shutdown() {
         let (idle, waiters) = machine.withLockedValue { $0.shutdown() }
-        idle.forEach { $0.close() }
-        waiters.forEach { $0.connectionFailed(.cancelled("the session was invalidated"), retryable: false) }
+        for connection in idle { connection.close() }
+        for waiter in waiters { waiter.connectionFailed(.cancelled("the session was invalidated"), retryable: false) }
     }
 
     private func perform(_ action: Machine.ReleaseAction, key: PoolKey) {

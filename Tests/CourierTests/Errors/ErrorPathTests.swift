@@ -27,7 +27,8 @@ struct ErrorPathTests {
 
     @Test func unsupportedSchemeAndMissingHost() async throws {
         let session = makeSession()
-        #expect(await session.runDataTask(try #require(URL(string: "ftp://127.0.0.1/x"))).urlError?.code == .unsupportedURL)
+        #expect(
+            await session.runDataTask(try #require(URL(string: "ftp://127.0.0.1/x"))).urlError?.code == .unsupportedURL)
         #expect(await session.runDataTask(try #require(URL(string: "http:///nohost"))).urlError?.code == .badURL)
     }
 

@@ -73,7 +73,7 @@ struct DelegateTests {
         #expect(tasks[0].originalRequest?.url == url)
         #expect(tasks[0].currentRequest?.url == url)
         #expect(tasks[0].response == nil)
-        tasks.forEach { $0.cancel() }
+        for task in tasks { task.cancel() }
         #expect(tasks.allSatisfy { $0.state == .completed })
     }
 
@@ -82,7 +82,8 @@ struct DelegateTests {
         let url = try #require(URL(string: "http://127.0.0.1:9/never"))
         let outcome: DataOutcome = await withCheckedContinuation { continuation in
             let task = session.dataTask(with: url) { data, response, error in
-                continuation.resume(returning: DataOutcome(data: data, response: response, error: error, onDelegateQueue: true))
+                continuation.resume(
+                    returning: DataOutcome(data: data, response: response, error: error, onDelegateQueue: true))
             }
             task.cancel()
         }

@@ -81,7 +81,9 @@ final class RecordingDelegate: NSObject, URLSessionDataDelegate, @unchecked Send
         case invalid
     }
 
-    private let state = NIOLockedValueBox<(events: [Event], body: Data, waiters: [CheckedContinuation<Void, Never>], completed: Int, offQueue: Int)>(([], Data(), [], 0, 0))
+    private let state = NIOLockedValueBox<
+        (events: [Event], body: Data, waiters: [CheckedContinuation<Void, Never>], completed: Int, offQueue: Int)
+    >(([], Data(), [], 0, 0))
     var disposition: URLSession.ResponseDisposition = .allow
     var followRedirects = true
     var expectedQueue: OperationQueue?
@@ -121,7 +123,7 @@ final class RecordingDelegate: NSObject, URLSessionDataDelegate, @unchecked Send
             defer { state.waiters = [] }
             return state.waiters
         }
-        waiters.forEach { $0.resume() }
+        for waiter in waiters { waiter.resume() }
     }
 
     func urlSession(_ session: URLSession, didCreateTask task: URLSessionTask) {

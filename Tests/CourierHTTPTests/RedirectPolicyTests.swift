@@ -1,0 +1,70 @@
+import CourierHTTP
+import Foundation
+import Testing
+
+@Suite("RedirectPolicy")
+struct RedirectPolicyTests {
+    struct Row: Sendable, CustomTestStringConvertible {
+        let status: Int
+        let method: String
+        let newMethod: String
+        let dropsBody: Bool
+        var testDescription: String { "\(status) \(method)" }
+    }
+
+    static let rows: [Row] = [
+        Row(status: 301, method: "POST", newMethod: "GET", dropsBody: true),
+        Row(status: 302, method: "POST", newMethod: "GET", dropsBody: true),
+        Row(status: 303, method: "POST", newMethod: "GET", dropsBody: true),
+        Row(status: 303, method: "PUT", newMethod: "GET", dropsBody: true),
+        Row(status: 303, method: "HEAD", newMethod: "HEAD", dropsBody: false),
+        Row(status: 301, method: "PUT", newMethod: "PUT", dropsBody: false),
+        Row(status: 302, method: "GET", newMethod: "GET", dropsBody: false),
+        Row(status: 307, method: "POST", newMethod: "POST", dropsBody: false),
+        Row(status: 308, method: "PUT", newMethod: "PUT", dropsBody: false),
+    ]
+
+    @Test(arguments: rows)
+    func methodRewriting(row: Row) throws {
+        let current = try #require(URL(string: "http://a.example/x/y"))
+        let plan = try #require(
+            RedirectPolicy.plan(status: row.status, location: "/z", method: row.method, currentURL: current)
+        )
+        #expect(plan.method == row.newMethod)
+        #expect(plan.dropsBody == row.dropsBody)
+        #expect(plan.url.absoluteString == "http://a.example/z")
+        #expect(plan.removedHeaderNames.contains("Content-Type") == row.dropsBody)
+    }
+
+    @Test(arguments: [200, 300, 304, 305, 404])
+    func nonRedirectStatusesAreNotFollowed(status: Int) throws {
+        let current = try #require(URL(string: "http://a.example/"))
+        #expect(RedirectPolicy.plan(status: status, location: "/z", method: "GET", currentURL: current) == nil)
+    }
+
+    @Test(arguments: [nil, "", "   ", "ftp://a.example/file", "javascript:alert(1)", "file:///etc/passwd"])
+    func missingOrUnfollowableLocations(location: String?) throws {
+        let current = try #require(URL(string: "http://a.example/"))
+        #expect(RedirectPolicy.plan(status: 302, location: location, method: "GET", currentURL: current) == nil)
+    }
+
+    @Test func relativeLocationsResolveAgainstTheCurrentURL() throws {
+        let current = try #require(URL(string: "https://a.example/dir/page?q=1"))
+        let plan = try #require(RedirectPolicy.plan(status: 302, location: "next", method: "GET", currentURL: current))
+        #expect(plan.url.absoluteString == "https://a.example/dir/next")
+    }
+
+    @Test func credentialsNeverCrossOrigins() throws {
+        let current = try #require(URL(string: "https://a.example/"))
+        let sameOrigin = try #require(
+            RedirectPolicy.plan(status: 302, location: "https://a.example:443/b", method: "GET", currentURL: current)
+        )
+        #expect(!sameOrigin.removedHeaderNames.contains("Authorization"))
+        for location in ["https://b.example/", "http://a.example/", "https://a.example:8443/"] {
+            let plan = try #require(
+                RedirectPolicy.plan(status: 302, location: location, method: "GET", currentURL: current))
+            #expect(plan.removedHeaderNames.contains("Authorization"))
+            #expect(plan.removedHeaderNames.contains("Cookie"))
+        }
+    }
+}

@@ -1,0 +1,53 @@
+import CourierHTTP
+import Testing
+
+@Suite("TaskLifecycle state machine")
+struct TaskLifecycleTests {
+    @Test func newTaskIsSuspendedAndFirstResumeStarts() {
+        var machine = TaskLifecycle()
+        #expect(machine.state == .suspended)
+        #expect(!machine.hasStarted)
+        #expect(machine.resume() == .start)
+        #expect(machine.state == .running)
+        #expect(machine.resume() == .none)
+    }
+
+    @Test func suspendAndResumePauseAndProceed() {
+        var machine = TaskLifecycle()
+        _ = machine.resume()
+        #expect(machine.suspend() == .pause)
+        #expect(machine.state == .suspended)
+        #expect(machine.suspend() == .none)
+        #expect(machine.resume() == .proceed)
+        #expect(machine.state == .running)
+    }
+
+    @Test func cancelBeforeStartCompletesWithoutTransfer() {
+        var machine = TaskLifecycle()
+        #expect(machine.cancel() == .completeWithoutTransfer)
+        #expect(machine.state == .canceling)
+        #expect(machine.resume() == .none)
+        #expect(machine.complete() == .deliverCompletion)
+        #expect(machine.state == .completed)
+    }
+
+    @Test(arguments: [true, false])
+    func cancelAfterStartCancelsTheTransfer(suspendFirst: Bool) {
+        var machine = TaskLifecycle()
+        _ = machine.resume()
+        if suspendFirst { _ = machine.suspend() }
+        #expect(machine.cancel() == .cancelTransfer)
+        #expect(machine.cancel() == .none)
+        #expect(machine.suspend() == .none)
+    }
+
+    @Test func completionIsDeliveredExactlyOnce() {
+        var machine = TaskLifecycle()
+        _ = machine.resume()
+        #expect(machine.complete() == .deliverCompletion)
+        #expect(machine.complete() == .none)
+        #expect(machine.cancel() == .none)
+        #expect(machine.resume() == .none)
+        #expect(machine.state == .completed)
+    }
+}

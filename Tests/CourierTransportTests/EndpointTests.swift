@@ -1,0 +1,34 @@
+import CourierHTTP
+import CourierTransport
+import Foundation
+import Testing
+
+@Suite("Endpoint")
+struct EndpointTests {
+    @Test(arguments: [
+        ("http://example.com/", "example.com", 80, "example.com", "/"),
+        ("https://example.com:8443/a?b=c", "example.com", 8443, "example.com:8443", "/a?b=c"),
+        ("http://[::1]:8080/x%20y", "::1", 8080, "[::1]:8080", "/x%20y"),
+        ("http://127.0.0.1", "127.0.0.1", 80, "127.0.0.1", "/"),
+    ])
+    func parsesURLs(url: String, host: String, port: Int, hostHeader: String, target: String) throws {
+        let parsed = try #require(URL(string: url))
+        let endpoint = try Endpoint(url: parsed)
+        #expect(endpoint.host == host)
+        #expect(endpoint.port == port)
+        #expect(endpoint.hostHeader == hostHeader)
+        #expect(Endpoint.requestTarget(of: parsed) == target)
+    }
+
+    @Test func ipLiteralsAreRecognised() {
+        #expect(Endpoint(scheme: .https, host: "::1", port: 1).hostIsIPLiteral)
+        #expect(Endpoint(scheme: .https, host: "10.0.0.1", port: 1).hostIsIPLiteral)
+        #expect(!Endpoint(scheme: .https, host: "example.com", port: 1).hostIsIPLiteral)
+        #expect(!Endpoint(scheme: .https, host: "1.2.3.example", port: 1).hostIsIPLiteral)
+    }
+
+    @Test func rejectsOtherSchemesAndMissingHosts() throws {
+        #expect(throws: TransferError.self) { try Endpoint(url: try #require(URL(string: "ftp://a.example/"))) }
+        #expect(throws: TransferError.self) { try Endpoint(url: try #require(URL(string: "http:///x"))) }
+    }
+}
