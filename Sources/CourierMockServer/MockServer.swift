@@ -131,8 +131,11 @@ public final class MockServer: Sendable {
         for listener in listeners {
             try? await listener.close()
         }
-        for connection in state.shutDown() {
-            try? await connection.close()
+        let connections = state.shutDown()
+        for connection in connections {
+            connection.close(promise: nil)
+        }
+        for connection in connections {
             try? await connection.closeFuture.get()
         }
     }
