@@ -3,7 +3,8 @@ import NIOHTTP1
 
 /// Serves the requests of one connection: records each complete request, picks its response from the
 /// ``ServerState`` and writes it with a ``ResponseWriter``. Requests that arrive while a response is being
-/// written are answered in order afterwards.
+/// written are answered in order afterwards. When the client half-closes its side, the requests already received
+/// are answered and then the connection is closed.
 final class ConnectionHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundOut = ByteBuffer
@@ -20,6 +21,10 @@ final class ConnectionHandler: ChannelInboundHandler, RemovableChannelHandler {
     private var writer: ResponseWriter?
     /// Set once the connection is going to close, or once a response chose never to answer.
     private var isDone = false
+    /// Set when the client has closed its sending side.
+    private var isInputClosed = false
+    /// Set when a response chose never to answer; such a connection closes when the client's side closes.
+    private var isStalled = false
 
     init(state: ServerState, connectionID: Int) {
         self.state = state
@@ -40,9 +45,20 @@ final class ConnectionHandler: ChannelInboundHandler, RemovableChannelHandler {
             current = nil
             let request = accumulator.finish(connectionID: connectionID)
             state.record(request)
-            pending.append(PendingRequest(request: request, keepAlive: accumulator.head.isKeepAlive))
+            let head = accumulator.head
+            // HTTP/1.0 always closes; HTTP/1.1 unless the client sent `Connection: close`.
+            let keepAlive = head.version.major == 1 && head.version.minor >= 1 && head.isKeepAlive
+            pending.append(PendingRequest(request: request, keepAlive: keepAlive))
             answerNext(context: context)
         }
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if case .inputClosed = event as? ChannelEvent {
+            isInputClosed = true
+            closeIfIdleAfterInputClosed(context: context)
+        }
+        context.fireUserInboundEventTriggered(event)
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
@@ -83,8 +99,21 @@ final class ConnectionHandler: ChannelInboundHandler, RemovableChannelHandler {
         context.writeAndFlush(NIOAny(buffer), promise: nil)
     }
 
+    private func closeIfIdleAfterInputClosed(context: ChannelHandlerContext) {
+        guard isInputClosed, writer == nil, pending.isEmpty, !isDone || isStalled else { return }
+        isDone = true
+        isStalled = false
+        context.close(promise: nil)
+    }
+
     private func answerNext(context: ChannelHandlerContext) {
-        guard writer == nil, !isDone, !pending.isEmpty else { return }
+        guard writer == nil, !isDone, !pending.isEmpty else {
+            if isStalled {
+                pending.removeAll()
+            }
+            closeIfIdleAfterInputClosed(context: context)
+            return
+        }
         let next = pending.removeFirst()
         let response = state.response(for: next.request)
 
@@ -95,6 +124,9 @@ final class ConnectionHandler: ChannelInboundHandler, RemovableChannelHandler {
         }
         if response.neverRespond {
             isDone = true
+            isStalled = true
+            pending.removeAll()
+            closeIfIdleAfterInputClosed(context: context)
             return
         }
         if let raw = response.raw {
@@ -109,6 +141,7 @@ final class ConnectionHandler: ChannelInboundHandler, RemovableChannelHandler {
 
         let closing =
             !next.keepAlive || response.closeConnection || response.closeAfterBodyBytes != nil
+            || (isInputClosed && pending.isEmpty)
             || response.header("Connection")?.lowercased().contains("close") == true
         if closing {
             isDone = true

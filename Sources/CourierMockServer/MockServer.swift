@@ -131,8 +131,11 @@ public final class MockServer: Sendable {
         for listener in listeners {
             try? await listener.close()
         }
-        for connection in state.shutDown() {
-            try? await connection.close()
+        let connections = state.shutDown()
+        for connection in connections {
+            connection.close(promise: nil)
+        }
+        for connection in connections {
             try? await connection.closeFuture.get()
         }
     }
@@ -143,6 +146,7 @@ public final class MockServer: Sendable {
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+            .childChannelOption(.allowRemoteHalfClosure, value: true)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     guard let id = state.openConnection(channel) else { throw MockServerError.shutDown }

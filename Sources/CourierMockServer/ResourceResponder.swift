@@ -25,17 +25,16 @@ struct ResourceResponder: Sendable {
             return MockResponse(status: 304, headers: headers)
         }
 
-        headers.append(("Content-Type", contentType))
         guard method == "GET", let rangeValue = request.header("Range"),
             let range = ByteRangeRequest(headerValue: rangeValue), ifRangeMatches(request)
         else {
-            return MockResponse(status: 200, headers: headers, body: body)
+            return MockResponse(status: 200, headers: headers + [("Content-Type", contentType)], body: body)
         }
         guard let bytes = range.resolve(length: length) else {
-            headers.removeLast()
             headers.append(("Content-Range", "bytes */\(length)"))
             return MockResponse(status: 416, headers: headers)
         }
+        headers.append(("Content-Type", contentType))
         headers.append(("Content-Range", "bytes \(bytes.lowerBound)-\(bytes.upperBound - 1)/\(length)"))
         var response = MockResponse(status: 206, headers: headers, body: body)
         response.bodyRange = bytes

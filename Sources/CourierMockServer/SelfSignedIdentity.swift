@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import NIOCore
 import NIOSSL
 import SwiftASN1
 import X509
@@ -11,7 +12,8 @@ struct SelfSignedIdentity: Sendable {
     let certificatePEM: String
     /// The certificate, DER encoded.
     let certificateDER: [UInt8]
-    /// A TLS server context with this identity, offering ALPN `http/1.1` only.
+    /// A TLS server context with this identity, offering ALPN `http/1.1` only, that waits at most 250 ms for the
+    /// peer's `close_notify` when closing.
     let sslContext: NIOSSLContext
 
     /// Generates a key and a certificate valid from an hour ago to a day from now.
@@ -54,6 +56,8 @@ struct SelfSignedIdentity: Sendable {
             privateKey: .privateKey(try NIOSSLPrivateKey(bytes: Array(key.pemRepresentation.utf8), format: .pem))
         )
         configuration.applicationProtocols = ["http/1.1"]
+        // Do not wait long for a peer's close_notify: shutdown() must be quick even when a client stopped reading.
+        configuration.shutdownTimeout = .milliseconds(250)
 
         self.certificateDER = der
         self.certificatePEM = try certificate.serializeAsPEM().pemString

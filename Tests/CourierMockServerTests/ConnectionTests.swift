@@ -113,6 +113,54 @@ import Testing
         }
     }
 
+    @Test func pipelinedRequestsAreAnsweredInOrder() async throws {
+        var slow = MockResponse.ok("first")
+        slow.headDelay = .milliseconds(100)
+        let server = MockServer()
+        server.route("/1", response: slow)
+        server.route("/2", response: .ok("second"))
+        try await withServer(server) { server in
+            try await TestConnection.with(port: server.port) { connection in
+                try await connection.send("GET /1 HTTP/1.1\r\nHost: x\r\n\r\nGET /2 HTTP/1.1\r\nHost: x\r\n\r\n")
+                #expect(try await connection.readResponse().text == "first")
+                #expect(try await connection.readResponse().text == "second")
+            }
+            #expect(server.requests.map(\.path) == ["/1", "/2"])
+        }
+    }
+
+    @Test func halfClosedClientStillGetsItsResponses() async throws {
+        let server = MockServer()
+        server.route("/a", response: .ok("alpha"))
+        server.route("/b", response: .ok("beta"))
+        try await withServer(server) { server in
+            try await TestConnection.with(port: server.port) { connection in
+                try await connection.sendRequest("GET", "/a")
+                try await connection.sendRequest("GET", "/b")
+                connection.finishSending()
+                let first = try await connection.readResponse()
+                #expect(first.text == "alpha")
+                let second = try await connection.readResponse()
+                #expect(second.text == "beta")
+                #expect(try await connection.isClosedByServer())
+            }
+        }
+    }
+
+    @Test func neverRespondConnectionClosesWhenTheClientCloses() async throws {
+        var scripted = MockResponse.ok("never")
+        scripted.neverRespond = true
+        let server = MockServer()
+        server.enqueue(scripted)
+        try await withServer(server) { server in
+            try await TestConnection.with(port: server.port) { connection in
+                try await connection.sendRequest("GET", "/hang")
+                #expect(try await eventually { server.requests.count == 1 })
+            }
+            #expect(try await eventually { server.openConnectionCount == 0 })
+        }
+    }
+
     @Test func headDelayIsWaitedOnTheEventLoop() async throws {
         var slow = MockResponse.ok("slow")
         slow.headDelay = .milliseconds(800)

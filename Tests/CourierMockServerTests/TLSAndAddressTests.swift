@@ -51,6 +51,25 @@ import Testing
         }
     }
 
+    @Test func shutdownIsQuickWhileATLSClientStopsReading() async throws {
+        let server = MockServer(scheme: .https)
+        server.route("/huge", response: MockResponse(body: .pattern(length: 100 * 1024 * 1024)))
+        try await server.start()
+        let port = server.port
+        let tls = try clientTLSContext(trusting: server)
+        try await withTimeout(.seconds(30)) {
+            try await TestConnection.with(port: port, tls: tls) { connection in
+                try await connection.sendRequest("GET", "/huge")
+                let head = try await connection.readHead()
+                #expect(head.header("Content-Length") == "\(100 * 1024 * 1024)")
+                try await Task.sleep(for: .milliseconds(200))
+                let elapsed = try await ContinuousClock().measure { try await server.shutdown() }
+                #expect(elapsed < .seconds(2))
+                #expect(server.openConnectionCount == 0)
+            }
+        }
+    }
+
     @Test func httpsOnIPv6() async throws {
         try await withServer(MockServer(scheme: .https, host: "::1")) { server in
             #expect(server.baseURL.absoluteString == "https://[::1]:\(server.port)")

@@ -81,7 +81,10 @@ final class TestConnection {
                             HandshakeObserver(promise: promise, negotiatedProtocol: alpn)
                         )
                     }
-                    return try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
+                    return try NIOAsyncChannel<ByteBuffer, ByteBuffer>(
+                        wrappingChannelSynchronously: channel,
+                        configuration: .init(isOutboundHalfClosureEnabled: true)
+                    )
                 }
             }
         if let promise = handshake.withLockedValue({ $0 }) {
@@ -110,6 +113,11 @@ final class TestConnection {
     /// Sends `bytes`.
     func send(_ bytes: [UInt8]) async throws {
         try await outbound.write(ByteBuffer(bytes: bytes))
+    }
+
+    /// Closes the sending side of the connection (TCP half-close); reading goes on.
+    func finishSending() {
+        outbound.finish()
     }
 
     /// Sends a request with a `Host` header, `extraHeaders` and, if given, a body with `Content-Length`.

@@ -59,5 +59,6 @@ func clientTLSContext(trusting server: MockServer) throws -> NIOSSLContext {
     var configuration = TLSConfiguration.makeClientConfiguration()
     configuration.trustRoots = .certificates(try NIOSSLCertificate.fromPEMBytes(Array(server.certificatePEM.utf8)))
     configuration.applicationProtocols = ["http/1.1"]
+    configuration.shutdownTimeout = .milliseconds(250)
     return try NIOSSLContext(configuration: configuration)
 }
