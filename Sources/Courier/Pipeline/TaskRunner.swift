@@ -31,6 +31,7 @@ final class TaskRunner: @unchecked Sendable {
         var resourceDeadline: NIODeadline?
         var resourceTimer: Scheduled<Void>?
         var remainingResourceTime: TimeAmount?
+        var delayTimer: Scheduled<Void>?
         var finished = false
         /// While the delegate decides on a response (disposition, redirect), body parts and the end that the
         /// transport already decoded are held here, then replayed or dropped.
@@ -69,12 +70,55 @@ final class TaskRunner: @unchecked Sendable {
             fail(TransferError.unsupportedURL(reason))
             return
         }
-        armResourceTimer()
+        if session.sessionConfiguration.identifier != nil {
+            fail(
+                TransferError.unsupportedURL(
+                    "background sessions need the courierd daemon, which is not available yet (a later Courier release)"
+                )
+            )
+            return
+        }
         guard let request = task.currentRequest else {
             fail(TransferError.badURL("the task has no request"))
             return
         }
+        if let begin = task.earliestBeginDate, begin.timeIntervalSinceNow > 0 {
+            let timer = timerLoop.scheduleTask(in: Self.timeAmount(begin.timeIntervalSinceNow)) { [self] in
+                beginDelayed(request)
+            }
+            lock.withLock { state.delayTimer = timer }
+            return
+        }
+        armResourceTimer()
         send(request)
+    }
+
+    /// The `earliestBeginDate` arrived: the delegate may go on, swap the request, or cancel.
+    private func beginDelayed(_ request: URLRequest) {
+        armResourceTimer()
+        guard let delegate = task.resolvedDelegate(URLSessionTaskDelegate.self) else {
+            send(request)
+            return
+        }
+        let session = self.session
+        let task = self.task
+        session.dispatcher.async { [self] in
+            let decided = NIOLockedValueBox(false)
+            delegate.urlSession(session, task: task, willBeginDelayedRequest: request) {
+                [self] disposition, newRequest in
+                guard
+                    decided.withLockedValue({ done in
+                        defer { done = true }
+                        return !done
+                    })
+                else { return }
+                switch disposition {
+                case .continueLoading: send(request)
+                case .useNewRequest: send(newRequest ?? request)
+                case .cancel: fail(TransferError.cancelled())
+                }
+            }
+        }
     }
 
     func pause() {
@@ -459,6 +503,8 @@ final class TaskRunner: @unchecked Sendable {
             state.finished = true
             state.resourceTimer?.cancel()
             state.resourceTimer = nil
+            state.delayTimer?.cancel()
+            state.delayTimer = nil
             defer { state.exchange = nil }
             return .some(state.exchange)
         }

@@ -20,6 +20,8 @@ public struct TransportRequest: Sendable {
     public var idleTimeout: TimeAmount
     /// TLS settings for `https`.
     public var tls: TLSSettings
+    /// Replaces the built-in certificate verification when set (see ``ServerTrustEvaluator``).
+    public var trustEvaluator: (any ServerTrustEvaluator)?
 
     /// Creates a request; fails with `badURL` / `unsupportedURL` for URLs the transport cannot reach.
     public init(
@@ -28,7 +30,8 @@ public struct TransportRequest: Sendable {
         headers: [(String, String)],
         body: TransportRequestBody,
         idleTimeout: TimeAmount,
-        tls: TLSSettings
+        tls: TLSSettings,
+        trustEvaluator: (any ServerTrustEvaluator)? = nil
     ) throws(TransferError) {
         self.method = method
         self.url = url
@@ -38,6 +41,7 @@ public struct TransportRequest: Sendable {
         self.body = body
         self.idleTimeout = idleTimeout
         self.tls = tls
+        self.trustEvaluator = trustEvaluator
     }
 
     /// Whether the method is idempotent (RFC 9110 §9.2.2), so the request may be retried on a fresh

@@ -90,7 +90,12 @@ final class ConnectionPool: Sendable {
             return value
         }
         logger.debug("opening connection", metadata: ["connection": "\(id)", "endpoint": "\(key.endpoint)"])
-        factory.connect(key: key, id: id, connectTimeout: exchange.request.idleTimeout).whenComplete { result in
+        factory.connect(
+            key: key,
+            id: id,
+            connectTimeout: exchange.request.idleTimeout,
+            trustEvaluator: exchange.request.trustEvaluator
+        ).whenComplete { result in
             switch result {
             case .success(let connection):
                 connection.channel.eventLoop.execute {

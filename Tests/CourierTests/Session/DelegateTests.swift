@@ -222,4 +222,47 @@ struct DelegateTests {
             #expect(server.requests(path: "/t").count == 1)
         }
     }
+
+    @Test func earliestBeginDateDelaysTheStartAndAsksTheDelegate() async throws {
+        try await withServer { server in
+            server.route("/later", response: .ok("later"))
+            let delegate = RecordingDelegate()
+            let session = makeSession(delegate: delegate)
+            let task = session.dataTask(with: server.url("/later"))
+            task.earliestBeginDate = Date(timeIntervalSinceNow: 0.3)
+            let started = ContinuousClock.now
+            task.resume()
+            try await Task.sleep(for: .milliseconds(100))
+            #expect(server.requests.isEmpty)
+            await delegate.waitForCompletions()
+            #expect(ContinuousClock.now - started >= .milliseconds(280))
+            #expect(delegate.events.contains(.delayed))
+            #expect(delegate.events.last == .complete(nil))
+            #expect(server.requests.count == 1)
+        }
+    }
+
+    @Test func delayedRequestCanBeCancelledByTheDelegate() async throws {
+        try await withServer { server in
+            server.route("/later", response: .ok("later"))
+            let delegate = RecordingDelegate()
+            delegate.delayedDisposition = .cancel
+            let session = makeSession(delegate: delegate)
+            let task = session.dataTask(with: server.url("/later"))
+            task.earliestBeginDate = Date(timeIntervalSinceNow: 0.05)
+            task.resume()
+            await delegate.waitForCompletions()
+            #expect(delegate.events.last == .complete(.cancelled))
+            #expect(server.requests.isEmpty)
+        }
+    }
+
+    @Test func backgroundSessionsFailClearlyUntilTheDaemonExists() async throws {
+        let configuration = URLSessionConfiguration.background(withIdentifier: "test.background")
+        let session = URLSession(configuration: configuration)
+        let url = try #require(URL(string: "http://127.0.0.1:9/"))
+        let outcome = await session.runDataTask(url)
+        #expect(outcome.urlError?.code == .unsupportedURL)
+        #expect(outcome.urlError?.localizedDescription.contains("courierd") == true)
+    }
 }
