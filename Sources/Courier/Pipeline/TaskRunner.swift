@@ -145,6 +145,7 @@ final class TaskRunner: @unchecked Sendable {
     // MARK: - Attempts
 
     private func send(_ request: URLRequest) {
+        task.update { $0.currentRequest = request }
         let prepared: URLRequest
         let transportRequest: TransportRequest
         do {
@@ -155,7 +156,6 @@ final class TaskRunner: @unchecked Sendable {
             fail(error)
             return
         }
-        task.update { $0.currentRequest = request }
         logger.debug(
             "sending request",
             metadata: ["method": "\(transportRequest.method)", "url": "\(transportRequest.url.absoluteString)"]
@@ -216,6 +216,8 @@ final class TaskRunner: @unchecked Sendable {
             fail(TransferError.badServerResponse("the status \(head.status) is not valid"))
             return
         }
+        // Cookies of every response, redirects included, so the next hop already carries them.
+        CookieStage.storeCookies(from: response, for: task)
         if let plan = redirectPlan(for: head, request: request) {
             handleRedirect(plan, response: response, request: request, generation: generation)
             return
