@@ -21,6 +21,7 @@ public struct TransferError: Error, Hashable, Sendable, CustomStringConvertible 
         case resourceUnavailable
         case cannotCreateFile
         case cannotWriteToFile
+        case cannotDecodeRawData
     }
 
     private let code: Code
@@ -64,6 +65,8 @@ public struct TransferError: Error, Hashable, Sendable, CustomStringConvertible 
     public static func cannotCreateFile(_ detail: String) -> Self { .init(.cannotCreateFile, detail) }
     /// A file could not be written.
     public static func cannotWriteToFile(_ detail: String) -> Self { .init(.cannotWriteToFile, detail) }
+    /// Data the caller handed in (for example download resume data) could not be decoded.
+    public static func cannotDecodeRawData(_ detail: String) -> Self { .init(.cannotDecodeRawData, detail) }
 
     /// Whether this is a cancellation.
     public var isCancellation: Bool { code == .cancelled }
@@ -85,6 +88,7 @@ public struct TransferError: Error, Hashable, Sendable, CustomStringConvertible 
         case .resourceUnavailable: return .resourceUnavailable
         case .cannotCreateFile: return .cannotCreateFile
         case .cannotWriteToFile: return .cannotWriteToFile
+        case .cannotDecodeRawData: return .cannotDecodeRawData
         }
     }
 }
