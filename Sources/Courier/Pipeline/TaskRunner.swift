@@ -33,6 +33,8 @@ final class TaskRunner: @unchecked Sendable {
         var remainingResourceTime: TimeAmount?
         var delayTimer: Scheduled<Void>?
         var finished = false
+        /// Download tasks stream the body into a file.
+        var download: DownloadSink?
         /// While the delegate decides on a response (disposition, redirect), body parts and the end that the
         /// transport already decoded are held here, then replayed or dropped.
         var holding = false
@@ -81,6 +83,10 @@ final class TaskRunner: @unchecked Sendable {
         guard let request = task.currentRequest else {
             fail(TransferError.badURL("the task has no request"))
             return
+        }
+        if let downloadTask = task as? URLSessionDownloadTask {
+            let sink = makeDownloadSink(for: downloadTask)
+            lock.withLock { state.download = sink }
         }
         if let begin = task.earliestBeginDate, begin.timeIntervalSinceNow > 0 {
             let timer = timerLoop.scheduleTask(in: Self.timeAmount(begin.timeIntervalSinceNow)) { [self] in
@@ -151,7 +157,10 @@ final class TaskRunner: @unchecked Sendable {
         do {
             prepared = try RequestPipeline.prepare(request, task: task)
             transportRequest = try TransportRequestBuilder.make(
-                from: prepared, configuration: session.sessionConfiguration)
+                from: prepared,
+                task: task,
+                configuration: session.sessionConfiguration
+            )
         } catch {
             fail(error)
             return
@@ -245,6 +254,10 @@ final class TaskRunner: @unchecked Sendable {
         if task.progressTracksReceivedBytes {
             task.progress.completedUnitCount = received
         }
+        if let download = lock.withLock({ state.download }) {
+            download.append(data)
+            return
+        }
         switch task.completionMode {
         case .dataHandler, .collect:
             lock.withLock { state.body.append(data) }
@@ -254,6 +267,8 @@ final class TaskRunner: @unchecked Sendable {
             }
         case .delegate:
             deliverDataToDelegate(data)
+        case .downloadHandler, .downloadCollect:
+            break
         }
     }
 
@@ -268,14 +283,39 @@ final class TaskRunner: @unchecked Sendable {
 
     private func finishSuccessfully() {
         logger.debug("task finished", metadata: ["bytes": "\(task.countOfBytesReceived)"])
-        let body: Data? = lock.withLock {
+        let (body, download): (Data?, DownloadSink?) = lock.withLock {
             state.finished = true
             state.exchange = nil
             state.resourceTimer?.cancel()
             state.resourceTimer = nil
-            return task.completionMode.collectsBody ? state.body : nil
+            return (task.completionMode.collectsBody ? state.body : nil, state.download)
         }
-        task.complete(with: nil, body: body)
+        guard let download else {
+            task.complete(with: nil, body: body)
+            return
+        }
+        // The task completes once every byte reached the file.
+        download.finish { [self] result in
+            switch result {
+            case .success(let file):
+                task.complete(with: nil, body: nil, file: file)
+            case .failure(let error):
+                download.discard()
+                let url = task.currentRequest?.url ?? task.originalRequest?.url
+                task.complete(with: URLErrorMapping.urlError(from: error, failingURL: url), body: nil)
+            }
+        }
+    }
+
+    private func makeDownloadSink(for downloadTask: URLSessionDownloadTask) -> DownloadSink {
+        DownloadSink(
+            task: downloadTask,
+            directory: session.sessionConfiguration.courierDownloadDirectory,
+            onBackpressure: { [weak self] pause in
+                if pause { self?.addPause(.backpressure) } else { self?.removePause(.backpressure) }
+            },
+            onFailure: { [weak self] error in self?.fail(error) }
+        )
     }
 
     fileprivate func didFail(_ generation: Int, error: TransferError) {
@@ -297,11 +337,15 @@ final class TaskRunner: @unchecked Sendable {
         if task.progressTracksReceivedBytes {
             task.progress.totalUnitCount = expected
         }
+        if let download = lock.withLock({ state.download }) {
+            download.open()
+            return false
+        }
         switch task.completionMode {
         case .stream(let source):
             source.didReceive(response: response)
             return false
-        case .dataHandler, .collect:
+        case .dataHandler, .collect, .downloadHandler, .downloadCollect:
             return false
         case .delegate:
             guard let dataTask = task as? URLSessionDataTask else { return false }
@@ -513,6 +557,7 @@ final class TaskRunner: @unchecked Sendable {
         guard case .some(let running) = exchange else { return }
         logger.debug("task failed", metadata: ["error": "\(error)"])
         running?.cancel()
+        lock.withLock { state.download }?.discard()
         let url = task.currentRequest?.url ?? task.originalRequest?.url
         task.complete(with: URLErrorMapping.urlError(from: error, failingURL: url), body: nil)
     }

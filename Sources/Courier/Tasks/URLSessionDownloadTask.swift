@@ -1,9 +1,7 @@
 import Foundation
 
-/// A task that writes the body to a temporary file.
-///
-/// - Note: Downloads land with the transfers release; until then a resumed download task completes with
-///   `URLError(.unsupportedURL)` naming the missing feature.
+/// A task that streams the body into a temporary file, handed to `didFinishDownloadingTo` (and deleted when it
+/// returns) or to a completion handler.
 open class URLSessionDownloadTask: URLSessionTask, @unchecked Sendable {
     /// Cancels the download; the handler receives resume data when the download can be resumed, else `nil`.
     open func cancel(byProducingResumeData completionHandler: @escaping @Sendable (Data?) -> Void) {
@@ -11,5 +9,4 @@ open class URLSessionDownloadTask: URLSessionTask, @unchecked Sendable {
         session.dispatcher.async { completionHandler(nil) }
     }
 
-    override var unsupportedReason: String? { "download tasks are not supported yet (a later Courier release)" }
 }

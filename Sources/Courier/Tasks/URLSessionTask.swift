@@ -192,7 +192,7 @@ open class URLSessionTask: NSObject, @unchecked Sendable {
     }
 
     /// Ends the task exactly once: records the outcome and delivers it through the completion mode.
-    func complete(with error: URLError?, body: Data?) {
+    func complete(with error: URLError?, body: Data?, file: URL? = nil) {
         let shouldDeliver: Bool = mutable.withLockedValue { state in
             guard state.lifecycle.complete() == .deliverCompletion else { return false }
             state.error = error
@@ -201,7 +201,7 @@ open class URLSessionTask: NSObject, @unchecked Sendable {
         }
         guard shouldDeliver else { return }
         finishProgress()
-        TaskCompletionDelivery.deliver(task: self, error: error, body: body)
+        TaskCompletionDelivery.deliver(task: self, error: error, body: body, file: file)
     }
 
     private func bindProgress() {

@@ -70,6 +70,8 @@ public struct TransferError: Error, Hashable, Sendable, CustomStringConvertible 
     public static func cannotCreateFile(_ detail: String) -> Self { .init(.cannotCreateFile, detail) }
     /// A file could not be written.
     public static func cannotWriteToFile(_ detail: String) -> Self { .init(.cannotWriteToFile, detail) }
+    /// Data the caller handed in (for example download resume data) could not be decoded.
+    public static func cannotDecodeRawData(_ detail: String) -> Self { .init(.cannotDecodeRawData, detail) }
 
     /// A file could not be opened.
     public static func cannotOpenFile(_ detail: String) -> Self { .init(.cannotOpenFile, detail) }
@@ -81,8 +83,6 @@ public struct TransferError: Error, Hashable, Sendable, CustomStringConvertible 
     public static func requestBodyStreamExhausted(_ detail: String) -> Self {
         .init(.requestBodyStreamExhausted, detail)
     }
-    /// Data (for example resume data) could not be decoded.
-    public static func cannotDecodeRawData(_ detail: String) -> Self { .init(.cannotDecodeRawData, detail) }
     /// Too many redirects.
     public static func httpTooManyRedirects(_ detail: String) -> Self { .init(.httpTooManyRedirects, detail) }
 
