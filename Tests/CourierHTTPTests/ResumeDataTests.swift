@@ -218,13 +218,25 @@ struct ResumeDataTests {
         "Hostile or malformed keys are rejected",
         arguments: [
             ("NSURLSessionResumeBytesReceived", "<integer>-1</integer>", "NSURLSessionResumeBytesReceived is negative"),
-            ("NSURLSessionResumeBytesReceived", "<string>100</string>", "NSURLSessionResumeBytesReceived has the wrong type"),
+            (
+                "NSURLSessionResumeBytesReceived", "<string>100</string>",
+                "NSURLSessionResumeBytesReceived has the wrong type"
+            ),
             ("NSURLSessionResumeBytesReceived", "<true/>", "NSURLSessionResumeBytesReceived has the wrong type"),
-            ("NSURLSessionResumeBytesReceived", "<integer>99999999999999999999</integer>", "NSURLSessionResumeBytesReceived"),
+            (
+                "NSURLSessionResumeBytesReceived", "<integer>99999999999999999999</integer>",
+                "NSURLSessionResumeBytesReceived"
+            ),
             ("NSURLSessionResumeBytesReceived", nil, "NSURLSessionResumeBytesReceived is missing"),
             ("NSURLSessionDownloadURL", nil, "NSURLSessionDownloadURL is missing"),
-            ("NSURLSessionDownloadURL", "<string>ftp://files.example/a</string>", "NSURLSessionDownloadURL is not an http"),
-            ("NSURLSessionDownloadURL", "<string>file:///etc/passwd</string>", "NSURLSessionDownloadURL is not an http"),
+            (
+                "NSURLSessionDownloadURL", "<string>ftp://files.example/a</string>",
+                "NSURLSessionDownloadURL is not an http"
+            ),
+            (
+                "NSURLSessionDownloadURL", "<string>file:///etc/passwd</string>",
+                "NSURLSessionDownloadURL is not an http"
+            ),
             ("NSURLSessionDownloadURL", "<string>/relative/path</string>", "NSURLSessionDownloadURL is not an http"),
             ("NSURLSessionDownloadURL", "<string>http:///nohost</string>", "NSURLSessionDownloadURL has no host"),
             ("NSURLSessionDownloadURL", "<integer>1</integer>", "NSURLSessionDownloadURL has the wrong type"),
@@ -235,15 +247,27 @@ struct ResumeDataTests {
             ("NSURLSessionResumeInfoVersion", nil, "NSURLSessionResumeInfoVersion is missing"),
             ("NSURLSessionResumeInfoVersion", "<string>2</string>", "NSURLSessionResumeInfoVersion has the wrong type"),
             ("NSURLSessionResumeEntityTag", "<integer>5</integer>", "NSURLSessionResumeEntityTag has the wrong type"),
-            ("NSURLSessionResumeEntityTag", "<string>\"a\"&#13;&#10;X-Evil: 1</string>", "NSURLSessionResumeEntityTag contains control"),
+            (
+                "NSURLSessionResumeEntityTag", "<string>\"a\"&#13;&#10;X-Evil: 1</string>",
+                "NSURLSessionResumeEntityTag contains control"
+            ),
             (
                 "NSURLSessionResumeServerDownloadDate", "<string>Wed&#10;Evil: 1</string>",
                 "NSURLSessionResumeServerDownloadDate contains control"
             ),
             ("NSURLSessionResumeOriginalRequest", nil, "NSURLSessionResumeOriginalRequest is missing"),
-            ("NSURLSessionResumeCurrentRequest", "<data>YnBsaXN0MDA=</data>", "NSURLSessionResumeCurrentRequest has the wrong type"),
-            ("NSURLSessionResumeCurrentRequest", request(url: "ftp://a.example/"), "NSURLSessionResumeCurrentRequest.url is not an http"),
-            ("NSURLSessionResumeCurrentRequest", request(url: "https://a.example/", method: "G T"), "NSURLSessionResumeCurrentRequest.method"),
+            (
+                "NSURLSessionResumeCurrentRequest", "<data>YnBsaXN0MDA=</data>",
+                "NSURLSessionResumeCurrentRequest has the wrong type"
+            ),
+            (
+                "NSURLSessionResumeCurrentRequest", request(url: "ftp://a.example/"),
+                "NSURLSessionResumeCurrentRequest.url is not an http"
+            ),
+            (
+                "NSURLSessionResumeCurrentRequest", request(url: "https://a.example/", method: "G T"),
+                "NSURLSessionResumeCurrentRequest.method"
+            ),
             (
                 "NSURLSessionResumeCurrentRequest", request(url: "https://a.example/", method: ""),
                 "NSURLSessionResumeCurrentRequest.method"

@@ -7,7 +7,10 @@ struct ResumeDecisionTests {
         "Decisions",
         arguments: [
             // 206 with a Content-Range that continues the partial file.
-            (Int64(100), 206, "bytes 100-999/1000" as String?, nil as Int64?, ResumeDecision.append(offset: 100, expectedTotal: 1000)),
+            (
+                Int64(100), 206, "bytes 100-999/1000" as String?, nil as Int64?,
+                ResumeDecision.append(offset: 100, expectedTotal: 1000)
+            ),
             (100, 206, "bytes 100-999/1000", 900, .append(offset: 100, expectedTotal: 1000)),
             (100, 206, "BYTES 100-999/1000 ", 900, .append(offset: 100, expectedTotal: 1000)),
             (100, 206, "bytes 100-999/*", nil, .append(offset: 100, expectedTotal: -1)),
