@@ -70,7 +70,10 @@ let package = Package(
         ),
         .testTarget(name: "CourierHTTPTests", dependencies: ["CourierHTTP"]),
         .testTarget(name: "CourierTransportTests", dependencies: ["CourierTransport", "CourierMockServer"]),
-        .testTarget(name: "CourierTests", dependencies: ["Courier", "CourierMockServer"]),
+        .testTarget(
+            name: "CourierTests",
+            dependencies: ["Courier", "CourierMockServer", .product(name: "Crypto", package: "swift-crypto")]
+        ),
         .testTarget(
             name: "CourierMockServerTests",
             dependencies: [

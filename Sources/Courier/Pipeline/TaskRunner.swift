@@ -15,13 +15,13 @@ final class TaskRunner: @unchecked Sendable {
     /// Bytes handed to the delegate queue but not yet consumed before the transfer pauses.
     static let delegateHighWatermark = 1 << 20
 
-    private enum PauseReason: Hashable {
+    enum PauseReason: Hashable {
         case suspended
         case awaitingDecision
         case backpressure
     }
 
-    private struct State {
+    struct State {
         var generation = 0
         var exchange: TransportExchange?
         var pauseReasons: Set<PauseReason> = []
@@ -35,6 +35,8 @@ final class TaskRunner: @unchecked Sendable {
         var finished = false
         /// Download tasks stream the body into a file.
         var download: DownloadSink?
+        /// A resumed download waiting for the response to its range request.
+        var resume: ResumeProgress?
         /// While the delegate decides on a response (disposition, redirect), body parts and the end that the
         /// transport already decoded are held here, then replayed or dropped.
         var holding = false
@@ -43,8 +45,8 @@ final class TaskRunner: @unchecked Sendable {
     }
 
     let task: URLSessionTask
-    private let lock = NIOLock()
-    private var state = State()
+    let lock = NIOLock()
+    var state = State()
     private let timerLoop: any EventLoop
 
     private let logger: Logger
@@ -57,7 +59,7 @@ final class TaskRunner: @unchecked Sendable {
         self.logger = logger
     }
 
-    private var session: URLSession { task.session }
+    var session: URLSession { task.session }
 
     // MARK: - Control (from the task)
 
@@ -80,17 +82,22 @@ final class TaskRunner: @unchecked Sendable {
             )
             return
         }
-        guard let request = task.currentRequest else {
+        guard var request = task.currentRequest else {
             fail(TransferError.badURL("the task has no request"))
             return
         }
         if let downloadTask = task as? URLSessionDownloadTask {
             let sink = makeDownloadSink(for: downloadTask)
             lock.withLock { state.download = sink }
+            if let resume = downloadTask.resume {
+                guard let resumed = prepareResume(resume, request: request) else { return }
+                request = resumed
+            }
         }
         if let begin = task.earliestBeginDate, begin.timeIntervalSinceNow > 0 {
+            let delayed = request
             let timer = timerLoop.scheduleTask(in: Self.timeAmount(begin.timeIntervalSinceNow)) { [self] in
-                beginDelayed(request)
+                beginDelayed(delayed)
             }
             lock.withLock { state.delayTimer = timer }
             return
@@ -146,6 +153,11 @@ final class TaskRunner: @unchecked Sendable {
 
     func cancel() {
         fail(TransferError.cancelled())
+    }
+
+    /// `cancel(byProducingResumeData:)`: the handler gets resume data when the download can be resumed.
+    func cancel(producingResumeData handler: @escaping @Sendable (Data?) -> Void) {
+        fail(TransferError.cancelled(), resumeDataHandler: handler)
     }
 
     // MARK: - Attempts
@@ -338,7 +350,7 @@ final class TaskRunner: @unchecked Sendable {
             task.progress.totalUnitCount = expected
         }
         if let download = lock.withLock({ state.download }) {
-            download.open()
+            deliverDownloadHead(response, to: download)
             return false
         }
         switch task.completionMode {
@@ -462,7 +474,7 @@ final class TaskRunner: @unchecked Sendable {
         }
     }
 
-    private func follow(_ request: URLRequest) {
+    func follow(_ request: URLRequest) {
         let old: TransportExchange? = lock.withLock {
             state.generation += 1
             state.pauseReasons.remove(.awaitingDecision)
@@ -543,7 +555,7 @@ final class TaskRunner: @unchecked Sendable {
 
     // MARK: - Ending
 
-    private func fail(_ error: any Error) {
+    func fail(_ error: any Error, resumeDataHandler: (@Sendable (Data?) -> Void)? = nil) {
         let exchange: TransportExchange?? = lock.withLock {
             if state.finished { return .none }
             state.finished = true
@@ -554,12 +566,20 @@ final class TaskRunner: @unchecked Sendable {
             defer { state.exchange = nil }
             return .some(state.exchange)
         }
-        guard case .some(let running) = exchange else { return }
+        guard case .some(let running) = exchange else {
+            if let resumeDataHandler { session.dispatcher.async { resumeDataHandler(nil) } }
+            return
+        }
         logger.debug("task failed", metadata: ["error": "\(error)"])
         running?.cancel()
-        lock.withLock { state.download }?.discard()
         let url = task.currentRequest?.url ?? task.originalRequest?.url
-        task.complete(with: URLErrorMapping.urlError(from: error, failingURL: url), body: nil)
+        let urlError = URLErrorMapping.urlError(from: error, failingURL: url)
+        if let download = lock.withLock({ state.download }) {
+            finishDownload(download, after: urlError, resumeDataHandler: resumeDataHandler)
+        } else {
+            if let resumeDataHandler { session.dispatcher.async { resumeDataHandler(nil) } }
+            task.complete(with: urlError, body: nil)
+        }
     }
 
     private func armResourceTimer() {

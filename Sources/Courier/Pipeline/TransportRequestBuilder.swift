@@ -33,7 +33,9 @@ enum TransportRequestBuilder {
 
     /// The body: an upload task's own (the request's is ignored), else the request's data or stream.
     /// `countOfBytesExpectedToSend` follows from its length: the data, the file, or an explicit `Content-Length`.
-    private static func makeBody(request: URLRequest, task: URLSessionTask) throws(TransferError) -> TransportRequestBody {
+    private static func makeBody(request: URLRequest, task: URLSessionTask) throws(TransferError)
+        -> TransportRequestBody
+    {
         let declaredLength = request.value(forHTTPHeaderField: "Content-Length").flatMap { Int64($0) }
         if let upload = task as? URLSessionUploadTask {
             switch upload.uploadBody {

@@ -87,7 +87,8 @@ extension URLSession {
 
     func makeUpload(_ request: URLRequest, body: UploadBody, mode: TaskCompletionMode) -> URLSessionUploadTask {
         register {
-            URLSessionUploadTask(session: self, request: request, identifier: $0, completionMode: mode, uploadBody: body)
+            URLSessionUploadTask(
+                session: self, request: request, identifier: $0, completionMode: mode, uploadBody: body)
         }
     }
 
@@ -144,7 +145,8 @@ extension URLSession {
         let resume = DownloadResumeState.decode(resumeData)
         let request = resume.request ?? URLRequest(url: URL(fileURLWithPath: "/"))
         return register {
-            URLSessionDownloadTask(session: self, request: request, identifier: $0, completionMode: mode, resume: resume)
+            URLSessionDownloadTask(
+                session: self, request: request, identifier: $0, completionMode: mode, resume: resume)
         }
     }
 

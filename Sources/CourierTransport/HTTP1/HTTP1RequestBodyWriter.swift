@@ -98,7 +98,9 @@ final class HTTP1RequestBodyWriter {
         case .none:
             end()
         case .bytes(var buffer):
-            while buffer.readableBytes > 0, let slice = buffer.readSlice(length: min(Self.chunkSize, buffer.readableBytes)) {
+            while buffer.readableBytes > 0,
+                let slice = buffer.readSlice(length: min(Self.chunkSize, buffer.readableBytes))
+            {
                 write(slice)
             }
             end()
@@ -140,7 +142,8 @@ final class HTTP1RequestBodyWriter {
             guard case .writing = self.phase else { return }
             switch result {
             case .success(.some(let buffer)):
-                if case .stream(.some(let length), _) = self.body, self.totalSent + Int64(buffer.readableBytes) > length {
+                if case .stream(.some(let length), _) = self.body, self.totalSent + Int64(buffer.readableBytes) > length
+                {
                     self.fail(TransferError.badURL("the request body is longer than its Content-Length (\(length))"))
                     return
                 }

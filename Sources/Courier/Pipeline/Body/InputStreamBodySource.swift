@@ -39,7 +39,12 @@ final class InputStreamBodySource: TransportBodySource {
             session.dispatcher.async {
                 let answered = NIOLockedValueBox(false)
                 delegate.urlSession(session, task: task) { stream in
-                    guard answered.withLockedValue({ done in defer { done = true }; return !done }) else { return }
+                    guard
+                        answered.withLockedValue({ done in
+                            defer { done = true }
+                            return !done
+                        })
+                    else { return }
                     continuation.resume(returning: stream.map(InputStreamBox.init))
                 }
             }
