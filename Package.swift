@@ -72,7 +72,9 @@ let package = Package(
         .testTarget(name: "CourierTransportTests", dependencies: ["CourierTransport", "CourierMockServer"]),
         .testTarget(
             name: "CourierTests",
-            dependencies: ["Courier", "CourierMockServer", .product(name: "Crypto", package: "swift-crypto")]
+            dependencies: [
+                "Courier", "CourierHTTP", "CourierMockServer", .product(name: "Crypto", package: "swift-crypto"),
+            ]
         ),
         .testTarget(
             name: "CourierMockServerTests",

@@ -164,4 +164,33 @@ extension TaskRunner {
             currentRequest: DownloadResumeState.stored(current, fallbackURL: url)
         ).encoded()
     }
+
+    /// `.becomeDownload`: a download task takes over the transfer. The body already received (held while the
+    /// delegate decided) and the rest go to its file; the data task ends without further delegate calls.
+    func becomeDownload(from dataTask: URLSessionDataTask) {
+        let session = self.session
+        let request = dataTask.currentRequest ?? dataTask.originalRequest ?? URLRequest(url: URL(fileURLWithPath: "/"))
+        let downloadTask = session.register {
+            URLSessionDownloadTask(session: session, request: request, identifier: $0, completionMode: .delegate)
+        }
+        let response = dataTask.response
+        let expected = dataTask.countOfBytesExpectedToReceive
+        downloadTask.update { state in
+            _ = state.lifecycle.resume()
+            state.runner = self
+            state.response = response
+            state.countOfBytesExpectedToReceive = expected
+        }
+        downloadTask.progress.totalUnitCount = expected
+        handOver(to: downloadTask)
+        let sink = makeDownloadSink(for: downloadTask)
+        lock.withLock { state.download = sink }
+        sink.open()
+        dataTask.endSilently()
+        let dataDelegate = dataTask.resolvedDelegate(URLSessionDataDelegate.self)
+        session.dispatcher.async {
+            dataDelegate?.urlSession(session, dataTask: dataTask, didBecome: downloadTask)
+        }
+        releaseHeld()
+    }
 }

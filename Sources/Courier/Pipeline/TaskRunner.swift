@@ -44,7 +44,9 @@ final class TaskRunner: @unchecked Sendable {
         var heldFinish = false
     }
 
-    let task: URLSessionTask
+    /// The task the runner works for; a data task that becomes a download hands over to its download task.
+    var task: URLSessionTask { currentTask.withLockedValue { $0 } }
+    private let currentTask: NIOLockedValueBox<URLSessionTask>
     let lock = NIOLock()
     var state = State()
     private let timerLoop: any EventLoop
@@ -52,7 +54,7 @@ final class TaskRunner: @unchecked Sendable {
     private let logger: Logger
 
     init(task: URLSessionTask) {
-        self.task = task
+        self.currentTask = NIOLockedValueBox(task)
         self.timerLoop = MultiThreadedEventLoopGroup.singleton.any()
         var logger = task.session.logger
         logger[metadataKey: "task"] = "\(task.taskIdentifier)"
@@ -319,7 +321,7 @@ final class TaskRunner: @unchecked Sendable {
         }
     }
 
-    private func makeDownloadSink(for downloadTask: URLSessionDownloadTask) -> DownloadSink {
+    func makeDownloadSink(for downloadTask: URLSessionDownloadTask) -> DownloadSink {
         DownloadSink(
             task: downloadTask,
             directory: session.sessionConfiguration.courierDownloadDirectory,
@@ -385,7 +387,7 @@ final class TaskRunner: @unchecked Sendable {
                 case .cancel:
                     fail(TransferError.cancelled())
                 case .becomeDownload:
-                    fail(TransferError.unsupportedURL("becomeDownload is not supported yet (a later Courier release)"))
+                    becomeDownload(from: dataTask)
                 case .becomeStream:
                     fail(TransferError.unsupportedURL("becomeStream is not supported yet (stream tasks come later)"))
                 }
@@ -504,6 +506,11 @@ final class TaskRunner: @unchecked Sendable {
         return next
     }
 
+    /// Makes `newTask` the one this runner reports to.
+    func handOver(to newTask: URLSessionTask) {
+        currentTask.withLockedValue { $0 = newTask }
+    }
+
     // MARK: - Holding events during a decision
 
     private func startHolding() {
@@ -512,7 +519,7 @@ final class TaskRunner: @unchecked Sendable {
     }
 
     /// Replays what was held, in order, then lets the transfer continue.
-    private func releaseHeld() {
+    func releaseHeld() {
         while true {
             let next: (parts: [ByteBuffer], finish: Bool)? = lock.withLock {
                 if state.finished { return nil }

@@ -204,6 +204,19 @@ open class URLSessionTask: NSObject, @unchecked Sendable {
         TaskCompletionDelivery.deliver(task: self, error: error, body: body, file: file)
     }
 
+    /// Ends the task without any delivery (a data task that became a download task).
+    func endSilently() {
+        let ended: Bool = mutable.withLockedValue { state in
+            guard state.lifecycle.complete() == .deliverCompletion else { return false }
+            state.runner = nil
+            return true
+        }
+        guard ended else { return }
+        if session.registry.remove(self) {
+            session.becomeInvalid()
+        }
+    }
+
     private func bindProgress() {
         progress.isCancellable = true
         progress.isPausable = true

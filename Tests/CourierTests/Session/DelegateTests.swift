@@ -206,13 +206,13 @@ struct DelegateTests {
         try await withServer { server in
             var throttled = MockResponse.ok(Data(repeating: 9, count: 200_000))
             throttled.chunkSize = 10_000
-            throttled.chunkDelay = .milliseconds(5)
+            throttled.chunkDelay = .milliseconds(20)
             server.route("/t", response: throttled)
             let delegate = RecordingDelegate()
             let session = makeSession(delegate: delegate)
             let task = session.dataTask(with: server.url("/t"))
             task.resume()
-            try await Task.sleep(for: .milliseconds(30))
+            while task.countOfBytesReceived == 0 { try await Task.sleep(for: .milliseconds(2)) }
             task.suspend()
             #expect(task.state == .suspended)
             try await Task.sleep(for: .milliseconds(200))

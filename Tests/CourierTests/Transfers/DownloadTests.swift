@@ -1,7 +1,10 @@
-import Courier
+import CourierHTTP
 import CourierMockServer
 import Foundation
+import NIOConcurrencyHelpers
 import Testing
+
+@testable import Courier
 
 @Suite("Downloads")
 struct DownloadTests {
@@ -127,13 +130,13 @@ struct DownloadTests {
         try await withServer { server in
             var throttled = MockResponse(body: .pattern(length: 400_000))
             throttled.chunkSize = 20_000
-            throttled.chunkDelay = .milliseconds(5)
+            throttled.chunkDelay = .milliseconds(20)
             server.route("/t", response: throttled)
             let recorder = DownloadRecorder(copyDirectory: directory)
             let session = makeSession(delegate: recorder) { $0.courierDownloadDirectory = directory }
             let task = session.downloadTask(with: server.url("/t"))
             task.resume()
-            try await Task.sleep(for: .milliseconds(30))
+            while task.countOfBytesReceived == 0 { try await Task.sleep(for: .milliseconds(2)) }
             task.suspend()
             let atSuspend = task.countOfBytesReceived
             try await Task.sleep(for: .milliseconds(200))
@@ -145,5 +148,82 @@ struct DownloadTests {
             #expect(try fileHoldsPattern(finished, length: 400_000))
             #expect(server.requests(path: "/t").count == 1)
         }
+    }
+}
+
+@Suite("Download edge cases")
+struct DownloadEdgeCaseTests {
+    @Test func aFullDiskIsCannotWriteToFile() async throws {
+        // /dev/full accepts the open and fails every write with ENOSPC, like a full disk.
+        let file = DownloadFile(existing: URL(fileURLWithPath: "/dev/full"), keepingFirst: 0)
+        let result: Result<Void, TransferError> = await withCheckedContinuation { continuation in
+            file.append(Data(repeating: 1, count: 4096)) { continuation.resume(returning: $0) }
+        }
+        guard case .failure(let error) = result else {
+            Issue.record("writing to a full device must fail")
+            return
+        }
+        #expect(error.urlErrorCode == .cannotWriteToFile)
+    }
+
+    @Test func dataTaskBecomesADownloadWithoutLosingBytes() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try await withServer { server in
+            server.route("/b", response: MockResponse(body: .pattern(length: 900_000)))
+            let delegate = BecomingDownloadDelegate(copyDirectory: directory)
+            let session = makeSession(delegate: delegate) { $0.courierDownloadDirectory = directory }
+            let dataTask = session.dataTask(with: server.url("/b"))
+            dataTask.resume()
+            await delegate.recorder.waitForCompletion()
+            let snapshot = delegate.recorder.snapshot
+            #expect(snapshot.error == nil)
+            let finished = try #require(snapshot.copiedTo)
+            #expect(try fileHoldsPattern(finished, length: 900_000))
+            let became = try #require(delegate.became.withLockedValue { $0 })
+            #expect(became.data == dataTask.taskIdentifier)
+            #expect(became.download != dataTask.taskIdentifier)
+            #expect(dataTask.state == .completed)
+            #expect(delegate.dataEvents.withLockedValue { $0 } == 0)
+            #expect(server.requests.count == 1)
+        }
+    }
+}
+
+/// Turns every data task into a download and records what follows.
+final class BecomingDownloadDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloadDelegate, @unchecked Sendable
+{
+    let recorder: DownloadRecorder
+    let became = NIOLockedValueBox<(data: Int, download: Int)?>(nil)
+    let dataEvents = NIOLockedValueBox(0)
+
+    init(copyDirectory: URL) {
+        recorder = DownloadRecorder(copyDirectory: copyDirectory)
+    }
+
+    func urlSession(
+        _ session: URLSession,
+        dataTask: URLSessionDataTask,
+        didReceive response: URLResponse,
+        completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
+    ) {
+        completionHandler(.becomeDownload)
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didBecome downloadTask: URLSessionDownloadTask)
+    {
+        became.withLockedValue { $0 = (dataTask.taskIdentifier, downloadTask.taskIdentifier) }
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        dataEvents.withLockedValue { $0 += 1 }
+    }
+
+    func urlSession(_ session: URLSession, downloadTask: URLSessionDownloadTask, didFinishDownloadingTo location: URL) {
+        recorder.urlSession(session, downloadTask: downloadTask, didFinishDownloadingTo: location)
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        recorder.urlSession(session, task: task, didCompleteWithError: error)
     }
 }

@@ -26,10 +26,7 @@ struct ResumeTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let length: Int64 = 2_000_000
         try await withServer { server in
-            var throttled = MockResponse(body: .pattern(length: length))
-            throttled.chunkSize = 50_000
-            throttled.chunkDelay = .milliseconds(5)
-            serveRanges(on: server, path: "/r", body: .pattern(length: length)) { $0.chunkDelay = .milliseconds(5) }
+            serveRanges(on: server, path: "/r", body: .pattern(length: length)) { $0.chunkDelay = .milliseconds(10) }
             let recorder = DownloadRecorder(copyDirectory: directory)
             let downloads = directory.appendingPathComponent("downloads")
             let session = makeSession(delegate: recorder) { $0.courierDownloadDirectory = downloads }
@@ -201,7 +198,7 @@ struct ResumeTests {
         try await withServer { server in
             var throttled = MockResponse(body: .pattern(length: 1_000_000))  // no ETag, no Last-Modified
             throttled.chunkSize = 20_000
-            throttled.chunkDelay = .milliseconds(5)
+            throttled.chunkDelay = .milliseconds(20)
             server.route("/n", response: throttled)
             let downloads = directory.appendingPathComponent("downloads")
             let session = makeSession { $0.courierDownloadDirectory = downloads }

@@ -45,8 +45,12 @@ final class DownloadFile: @unchecked Sendable {
         queue.async { [self] in
             do {
                 let handle = try FileHandle(forWritingTo: url)
-                try handle.truncate(atOffset: UInt64(max(0, length)))
-                try handle.seekToEnd()
+                let size = try handle.seekToEnd()
+                let keep = UInt64(max(0, length))
+                if size > keep {
+                    // Bytes past the recorded count were never confirmed: drop them.
+                    try handle.truncate(atOffset: keep)
+                }
                 self.handle = handle
             } catch {
                 failure = .cannotOpenFile("cannot open the partial download \(url.lastPathComponent): \(error)")
