@@ -88,3 +88,25 @@ struct HTTPTransportTests {
         transport.shutdown()
     }
 }
+
+@Suite("Connection pool lifetime")
+struct ConnectionLifetimeTests {
+    @Test func idleConnectionsCloseAfterTheIdleTimeout() async throws {
+        let server = MockServer()
+        try await server.start()
+        defer { Task { try await server.shutdown() } }
+        server.route("/i", response: .ok("idle"))
+        let transport = HTTPTransport(configuration: .init(idleConnectionTimeout: .milliseconds(200)))
+        let first = CollectingConsumer()
+        transport.execute(try makeRequest(server.url("/i")), consumer: first)
+        #expect(await first.outcome().finished)
+        let second = CollectingConsumer()
+        transport.execute(try makeRequest(server.url("/i")), consumer: second)
+        #expect(await second.outcome().finished)
+        #expect(server.connectionCount == 1)
+        #expect(server.openConnectionCount == 1)
+        try await Task.sleep(for: .milliseconds(600))
+        #expect(server.openConnectionCount == 0)
+        transport.shutdown()
+    }
+}

@@ -266,3 +266,39 @@ struct DelegateTests {
         #expect(outcome.urlError?.localizedDescription.contains("courierd") == true)
     }
 }
+
+@Suite("Task-specific delegates and session defaults")
+struct TaskDelegateTests {
+    @Test func aTaskDelegateReceivesTheTaskEventsInsteadOfTheSessionDelegate() async throws {
+        try await withServer { server in
+            server.route("/t", response: .ok("for the task"))
+            let sessionDelegate = RecordingDelegate()
+            let taskDelegate = RecordingDelegate()
+            let session = makeSession(delegate: sessionDelegate)
+            let task = session.dataTask(with: server.url("/t"))
+            task.delegate = taskDelegate
+            task.resume()
+            await taskDelegate.waitForCompletions()
+            #expect(taskDelegate.body == Data("for the task".utf8))
+            #expect(taskDelegate.events.last == .complete(nil))
+            #expect(sessionDelegate.dataBytes == 0)
+            #expect(!sessionDelegate.events.contains(.complete(nil)))
+        }
+    }
+
+    @Test func aSessionWithoutAQueueGetsASerialOne() {
+        let session = URLSession(configuration: .ephemeral, delegate: nil, delegateQueue: nil)
+        #expect(session.delegateQueue.maxConcurrentOperationCount == 1)
+        let given = OperationQueue()
+        #expect(URLSession(configuration: .ephemeral, delegate: nil, delegateQueue: given).delegateQueue === given)
+    }
+
+    @Test func hostNamesResolve() async throws {
+        try await withServer(host: "localhost") { server in
+            server.route("/name", response: .ok("by name"))
+            let url = try #require(URL(string: "http://localhost:\(server.port)/name"))
+            let outcome = await makeSession().runDataTask(url)
+            #expect(outcome.data == Data("by name".utf8))
+        }
+    }
+}
