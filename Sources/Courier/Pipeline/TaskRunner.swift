@@ -51,7 +51,7 @@ final class TaskRunner: @unchecked Sendable {
     var state = State()
     private let timerLoop: any EventLoop
 
-    private let logger: Logger
+    let logger: Logger
 
     init(task: URLSessionTask) {
         self.currentTask = NIOLockedValueBox(task)
@@ -118,15 +118,10 @@ final class TaskRunner: @unchecked Sendable {
         let session = self.session
         let task = self.task
         session.dispatcher.async { [self] in
-            let decided = NIOLockedValueBox(false)
+            let decided = CompletionOnce()
             delegate.urlSession(session, task: task, willBeginDelayedRequest: request) {
                 [self] disposition, newRequest in
-                guard
-                    decided.withLockedValue({ done in
-                        defer { done = true }
-                        return !done
-                    })
-                else { return }
+                guard decided.claim() else { return }
                 switch disposition {
                 case .continueLoading: send(request)
                 case .useNewRequest: send(newRequest ?? request)
@@ -164,7 +159,7 @@ final class TaskRunner: @unchecked Sendable {
 
     // MARK: - Attempts
 
-    private func send(_ request: URLRequest) {
+    func send(_ request: URLRequest) {
         task.update { $0.currentRequest = request }
         let prepared: URLRequest
         let transportRequest: TransportRequest
@@ -206,7 +201,7 @@ final class TaskRunner: @unchecked Sendable {
         }
     }
 
-    private func isCurrent(_ generation: Int) -> Bool {
+    func isCurrent(_ generation: Int) -> Bool {
         lock.withLock { state.generation == generation && !state.finished }
     }
 
@@ -341,7 +336,7 @@ final class TaskRunner: @unchecked Sendable {
 
     /// Records the final response and hands it on; `true` when a delegate decision now holds the body.
     @discardableResult
-    private func deliverHead(_ response: HTTPURLResponse, generation: Int) -> Bool {
+    func deliverHead(_ response: HTTPURLResponse, generation: Int) -> Bool {
         let expected = response.expectedContentLength
         logger.debug("response", metadata: ["status": "\(response.statusCode)", "length": "\(expected)"])
         task.update { state in
@@ -372,14 +367,9 @@ final class TaskRunner: @unchecked Sendable {
         startHolding()
         let session = self.session
         session.dispatcher.async { [self] in
-            let decided = NIOLockedValueBox(false)
+            let decided = CompletionOnce()
             delegate.urlSession(session, dataTask: dataTask, didReceive: response) { [self] disposition in
-                guard
-                    decided.withLockedValue({ done in
-                        defer { done = true }
-                        return !done
-                    })
-                else { return }
+                guard decided.claim() else { return }
                 guard isCurrent(generation) else { return }
                 switch disposition {
                 case .allow:
@@ -422,90 +412,6 @@ final class TaskRunner: @unchecked Sendable {
         removePause(.backpressure)
     }
 
-    private func redirectPlan(for head: TransportResponseHead, request: URLRequest) -> RedirectPlan? {
-        guard let url = request.url else { return nil }
-        let location = head.headers.first { $0.0.caseInsensitiveCompare("Location") == .orderedSame }?.1
-        return RedirectPolicy.plan(
-            status: head.status,
-            location: location,
-            method: request.httpMethod ?? "GET",
-            currentURL: url
-        )
-    }
-
-    private func handleRedirect(_ plan: RedirectPlan, response: HTTPURLResponse, request: URLRequest, generation: Int) {
-        let tooMany: Bool = lock.withLock {
-            state.redirectCount += 1
-            return state.redirectCount > RedirectPolicy.maximumRedirects
-        }
-        if tooMany {
-            fail(URLErrorMapping.urlError(.httpTooManyRedirects, failingURL: request.url))
-            return
-        }
-        let newRequest = Self.redirectedRequest(request, plan: plan)
-        logger.debug(
-            "redirect", metadata: ["status": "\(response.statusCode)", "location": "\(plan.url.absoluteString)"])
-        guard let delegate = task.resolvedDelegate(URLSessionTaskDelegate.self) else {
-            follow(newRequest)
-            return
-        }
-        startHolding()
-        let session = self.session
-        let task = self.task
-        session.dispatcher.async { [self] in
-            let decided = NIOLockedValueBox(false)
-            delegate.urlSession(session, task: task, willPerformHTTPRedirection: response, newRequest: newRequest) {
-                [self] chosen in
-                guard
-                    decided.withLockedValue({ done in
-                        defer { done = true }
-                        return !done
-                    })
-                else { return }
-                guard isCurrent(generation) else { return }
-                if let chosen {
-                    follow(chosen)
-                } else {
-                    // The redirect response is the final one. Unless a response decision of its own now holds
-                    // the events, let its body through.
-                    if !deliverHead(response, generation: generation) {
-                        releaseHeld()
-                    }
-                }
-            }
-        }
-    }
-
-    func follow(_ request: URLRequest) {
-        let old: TransportExchange? = lock.withLock {
-            state.generation += 1
-            state.pauseReasons.remove(.awaitingDecision)
-            state.holding = false
-            state.heldParts = []
-            state.heldFinish = false
-            state.body = Data()
-            defer { state.exchange = nil }
-            return state.exchange
-        }
-        old?.cancel()
-        task.update { $0.countOfBytesReceived = 0 }
-        send(request)
-    }
-
-    static func redirectedRequest(_ request: URLRequest, plan: RedirectPlan) -> URLRequest {
-        var next = request
-        next.url = plan.url
-        next.httpMethod = plan.method
-        if plan.dropsBody {
-            next.httpBody = nil
-            next.httpBodyStream = nil
-        }
-        for name in plan.removedHeaderNames {
-            next.setValue(nil, forHTTPHeaderField: name)
-        }
-        return next
-    }
-
     /// Makes `newTask` the one this runner reports to.
     func handOver(to newTask: URLSessionTask) {
         currentTask.withLockedValue { $0 = newTask }
@@ -513,7 +419,7 @@ final class TaskRunner: @unchecked Sendable {
 
     // MARK: - Holding events during a decision
 
-    private func startHolding() {
+    func startHolding() {
         lock.withLock { state.holding = true }
         addPause(.awaitingDecision)
     }
@@ -543,7 +449,7 @@ final class TaskRunner: @unchecked Sendable {
 
     // MARK: - Pausing
 
-    private func addPause(_ reason: PauseReason) {
+    func addPause(_ reason: PauseReason) {
         let exchange: TransportExchange? = lock.withLock {
             let wasEmpty = state.pauseReasons.isEmpty
             state.pauseReasons.insert(reason)
@@ -552,7 +458,7 @@ final class TaskRunner: @unchecked Sendable {
         exchange?.pause()
     }
 
-    private func removePause(_ reason: PauseReason) {
+    func removePause(_ reason: PauseReason) {
         let exchange: TransportExchange? = lock.withLock {
             guard state.pauseReasons.remove(reason) != nil else { return nil }
             return state.pauseReasons.isEmpty ? state.exchange : nil

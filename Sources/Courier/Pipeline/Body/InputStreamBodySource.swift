@@ -37,14 +37,9 @@ final class InputStreamBodySource: TransportBodySource {
         let session = task.session
         return await withCheckedContinuation { continuation in
             session.dispatcher.async {
-                let answered = NIOLockedValueBox(false)
+                let answered = CompletionOnce()
                 delegate.urlSession(session, task: task) { stream in
-                    guard
-                        answered.withLockedValue({ done in
-                            defer { done = true }
-                            return !done
-                        })
-                    else { return }
+                    guard answered.claim() else { return }
                     continuation.resume(returning: stream.map(InputStreamBox.init))
                 }
             }
