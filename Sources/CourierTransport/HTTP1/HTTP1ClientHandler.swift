@@ -36,8 +36,8 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private let protocolName: String
     /// Called when the connection can take another request.
     var onReusable: (() -> Void)?
-    /// Called once when the channel closes; the flag tells whether a request was on it.
-    var onClosed: ((_ wasBusy: Bool) -> Void)?
+    /// Called once when the channel closes.
+    var onClosed: (() -> Void)?
 
     init(endpoint: Endpoint, idleConnectionTimeout: TimeAmount, protocolName: String) {
         self.endpoint = endpoint
@@ -171,10 +171,8 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
     func channelInactive(context: ChannelHandlerContext) {
         requestTimer?.cancel()
         idleTimer?.cancel()
-        let wasBusy: Bool
         if case .active(let active) = state {
             active.bodyWriter.abandon()
-            wasBusy = true
             state = .closed
             let retryable = active.isReused && !active.headReceived && active.exchange.request.isIdempotent
             active.exchange.connectionFailed(
@@ -182,10 +180,9 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 retryable: retryable
             )
         } else {
-            wasBusy = false
             state = .closed
         }
-        onClosed?(wasBusy)
+        onClosed?()
         // Break the connection <-> handler cycle.
         onClosed = nil
         onReusable = nil

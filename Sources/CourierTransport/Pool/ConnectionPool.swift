@@ -31,7 +31,7 @@ final class ConnectionPool: Sendable {
         case .connect:
             connect(key, for: exchange)
         case .wait:
-            exchange.markWaiting()
+            exchange.markWaiting(timerLoop: factory.group.any())
         case .failShutdown:
             exchange.connectionFailed(.cancelled("the session was invalidated"), retryable: false)
         }
@@ -44,8 +44,8 @@ final class ConnectionPool: Sendable {
     }
 
     /// A connection closed.
-    func connectionClosed(_ connection: HTTP1Connection, wasBusy: Bool) {
-        let action = machine.withLockedValue { $0.closed(connection.key, connection, wasBusy: wasBusy) }
+    func connectionClosed(_ connection: HTTP1Connection) {
+        let action = machine.withLockedValue { $0.closed(connection.key, connection) }
         perform(action, key: connection.key)
     }
 
@@ -101,14 +101,15 @@ final class ConnectionPool: Sendable {
                 connection.channel.eventLoop.execute {
                     connection.bind(to: self)
                     if !connection.channel.isActive {
-                        self.connectionClosed(connection, wasBusy: true)
+                        // It closed before the handler could report it.
+                        self.connectionClosed(connection)
                         exchange.connectionFailed(.networkConnectionLost("the connection closed"), retryable: true)
                         return
                     }
                     self.run(exchange, on: connection, isReused: false)
                 }
             case .failure(let error):
-                let action = self.machine.withLockedValue { $0.closed(key, nil, wasBusy: true) }
+                let action = self.machine.withLockedValue { $0.closed(key, nil) }
                 let transfer = error as? TransferError ?? .cannotConnectToHost("\(error)")
                 exchange.connectionFailed(transfer, retryable: false)
                 self.perform(action, key: key)
