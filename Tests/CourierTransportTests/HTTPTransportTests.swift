@@ -96,7 +96,7 @@ struct ConnectionLifetimeTests {
         try await server.start()
         defer { Task { try await server.shutdown() } }
         server.route("/i", response: .ok("idle"))
-        let transport = HTTPTransport(configuration: .init(idleConnectionTimeout: .milliseconds(200)))
+        let transport = HTTPTransport(configuration: .init(idleConnectionTimeout: .seconds(1)))
         let first = CollectingConsumer()
         transport.execute(try makeRequest(server.url("/i")), consumer: first)
         #expect(await first.outcome().finished)
@@ -105,7 +105,7 @@ struct ConnectionLifetimeTests {
         #expect(await second.outcome().finished)
         #expect(server.connectionCount == 1)
         #expect(server.openConnectionCount == 1)
-        try await Task.sleep(for: .milliseconds(600))
+        for _ in 0..<300 where server.openConnectionCount > 0 { try await Task.sleep(for: .milliseconds(10)) }
         #expect(server.openConnectionCount == 0)
         transport.shutdown()
     }
