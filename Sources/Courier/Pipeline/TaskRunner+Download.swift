@@ -80,8 +80,7 @@ extension TaskRunner {
                 state.countOfBytesReceived = offset
                 state.countOfBytesExpectedToReceive = total
             }
-            task.progress.totalUnitCount = total
-            task.progress.completedUnitCount = offset
+            task.setProgress(total: total, completed: offset)
             notifyResumed(at: offset, expectedTotal: total)
         case .restartFromZero(let total):
             try? FileManager.default.removeItem(at: partial)
@@ -181,7 +180,7 @@ extension TaskRunner {
             state.response = response
             state.countOfBytesExpectedToReceive = expected
         }
-        downloadTask.progress.totalUnitCount = expected
+        downloadTask.setProgress(total: expected)
         handOver(to: downloadTask)
         let sink = makeDownloadSink(for: downloadTask)
         lock.withLock { state.download = sink }

@@ -27,7 +27,12 @@ extension TaskRunner {
         }
         let newRequest = Self.redirectedRequest(request, plan: plan)
         logger.debug(
-            "redirect", metadata: ["status": "\(response.statusCode)", "location": "\(plan.url.absoluteString)"])
+            "redirect",
+            metadata: [
+                "task": "\(task.taskIdentifier)", "status": "\(response.statusCode)",
+                "location": "\(plan.url.absoluteString)",
+            ]
+        )
         guard let delegate = task.resolvedDelegate(URLSessionTaskDelegate.self) else {
             follow(newRequest)
             return

@@ -4,6 +4,7 @@ import Foundation
 import Logging
 import NIOConcurrencyHelpers
 import NIOCore
+import NIOFoundationCompat
 import NIOPosix
 
 /// Runs one task: prepares each attempt through ``RequestPipeline``, hands it to the transport, turns the
@@ -28,6 +29,9 @@ final class TaskRunner: @unchecked Sendable {
         var redirectCount = 0
         var body = Data()
         var outstandingDelegateBytes = 0
+        /// Parts waiting for the delegate queue, delivered by one scheduled job (not one job per part).
+        var pendingDelegateData: [Data] = []
+        var delegateDeliveryScheduled = false
         var resourceDeadline: NIODeadline?
         var resourceTimer: Scheduled<Void>?
         var remainingResourceTime: TimeAmount?
@@ -56,9 +60,8 @@ final class TaskRunner: @unchecked Sendable {
     init(task: URLSessionTask) {
         self.currentTask = NIOLockedValueBox(task)
         self.timerLoop = MultiThreadedEventLoopGroup.singleton.any()
-        var logger = task.session.logger
-        logger[metadataKey: "task"] = "\(task.taskIdentifier)"
-        self.logger = logger
+        // The task identifier goes into each event's metadata, which is only built when debug logging is on.
+        self.logger = task.session.logger
     }
 
     var session: URLSession { task.session }
@@ -176,7 +179,10 @@ final class TaskRunner: @unchecked Sendable {
         }
         logger.debug(
             "sending request",
-            metadata: ["method": "\(transportRequest.method)", "url": "\(transportRequest.url.absoluteString)"]
+            metadata: [
+                "task": "\(task.taskIdentifier)", "method": "\(transportRequest.method)",
+                "url": "\(transportRequest.url.absoluteString)",
+            ]
         )
         let expectedToSend = transportRequest.body.length ?? NSURLSessionTransferSizeUnknown
         task.update { $0.countOfBytesExpectedToSend = expectedToSend }
@@ -212,8 +218,7 @@ final class TaskRunner: @unchecked Sendable {
         task.update { $0.countOfBytesSent = totalBytesSent }
         let expected = task.countOfBytesExpectedToSend
         if !task.progressTracksReceivedBytes {
-            task.progress.totalUnitCount = expected
-            task.progress.completedUnitCount = totalBytesSent
+            task.setProgress(total: expected, completed: totalBytesSent)
         }
         let session = self.session
         let task = self.task
@@ -254,14 +259,15 @@ final class TaskRunner: @unchecked Sendable {
 
     private func consumeBodyPart(_ part: ByteBuffer) {
         let count = part.readableBytes
-        let data = part.withUnsafeReadableBytes { Data($0) }
+        // Large parts are wrapped, not copied: the Data keeps the buffer's storage alive.
+        let data = Data(buffer: part, byteTransferStrategy: .automatic)
         var received: Int64 = 0
         task.update { state in
             state.countOfBytesReceived += Int64(count)
             received = state.countOfBytesReceived
         }
         if task.progressTracksReceivedBytes {
-            task.progress.completedUnitCount = received
+            task.setProgress(completed: received)
         }
         if let download = lock.withLock({ state.download }) {
             download.append(data)
@@ -291,7 +297,8 @@ final class TaskRunner: @unchecked Sendable {
     }
 
     private func finishSuccessfully() {
-        logger.debug("task finished", metadata: ["bytes": "\(task.countOfBytesReceived)"])
+        logger.debug(
+            "task finished", metadata: ["task": "\(task.taskIdentifier)", "bytes": "\(task.countOfBytesReceived)"])
         let (body, download): (Data?, DownloadSink?) = lock.withLock {
             state.finished = true
             state.exchange = nil
@@ -338,13 +345,16 @@ final class TaskRunner: @unchecked Sendable {
     @discardableResult
     func deliverHead(_ response: HTTPURLResponse, generation: Int) -> Bool {
         let expected = response.expectedContentLength
-        logger.debug("response", metadata: ["status": "\(response.statusCode)", "length": "\(expected)"])
+        logger.debug(
+            "response",
+            metadata: ["task": "\(task.taskIdentifier)", "status": "\(response.statusCode)", "length": "\(expected)"]
+        )
         task.update { state in
             state.response = response
             state.countOfBytesExpectedToReceive = expected
         }
         if task.progressTracksReceivedBytes {
-            task.progress.totalUnitCount = expected
+            task.setProgress(total: expected)
         }
         if let download = lock.withLock({ state.download }) {
             deliverDownloadHead(response, to: download)
@@ -387,24 +397,41 @@ final class TaskRunner: @unchecked Sendable {
     }
 
     private func deliverDataToDelegate(_ data: Data) {
-        guard let delegate = task.resolvedDelegate(URLSessionDataDelegate.self),
-            let dataTask = task as? URLSessionDataTask
-        else { return }
         let count = data.count
-        let overWatermark: Bool = lock.withLock {
+        let (overWatermark, schedule): (Bool, Bool) = lock.withLock {
             state.outstandingDelegateBytes += count
-            return state.outstandingDelegateBytes > Self.delegateHighWatermark
+            state.pendingDelegateData.append(data)
+            let schedule = !state.delegateDeliveryScheduled
+            state.delegateDeliveryScheduled = true
+            return (state.outstandingDelegateBytes > Self.delegateHighWatermark, schedule)
         }
         if overWatermark { addPause(.backpressure) }
-        let session = self.session
-        session.dispatcher.async { [self] in
-            delegate.urlSession(session, dataTask: dataTask, didReceive: data)
-            let drained: Bool = lock.withLock {
-                state.outstandingDelegateBytes -= count
-                return state.outstandingDelegateBytes <= Self.delegateHighWatermark / 2
-            }
-            if drained { removePause(.backpressure) }
+        guard schedule else { return }
+        session.dispatcher.async { [self] in drainDelegateData() }
+    }
+
+    /// On the delegate queue: hands every waiting part to the delegate, in order.
+    private func drainDelegateData() {
+        let parts: [Data] = lock.withLock {
+            state.delegateDeliveryScheduled = false
+            defer { state.pendingDelegateData = [] }
+            return state.pendingDelegateData
         }
+        // Without a data delegate the parts are dropped, but still accounted, so backpressure never sticks.
+        let dataTask = task as? URLSessionDataTask
+        let delegate = task.resolvedDelegate(URLSessionDataDelegate.self)
+        var delivered = 0
+        for part in parts {
+            if let dataTask, let delegate {
+                delegate.urlSession(session, dataTask: dataTask, didReceive: part)
+            }
+            delivered += part.count
+        }
+        let drained: Bool = lock.withLock {
+            state.outstandingDelegateBytes -= delivered
+            return state.outstandingDelegateBytes <= Self.delegateHighWatermark / 2
+        }
+        if drained { removePause(.backpressure) }
     }
 
     /// The async byte stream's consumer caught up.
@@ -483,7 +510,7 @@ final class TaskRunner: @unchecked Sendable {
             if let resumeDataHandler { session.dispatcher.async { resumeDataHandler(nil) } }
             return
         }
-        logger.debug("task failed", metadata: ["error": "\(error)"])
+        logger.debug("task failed", metadata: ["task": "\(task.taskIdentifier)", "error": "\(error)"])
         running?.cancel()
         let url = task.currentRequest?.url ?? task.originalRequest?.url
         let urlError = URLErrorMapping.urlError(from: error, failingURL: url)

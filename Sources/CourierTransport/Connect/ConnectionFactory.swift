@@ -32,6 +32,11 @@ struct ConnectionFactory: Sendable {
         let bootstrap = ClientBootstrap(group: eventLoop)
             .connectTimeout(connectTimeout)
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            // Reads grow to 1 MiB on a busy connection: fewer, larger body parts for big transfers.
+            .channelOption(
+                .recvAllocator,
+                value: AdaptiveRecvByteBufferAllocator(minimum: 1024, initial: 16 * 1024, maximum: 1 << 20)
+            )
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     let sync = channel.pipeline.syncOperations

@@ -256,3 +256,18 @@ struct ConnectionWaitTests {
         }
     }
 }
+
+@Suite("Tasks without a delegate or handler")
+struct NoDelegateTests {
+    @Test func aLargeBodyWithNobodyListeningStillCompletes() async throws {
+        try await withServer { server in
+            server.route("/big", response: MockResponse(body: .pattern(length: 5_000_000)))
+            let session = makeSession()
+            let task = session.dataTask(with: server.url("/big"))
+            task.resume()
+            for _ in 0..<500 where task.state != .completed { try await Task.sleep(for: .milliseconds(10)) }
+            #expect(task.state == .completed)
+            #expect(task.countOfBytesReceived == 5_000_000)
+        }
+    }
+}
