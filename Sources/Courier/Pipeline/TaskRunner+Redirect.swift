@@ -62,8 +62,9 @@ extension TaskRunner {
     func follow(_ request: URLRequest) {
         let old: TransportExchange? = lock.withLock {
             state.generation += 1
+            // The new attempt starts clean; only the app's own suspension carries over.
             state.pauseReasons.remove(.awaitingDecision)
-            state.holding = false
+            state.pauseReasons.remove(.backpressure)
             state.heldParts = []
             state.heldFinish = false
             state.body = Data()

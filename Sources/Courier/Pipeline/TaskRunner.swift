@@ -43,9 +43,16 @@ final class TaskRunner: @unchecked Sendable {
         var resume: ResumeProgress?
         /// While the delegate decides on a response (disposition, redirect), body parts and the end that the
         /// transport already decoded are held here, then replayed or dropped.
-        var holding = false
+        /// Set while held events are being replayed, so that newer ones queue behind them.
+        var replaying = false
         var heldParts: [ByteBuffer] = []
         var heldFinish = false
+
+        /// Events are held while the task is suspended (what was read before the pause took effect is not
+        /// delivered until `resume()`), while the delegate decides, and while held events are replayed.
+        var isHolding: Bool {
+            replaying || pauseReasons.contains(.suspended) || pauseReasons.contains(.awaitingDecision)
+        }
     }
 
     /// The task the runner works for; a data task that becomes a download hands over to its download task.
@@ -148,7 +155,7 @@ final class TaskRunner: @unchecked Sendable {
 
     func proceed() {
         armResourceTimer()
-        removePause(.suspended)
+        releaseHeld(.suspended)
     }
 
     func cancel() {
@@ -251,8 +258,8 @@ final class TaskRunner: @unchecked Sendable {
     fileprivate func didReceiveBodyPart(_ generation: Int, part: ByteBuffer) {
         let held: Bool = lock.withLock {
             guard state.generation == generation, !state.finished else { return true }
-            if state.holding { state.heldParts.append(part) }
-            return state.holding
+            if state.isHolding { state.heldParts.append(part) }
+            return state.isHolding
         }
         if !held { consumeBodyPart(part) }
     }
@@ -290,8 +297,8 @@ final class TaskRunner: @unchecked Sendable {
     fileprivate func didFinish(_ generation: Int) {
         let held: Bool = lock.withLock {
             guard state.generation == generation, !state.finished else { return true }
-            if state.holding { state.heldFinish = true }
-            return state.holding
+            if state.isHolding { state.heldFinish = true }
+            return state.isHolding
         }
         if !held { finishSuccessfully() }
     }
@@ -447,31 +454,42 @@ final class TaskRunner: @unchecked Sendable {
     // MARK: - Holding events during a decision
 
     func startHolding() {
-        lock.withLock { state.holding = true }
         addPause(.awaitingDecision)
     }
 
-    /// Replays what was held, in order, then lets the transfer continue.
-    func releaseHeld() {
-        while true {
-            let next: (parts: [ByteBuffer], finish: Bool)? = lock.withLock {
-                if state.finished { return nil }
-                if state.heldParts.isEmpty {
-                    state.holding = false
-                    defer { state.heldFinish = false }
-                    return ([], state.heldFinish)
+    /// Ends one reason to hold events. When none is left, replays what was held, in order, then lets the
+    /// transfer continue.
+    func releaseHeld(_ reason: PauseReason = .awaitingDecision) {
+        let replay: Bool = lock.withLock {
+            guard state.pauseReasons.remove(reason) != nil, !state.isHolding else { return false }
+            state.replaying = true
+            return true
+        }
+        if replay {
+            while true {
+                let next: (parts: [ByteBuffer], finish: Bool)? = lock.withLock {
+                    if state.finished {
+                        state.replaying = false
+                        return nil
+                    }
+                    if state.heldParts.isEmpty {
+                        state.replaying = false
+                        defer { state.heldFinish = false }
+                        return ([], state.heldFinish)
+                    }
+                    defer { state.heldParts = [] }
+                    return (state.heldParts, false)
                 }
-                defer { state.heldParts = [] }
-                return (state.heldParts, false)
-            }
-            guard let next else { return }
-            next.parts.forEach(consumeBodyPart)
-            if next.parts.isEmpty {
-                if next.finish { finishSuccessfully() }
-                break
+                guard let next else { break }
+                next.parts.forEach(consumeBodyPart)
+                if next.parts.isEmpty {
+                    if next.finish { finishSuccessfully() }
+                    break
+                }
             }
         }
-        removePause(.awaitingDecision)
+        let exchange: TransportExchange? = lock.withLock { state.pauseReasons.isEmpty ? state.exchange : nil }
+        exchange?.resume()
     }
 
     // MARK: - Pausing

@@ -30,6 +30,7 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private var paused = false
     private var pendingRead = false
     private var requestTimer: Scheduled<Void>?
+    private var lastActivity = NIODeadline.now()
     private var idleTimer: Scheduled<Void>?
     private let endpoint: Endpoint
     private let idleConnectionTimeout: TimeAmount
@@ -249,14 +250,34 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
         )
     }
 
+    /// Notes activity for the request timeout. The timer is not rescheduled on every read (that costs a heap
+    /// operation per body part): it fires at the earliest possible deadline and re-arms itself for the rest when
+    /// there was activity meanwhile.
     private func armRequestTimer() {
-        guard case .active(let active) = state, let context, !paused else { return }
-        requestTimer?.cancel()
-        let timeout = active.exchange.request.idleTimeout
-        requestTimer = context.eventLoop.assumeIsolated().scheduleTask(in: timeout) { [weak self] in
-            guard let self else { return }
-            self.fail(.timedOut("the request to \(self.endpoint) timed out"), retryable: false)
+        guard case .active(let active) = state, context != nil, !paused else { return }
+        lastActivity = .now()
+        if requestTimer == nil {
+            scheduleRequestTimer(in: active.exchange.request.idleTimeout)
         }
+    }
+
+    private func scheduleRequestTimer(in delay: TimeAmount) {
+        guard let context else { return }
+        requestTimer = context.eventLoop.assumeIsolated().scheduleTask(in: delay) { [weak self] in
+            self?.requestTimerFired()
+        }
+    }
+
+    private func requestTimerFired() {
+        requestTimer = nil
+        guard case .active(let active) = state, !paused else { return }
+        let deadline = lastActivity + active.exchange.request.idleTimeout
+        let now = NIODeadline.now()
+        if deadline > now {
+            scheduleRequestTimer(in: deadline - now)
+            return
+        }
+        fail(.timedOut("the request to \(endpoint) timed out"), retryable: false)
     }
 
     private func armIdleTimer() {
