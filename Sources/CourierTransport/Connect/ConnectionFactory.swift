@@ -59,7 +59,7 @@ struct ConnectionFactory: Sendable {
                                 leftOverBytesStrategy: .dropBytes, informationalResponseStrategy: .forward)
                         )
                     )
-                    try sync.addHandler(NIOHTTPResponseDecompressor(limit: .none))
+                    try sync.addHandler(ContentDecodingGate())
                     try sync.addHandler(
                         HTTP1ClientHandler(
                             endpoint: endpoint,
