@@ -12,7 +12,7 @@ package struct CookieStage: RequestStage {
         let configuration = task.session.sessionConfiguration
         guard configuration.httpShouldSetCookies, request.httpShouldHandleCookies,
             let storage = configuration.httpCookieStorage, let url = request.url,
-            request.value(forHTTPHeaderField: "Cookie") == nil,
+            request.value(forHTTPHeaderField: "Cookie") == nil, !storage.isEmpty,
             let cookies = storage.cookies(for: url), !cookies.isEmpty
         else { return }
         for (name, value) in HTTPCookie.requestHeaderFields(with: cookies) {
@@ -33,6 +33,8 @@ package struct CookieStage: RequestStage {
     ///   - response: The response, whose `Set-Cookie` fields are parsed against its URL.
     ///   - task: The task that received it.
     package static func storeCookies(from response: HTTPURLResponse, for task: URLSessionTask) {
+        // Most responses set no cookie: leave before any other work.
+        guard response.headerFields["Set-Cookie"] != nil else { return }
         let configuration = task.session.sessionConfiguration
         let request = task.currentRequest
         guard configuration.httpShouldSetCookies, request?.httpShouldHandleCookies ?? true,

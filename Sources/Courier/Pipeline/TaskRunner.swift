@@ -281,8 +281,9 @@ final class TaskRunner: @unchecked Sendable {
 
     private func consumeBodyPart(_ part: ByteBuffer) {
         let count = part.readableBytes
-        // Large parts are wrapped, not copied: the Data keeps the buffer's storage alive.
-        let data = Data(buffer: part, byteTransferStrategy: .automatic)
+        // Large parts are wrapped, not copied (the Data keeps the buffer's storage alive); NIO's `.automatic`
+        // would copy anything up to 256 KiB, which is every read.
+        let data = Data(buffer: part, byteTransferStrategy: count > 16 * 1024 ? .noCopy : .copy)
         var received: Int64 = 0
         task.update { state in
             state.countOfBytesReceived += Int64(count)

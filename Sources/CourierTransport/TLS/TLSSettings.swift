@@ -2,13 +2,15 @@ import NIOSSL
 
 /// The TLS options that distinguish one pool of connections from another.
 public struct TLSSettings: Hashable, Sendable {
+    /// Hashing the certificates' bytes on every pool lease costs more than the request: hash them once.
+    private var certificatesHash: Int
     /// The lowest protocol version offered.
     public var minimumVersion: TLSVersion
     /// The highest protocol version offered.
     public var maximumVersion: TLSVersion
     /// DER certificates trusted in addition to the system's trust store (Courier's extension for tests and
     /// private CAs).
-    public var additionalTrustedCertificatesDER: [[UInt8]]
+    public let additionalTrustedCertificatesDER: [[UInt8]]
 
     /// Creates settings.
     public init(
@@ -19,6 +21,19 @@ public struct TLSSettings: Hashable, Sendable {
         self.minimumVersion = minimumVersion
         self.maximumVersion = maximumVersion
         self.additionalTrustedCertificatesDER = additionalTrustedCertificatesDER
+        self.certificatesHash = additionalTrustedCertificatesDER.hashValue
+    }
+
+    public static func == (lhs: TLSSettings, rhs: TLSSettings) -> Bool {
+        lhs.minimumVersion == rhs.minimumVersion && lhs.maximumVersion == rhs.maximumVersion
+            && lhs.certificatesHash == rhs.certificatesHash
+            && lhs.additionalTrustedCertificatesDER == rhs.additionalTrustedCertificatesDER
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(minimumVersion)
+        hasher.combine(maximumVersion)
+        hasher.combine(certificatesHash)
     }
 
     /// Builds the NIOSSL client configuration: the system trust store, full verification, ALPN `http/1.1`.

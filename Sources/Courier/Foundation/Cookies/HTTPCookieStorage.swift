@@ -54,6 +54,11 @@ open class HTTPCookieStorage: NSObject, @unchecked Sendable {
     }
 
     /// All cookies in the storage, in the order they were first stored.
+    /// Whether the storage holds no cookie (a cheap check the engine makes before matching cookies).
+    package var isEmpty: Bool {
+        state.withLockedValue { $0.entries.isEmpty }
+    }
+
     open var cookies: [HTTPCookie]? {
         state.withLockedValue { $0.entries.map(\.cookie) }
     }
