@@ -44,7 +44,13 @@ def run_process(argv, env=None, timeout=TIMEOUT):
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         start = time.monotonic()
         proc = subprocess.Popen(argv, stdout=out, stderr=err, env=env)
-        timer = threading.Timer(timeout, lambda: os.kill(proc.pid, signal.SIGKILL))
+        timed_out = threading.Event()
+
+        def kill():
+            timed_out.set()
+            os.kill(proc.pid, signal.SIGKILL)
+
+        timer = threading.Timer(timeout, kill)
         timer.start()
         try:
             _, status, usage = os.wait4(proc.pid, 0)
@@ -54,6 +60,10 @@ def run_process(argv, env=None, timeout=TIMEOUT):
         wall = time.monotonic() - start
         out.seek(0)
         err.seek(0)
+        if timed_out.is_set():
+            err.seek(0, 2)
+            err.write(f"\nkilled after {timeout} s".encode())
+            err.seek(0)
         return (
             proc.returncode,
             out.read().decode(errors="replace"),
@@ -222,6 +232,10 @@ def machine_description():
     }
 
 
+def size_label(size):
+    return f"{size / 2**30:g} GiB" if size >= 2**30 else f"{size / 2**20:g} MiB"
+
+
 def metric_key(scenario):
     return "requestsPerSecond" if scenario in RATE else "megabytesPerSecond"
 
@@ -312,7 +326,9 @@ def write_report(args, machine, started, finished, load_before, load_after, resu
     display = dict(NAMES, reference="reference")
     for scenario in scenarios:
         ref = REFERENCE_NAME[scenario]
-        add(f"## ({scenario}) {SCENARIOS[scenario]}")
+        title = SCENARIOS[scenario].replace("1 GiB", size_label(args.big_size)).replace(
+            "100 MiB", size_label(results.get("upload_size", 0)))
+        add(f"## ({scenario}) {title}")
         add("")
         if scenario in RATE:
             add("| client | req/s | p50 ms | p99 ms | CPU s | CPU µs/req | peak RSS MiB |")

@@ -40,19 +40,27 @@ struct Workload: Sendable {
         let url = base.appendingPathComponent(String(options.smallPath.dropFirst()))
         let total = options.requests
         let inFlight = options.concurrencyFor
+        // A failing worker does not cancel the others (FoundationNetworking can deadlock when a Swift task
+        // is cancelled while its URLSessionTask completes); it raises a flag and every worker stops at its
+        // next request.
+        let failure = FirstFailure()
         let start = Clock.now()
-        var latencies = try await withThrowingTaskGroup(of: [UInt64].self) { group in
+        var latencies = await withTaskGroup(of: [UInt64].self) { group in
             for worker in 0..<inFlight {
                 group.addTask {
                     var mine: [UInt64] = []
                     mine.reserveCapacity(total / inFlight + 1)
                     var index = worker
-                    while index < total {
-                        let begin = Clock.now()
-                        let outcome = try await client.get(url)
-                        let end = Clock.now()
-                        try check(outcome, status: 200, exactly: Workload.smallSize, what: "GET \(url.path)")
-                        mine.append(end - begin)
+                    while index < total, !failure.isSet {
+                        do {
+                            let begin = Clock.now()
+                            let outcome = try await client.get(url)
+                            let end = Clock.now()
+                            try check(outcome, status: 200, exactly: Workload.smallSize, what: "GET \(url.path)")
+                            mine.append(end - begin)
+                        } catch {
+                            failure.record(error)
+                        }
                         index += inFlight
                     }
                     return mine
@@ -60,9 +68,10 @@ struct Workload: Sendable {
             }
             var all: [UInt64] = []
             all.reserveCapacity(total)
-            for try await part in group { all.append(contentsOf: part) }
+            for await part in group { all.append(contentsOf: part) }
             return all
         }
+        if let error = failure.error { throw error }
         let elapsed = Double(Clock.now() - start) / 1e9
         guard latencies.count == total else {
             throw CheckFailure(message: "\(latencies.count) of \(total) requests completed")
@@ -125,5 +134,29 @@ public struct CheckFailure: Error, CustomStringConvertible {
 
     public init(message: String) {
         self.message = message
+    }
+}
+
+/// The first error any worker met; once set, all workers stop.
+final class FirstFailure: @unchecked Sendable {
+    private let lock = NSLock()
+    private var first: (any Error)?
+
+    var isSet: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return first != nil
+    }
+
+    var error: (any Error)? {
+        lock.lock()
+        defer { lock.unlock() }
+        return first
+    }
+
+    func record(_ error: any Error) {
+        lock.lock()
+        if first == nil { first = error }
+        lock.unlock()
     }
 }

@@ -82,20 +82,25 @@ final class URLSessionClient: BenchmarkClient, @unchecked Sendable {
             return try await body()
         } catch let error as URLError where error.code == .unsupportedURL {
             throw ScenarioUnsupported(kind: "unsupported", reason: "\(error.localizedDescription) [\(error.code)]")
-        } catch let error as URLError where Self.isTrustFailure(error.code) && Self.name == "foundation" {
+        } catch where Self.name == "foundation" && Self.isTrustFailure(error) {
             throw ScenarioUnsupported(
                 kind: "n/a",
-                reason: "FoundationNetworking cannot trust a custom CA: libcurl's CAINFO is fixed to the system "
-                    + "bundle and server-trust challenges are not delivered (\(error.code))"
+                reason: "FoundationNetworking cannot be given a custom CA: libcurl's CAINFO is fixed to the system "
+                    + "bundle and server-trust challenges are not delivered to the delegate; the request failed with "
+                    + "\"\(error.localizedDescription)\""
             )
         }
     }
 
-    private static func isTrustFailure(_ code: URLError.Code) -> Bool {
-        [
+    private static func isTrustFailure(_ error: any Error) -> Bool {
+        let trustCodes: [URLError.Code] = [
             .serverCertificateUntrusted, .serverCertificateHasUnknownRoot, .serverCertificateHasBadDate,
             .secureConnectionFailed, .serverCertificateNotYetValid,
-        ].contains(code)
+        ]
+        if let error = error as? URLError, trustCodes.contains(error.code) { return true }
+        // libcurl's verification failures reach FoundationNetworking's users as NSURLErrorDomain code -1.
+        let nsError = error as NSError
+        return nsError.domain == NSURLErrorDomain && nsError.localizedDescription.contains("SSL certificate problem")
     }
 }
 
