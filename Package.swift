@@ -44,6 +44,7 @@ let package = Package(
                 "CourierHTTP",
                 "CourierTransport",
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -70,7 +71,12 @@ let package = Package(
         ),
         .testTarget(name: "CourierHTTPTests", dependencies: ["CourierHTTP"]),
         .testTarget(name: "CourierTransportTests", dependencies: ["CourierTransport", "CourierMockServer"]),
-        .testTarget(name: "CourierTests", dependencies: ["Courier", "CourierMockServer"]),
+        .testTarget(
+            name: "CourierTests",
+            dependencies: [
+                "Courier", "CourierHTTP", "CourierMockServer", .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
         .testTarget(
             name: "CourierMockServerTests",
             dependencies: [

@@ -16,6 +16,7 @@ struct URLErrorMappingTests {
         (.secureConnectionFailed("x"), .secureConnectionFailed),
         (.serverCertificateUntrusted("x"), .serverCertificateUntrusted),
         (.cannotDecodeContentData("x"), .cannotDecodeContentData),
+        (.cannotDecodeRawData("x"), .cannotDecodeRawData),
     ])
     func transferErrorsMapToDarwinCodes(error: TransferError, code: URLError.Code) throws {
         let url = try #require(URL(string: "http://a.example/p"))

@@ -91,10 +91,8 @@ import Testing
                 try await connection.sendRequest("GET", "/six")
                 #expect(try await connection.readResponse().text == "v6")
             }
-            // Not listening on IPv4.
-            await #expect(throws: (any Error).self) {
-                try await TestConnection.with(host: "127.0.0.1", port: server.port) { _ in }
-            }
+            // Whether 127.0.0.1 refuses this port is not checked: tests run in parallel, and another server may
+            // hold the same port number on IPv4.
         }
     }
 

@@ -31,7 +31,7 @@ struct PoolStateMachineTests {
         var machine = Machine(maxConnectionsPerHost: 1)
         _ = machine.lease("a", for: "r1")
         _ = machine.lease("a", for: "r2")
-        #expect(machine.closed("a", 10, wasBusy: true) == .connect(for: "r2"))
+        #expect(machine.closed("a", 10) == .connect(for: "r2"))
         #expect(machine.counts("a") == (0, 1, 0))
     }
 
@@ -39,14 +39,14 @@ struct PoolStateMachineTests {
         var machine = Machine(maxConnectionsPerHost: 1)
         _ = machine.lease("a", for: "r1")
         _ = machine.lease("a", for: "r2")
-        #expect(machine.closed("a", nil, wasBusy: true) == .connect(for: "r2"))
+        #expect(machine.closed("a", nil) == .connect(for: "r2"))
     }
 
     @Test func idleConnectionsThatCloseAreForgotten() {
         var machine = Machine(maxConnectionsPerHost: 1)
         _ = machine.lease("a", for: "r1")
         _ = machine.release("a", 10)
-        #expect(machine.closed("a", 10, wasBusy: false) == .none)
+        #expect(machine.closed("a", 10) == .none)
         #expect(machine.counts("a") == (0, 0, 0))
         #expect(machine.lease("a", for: "r2") == .connect)
     }
@@ -73,5 +73,28 @@ struct PoolStateMachineTests {
         #expect(waiters == ["r3"])
         #expect(machine.lease("a", for: "r4") == .failShutdown)
         #expect(machine.release("b", 11) == .close(11))
+    }
+}
+
+@Suite("PoolStateMachine accounting")
+struct PoolAccountingTests {
+    @Test func everyCloseOfALeasedConnectionFreesItsSlot() {
+        var machine = PoolStateMachine<String, Int, String>(maxConnectionsPerHost: 1)
+        for round in 0..<10 {
+            #expect(machine.lease("a", for: "r\(round)") == .connect)
+            // Failed, cancelled or `Connection: close`: the connection closes while leased.
+            #expect(machine.closed("a", round) == .none)
+        }
+        #expect(machine.counts("a") == (0, 0, 0))
+    }
+
+    @Test func releaseDuringShutdownIsSettledByTheClose() {
+        var machine = PoolStateMachine<String, Int, String>(maxConnectionsPerHost: 2)
+        _ = machine.lease("a", for: "r1")
+        _ = machine.shutdown()
+        #expect(machine.release("a", 10) == .close(10))
+        #expect(machine.counts("a") == (0, 1, 0))
+        _ = machine.closed("a", 10)
+        #expect(machine.counts("a") == (0, 0, 0))
     }
 }

@@ -9,23 +9,8 @@ extension URLSession {
         for request: URLRequest,
         delegate: (any URLSessionTaskDelegate)? = nil
     ) async throws -> (Data, URLResponse) {
-        let box = TaskBox()
-        return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { continuation in
-                let task = register {
-                    URLSessionDataTask(
-                        session: self,
-                        request: request,
-                        identifier: $0,
-                        completionMode: .collect { continuation.resume(with: $0) }
-                    )
-                }
-                task.delegate = delegate
-                box.set(task)
-                task.resume()
-            }
-        } onCancel: {
-            box.cancel()
+        try await collect(delegate: delegate) { mode in
+            self.register { URLSessionDataTask(session: self, request: request, identifier: $0, completionMode: mode) }
         }
     }
 
@@ -43,25 +28,34 @@ extension URLSession {
         from bodyData: Data,
         delegate: (any URLSessionTaskDelegate)? = nil
     ) async throws -> (Data, URLResponse) {
-        var withBody = request
-        withBody.httpBody = bodyData
-        return try await data(for: withBody, delegate: delegate)
+        try await collect(delegate: delegate) { mode in self.makeUpload(request, body: .data(bodyData), mode: mode) }
     }
 
-    /// Uploads the file at `fileURL`.
-    ///
-    /// - Note: File uploads stream from disk in the transfers release; until then this throws
-    ///   `URLError(.unsupportedURL)`.
+    /// Uploads the file at `fileURL` (streamed from disk) and returns the response body and response.
     public func upload(
         for request: URLRequest,
         fromFile fileURL: URL,
         delegate: (any URLSessionTaskDelegate)? = nil
     ) async throws -> (Data, URLResponse) {
-        throw URLErrorMapping.urlError(
-            .unsupportedURL,
-            failingURL: request.url,
-            description: "uploads from a file are not supported yet (a later Courier release)"
-        )
+        try await collect(delegate: delegate) { mode in self.makeUpload(request, body: .file(fileURL), mode: mode) }
+    }
+
+    /// Runs the task `make` creates with a collecting completion mode; cancelling the Swift task cancels it.
+    func collect(
+        delegate: (any URLSessionTaskDelegate)?,
+        _ make: @escaping (TaskCompletionMode) -> URLSessionTask
+    ) async throws -> (Data, URLResponse) {
+        let box = TaskBox()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                let task = make(.collect { continuation.resume(with: $0) })
+                task.delegate = delegate
+                box.set(task)
+                task.resume()
+            }
+        } onCancel: {
+            box.cancel()
+        }
     }
 
     /// Starts loading `request` and returns as soon as the response head arrived, with the body as an async
@@ -89,18 +83,16 @@ extension URLSession {
         try await bytes(for: URLRequest(url: url), delegate: delegate)
     }
 
-    /// Downloads `request` to a file the caller owns.
-    ///
-    /// - Note: Downloads land with the transfers release; until then this throws `URLError(.unsupportedURL)`.
+    /// Downloads `request` to a file the caller owns (it is not deleted; move it where it belongs).
     public func download(
         for request: URLRequest,
         delegate: (any URLSessionTaskDelegate)? = nil
     ) async throws -> (URL, URLResponse) {
-        throw URLErrorMapping.urlError(
-            .unsupportedURL,
-            failingURL: request.url,
-            description: "downloads are not supported yet (a later Courier release)"
-        )
+        try await collectDownload(delegate: delegate) { mode in
+            self.register {
+                URLSessionDownloadTask(session: self, request: request, identifier: $0, completionMode: mode)
+            }
+        }
     }
 
     /// Downloads `url` to a file the caller owns.
@@ -111,16 +103,31 @@ extension URLSession {
         try await download(for: URLRequest(url: url), delegate: delegate)
     }
 
-    /// Resumes a download from `resumeData`.
+    /// Resumes a download from `resumeData` into a file the caller owns.
     public func download(
         resumeFrom resumeData: Data,
         delegate: (any URLSessionTaskDelegate)? = nil
     ) async throws -> (URL, URLResponse) {
-        throw URLErrorMapping.urlError(
-            .unsupportedURL,
-            failingURL: nil,
-            description: "resuming downloads is not supported yet (a later Courier release)"
-        )
+        try await collectDownload(delegate: delegate) { mode in
+            self.makeResumedDownload(resumeData, mode: mode)
+        }
+    }
+
+    private func collectDownload(
+        delegate: (any URLSessionTaskDelegate)?,
+        _ make: @escaping (TaskCompletionMode) -> URLSessionTask
+    ) async throws -> (URL, URLResponse) {
+        let box = TaskBox()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                let task = make(.downloadCollect { continuation.resume(with: $0) })
+                task.delegate = delegate
+                box.set(task)
+                task.resume()
+            }
+        } onCancel: {
+            box.cancel()
+        }
     }
 }
 

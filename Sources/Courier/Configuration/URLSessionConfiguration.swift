@@ -39,6 +39,7 @@ open class URLSessionConfiguration: NSObject, NSCopying, @unchecked Sendable {
         var multipathServiceType: URLSessionConfiguration.MultipathServiceType = .none
         var usesClassicLoadingMode: Bool = true
         var courierAdditionalTrustedCertificates: [Data] = []
+        var courierDownloadDirectory: URL? = nil
     }
 
     private let settings: NIOLockedValueBox<Settings>
@@ -266,6 +267,16 @@ open class URLSessionConfiguration: NSObject, NSCopying, @unchecked Sendable {
     }
 
     // MARK: - Courier extensions (not in Apple's API)
+
+    /// Courier extension: where download tasks write their temporary files and keep partial files for resume
+    /// data. The default is a `Courier` folder in the system's temporary directory (`TMPDIR`).
+    public var courierDownloadDirectory: URL {
+        get {
+            settings.withLockedValue { $0.courierDownloadDirectory }
+                ?? FileManager.default.temporaryDirectory.appendingPathComponent("Courier", isDirectory: true)
+        }
+        set { settings.withLockedValue { $0.courierDownloadDirectory = newValue } }
+    }
 
     /// Courier extension: DER-encoded certificates trusted in addition to the system's trust store when
     /// evaluating servers' TLS certificates (a private CA, or a test server's self-signed certificate).

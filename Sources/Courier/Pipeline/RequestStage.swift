@@ -12,8 +12,10 @@ protocol RequestStage: Sendable {
 /// (redirects now; authentication, cookie and cache storage as they land) runs in ``TaskRunner``.
 enum RequestPipeline {
     static let stages: [any RequestStage] = [
+        ProtocolLookupStage(),
         URLValidationStage(),
         HeaderDefaultsStage(),
+        CookieStage(),
     ]
 
     /// Runs every stage over a copy of `request`.

@@ -4,6 +4,7 @@ import Foundation
 import Logging
 import NIOConcurrencyHelpers
 import NIOCore
+import NIOFoundationCompat
 import NIOPosix
 
 /// Runs one task: prepares each attempt through ``RequestPipeline``, hands it to the transport, turns the
@@ -15,46 +16,62 @@ final class TaskRunner: @unchecked Sendable {
     /// Bytes handed to the delegate queue but not yet consumed before the transfer pauses.
     static let delegateHighWatermark = 1 << 20
 
-    private enum PauseReason: Hashable {
+    enum PauseReason: Hashable {
         case suspended
         case awaitingDecision
         case backpressure
     }
 
-    private struct State {
+    struct State {
         var generation = 0
         var exchange: TransportExchange?
         var pauseReasons: Set<PauseReason> = []
         var redirectCount = 0
         var body = Data()
         var outstandingDelegateBytes = 0
+        /// Parts waiting for the delegate queue, delivered by one scheduled job (not one job per part).
+        var pendingDelegateData: [Data] = []
+        var delegateDeliveryScheduled = false
         var resourceDeadline: NIODeadline?
         var resourceTimer: Scheduled<Void>?
         var remainingResourceTime: TimeAmount?
+        var delayTimer: Scheduled<Void>?
         var finished = false
+        /// Download tasks stream the body into a file.
+        var download: DownloadSink?
+        /// A resumed download waiting for the response to its range request.
+        var resume: ResumeProgress?
         /// While the delegate decides on a response (disposition, redirect), body parts and the end that the
         /// transport already decoded are held here, then replayed or dropped.
-        var holding = false
+        /// Set while held events are being replayed, so that newer ones queue behind them.
+        var replaying = false
         var heldParts: [ByteBuffer] = []
         var heldFinish = false
+
+        /// Events are held while the task is suspended (what was read before the pause took effect is not
+        /// delivered until `resume()`), while the delegate decides, and while held events are replayed.
+        var isHolding: Bool {
+            replaying || pauseReasons.contains(.suspended) || pauseReasons.contains(.awaitingDecision)
+        }
     }
 
-    let task: URLSessionTask
-    private let lock = NIOLock()
-    private var state = State()
+    /// The task the runner works for; a data task that becomes a download hands over to its download task.
+    var task: URLSessionTask { currentTask.withLockedValue { $0 } }
+    private let currentTask: NIOLockedValueBox<URLSessionTask>
+    let lock = NIOLock()
+    var state = State()
     private let timerLoop: any EventLoop
 
-    private let logger: Logger
+    let logger: Logger
 
     init(task: URLSessionTask) {
-        self.task = task
+        self.currentTask = NIOLockedValueBox(task)
         self.timerLoop = MultiThreadedEventLoopGroup.singleton.any()
-        var logger = task.session.logger
-        logger[metadataKey: "task"] = "\(task.taskIdentifier)"
-        self.logger = logger
+        // The task identifier goes into each event's metadata, which is only built when debug logging is on.
+        self.logger = task.session.logger
     }
 
-    private var session: URLSession { task.session }
+    var session: URLSession { task.session }
 
     // MARK: - Control (from the task)
 
@@ -69,12 +86,59 @@ final class TaskRunner: @unchecked Sendable {
             fail(TransferError.unsupportedURL(reason))
             return
         }
-        armResourceTimer()
-        guard let request = task.currentRequest else {
+        if session.sessionConfiguration.identifier != nil {
+            fail(
+                TransferError.unsupportedURL(
+                    "background sessions need the courierd daemon, which is not available yet (a later Courier release)"
+                )
+            )
+            return
+        }
+        guard var request = task.currentRequest else {
             fail(TransferError.badURL("the task has no request"))
             return
         }
+        if let downloadTask = task as? URLSessionDownloadTask {
+            let sink = makeDownloadSink(for: downloadTask)
+            lock.withLock { state.download = sink }
+            if let resume = downloadTask.resume {
+                guard let resumed = prepareResume(resume, request: request) else { return }
+                request = resumed
+            }
+        }
+        if let begin = task.earliestBeginDate, begin.timeIntervalSinceNow > 0 {
+            let delayed = request
+            let timer = timerLoop.scheduleTask(in: Self.timeAmount(begin.timeIntervalSinceNow)) { [self] in
+                beginDelayed(delayed)
+            }
+            lock.withLock { state.delayTimer = timer }
+            return
+        }
+        armResourceTimer()
         send(request)
+    }
+
+    /// The `earliestBeginDate` arrived: the delegate may go on, swap the request, or cancel.
+    private func beginDelayed(_ request: URLRequest) {
+        armResourceTimer()
+        guard let delegate = task.resolvedDelegate(URLSessionTaskDelegate.self) else {
+            send(request)
+            return
+        }
+        let session = self.session
+        let task = self.task
+        session.dispatcher.async { [self] in
+            let decided = CompletionOnce()
+            delegate.urlSession(session, task: task, willBeginDelayedRequest: request) {
+                [self] disposition, newRequest in
+                guard decided.claim() else { return }
+                switch disposition {
+                case .continueLoading: send(request)
+                case .useNewRequest: send(newRequest ?? request)
+                case .cancel: fail(TransferError.cancelled())
+                }
+            }
+        }
     }
 
     func pause() {
@@ -91,30 +155,41 @@ final class TaskRunner: @unchecked Sendable {
 
     func proceed() {
         armResourceTimer()
-        removePause(.suspended)
+        releaseHeld(.suspended)
     }
 
     func cancel() {
         fail(TransferError.cancelled())
     }
 
+    /// `cancel(byProducingResumeData:)`: the handler gets resume data when the download can be resumed.
+    func cancel(producingResumeData handler: @escaping @Sendable (Data?) -> Void) {
+        fail(TransferError.cancelled(), resumeDataHandler: handler)
+    }
+
     // MARK: - Attempts
 
-    private func send(_ request: URLRequest) {
+    func send(_ request: URLRequest) {
+        task.update { $0.currentRequest = request }
         let prepared: URLRequest
         let transportRequest: TransportRequest
         do {
             prepared = try RequestPipeline.prepare(request, task: task)
             transportRequest = try TransportRequestBuilder.make(
-                from: prepared, configuration: session.sessionConfiguration)
+                from: prepared,
+                task: task,
+                configuration: session.sessionConfiguration
+            )
         } catch {
             fail(error)
             return
         }
-        task.update { $0.currentRequest = request }
         logger.debug(
             "sending request",
-            metadata: ["method": "\(transportRequest.method)", "url": "\(transportRequest.url.absoluteString)"]
+            metadata: [
+                "task": "\(task.taskIdentifier)", "method": "\(transportRequest.method)",
+                "url": "\(transportRequest.url.absoluteString)",
+            ]
         )
         let expectedToSend = transportRequest.body.length ?? NSURLSessionTransferSizeUnknown
         task.update { $0.countOfBytesExpectedToSend = expectedToSend }
@@ -139,7 +214,7 @@ final class TaskRunner: @unchecked Sendable {
         }
     }
 
-    private func isCurrent(_ generation: Int) -> Bool {
+    func isCurrent(_ generation: Int) -> Bool {
         lock.withLock { state.generation == generation && !state.finished }
     }
 
@@ -150,8 +225,7 @@ final class TaskRunner: @unchecked Sendable {
         task.update { $0.countOfBytesSent = totalBytesSent }
         let expected = task.countOfBytesExpectedToSend
         if !task.progressTracksReceivedBytes {
-            task.progress.totalUnitCount = expected
-            task.progress.completedUnitCount = totalBytesSent
+            task.setProgress(total: expected, completed: totalBytesSent)
         }
         let session = self.session
         let task = self.task
@@ -172,6 +246,8 @@ final class TaskRunner: @unchecked Sendable {
             fail(TransferError.badServerResponse("the status \(head.status) is not valid"))
             return
         }
+        // Cookies of every response, redirects included, so the next hop already carries them.
+        CookieStage.storeCookies(from: response, for: task)
         if let plan = redirectPlan(for: head, request: request) {
             handleRedirect(plan, response: response, request: request, generation: generation)
             return
@@ -182,22 +258,27 @@ final class TaskRunner: @unchecked Sendable {
     fileprivate func didReceiveBodyPart(_ generation: Int, part: ByteBuffer) {
         let held: Bool = lock.withLock {
             guard state.generation == generation, !state.finished else { return true }
-            if state.holding { state.heldParts.append(part) }
-            return state.holding
+            if state.isHolding { state.heldParts.append(part) }
+            return state.isHolding
         }
         if !held { consumeBodyPart(part) }
     }
 
     private func consumeBodyPart(_ part: ByteBuffer) {
         let count = part.readableBytes
-        let data = part.withUnsafeReadableBytes { Data($0) }
+        // Large parts are wrapped, not copied: the Data keeps the buffer's storage alive.
+        let data = Data(buffer: part, byteTransferStrategy: .automatic)
         var received: Int64 = 0
         task.update { state in
             state.countOfBytesReceived += Int64(count)
             received = state.countOfBytesReceived
         }
         if task.progressTracksReceivedBytes {
-            task.progress.completedUnitCount = received
+            task.setProgress(completed: received)
+        }
+        if let download = lock.withLock({ state.download }) {
+            download.append(data)
+            return
         }
         switch task.completionMode {
         case .dataHandler, .collect:
@@ -208,28 +289,56 @@ final class TaskRunner: @unchecked Sendable {
             }
         case .delegate:
             deliverDataToDelegate(data)
+        case .downloadHandler, .downloadCollect:
+            break
         }
     }
 
     fileprivate func didFinish(_ generation: Int) {
         let held: Bool = lock.withLock {
             guard state.generation == generation, !state.finished else { return true }
-            if state.holding { state.heldFinish = true }
-            return state.holding
+            if state.isHolding { state.heldFinish = true }
+            return state.isHolding
         }
         if !held { finishSuccessfully() }
     }
 
     private func finishSuccessfully() {
-        logger.debug("task finished", metadata: ["bytes": "\(task.countOfBytesReceived)"])
-        let body: Data? = lock.withLock {
+        logger.debug(
+            "task finished", metadata: ["task": "\(task.taskIdentifier)", "bytes": "\(task.countOfBytesReceived)"])
+        let (body, download): (Data?, DownloadSink?) = lock.withLock {
             state.finished = true
             state.exchange = nil
             state.resourceTimer?.cancel()
             state.resourceTimer = nil
-            return task.completionMode.collectsBody ? state.body : nil
+            return (task.completionMode.collectsBody ? state.body : nil, state.download)
         }
-        task.complete(with: nil, body: body)
+        guard let download else {
+            task.complete(with: nil, body: body)
+            return
+        }
+        // The task completes once every byte reached the file.
+        download.finish { [self] result in
+            switch result {
+            case .success(let file):
+                task.complete(with: nil, body: nil, file: file)
+            case .failure(let error):
+                download.discard()
+                let url = task.currentRequest?.url ?? task.originalRequest?.url
+                task.complete(with: URLErrorMapping.urlError(from: error, failingURL: url), body: nil)
+            }
+        }
+    }
+
+    func makeDownloadSink(for downloadTask: URLSessionDownloadTask) -> DownloadSink {
+        DownloadSink(
+            task: downloadTask,
+            directory: session.sessionConfiguration.courierDownloadDirectory,
+            onBackpressure: { [weak self] pause in
+                if pause { self?.addPause(.backpressure) } else { self?.removePause(.backpressure) }
+            },
+            onFailure: { [weak self] error in self?.fail(error) }
+        )
     }
 
     fileprivate func didFail(_ generation: Int, error: TransferError) {
@@ -241,21 +350,28 @@ final class TaskRunner: @unchecked Sendable {
 
     /// Records the final response and hands it on; `true` when a delegate decision now holds the body.
     @discardableResult
-    private func deliverHead(_ response: HTTPURLResponse, generation: Int) -> Bool {
+    func deliverHead(_ response: HTTPURLResponse, generation: Int) -> Bool {
         let expected = response.expectedContentLength
-        logger.debug("response", metadata: ["status": "\(response.statusCode)", "length": "\(expected)"])
+        logger.debug(
+            "response",
+            metadata: ["task": "\(task.taskIdentifier)", "status": "\(response.statusCode)", "length": "\(expected)"]
+        )
         task.update { state in
             state.response = response
             state.countOfBytesExpectedToReceive = expected
         }
         if task.progressTracksReceivedBytes {
-            task.progress.totalUnitCount = expected
+            task.setProgress(total: expected)
+        }
+        if let download = lock.withLock({ state.download }) {
+            deliverDownloadHead(response, to: download)
+            return false
         }
         switch task.completionMode {
         case .stream(let source):
             source.didReceive(response: response)
             return false
-        case .dataHandler, .collect:
+        case .dataHandler, .collect, .downloadHandler, .downloadCollect:
             return false
         case .delegate:
             guard let dataTask = task as? URLSessionDataTask else { return false }
@@ -268,14 +384,9 @@ final class TaskRunner: @unchecked Sendable {
         startHolding()
         let session = self.session
         session.dispatcher.async { [self] in
-            let decided = NIOLockedValueBox(false)
+            let decided = CompletionOnce()
             delegate.urlSession(session, dataTask: dataTask, didReceive: response) { [self] disposition in
-                guard
-                    decided.withLockedValue({ done in
-                        defer { done = true }
-                        return !done
-                    })
-                else { return }
+                guard decided.claim() else { return }
                 guard isCurrent(generation) else { return }
                 switch disposition {
                 case .allow:
@@ -283,7 +394,7 @@ final class TaskRunner: @unchecked Sendable {
                 case .cancel:
                     fail(TransferError.cancelled())
                 case .becomeDownload:
-                    fail(TransferError.unsupportedURL("becomeDownload is not supported yet (a later Courier release)"))
+                    becomeDownload(from: dataTask)
                 case .becomeStream:
                     fail(TransferError.unsupportedURL("becomeStream is not supported yet (stream tasks come later)"))
                 }
@@ -293,24 +404,41 @@ final class TaskRunner: @unchecked Sendable {
     }
 
     private func deliverDataToDelegate(_ data: Data) {
-        guard let delegate = task.resolvedDelegate(URLSessionDataDelegate.self),
-            let dataTask = task as? URLSessionDataTask
-        else { return }
         let count = data.count
-        let overWatermark: Bool = lock.withLock {
+        let (overWatermark, schedule): (Bool, Bool) = lock.withLock {
             state.outstandingDelegateBytes += count
-            return state.outstandingDelegateBytes > Self.delegateHighWatermark
+            state.pendingDelegateData.append(data)
+            let schedule = !state.delegateDeliveryScheduled
+            state.delegateDeliveryScheduled = true
+            return (state.outstandingDelegateBytes > Self.delegateHighWatermark, schedule)
         }
         if overWatermark { addPause(.backpressure) }
-        let session = self.session
-        session.dispatcher.async { [self] in
-            delegate.urlSession(session, dataTask: dataTask, didReceive: data)
-            let drained: Bool = lock.withLock {
-                state.outstandingDelegateBytes -= count
-                return state.outstandingDelegateBytes <= Self.delegateHighWatermark / 2
-            }
-            if drained { removePause(.backpressure) }
+        guard schedule else { return }
+        session.dispatcher.async { [self] in drainDelegateData() }
+    }
+
+    /// On the delegate queue: hands every waiting part to the delegate, in order.
+    private func drainDelegateData() {
+        let parts: [Data] = lock.withLock {
+            state.delegateDeliveryScheduled = false
+            defer { state.pendingDelegateData = [] }
+            return state.pendingDelegateData
         }
+        // Without a data delegate the parts are dropped, but still accounted, so backpressure never sticks.
+        let dataTask = task as? URLSessionDataTask
+        let delegate = task.resolvedDelegate(URLSessionDataDelegate.self)
+        var delivered = 0
+        for part in parts {
+            if let dataTask, let delegate {
+                delegate.urlSession(session, dataTask: dataTask, didReceive: part)
+            }
+            delivered += part.count
+        }
+        let drained: Bool = lock.withLock {
+            state.outstandingDelegateBytes -= delivered
+            return state.outstandingDelegateBytes <= Self.delegateHighWatermark / 2
+        }
+        if drained { removePause(.backpressure) }
     }
 
     /// The async byte stream's consumer caught up.
@@ -318,123 +446,55 @@ final class TaskRunner: @unchecked Sendable {
         removePause(.backpressure)
     }
 
-    private func redirectPlan(for head: TransportResponseHead, request: URLRequest) -> RedirectPlan? {
-        guard let url = request.url else { return nil }
-        let location = head.headers.first { $0.0.caseInsensitiveCompare("Location") == .orderedSame }?.1
-        return RedirectPolicy.plan(
-            status: head.status,
-            location: location,
-            method: request.httpMethod ?? "GET",
-            currentURL: url
-        )
-    }
-
-    private func handleRedirect(_ plan: RedirectPlan, response: HTTPURLResponse, request: URLRequest, generation: Int) {
-        let tooMany: Bool = lock.withLock {
-            state.redirectCount += 1
-            return state.redirectCount > RedirectPolicy.maximumRedirects
-        }
-        if tooMany {
-            fail(URLErrorMapping.urlError(.httpTooManyRedirects, failingURL: request.url))
-            return
-        }
-        let newRequest = Self.redirectedRequest(request, plan: plan)
-        logger.debug(
-            "redirect", metadata: ["status": "\(response.statusCode)", "location": "\(plan.url.absoluteString)"])
-        guard let delegate = task.resolvedDelegate(URLSessionTaskDelegate.self) else {
-            follow(newRequest)
-            return
-        }
-        startHolding()
-        let session = self.session
-        let task = self.task
-        session.dispatcher.async { [self] in
-            let decided = NIOLockedValueBox(false)
-            delegate.urlSession(session, task: task, willPerformHTTPRedirection: response, newRequest: newRequest) {
-                [self] chosen in
-                guard
-                    decided.withLockedValue({ done in
-                        defer { done = true }
-                        return !done
-                    })
-                else { return }
-                guard isCurrent(generation) else { return }
-                if let chosen {
-                    follow(chosen)
-                } else {
-                    // The redirect response is the final one. Unless a response decision of its own now holds
-                    // the events, let its body through.
-                    if !deliverHead(response, generation: generation) {
-                        releaseHeld()
-                    }
-                }
-            }
-        }
-    }
-
-    private func follow(_ request: URLRequest) {
-        let old: TransportExchange? = lock.withLock {
-            state.generation += 1
-            state.pauseReasons.remove(.awaitingDecision)
-            state.holding = false
-            state.heldParts = []
-            state.heldFinish = false
-            state.body = Data()
-            defer { state.exchange = nil }
-            return state.exchange
-        }
-        old?.cancel()
-        task.update { $0.countOfBytesReceived = 0 }
-        send(request)
-    }
-
-    static func redirectedRequest(_ request: URLRequest, plan: RedirectPlan) -> URLRequest {
-        var next = request
-        next.url = plan.url
-        next.httpMethod = plan.method
-        if plan.dropsBody {
-            next.httpBody = nil
-            next.httpBodyStream = nil
-        }
-        for name in plan.removedHeaderNames {
-            next.setValue(nil, forHTTPHeaderField: name)
-        }
-        return next
+    /// Makes `newTask` the one this runner reports to.
+    func handOver(to newTask: URLSessionTask) {
+        currentTask.withLockedValue { $0 = newTask }
     }
 
     // MARK: - Holding events during a decision
 
-    private func startHolding() {
-        lock.withLock { state.holding = true }
+    func startHolding() {
         addPause(.awaitingDecision)
     }
 
-    /// Replays what was held, in order, then lets the transfer continue.
-    private func releaseHeld() {
-        while true {
-            let next: (parts: [ByteBuffer], finish: Bool)? = lock.withLock {
-                if state.finished { return nil }
-                if state.heldParts.isEmpty {
-                    state.holding = false
-                    defer { state.heldFinish = false }
-                    return ([], state.heldFinish)
+    /// Ends one reason to hold events. When none is left, replays what was held, in order, then lets the
+    /// transfer continue.
+    func releaseHeld(_ reason: PauseReason = .awaitingDecision) {
+        let replay: Bool = lock.withLock {
+            guard state.pauseReasons.remove(reason) != nil, !state.isHolding else { return false }
+            state.replaying = true
+            return true
+        }
+        if replay {
+            while true {
+                let next: (parts: [ByteBuffer], finish: Bool)? = lock.withLock {
+                    if state.finished {
+                        state.replaying = false
+                        return nil
+                    }
+                    if state.heldParts.isEmpty {
+                        state.replaying = false
+                        defer { state.heldFinish = false }
+                        return ([], state.heldFinish)
+                    }
+                    defer { state.heldParts = [] }
+                    return (state.heldParts, false)
                 }
-                defer { state.heldParts = [] }
-                return (state.heldParts, false)
-            }
-            guard let next else { return }
-            next.parts.forEach(consumeBodyPart)
-            if next.parts.isEmpty {
-                if next.finish { finishSuccessfully() }
-                break
+                guard let next else { break }
+                next.parts.forEach(consumeBodyPart)
+                if next.parts.isEmpty {
+                    if next.finish { finishSuccessfully() }
+                    break
+                }
             }
         }
-        removePause(.awaitingDecision)
+        let exchange: TransportExchange? = lock.withLock { state.pauseReasons.isEmpty ? state.exchange : nil }
+        exchange?.resume()
     }
 
     // MARK: - Pausing
 
-    private func addPause(_ reason: PauseReason) {
+    func addPause(_ reason: PauseReason) {
         let exchange: TransportExchange? = lock.withLock {
             let wasEmpty = state.pauseReasons.isEmpty
             state.pauseReasons.insert(reason)
@@ -443,7 +503,7 @@ final class TaskRunner: @unchecked Sendable {
         exchange?.pause()
     }
 
-    private func removePause(_ reason: PauseReason) {
+    func removePause(_ reason: PauseReason) {
         let exchange: TransportExchange? = lock.withLock {
             guard state.pauseReasons.remove(reason) != nil else { return nil }
             return state.pauseReasons.isEmpty ? state.exchange : nil
@@ -453,20 +513,31 @@ final class TaskRunner: @unchecked Sendable {
 
     // MARK: - Ending
 
-    private func fail(_ error: any Error) {
+    func fail(_ error: any Error, resumeDataHandler: (@Sendable (Data?) -> Void)? = nil) {
         let exchange: TransportExchange?? = lock.withLock {
             if state.finished { return .none }
             state.finished = true
             state.resourceTimer?.cancel()
             state.resourceTimer = nil
+            state.delayTimer?.cancel()
+            state.delayTimer = nil
             defer { state.exchange = nil }
             return .some(state.exchange)
         }
-        guard case .some(let running) = exchange else { return }
-        logger.debug("task failed", metadata: ["error": "\(error)"])
+        guard case .some(let running) = exchange else {
+            if let resumeDataHandler { session.dispatcher.async { resumeDataHandler(nil) } }
+            return
+        }
+        logger.debug("task failed", metadata: ["task": "\(task.taskIdentifier)", "error": "\(error)"])
         running?.cancel()
         let url = task.currentRequest?.url ?? task.originalRequest?.url
-        task.complete(with: URLErrorMapping.urlError(from: error, failingURL: url), body: nil)
+        let urlError = URLErrorMapping.urlError(from: error, failingURL: url)
+        if let download = lock.withLock({ state.download }) {
+            finishDownload(download, after: urlError, resumeDataHandler: resumeDataHandler)
+        } else {
+            if let resumeDataHandler { session.dispatcher.async { resumeDataHandler(nil) } }
+            task.complete(with: urlError, body: nil)
+        }
     }
 
     private func armResourceTimer() {

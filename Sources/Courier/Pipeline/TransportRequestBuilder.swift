@@ -8,6 +8,7 @@ import NIOSSL
 enum TransportRequestBuilder {
     static func make(
         from request: URLRequest,
+        task: URLSessionTask,
         configuration: URLSessionConfiguration
     ) throws(TransferError) -> TransportRequest {
         guard let url = request.url else { throw .badURL("the request has no URL") }
@@ -19,14 +20,7 @@ enum TransportRequestBuilder {
         for (name, value) in headers where name.contains(where: \.isNewline) || value.contains(where: \.isNewline) {
             throw .badURL("the header field \(name) contains a line break")
         }
-        let body: TransportRequestBody
-        if let data = request.httpBody {
-            body = data.isEmpty ? .none : .bytes(ByteBuffer(bytes: data))
-        } else if request.httpBodyStream != nil {
-            throw .unsupportedURL("httpBodyStream is not supported yet; set httpBody or use an upload task")
-        } else {
-            body = .none
-        }
+        let body = try makeBody(request: request, task: task)
         return try TransportRequest(
             method: method,
             url: url,
@@ -35,6 +29,32 @@ enum TransportRequestBuilder {
             idleTimeout: TaskRunner.timeAmount(effectiveTimeout(request: request, configuration: configuration)),
             tls: tlsSettings(configuration)
         )
+    }
+
+    /// The body: an upload task's own (the request's is ignored), else the request's data or stream.
+    /// `countOfBytesExpectedToSend` follows from its length: the data, the file, or an explicit `Content-Length`.
+    private static func makeBody(request: URLRequest, task: URLSessionTask) throws(TransferError)
+        -> TransportRequestBody
+    {
+        let declaredLength = request.value(forHTTPHeaderField: "Content-Length").flatMap { Int64($0) }
+        if let upload = task as? URLSessionUploadTask {
+            switch upload.uploadBody {
+            case .data(let data):
+                return data.isEmpty ? .none : .bytes(ByteBuffer(bytes: data))
+            case .file(let url):
+                let length = try FileBodySource.length(of: url)
+                return .stream(length: length, source: FileBodySource(url: url))
+            case .streamed:
+                return .stream(length: declaredLength, source: InputStreamBodySource(initialStream: nil, task: task))
+            }
+        }
+        if let data = request.httpBody {
+            return data.isEmpty ? .none : .bytes(ByteBuffer(bytes: data))
+        }
+        if let stream = request.httpBodyStream {
+            return .stream(length: declaredLength, source: InputStreamBodySource(initialStream: stream, task: task))
+        }
+        return .none
     }
 
     /// Darwin uses the request's `timeoutInterval` when the app changed it from the default (60 s), else the

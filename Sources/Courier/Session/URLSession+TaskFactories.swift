@@ -51,9 +51,9 @@ extension URLSession {
 
     // MARK: - Upload tasks
 
-    /// Creates a task that uploads `bodyData` with `request`.
+    /// Creates a task that uploads `bodyData` with `request` (whose own body is ignored).
     public func uploadTask(with request: URLRequest, from bodyData: Data) -> URLSessionUploadTask {
-        makeUpload(request, body: bodyData, mode: .delegate)
+        makeUpload(request, body: .data(bodyData), mode: .delegate)
     }
 
     /// Creates a task that uploads `bodyData`; its outcome goes to `completionHandler`.
@@ -62,15 +62,12 @@ extension URLSession {
         from bodyData: Data?,
         completionHandler: @escaping @Sendable (Data?, URLResponse?, (any Error)?) -> Void
     ) -> URLSessionUploadTask {
-        makeUpload(request, body: bodyData ?? Data(), mode: .dataHandler(completionHandler))
+        makeUpload(request, body: .data(bodyData ?? Data()), mode: .dataHandler(completionHandler))
     }
 
-    /// Creates a task that uploads the file at `fileURL`.
-    ///
-    /// - Note: File uploads stream from disk in the transfers release; until then the task completes with
-    ///   `URLError(.unsupportedURL)`.
+    /// Creates a task that uploads the file at `fileURL`, streamed from disk.
     public func uploadTask(with request: URLRequest, fromFile fileURL: URL) -> URLSessionUploadTask {
-        makeUnsupportedUpload(request, mode: .delegate, reason: "uploads from a file are not supported yet")
+        makeUpload(request, body: .file(fileURL), mode: .delegate)
     }
 
     /// Creates a task that uploads the file at `fileURL`; its outcome goes to `completionHandler`.
@@ -79,31 +76,19 @@ extension URLSession {
         fromFile fileURL: URL,
         completionHandler: @escaping @Sendable (Data?, URLResponse?, (any Error)?) -> Void
     ) -> URLSessionUploadTask {
-        makeUnsupportedUpload(
-            request,
-            mode: .dataHandler(completionHandler),
-            reason: "uploads from a file are not supported yet"
-        )
+        makeUpload(request, body: .file(fileURL), mode: .dataHandler(completionHandler))
     }
 
-    /// Creates a task whose body comes from the stream the delegate gives in `needNewBodyStream`.
+    /// Creates a task whose body comes from the stream the delegate gives in `needNewBodyStream`, asked for the
+    /// first pass and again whenever the body must be sent again.
     public func uploadTask(withStreamedRequest request: URLRequest) -> URLSessionUploadTask {
-        makeUnsupportedUpload(request, mode: .delegate, reason: "streamed uploads are not supported yet")
+        makeUpload(request, body: .streamed, mode: .delegate)
     }
 
-    private func makeUpload(_ request: URLRequest, body: Data, mode: TaskCompletionMode) -> URLSessionUploadTask {
-        var withBody = request
-        withBody.httpBody = body
-        return register { URLSessionUploadTask(session: self, request: withBody, identifier: $0, completionMode: mode) }
-    }
-
-    private func makeUnsupportedUpload(
-        _ request: URLRequest,
-        mode: TaskCompletionMode,
-        reason: String
-    ) -> URLSessionUploadTask {
+    func makeUpload(_ request: URLRequest, body: UploadBody, mode: TaskCompletionMode) -> URLSessionUploadTask {
         register {
-            UnsupportedUploadTask(session: self, request: request, identifier: $0, completionMode: mode, reason: reason)
+            URLSessionUploadTask(
+                session: self, request: request, identifier: $0, completionMode: mode, uploadBody: body)
         }
     }
 
@@ -129,7 +114,7 @@ extension URLSession {
                 session: self,
                 request: request,
                 identifier: $0,
-                completionMode: .dataHandler { _, response, error in completionHandler(nil, response, error) }
+                completionMode: .downloadHandler(completionHandler)
             )
         }
     }
@@ -142,9 +127,10 @@ extension URLSession {
         downloadTask(with: URLRequest(url: url), completionHandler: completionHandler)
     }
 
-    /// Creates a download task that resumes from `resumeData`.
+    /// Creates a download task that resumes from `resumeData` (as produced by `cancel(byProducingResumeData:)`
+    /// or found in a failed download's error). Invalid resume data makes the task fail when resumed.
     public func downloadTask(withResumeData resumeData: Data) -> URLSessionDownloadTask {
-        downloadTask(with: URLRequest(url: URL(fileURLWithPath: "/")))
+        makeResumedDownload(resumeData, mode: .delegate)
     }
 
     /// Creates a download task that resumes from `resumeData`; its outcome goes to `completionHandler`.
@@ -152,7 +138,16 @@ extension URLSession {
         withResumeData resumeData: Data,
         completionHandler: @escaping @Sendable (URL?, URLResponse?, (any Error)?) -> Void
     ) -> URLSessionDownloadTask {
-        downloadTask(with: URLRequest(url: URL(fileURLWithPath: "/")), completionHandler: completionHandler)
+        makeResumedDownload(resumeData, mode: .downloadHandler(completionHandler))
+    }
+
+    func makeResumedDownload(_ resumeData: Data, mode: TaskCompletionMode) -> URLSessionDownloadTask {
+        let resume = DownloadResumeState.decode(resumeData)
+        let request = resume.request ?? URLRequest(url: URL(fileURLWithPath: "/"))
+        return register {
+            URLSessionDownloadTask(
+                session: self, request: request, identifier: $0, completionMode: mode, resume: resume)
+        }
     }
 
     // MARK: - Stream and WebSocket tasks
@@ -180,17 +175,4 @@ extension URLSession {
             URLSessionWebSocketTask(session: self, request: request, identifier: $0, completionMode: .delegate)
         }
     }
-}
-
-/// An upload kind that is declared but not implemented yet: it completes with `URLError(.unsupportedURL)`.
-final class UnsupportedUploadTask: URLSessionUploadTask, @unchecked Sendable {
-    private let reason: String
-
-    init(session: URLSession, request: URLRequest, identifier: Int, completionMode: TaskCompletionMode, reason: String)
-    {
-        self.reason = reason
-        super.init(session: session, request: request, identifier: identifier, completionMode: completionMode)
-    }
-
-    override var unsupportedReason: String? { "\(reason) (a later Courier release)" }
 }

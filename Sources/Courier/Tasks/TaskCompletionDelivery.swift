@@ -4,15 +4,37 @@ import Foundation
 /// Delivers a task's outcome once, by its completion mode, then removes the task from its session (which may
 /// complete the session's invalidation).
 enum TaskCompletionDelivery {
-    static func deliver(task: URLSessionTask, error: URLError?, body: Data?) {
+    static func deliver(task: URLSessionTask, error: URLError?, body: Data?, file: URL?) {
         let session = task.session
         switch task.completionMode {
         case .delegate:
             session.dispatcher.async {
+                if let file, let downloadTask = task as? URLSessionDownloadTask {
+                    task.resolvedDelegate(URLSessionDownloadDelegate.self)?
+                        .urlSession(session, downloadTask: downloadTask, didFinishDownloadingTo: file)
+                    // The file is the delegate's to read or move only until the method returns.
+                    try? FileManager.default.removeItem(at: file)
+                }
                 task.resolvedDelegate(URLSessionTaskDelegate.self)?
                     .urlSession(session, task: task, didCompleteWithError: error)
                 removeFromSession(task)
             }
+        case .downloadHandler(let handler):
+            let response = task.response
+            session.dispatcher.async {
+                handler(error == nil ? file : nil, response, error)
+                if let file { try? FileManager.default.removeItem(at: file) }
+                removeFromSession(task)
+            }
+        case .downloadCollect(let handler):
+            if let error {
+                handler(.failure(error))
+            } else if let file, let response = task.response {
+                handler(.success((file, response)))
+            } else {
+                handler(.failure(URLErrorMapping.urlError(.badServerResponse, failingURL: task.originalRequest?.url)))
+            }
+            removeFromSession(task)
         case .dataHandler(let handler):
             let response = task.response
             session.dispatcher.async {

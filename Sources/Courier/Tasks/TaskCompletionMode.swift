@@ -12,12 +12,16 @@ enum TaskCompletionMode: Sendable {
     case collect(@Sendable (Result<(Data, URLResponse), URLError>) -> Void)
     /// `bytes(for:)`: the body streams into an async sequence.
     case stream(AsyncBytesSource)
+    /// A download task's completion handler (on the delegate queue); the file is deleted when it returns.
+    case downloadHandler(@Sendable (URL?, URLResponse?, (any Error)?) -> Void)
+    /// `download(for:)` and friends: the file is handed over and the caller owns it.
+    case downloadCollect(@Sendable (Result<(URL, URLResponse), URLError>) -> Void)
 
     /// Whether the engine collects the body in memory.
     var collectsBody: Bool {
         switch self {
         case .dataHandler, .collect: return true
-        case .delegate, .stream: return false
+        case .delegate, .stream, .downloadHandler, .downloadCollect: return false
         }
     }
 

@@ -1,15 +1,42 @@
+import CourierHTTP
 import Foundation
 
-/// A task that writes the body to a temporary file.
-///
-/// - Note: Downloads land with the transfers release; until then a resumed download task completes with
-///   `URLError(.unsupportedURL)` naming the missing feature.
+/// A task that streams the body into a temporary file, handed to `didFinishDownloadingTo` (and deleted when it
+/// returns) or to a completion handler.
 open class URLSessionDownloadTask: URLSessionTask, @unchecked Sendable {
     /// Cancels the download; the handler receives resume data when the download can be resumed, else `nil`.
-    open func cancel(byProducingResumeData completionHandler: @escaping @Sendable (Data?) -> Void) {
-        cancel()
-        session.dispatcher.async { completionHandler(nil) }
+    /// Resume data this task was created from, if any.
+    let resume: DownloadResumeState?
+
+    init(
+        session: URLSession,
+        request: URLRequest,
+        identifier: Int,
+        completionMode: TaskCompletionMode,
+        resume: DownloadResumeState? = nil
+    ) {
+        self.resume = resume
+        super.init(session: session, request: request, identifier: identifier, completionMode: completionMode)
     }
 
-    override var unsupportedReason: String? { "download tasks are not supported yet (a later Courier release)" }
+    /// Cancels the download. The handler (on the delegate queue) receives resume data when the download can be
+    /// resumed — a GET whose server sent a strong `ETag` or `Last-Modified` and accepts byte ranges, with bytes
+    /// already written — else `nil`. The partial file is kept for resuming only when resume data is produced.
+    open func cancel(byProducingResumeData completionHandler: @escaping @Sendable (Data?) -> Void) {
+        let action = mutable.withLockedValue { $0.lifecycle.cancel() }
+        switch action {
+        case .cancelTransfer:
+            if let runner = mutable.withLockedValue({ $0.runner }) {
+                runner.cancel(producingResumeData: completionHandler)
+            } else {
+                session.dispatcher.async { completionHandler(nil) }
+            }
+        case .completeWithoutTransfer:
+            complete(with: URLErrorMapping.urlError(.cancelled, failingURL: originalRequest?.url), body: nil)
+            session.dispatcher.async { completionHandler(nil) }
+        default:
+            session.dispatcher.async { completionHandler(nil) }
+        }
+    }
+
 }

@@ -40,6 +40,7 @@ open class URLSessionTask: NSObject, @unchecked Sendable {
         var delegate: (any URLSessionTaskDelegate)?
         var prefersIncrementalDelivery = true
         var runner: TaskRunner?
+        var progressUnits: (total: Int64, completed: Int64) = (-1, 0)
     }
 
     let mutable: NIOLockedValueBox<MutableState>
@@ -54,7 +55,27 @@ open class URLSessionTask: NSObject, @unchecked Sendable {
     public let originalRequest: URLRequest?
     /// Progress of the transfer in bytes. Cancelling, pausing and resuming it cancels, suspends and resumes the
     /// task.
-    public let progress: Progress
+    ///
+    /// Created on first use (a `Progress` costs more than a small request): the byte counts are kept by the task
+    /// and reflected into the object from then on, so it reads the same as one made with the task.
+    public var progress: Progress {
+        if let existing = progressBox.withLockedValue({ $0 }) { return existing }
+        let created = Progress(totalUnitCount: -1)
+        let winner = progressBox.withLockedValue { box -> Progress in
+            if let raced = box { return raced }
+            box = created
+            return created
+        }
+        if winner === created {
+            bind(created)
+            let units = mutable.withLockedValue { $0.progressUnits }
+            created.totalUnitCount = units.total
+            created.completedUnitCount = units.completed
+        }
+        return winner
+    }
+
+    private let progressBox = NIOLockedValueBox<Progress?>(nil)
 
     init(session: URLSession, request: URLRequest, identifier: Int, completionMode: TaskCompletionMode) {
         self.session = session
@@ -64,9 +85,7 @@ open class URLSessionTask: NSObject, @unchecked Sendable {
         var initial = MutableState()
         initial.currentRequest = request
         self.mutable = NIOLockedValueBox(initial)
-        self.progress = Progress(totalUnitCount: -1)
         super.init()
-        bindProgress()
     }
 
     // MARK: - Public state
@@ -192,7 +211,7 @@ open class URLSessionTask: NSObject, @unchecked Sendable {
     }
 
     /// Ends the task exactly once: records the outcome and delivers it through the completion mode.
-    func complete(with error: URLError?, body: Data?) {
+    func complete(with error: URLError?, body: Data?, file: URL? = nil) {
         let shouldDeliver: Bool = mutable.withLockedValue { state in
             guard state.lifecycle.complete() == .deliverCompletion else { return false }
             state.error = error
@@ -200,23 +219,42 @@ open class URLSessionTask: NSObject, @unchecked Sendable {
             return true
         }
         guard shouldDeliver else { return }
-        finishProgress()
-        TaskCompletionDelivery.deliver(task: self, error: error, body: body)
+        let units = mutable.withLockedValue { $0.progressUnits }
+        let total = units.total < 0 || units.completed > units.total ? max(units.completed, 0) : units.total
+        setProgress(total: total, completed: total)
+        TaskCompletionDelivery.deliver(task: self, error: error, body: body, file: file)
     }
 
-    private func bindProgress() {
+    /// Ends the task without any delivery (a data task that became a download task).
+    func endSilently() {
+        let ended: Bool = mutable.withLockedValue { state in
+            guard state.lifecycle.complete() == .deliverCompletion else { return false }
+            state.runner = nil
+            return true
+        }
+        guard ended else { return }
+        if session.registry.remove(self) {
+            session.becomeInvalid()
+        }
+    }
+
+    /// Records progress units; the `Progress` object, if it was ever asked for, follows.
+    func setProgress(total: Int64? = nil, completed: Int64? = nil) {
+        mutable.withLockedValue { state in
+            if let total { state.progressUnits.total = total }
+            if let completed { state.progressUnits.completed = completed }
+        }
+        guard let progress = progressBox.withLockedValue({ $0 }) else { return }
+        if let total { progress.totalUnitCount = total }
+        if let completed { progress.completedUnitCount = completed }
+    }
+
+    private func bind(_ progress: Progress) {
         progress.isCancellable = true
         progress.isPausable = true
         progress.cancellationHandler = { [weak self] in self?.cancel() }
         progress.pausingHandler = { [weak self] in self?.suspend() }
         progress.resumingHandler = { [weak self] in self?.resume() }
-    }
-
-    private func finishProgress() {
-        if progress.totalUnitCount < 0 || progress.completedUnitCount > progress.totalUnitCount {
-            progress.totalUnitCount = max(progress.completedUnitCount, 0)
-        }
-        progress.completedUnitCount = progress.totalUnitCount
     }
 
     /// Whether the transfer's received bytes feed ``progress`` (upload tasks count sent bytes instead).

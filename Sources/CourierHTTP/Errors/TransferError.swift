@@ -21,6 +21,12 @@ public struct TransferError: Error, Hashable, Sendable, CustomStringConvertible 
         case resourceUnavailable
         case cannotCreateFile
         case cannotWriteToFile
+        case cannotOpenFile
+        case fileDoesNotExist
+        case noPermissionsToReadFile
+        case requestBodyStreamExhausted
+        case cannotDecodeRawData
+        case httpTooManyRedirects
     }
 
     private let code: Code
@@ -64,6 +70,21 @@ public struct TransferError: Error, Hashable, Sendable, CustomStringConvertible 
     public static func cannotCreateFile(_ detail: String) -> Self { .init(.cannotCreateFile, detail) }
     /// A file could not be written.
     public static func cannotWriteToFile(_ detail: String) -> Self { .init(.cannotWriteToFile, detail) }
+    /// Data the caller handed in (for example download resume data) could not be decoded.
+    public static func cannotDecodeRawData(_ detail: String) -> Self { .init(.cannotDecodeRawData, detail) }
+
+    /// A file could not be opened.
+    public static func cannotOpenFile(_ detail: String) -> Self { .init(.cannotOpenFile, detail) }
+    /// A file to upload does not exist.
+    public static func fileDoesNotExist(_ detail: String) -> Self { .init(.fileDoesNotExist, detail) }
+    /// A file to upload cannot be read.
+    public static func noPermissionsToReadFile(_ detail: String) -> Self { .init(.noPermissionsToReadFile, detail) }
+    /// A body stream was needed again and none was given.
+    public static func requestBodyStreamExhausted(_ detail: String) -> Self {
+        .init(.requestBodyStreamExhausted, detail)
+    }
+    /// Too many redirects.
+    public static func httpTooManyRedirects(_ detail: String) -> Self { .init(.httpTooManyRedirects, detail) }
 
     /// Whether this is a cancellation.
     public var isCancellation: Bool { code == .cancelled }
@@ -85,6 +106,12 @@ public struct TransferError: Error, Hashable, Sendable, CustomStringConvertible 
         case .resourceUnavailable: return .resourceUnavailable
         case .cannotCreateFile: return .cannotCreateFile
         case .cannotWriteToFile: return .cannotWriteToFile
+        case .cannotOpenFile: return .cannotOpenFile
+        case .fileDoesNotExist: return .fileDoesNotExist
+        case .noPermissionsToReadFile: return .noPermissionsToReadFile
+        case .requestBodyStreamExhausted: return .requestBodyStreamExhausted
+        case .cannotDecodeRawData: return .cannotDecodeRawData
+        case .httpTooManyRedirects: return .httpTooManyRedirects
         }
     }
 }

@@ -12,7 +12,12 @@ struct ConnectionFactory: Sendable {
     let tlsContexts: TLSContextCache
     let idleConnectionTimeout: TimeAmount
 
-    func connect(key: PoolKey, id: Int, connectTimeout: TimeAmount) -> EventLoopFuture<HTTP1Connection> {
+    func connect(
+        key: PoolKey,
+        id: Int,
+        connectTimeout: TimeAmount,
+        trustEvaluator: (any ServerTrustEvaluator)?
+    ) -> EventLoopFuture<HTTP1Connection> {
         let eventLoop = group.next()
         let endpoint = key.endpoint
         let sslContext: NIOSSLContext?
@@ -27,11 +32,23 @@ struct ConnectionFactory: Sendable {
         let bootstrap = ClientBootstrap(group: eventLoop)
             .connectTimeout(connectTimeout)
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            // Reads grow to 1 MiB on a busy connection: fewer, larger body parts for big transfers.
+            .channelOption(
+                .recvAllocator,
+                value: AdaptiveRecvByteBufferAllocator(minimum: 1024, initial: 16 * 1024, maximum: 1 << 20)
+            )
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     let sync = channel.pipeline.syncOperations
                     if let sslContext {
-                        try sync.addHandler(NIOSSLClientHandler(context: sslContext, serverHostname: serverHostname))
+                        try sync.addHandler(
+                            Self.makeTLSHandler(
+                                context: sslContext,
+                                serverHostname: serverHostname,
+                                host: endpoint.host,
+                                evaluator: trustEvaluator
+                            )
+                        )
                     }
                     try sync.addHandler(ConnectionReadyHandler(promise: ready, waitsForTLS: sslContext != nil))
                     try sync.addHandler(HTTPRequestEncoder())
@@ -68,5 +85,24 @@ struct ConnectionFactory: Sendable {
                 ready.fail(error)  // never leave the promise unfulfilled when the connect itself failed
                 throw TransportErrorMapping.connectError(error, endpoint: endpoint)
             }
+    }
+
+    /// NIOSSL's own verification, or, with an evaluator, a verification callback that awaits it off the loop.
+    private static func makeTLSHandler(
+        context: NIOSSLContext,
+        serverHostname: String?,
+        host: String,
+        evaluator: (any ServerTrustEvaluator)?
+    ) throws -> NIOSSLClientHandler {
+        guard let evaluator else {
+            return try NIOSSLClientHandler(context: context, serverHostname: serverHostname)
+        }
+        return try NIOSSLClientHandler(context: context, serverHostname: serverHostname) { certificates, promise in
+            let chain = certificates.compactMap { try? $0.toDERBytes() }
+            Task {
+                let trusted = await evaluator.evaluate(certificateChain: chain, host: host)
+                promise.succeed(trusted ? .certificateVerified : .failed)
+            }
+        }
     }
 }

@@ -23,6 +23,7 @@ public final class TransportExchange: Sendable {
         var phase: Phase = .created
         var paused = false
         var retries = 0
+        var waitTimer: Scheduled<Void>?
     }
 
     private let state = NIOLockedValueBox(State())
@@ -44,6 +45,8 @@ public final class TransportExchange: Sendable {
             switch state.phase {
             case .created, .waiting:
                 state.phase = .finished
+                state.waitTimer?.cancel()
+                state.waitTimer = nil
                 return .failNow
             case .leased(let connection):
                 return .cancelOn(connection)
@@ -80,10 +83,28 @@ public final class TransportExchange: Sendable {
 
     var isPausedForHandler: Bool { state.withLockedValue { $0.paused } }
 
-    func markWaiting() {
+    /// The request waits in the pool's queue. The request timeout covers the wait too: a request that gets
+    /// no connection within it fails with `timedOut` instead of waiting forever.
+    func markWaiting(timerLoop: any EventLoop) {
+        let timeout = request.idleTimeout
         state.withLockedValue { state in
-            if case .created = state.phase { state.phase = .waiting }
+            guard case .created = state.phase else { return }
+            state.phase = .waiting
+            state.waitTimer = timerLoop.scheduleTask(in: timeout) { [weak self] in
+                self?.waitTimedOut()
+            }
         }
+    }
+
+    private func waitTimedOut() {
+        let stillWaiting: Bool = state.withLockedValue { state in
+            guard case .waiting = state.phase else { return false }
+            state.phase = .finished
+            return true
+        }
+        guard stillWaiting else { return }
+        pool.cancelWaiter(self)
+        consumer.transportDidFail(.timedOut("no connection to \(request.endpoint) became free in time"))
     }
 
     /// The pool leased `connection` to this exchange; `false` if the exchange was cancelled meanwhile.
@@ -92,6 +113,8 @@ public final class TransportExchange: Sendable {
             switch state.phase {
             case .created, .waiting:
                 state.phase = .leased(connection)
+                state.waitTimer?.cancel()
+                state.waitTimer = nil
                 return true
             case .leased, .finished:
                 return false

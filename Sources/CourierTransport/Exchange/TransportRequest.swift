@@ -20,6 +20,8 @@ public struct TransportRequest: Sendable {
     public var idleTimeout: TimeAmount
     /// TLS settings for `https`.
     public var tls: TLSSettings
+    /// Replaces the built-in certificate verification when set (see ``ServerTrustEvaluator``).
+    public var trustEvaluator: (any ServerTrustEvaluator)?
 
     /// Creates a request; fails with `badURL` / `unsupportedURL` for URLs the transport cannot reach.
     public init(
@@ -28,7 +30,8 @@ public struct TransportRequest: Sendable {
         headers: [(String, String)],
         body: TransportRequestBody,
         idleTimeout: TimeAmount,
-        tls: TLSSettings
+        tls: TLSSettings,
+        trustEvaluator: (any ServerTrustEvaluator)? = nil
     ) throws(TransferError) {
         self.method = method
         self.url = url
@@ -38,6 +41,7 @@ public struct TransportRequest: Sendable {
         self.body = body
         self.idleTimeout = idleTimeout
         self.tls = tls
+        self.trustEvaluator = trustEvaluator
     }
 
     /// Whether the method is idempotent (RFC 9110 §9.2.2), so the request may be retried on a fresh
@@ -56,12 +60,31 @@ public enum TransportRequestBody: Sendable {
     case none
     /// A body held in memory.
     case bytes(ByteBuffer)
+    /// A body pulled from `source` as it is written: `length` bytes (sent with `Content-Length`), or, when
+    /// `nil`, as many as the source gives (sent chunked).
+    case stream(length: Int64?, source: any TransportBodySource)
 
     /// The number of bytes, when known.
     public var length: Int64? {
         switch self {
         case .none: return 0
         case .bytes(let buffer): return Int64(buffer.readableBytes)
+        case .stream(let length, _): return length
         }
     }
+}
+
+/// Where a streamed request body comes from. The transport asks for a fresh reader each time it sends the
+/// body (a retry on a new connection sends it again from the start).
+public protocol TransportBodySource: Sendable {
+    /// A reader positioned at the start of the body.
+    func makeReader() async throws -> any TransportBodyReader
+}
+
+/// Reads a request body in chunks. Reads never run on an event loop.
+public protocol TransportBodyReader: Sendable {
+    /// Up to `maxLength` bytes, or `nil` at the end of the body.
+    func read(maxLength: Int) async throws -> ByteBuffer?
+    /// Releases the underlying file or stream. Called exactly once.
+    func close()
 }

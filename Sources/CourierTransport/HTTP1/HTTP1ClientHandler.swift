@@ -11,14 +11,11 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias OutboundIn = HTTPClientRequestPart
     typealias OutboundOut = HTTPClientRequestPart
 
-    /// Bytes of a request body written per write, so upload progress is reported as the body goes out.
-    static let bodyWriteSize = 64 * 1024
-
     private struct Active {
         let exchange: TransportExchange
         let isReused: Bool
+        let bodyWriter: HTTP1RequestBodyWriter
         var headReceived = false
-        var requestEnded = false
         var keepAlive = true
     }
 
@@ -33,14 +30,15 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private var paused = false
     private var pendingRead = false
     private var requestTimer: Scheduled<Void>?
+    private var lastActivity = NIODeadline.now()
     private var idleTimer: Scheduled<Void>?
     private let endpoint: Endpoint
     private let idleConnectionTimeout: TimeAmount
     private let protocolName: String
     /// Called when the connection can take another request.
     var onReusable: (() -> Void)?
-    /// Called once when the channel closes; the flag tells whether a request was on it.
-    var onClosed: ((_ wasBusy: Bool) -> Void)?
+    /// Called once when the channel closes.
+    var onClosed: (() -> Void)?
 
     init(endpoint: Endpoint, idleConnectionTimeout: TimeAmount, protocolName: String) {
         self.endpoint = endpoint
@@ -66,9 +64,22 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
         }
         idleTimer?.cancel()
         idleTimer = nil
-        state = .active(Active(exchange: exchange, isReused: isReused))
+        let request = exchange.request
+        let expectsContinue = request.headers.contains {
+            $0.0.caseInsensitiveCompare("Expect") == .orderedSame && $0.1.lowercased() == "100-continue"
+        }
+        let writer = HTTP1RequestBodyWriter(
+            body: request.body,
+            context: context,
+            endpoint: endpoint,
+            expectsContinue: expectsContinue
+        )
+        writer.onProgress = { [weak self] count, total in self?.didSendBody(count: count, total: total) }
+        writer.onFailed = { [weak self] error in self?.fail(error, retryable: false) }
+        state = .active(Active(exchange: exchange, isReused: isReused, bodyWriter: writer))
         paused = exchange.isPausedForHandler
-        writeRequest(exchange.request, context: context)
+        writeHead(request, context: context)
+        writer.begin()
         if !paused { armRequestTimer() }
     }
 
@@ -115,8 +126,11 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
         switch part {
         case .head(let head):
             if head.status.code >= 100 && head.status.code < 200 && head.status.code != 101 {
+                // Informational responses are never delivered as the response.
+                if head.status.code == 100 { active.bodyWriter.continueReceived() }
                 return
             }
+            active.bodyWriter.finalResponseArrived()
             active.headReceived = true
             active.keepAlive = head.isKeepAlive
             state = .active(active)
@@ -126,7 +140,7 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
         case .end:
             requestTimer?.cancel()
             requestTimer = nil
-            let reusable = active.keepAlive && active.requestEnded
+            let reusable = active.keepAlive && active.bodyWriter.isEnded
             state = .idle
             paused = false
             if reusable {
@@ -148,12 +162,18 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
         fail(mapped, retryable: false)
     }
 
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if case .active(let active) = state, context.channel.isWritable {
+            active.bodyWriter.writabilityChanged()
+        }
+        context.fireChannelWritabilityChanged()
+    }
+
     func channelInactive(context: ChannelHandlerContext) {
         requestTimer?.cancel()
         idleTimer?.cancel()
-        let wasBusy: Bool
         if case .active(let active) = state {
-            wasBusy = true
+            active.bodyWriter.abandon()
             state = .closed
             let retryable = active.isReused && !active.headReceived && active.exchange.request.isIdempotent
             active.exchange.connectionFailed(
@@ -161,10 +181,9 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 retryable: retryable
             )
         } else {
-            wasBusy = false
             state = .closed
         }
-        onClosed?(wasBusy)
+        onClosed?()
         // Break the connection <-> handler cycle.
         onClosed = nil
         onReusable = nil
@@ -178,19 +197,24 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
         state = .closed
         requestTimer?.cancel()
         requestTimer = nil
+        active.bodyWriter.abandon()
         active.exchange.connectionFailed(error, retryable: retryable)
         context?.close(promise: nil)
     }
 
-    private func writeRequest(_ request: TransportRequest, context: ChannelHandlerContext) {
+    private func writeHead(_ request: TransportRequest, context: ChannelHandlerContext) {
         var headers = HTTPHeaders(request.headers)
         if !headers.contains(name: "Host") {
             headers.replaceOrAdd(name: "Host", value: request.endpoint.hostHeader)
         }
         let hasFraming = headers.contains(name: "Content-Length") || headers.contains(name: "Transfer-Encoding")
-        if !hasFraming, let length = request.body.length {
-            if length > 0 || ["POST", "PUT", "PATCH"].contains(request.method.uppercased()) {
-                headers.replaceOrAdd(name: "Content-Length", value: String(length))
+        if !hasFraming {
+            if let length = request.body.length {
+                if length > 0 || ["POST", "PUT", "PATCH"].contains(request.method.uppercased()) {
+                    headers.replaceOrAdd(name: "Content-Length", value: String(length))
+                }
+            } else {
+                headers.replaceOrAdd(name: "Transfer-Encoding", value: "chunked")
             }
         }
         let head = HTTPRequestHead(
@@ -199,47 +223,14 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
             uri: request.target,
             headers: headers
         )
+        // Flushed with the body or the end of the request, so a small request leaves in one write.
         context.write(wrapOutboundOut(.head(head)), promise: nil)
-        if case .bytes(var buffer) = request.body {
-            var totalSent: Int64 = 0
-            while let slice = buffer.readSlice(length: min(Self.bodyWriteSize, buffer.readableBytes)),
-                slice.readableBytes > 0
-            {
-                let promise = context.eventLoop.makePromise(of: Void.self)
-                let count = Int64(slice.readableBytes)
-                totalSent += count
-                let total = totalSent
-                promise.futureResult.assumeIsolated().whenSuccess { [weak self] in
-                    self?.didSendBody(count: count, total: total)
-                }
-                context.write(wrapOutboundOut(.body(.byteBuffer(slice))), promise: promise)
-            }
-        }
-        let endPromise = context.eventLoop.makePromise(of: Void.self)
-        endPromise.futureResult.assumeIsolated().whenComplete { [weak self] result in
-            switch result {
-            case .success: self?.didEndRequest()
-            case .failure(let error):
-                guard let self else { return }
-                self.fail(
-                    TransportErrorMapping.exchangeError(error, endpoint: self.endpoint, bodyStarted: false),
-                    retryable: false
-                )
-            }
-        }
-        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: endPromise)
     }
 
     private func didSendBody(count: Int64, total: Int64) {
         guard case .active(let active) = state else { return }
         armRequestTimer()
         active.exchange.consumer.transportDidSendBodyData(bytesSent: count, totalBytesSent: total)
-    }
-
-    private func didEndRequest() {
-        guard case .active(var active) = state else { return }
-        active.requestEnded = true
-        state = .active(active)
     }
 
     private func makeHead(_ head: HTTPResponseHead, active: Active, context: ChannelHandlerContext)
@@ -259,14 +250,34 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
         )
     }
 
+    /// Notes activity for the request timeout. The timer is not rescheduled on every read (that costs a heap
+    /// operation per body part): it fires at the earliest possible deadline and re-arms itself for the rest when
+    /// there was activity meanwhile.
     private func armRequestTimer() {
-        guard case .active(let active) = state, let context, !paused else { return }
-        requestTimer?.cancel()
-        let timeout = active.exchange.request.idleTimeout
-        requestTimer = context.eventLoop.assumeIsolated().scheduleTask(in: timeout) { [weak self] in
-            guard let self else { return }
-            self.fail(.timedOut("the request to \(self.endpoint) timed out"), retryable: false)
+        guard case .active(let active) = state, context != nil, !paused else { return }
+        lastActivity = .now()
+        if requestTimer == nil {
+            scheduleRequestTimer(in: active.exchange.request.idleTimeout)
         }
+    }
+
+    private func scheduleRequestTimer(in delay: TimeAmount) {
+        guard let context else { return }
+        requestTimer = context.eventLoop.assumeIsolated().scheduleTask(in: delay) { [weak self] in
+            self?.requestTimerFired()
+        }
+    }
+
+    private func requestTimerFired() {
+        requestTimer = nil
+        guard case .active(let active) = state, !paused else { return }
+        let deadline = lastActivity + active.exchange.request.idleTimeout
+        let now = NIODeadline.now()
+        if deadline > now {
+            scheduleRequestTimer(in: deadline - now)
+            return
+        }
+        fail(.timedOut("the request to \(endpoint) timed out"), retryable: false)
     }
 
     private func armIdleTimer() {

@@ -47,7 +47,7 @@ final class HTTP1Connection: Hashable, Sendable {
     func bind(to pool: ConnectionPool) {
         let handler = self.handler.value
         handler.onReusable = { [weak pool] in pool?.release(self) }
-        handler.onClosed = { [weak pool] wasBusy in pool?.connectionClosed(self, wasBusy: wasBusy) }
+        handler.onClosed = { [weak pool] in pool?.connectionClosed(self) }
     }
 
     func close() {

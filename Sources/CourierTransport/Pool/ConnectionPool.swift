@@ -31,7 +31,7 @@ final class ConnectionPool: Sendable {
         case .connect:
             connect(key, for: exchange)
         case .wait:
-            exchange.markWaiting()
+            exchange.markWaiting(timerLoop: factory.group.any())
         case .failShutdown:
             exchange.connectionFailed(.cancelled("the session was invalidated"), retryable: false)
         }
@@ -44,8 +44,8 @@ final class ConnectionPool: Sendable {
     }
 
     /// A connection closed.
-    func connectionClosed(_ connection: HTTP1Connection, wasBusy: Bool) {
-        let action = machine.withLockedValue { $0.closed(connection.key, connection, wasBusy: wasBusy) }
+    func connectionClosed(_ connection: HTTP1Connection) {
+        let action = machine.withLockedValue { $0.closed(connection.key, connection) }
         perform(action, key: connection.key)
     }
 
@@ -90,20 +90,26 @@ final class ConnectionPool: Sendable {
             return value
         }
         logger.debug("opening connection", metadata: ["connection": "\(id)", "endpoint": "\(key.endpoint)"])
-        factory.connect(key: key, id: id, connectTimeout: exchange.request.idleTimeout).whenComplete { result in
+        factory.connect(
+            key: key,
+            id: id,
+            connectTimeout: exchange.request.idleTimeout,
+            trustEvaluator: exchange.request.trustEvaluator
+        ).whenComplete { result in
             switch result {
             case .success(let connection):
                 connection.channel.eventLoop.execute {
                     connection.bind(to: self)
                     if !connection.channel.isActive {
-                        self.connectionClosed(connection, wasBusy: true)
+                        // It closed before the handler could report it.
+                        self.connectionClosed(connection)
                         exchange.connectionFailed(.networkConnectionLost("the connection closed"), retryable: true)
                         return
                     }
                     self.run(exchange, on: connection, isReused: false)
                 }
             case .failure(let error):
-                let action = self.machine.withLockedValue { $0.closed(key, nil, wasBusy: true) }
+                let action = self.machine.withLockedValue { $0.closed(key, nil) }
                 let transfer = error as? TransferError ?? .cannotConnectToHost("\(error)")
                 exchange.connectionFailed(transfer, retryable: false)
                 self.perform(action, key: key)

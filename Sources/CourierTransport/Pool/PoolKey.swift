@@ -2,9 +2,13 @@
 struct PoolKey: Hashable, Sendable {
     var endpoint: Endpoint
     var tls: TLSSettings?
+    /// Connections verified by one evaluator are never handed to requests of another.
+    var trustEvaluator: ObjectIdentifier?
 
     init(request: TransportRequest) {
         endpoint = request.endpoint
-        tls = request.endpoint.scheme == .https ? request.tls : nil
+        let isTLS = request.endpoint.scheme == .https
+        tls = isTLS ? request.tls : nil
+        trustEvaluator = isTLS ? request.trustEvaluator.map { ObjectIdentifier($0) } : nil
     }
 }

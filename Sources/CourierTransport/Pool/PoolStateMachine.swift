@@ -65,7 +65,7 @@ struct PoolStateMachine<Key: Hashable, Connection: Hashable, Waiter: Hashable> {
     /// A leased connection finished its request and can serve another.
     mutating func release(_ key: Key, _ connection: Connection) -> ReleaseAction {
         if isShutdown {
-            decrementBusy(key)
+            // Still counted busy: its close will settle the count.
             return .close(connection)
         }
         guard var host = hosts[key] else { return .close(connection) }
@@ -78,15 +78,15 @@ struct PoolStateMachine<Key: Hashable, Connection: Hashable, Waiter: Hashable> {
         return .none
     }
 
-    /// A connection closed, or a connection attempt failed (`connection == nil`), or a leased connection is
-    /// given up without being reused.
-    mutating func closed(_ key: Key, _ connection: Connection?, wasBusy: Bool) -> ReleaseAction {
+    /// A connection closed, or a connection attempt failed (`connection == nil`). A connection that is not
+    /// parked idle was counted busy (leased, or opened and not yet used), whatever it was doing when it closed.
+    mutating func closed(_ key: Key, _ connection: Connection?) -> ReleaseAction {
         guard var host = hosts[key] else { return .none }
         defer { store(key, host) }
         if let connection, let index = host.idle.firstIndex(of: connection) {
             host.idle.remove(at: index)
-        } else if wasBusy {
-            host.busy -= 1
+        } else {
+            host.busy = max(0, host.busy - 1)
         }
         if !isShutdown, let waiter = host.waiters.first, host.busy + host.idle.count < maxConnectionsPerHost {
             host.waiters.removeFirst()
@@ -122,10 +122,6 @@ struct PoolStateMachine<Key: Hashable, Connection: Hashable, Waiter: Hashable> {
     func counts(_ key: Key) -> (idle: Int, busy: Int, waiting: Int) {
         let host = hosts[key] ?? Host()
         return (host.idle.count, host.busy, host.waiters.count)
-    }
-
-    private mutating func decrementBusy(_ key: Key) {
-        hosts[key]?.busy -= 1
     }
 
     private mutating func store(_ key: Key, _ host: Host) {

@@ -201,3 +201,73 @@ struct DataTaskTests {
         }
     }
 }
+
+@Suite("Connection slots are never lost")
+struct ConnectionSlotTests {
+    @Test func failedCancelledAndClosingRequestsGiveTheirConnectionBack() async throws {
+        try await withServer { server in
+            var silent = MockResponse.ok("")
+            silent.neverRespond = true
+            server.route("/silent", response: silent)
+            var closing = MockResponse.ok("closing")
+            closing.closeConnection = true
+            server.route("/closing", response: closing)
+            var dropped = MockResponse.ok(Data(repeating: 1, count: 10_000))
+            dropped.closeAfterBodyBytes = 10
+            server.route("/dropped", response: dropped)
+            server.route("/ok", response: .ok("ok"))
+            // One connection per host: a single leaked slot would make the last request wait forever.
+            let session = makeSession { $0.httpMaximumConnectionsPerHost = 1 }
+            for _ in 0..<3 {
+                var timeout = URLRequest(url: server.url("/silent"))
+                timeout.timeoutInterval = 0.1
+                #expect(await session.runDataTask(timeout).urlError?.code == .timedOut)
+                #expect(await session.runDataTask(server.url("/closing")).data == Data("closing".utf8))
+                #expect(await session.runDataTask(server.url("/dropped")).urlError?.code == .networkConnectionLost)
+                let cancelled = await session.runDataTask(URLRequest(url: server.url("/silent"))) { task in
+                    DispatchQueue.global().asyncAfter(deadline: .now() + 0.05) { task.cancel() }
+                }
+                #expect(cancelled.urlError?.code == .cancelled)
+            }
+            var last = URLRequest(url: server.url("/ok"))
+            last.timeoutInterval = 5
+            #expect(await session.runDataTask(last).data == Data("ok".utf8))
+        }
+    }
+}
+
+@Suite("Waiting for a connection")
+struct ConnectionWaitTests {
+    @Test func aRequestWaitingForAConnectionTimesOut() async throws {
+        try await withServer { server in
+            var silent = MockResponse.ok("")
+            silent.neverRespond = true
+            server.route("/silent", response: silent)
+            let session = makeSession { $0.httpMaximumConnectionsPerHost = 1 }
+            let blocker = Task { await session.runDataTask(URLRequest(url: server.url("/silent"))) }
+            try await Task.sleep(for: .milliseconds(50))
+            var waiting = URLRequest(url: server.url("/silent"))
+            waiting.timeoutInterval = 0.2
+            let started = ContinuousClock.now
+            #expect(await session.runDataTask(waiting).urlError?.code == .timedOut)
+            #expect(ContinuousClock.now - started < .seconds(3))
+            session.invalidateAndCancel()
+            #expect(await blocker.value.urlError?.code == .cancelled)
+        }
+    }
+}
+
+@Suite("Tasks without a delegate or handler")
+struct NoDelegateTests {
+    @Test func aLargeBodyWithNobodyListeningStillCompletes() async throws {
+        try await withServer { server in
+            server.route("/big", response: MockResponse(body: .pattern(length: 5_000_000)))
+            let session = makeSession()
+            let task = session.dataTask(with: server.url("/big"))
+            task.resume()
+            for _ in 0..<500 where task.state != .completed { try await Task.sleep(for: .milliseconds(10)) }
+            #expect(task.state == .completed)
+            #expect(task.countOfBytesReceived == 5_000_000)
+        }
+    }
+}

@@ -206,13 +206,13 @@ struct DelegateTests {
         try await withServer { server in
             var throttled = MockResponse.ok(Data(repeating: 9, count: 200_000))
             throttled.chunkSize = 10_000
-            throttled.chunkDelay = .milliseconds(5)
+            throttled.chunkDelay = .milliseconds(20)
             server.route("/t", response: throttled)
             let delegate = RecordingDelegate()
             let session = makeSession(delegate: delegate)
             let task = session.dataTask(with: server.url("/t"))
             task.resume()
-            try await Task.sleep(for: .milliseconds(30))
+            while task.countOfBytesReceived == 0 { try await Task.sleep(for: .milliseconds(2)) }
             task.suspend()
             #expect(task.state == .suspended)
             try await Task.sleep(for: .milliseconds(200))
@@ -220,6 +220,85 @@ struct DelegateTests {
             await delegate.waitForCompletions()
             #expect(delegate.body == Data(repeating: 9, count: 200_000))
             #expect(server.requests(path: "/t").count == 1)
+        }
+    }
+
+    @Test func earliestBeginDateDelaysTheStartAndAsksTheDelegate() async throws {
+        try await withServer { server in
+            server.route("/later", response: .ok("later"))
+            let delegate = RecordingDelegate()
+            let session = makeSession(delegate: delegate)
+            let task = session.dataTask(with: server.url("/later"))
+            task.earliestBeginDate = Date(timeIntervalSinceNow: 0.3)
+            let started = ContinuousClock.now
+            task.resume()
+            try await Task.sleep(for: .milliseconds(100))
+            #expect(server.requests.isEmpty)
+            await delegate.waitForCompletions()
+            #expect(ContinuousClock.now - started >= .milliseconds(280))
+            #expect(delegate.events.contains(.delayed))
+            #expect(delegate.events.last == .complete(nil))
+            #expect(server.requests.count == 1)
+        }
+    }
+
+    @Test func delayedRequestCanBeCancelledByTheDelegate() async throws {
+        try await withServer { server in
+            server.route("/later", response: .ok("later"))
+            let delegate = RecordingDelegate()
+            delegate.delayedDisposition = .cancel
+            let session = makeSession(delegate: delegate)
+            let task = session.dataTask(with: server.url("/later"))
+            task.earliestBeginDate = Date(timeIntervalSinceNow: 0.05)
+            task.resume()
+            await delegate.waitForCompletions()
+            #expect(delegate.events.last == .complete(.cancelled))
+            #expect(server.requests.isEmpty)
+        }
+    }
+
+    @Test func backgroundSessionsFailClearlyUntilTheDaemonExists() async throws {
+        let configuration = URLSessionConfiguration.background(withIdentifier: "test.background")
+        let session = URLSession(configuration: configuration)
+        let url = try #require(URL(string: "http://127.0.0.1:9/"))
+        let outcome = await session.runDataTask(url)
+        #expect(outcome.urlError?.code == .unsupportedURL)
+        #expect(outcome.urlError?.localizedDescription.contains("courierd") == true)
+    }
+}
+
+@Suite("Task-specific delegates and session defaults")
+struct TaskDelegateTests {
+    @Test func aTaskDelegateReceivesTheTaskEventsInsteadOfTheSessionDelegate() async throws {
+        try await withServer { server in
+            server.route("/t", response: .ok("for the task"))
+            let sessionDelegate = RecordingDelegate()
+            let taskDelegate = RecordingDelegate()
+            let session = makeSession(delegate: sessionDelegate)
+            let task = session.dataTask(with: server.url("/t"))
+            task.delegate = taskDelegate
+            task.resume()
+            await taskDelegate.waitForCompletions()
+            #expect(taskDelegate.body == Data("for the task".utf8))
+            #expect(taskDelegate.events.last == .complete(nil))
+            #expect(sessionDelegate.dataBytes == 0)
+            #expect(!sessionDelegate.events.contains(.complete(nil)))
+        }
+    }
+
+    @Test func aSessionWithoutAQueueGetsASerialOne() {
+        let session = URLSession(configuration: .ephemeral, delegate: nil, delegateQueue: nil)
+        #expect(session.delegateQueue.maxConcurrentOperationCount == 1)
+        let given = OperationQueue()
+        #expect(URLSession(configuration: .ephemeral, delegate: nil, delegateQueue: given).delegateQueue === given)
+    }
+
+    @Test func hostNamesResolve() async throws {
+        try await withServer(host: "localhost") { server in
+            server.route("/name", response: .ok("by name"))
+            let url = try #require(URL(string: "http://localhost:\(server.port)/name"))
+            let outcome = await makeSession().runDataTask(url)
+            #expect(outcome.data == Data("by name".utf8))
         }
     }
 }

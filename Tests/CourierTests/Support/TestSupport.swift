@@ -77,6 +77,7 @@ final class RecordingDelegate: NSObject, URLSessionDataDelegate, @unchecked Send
         case data(Int)
         case sent(Int64, Int64, Int64)
         case redirect(String)
+        case delayed
         case complete(URLError.Code?)
         case invalid
     }
@@ -85,6 +86,7 @@ final class RecordingDelegate: NSObject, URLSessionDataDelegate, @unchecked Send
         (events: [Event], body: Data, waiters: [CheckedContinuation<Void, Never>], completed: Int, offQueue: Int)
     >(([], Data(), [], 0, 0))
     var disposition: URLSession.ResponseDisposition = .allow
+    var delayedDisposition: URLSession.DelayedRequestDisposition = .continueLoading
     var followRedirects = true
     var expectedQueue: OperationQueue?
     var errors: [URLError] = []
@@ -164,6 +166,16 @@ final class RecordingDelegate: NSObject, URLSessionDataDelegate, @unchecked Send
     ) {
         record(.redirect(request.url?.path ?? ""))
         completionHandler(followRedirects ? request : nil)
+    }
+
+    func urlSession(
+        _ session: URLSession,
+        task: URLSessionTask,
+        willBeginDelayedRequest request: URLRequest,
+        completionHandler: @escaping @Sendable (URLSession.DelayedRequestDisposition, URLRequest?) -> Void
+    ) {
+        record(.delayed)
+        completionHandler(delayedDisposition, nil)
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {

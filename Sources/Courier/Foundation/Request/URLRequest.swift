@@ -5,7 +5,9 @@ import Foundation
 ///
 /// `URLRequest` is a value type: copies are independent. It mirrors Apple's `URLRequest` from the URL Loading
 /// System. HTTP header field names are case-insensitive: `value(forHTTPHeaderField: "content-type")` finds a field
-/// set as `Content-Type`, and two requests whose fields differ only in name casing are equal.
+/// set as `Content-Type`, and two requests whose fields differ only in name casing are equal. Properties attached
+/// with `URLProtocol.setProperty(_:forKey:in:)` travel with copies of the request but are ignored by `==` and
+/// hashing.
 public struct URLRequest: Hashable, Equatable, Sendable, CustomStringConvertible, CustomDebugStringConvertible {
     /// The URL of the request.
     public var url: URL?
@@ -53,6 +55,17 @@ public struct URLRequest: Hashable, Equatable, Sendable, CustomStringConvertible
 
     /// The request's header fields, in insertion order, with case-insensitive names.
     package var headerFields = HeaderFieldDictionary()
+
+    private var protocolPropertyStorage = URLProtocolPropertyStorage()
+
+    /// The properties `URLProtocol.setProperty(_:forKey:in:)` attached to the request, by key.
+    ///
+    /// They travel with every copy of the request and are ignored by `==` and `hash(into:)` (see
+    /// ``URLProtocolPropertyStorage``).
+    package var protocolProperties: [String: Any] {
+        get { protocolPropertyStorage.values }
+        set { protocolPropertyStorage.values = newValue }
+    }
 
     /// Creates a request for the given URL.
     ///

@@ -1,0 +1,195 @@
+import CourierHTTP
+import Foundation
+import NIOConcurrencyHelpers
+
+/// A resumed download's partial file and the offset its range request asked for.
+struct ResumeProgress: Sendable {
+    /// Bytes already in the partial file; 0 when the download starts over.
+    var offset: Int64
+    /// The partial file, when there is one to continue.
+    var partialFile: URL?
+}
+
+extension TaskRunner {
+    /// Transient failures after which a download offers resume data.
+    static let resumableFailures: Set<URLError.Code> = [.networkConnectionLost, .timedOut, .notConnectedToInternet]
+
+    /// Checks resume data against the partial file and adds the range fields to `request`; `nil` when the task
+    /// failed instead (invalid resume data, a missing or too short partial file).
+    func prepareResume(_ resume: DownloadResumeState, request: URLRequest) -> URLRequest? {
+        guard let data = resume.resumeData else {
+            fail(resume.error ?? TransferError.cannotDecodeRawData("the resume data cannot be used"))
+            return nil
+        }
+        // The name was validated as a bare file name: it cannot leave the download directory.
+        let partial = session.sessionConfiguration.courierDownloadDirectory
+            .appendingPathComponent(data.tempFileName, isDirectory: false)
+        let attributes = try? FileManager.default.attributesOfItem(atPath: partial.path)
+        guard let size = (attributes?[.size] as? NSNumber)?.int64Value,
+            (attributes?[.type] as? FileAttributeType) == .typeRegular
+        else {
+            fail(TransferError.cannotOpenFile("the partial download \(data.tempFileName) no longer exists"))
+            return nil
+        }
+        do {
+            try data.validate(partialFileSize: size)
+        } catch {
+            fail(error)
+            return nil
+        }
+        var resumed = request
+        let fields = ResumeRequestHeaders.fields(
+            resumingAt: data.bytesReceived,
+            entityTag: data.entityTag,
+            lastModified: data.serverDownloadDate
+        )
+        if let fields {
+            for field in fields { resumed.setValue(field.value, forHTTPHeaderField: field.name) }
+            lock.withLock { state.resume = ResumeProgress(offset: data.bytesReceived, partialFile: partial) }
+        } else {
+            // Nothing can be resumed safely: start over, and say so through didResumeAtOffset(0, …).
+            try? FileManager.default.removeItem(at: partial)
+            lock.withLock { state.resume = ResumeProgress(offset: 0, partialFile: nil) }
+        }
+        return resumed
+    }
+
+    /// Opens the download file for the final response: a fresh file, or the partial one when the server sent
+    /// the rest of a resumed download.
+    func deliverDownloadHead(_ response: HTTPURLResponse, to download: DownloadSink) {
+        guard let resume = lock.withLock({ state.resume }) else {
+            download.open()
+            return
+        }
+        lock.withLock { state.resume = nil }
+        guard let partial = resume.partialFile, resume.offset > 0 else {
+            download.open()
+            notifyResumed(at: 0, expectedTotal: response.expectedContentLength)
+            return
+        }
+        let decision = ResumeDecision.decide(
+            requestedOffset: resume.offset,
+            status: response.statusCode,
+            contentRange: response.value(forHTTPHeaderField: "Content-Range"),
+            contentLength: response.value(forHTTPHeaderField: "Content-Length").flatMap { Int64($0) }
+        )
+        switch decision {
+        case .append(let offset, let total):
+            download.open(existing: partial, offset: offset)
+            task.update { state in
+                state.countOfBytesReceived = offset
+                state.countOfBytesExpectedToReceive = total
+            }
+            task.setProgress(total: total, completed: offset)
+            notifyResumed(at: offset, expectedTotal: total)
+        case .restartFromZero(let total):
+            try? FileManager.default.removeItem(at: partial)
+            download.open()
+            notifyResumed(at: 0, expectedTotal: total)
+        case .notResumable:
+            try? FileManager.default.removeItem(at: partial)
+            download.open()
+            notifyResumed(at: 0, expectedTotal: response.expectedContentLength)
+        case .retryWithoutRange:
+            try? FileManager.default.removeItem(at: partial)
+            lock.withLock { state.resume = ResumeProgress(offset: 0, partialFile: nil) }
+            var plain = task.currentRequest ?? URLRequest(url: response.url ?? partial)
+            plain.setValue(nil, forHTTPHeaderField: "Range")
+            plain.setValue(nil, forHTTPHeaderField: "If-Range")
+            follow(plain)
+        }
+    }
+
+    private func notifyResumed(at offset: Int64, expectedTotal: Int64) {
+        guard case .delegate = task.completionMode, let downloadTask = task as? URLSessionDownloadTask else { return }
+        let session = self.session
+        session.dispatcher.async {
+            downloadTask.resolvedDelegate(URLSessionDownloadDelegate.self)?.urlSession(
+                session,
+                downloadTask: downloadTask,
+                didResumeAtOffset: offset,
+                expectedTotalBytes: expectedTotal
+            )
+        }
+    }
+
+    /// Ends a failed or cancelled download: keeps the partial file and attaches resume data when the download
+    /// can be resumed (asked for, or a transient failure), else deletes the file.
+    func finishDownload(
+        _ download: DownloadSink,
+        after error: URLError,
+        resumeDataHandler: (@Sendable (Data?) -> Void)?
+    ) {
+        let wantsResumeData = resumeDataHandler != nil || Self.resumableFailures.contains(error.code)
+        guard wantsResumeData, let response = task.response as? HTTPURLResponse else {
+            download.discard()
+            if let resumeDataHandler { session.dispatcher.async { resumeDataHandler(nil) } }
+            task.complete(with: error, body: nil)
+            return
+        }
+        download.keepForResume { [self] result in
+            let resumeData: Data? =
+                if case .success(let kept) = result {
+                    makeResumeData(response: response, file: kept.url, length: kept.length)
+                } else {
+                    nil
+                }
+            if resumeData == nil { download.discard() }
+            if let resumeDataHandler { session.dispatcher.async { resumeDataHandler(resumeData) } }
+            var userInfo = error.userInfo
+            if let resumeData { userInfo[NSURLSessionDownloadTaskResumeData] = resumeData }
+            task.complete(with: URLError(error.code, userInfo: userInfo), body: nil)
+        }
+    }
+
+    private func makeResumeData(response: HTTPURLResponse, file: URL, length: Int64) -> Data? {
+        let current = task.currentRequest
+        guard
+            let validators = Resumability(
+                method: current?.httpMethod ?? "GET",
+                status: response.statusCode,
+                responseHeader: { response.value(forHTTPHeaderField: $0) },
+                bytesReceived: length
+            ),
+            let url = current?.url ?? task.originalRequest?.url
+        else { return nil }
+        return try? ResumeData(
+            downloadURL: url,
+            bytesReceived: length,
+            entityTag: validators.entityTag,
+            serverDownloadDate: validators.lastModified,
+            tempFileName: file.lastPathComponent,
+            originalRequest: DownloadResumeState.stored(task.originalRequest, fallbackURL: url),
+            currentRequest: DownloadResumeState.stored(current, fallbackURL: url)
+        ).encoded()
+    }
+
+    /// `.becomeDownload`: a download task takes over the transfer. The body already received (held while the
+    /// delegate decided) and the rest go to its file; the data task ends without further delegate calls.
+    func becomeDownload(from dataTask: URLSessionDataTask) {
+        let session = self.session
+        let request = dataTask.currentRequest ?? dataTask.originalRequest ?? URLRequest(url: URL(fileURLWithPath: "/"))
+        let downloadTask = session.register {
+            URLSessionDownloadTask(session: session, request: request, identifier: $0, completionMode: .delegate)
+        }
+        let response = dataTask.response
+        let expected = dataTask.countOfBytesExpectedToReceive
+        downloadTask.update { state in
+            _ = state.lifecycle.resume()
+            state.runner = self
+            state.response = response
+            state.countOfBytesExpectedToReceive = expected
+        }
+        downloadTask.setProgress(total: expected)
+        handOver(to: downloadTask)
+        let sink = makeDownloadSink(for: downloadTask)
+        lock.withLock { state.download = sink }
+        sink.open()
+        dataTask.endSilently()
+        let dataDelegate = dataTask.resolvedDelegate(URLSessionDataDelegate.self)
+        session.dispatcher.async {
+            dataDelegate?.urlSession(session, dataTask: dataTask, didBecome: downloadTask)
+        }
+        releaseHeld()
+    }
+}

@@ -1,0 +1,119 @@
+import CourierHTTP
+import Foundation
+
+/// The file a download streams into. Every operation runs in order on the file's own serial queue, never on an
+/// event loop; results come back through completion handlers.
+final class DownloadFile: @unchecked Sendable {
+    /// Darwin's temporary download files are named like this too.
+    static func makeName() -> String {
+        "CFNetworkDownload_\(UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(16)).tmp"
+    }
+
+    /// The file's location.
+    let url: URL
+    private let queue = DispatchQueue(label: "courier.download.file")
+    // Touched only on `queue`.
+    private var handle: FileHandle?
+    private var failure: TransferError?
+
+    /// A new, empty file named `name` in `directory` (created on the queue; failures reach the next operation).
+    init(directory: URL, name: String = DownloadFile.makeName()) {
+        self.url = directory.appendingPathComponent(name, isDirectory: false)
+        let url = self.url
+        queue.async { [self] in
+            do {
+                try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            } catch {
+                failure = .cannotCreateFile("cannot create the download directory \(directory.path): \(error)")
+                return
+            }
+            guard FileManager.default.createFile(atPath: url.path, contents: nil) else {
+                failure = .cannotCreateFile("cannot create the download file \(url.path)")
+                return
+            }
+            do {
+                handle = try FileHandle(forWritingTo: url)
+            } catch {
+                failure = .cannotCreateFile("cannot open the download file \(url.path): \(error)")
+            }
+        }
+    }
+
+    /// An existing partial file, cut to `length` bytes and positioned at its end (resuming).
+    init(existing url: URL, keepingFirst length: Int64) {
+        self.url = url
+        queue.async { [self] in
+            do {
+                let handle = try FileHandle(forWritingTo: url)
+                let size = try handle.seekToEnd()
+                let keep = UInt64(max(0, length))
+                if size > keep {
+                    // Bytes past the recorded count were never confirmed: drop them.
+                    try handle.truncate(atOffset: keep)
+                }
+                self.handle = handle
+            } catch {
+                failure = .cannotOpenFile("cannot open the partial download \(url.lastPathComponent): \(error)")
+            }
+        }
+    }
+
+    /// Checks that the file was created or opened.
+    func ready(_ completion: @escaping @Sendable (Result<Void, TransferError>) -> Void) {
+        queue.async { [self] in
+            completion(failure.map { .failure($0) } ?? .success(()))
+        }
+    }
+
+    /// Appends `data`.
+    func append(_ data: Data, _ completion: @escaping @Sendable (Result<Void, TransferError>) -> Void) {
+        queue.async { [self] in
+            if let failure { return completion(.failure(failure)) }
+            guard let handle else { return completion(.failure(.cannotWriteToFile("the download file is closed"))) }
+            do {
+                try handle.write(contentsOf: data)
+                completion(.success(()))
+            } catch {
+                let problem = TransferError.cannotWriteToFile("writing the download file failed: \(error)")
+                failure = problem
+                completion(.failure(problem))
+            }
+        }
+    }
+
+    /// Empties the file (a resume that must start over).
+    func reset(_ completion: @escaping @Sendable (Result<Void, TransferError>) -> Void) {
+        queue.async { [self] in
+            if let failure { return completion(.failure(failure)) }
+            do {
+                try handle?.truncate(atOffset: 0)
+                completion(.success(()))
+            } catch {
+                completion(.failure(.cannotWriteToFile("cannot truncate the download file: \(error)")))
+            }
+        }
+    }
+
+    /// Closes the file, keeping it.
+    func close(_ completion: @escaping @Sendable (Result<Void, TransferError>) -> Void) {
+        queue.async { [self] in
+            do {
+                try handle?.close()
+                handle = nil
+                completion(failure.map { .failure($0) } ?? .success(()))
+            } catch {
+                completion(.failure(.cannotWriteToFile("closing the download file failed: \(error)")))
+            }
+        }
+    }
+
+    /// Closes and deletes the file.
+    func remove(_ completion: (@Sendable () -> Void)? = nil) {
+        queue.async { [self] in
+            try? handle?.close()
+            handle = nil
+            try? FileManager.default.removeItem(at: url)
+            completion?()
+        }
+    }
+}

@@ -1,0 +1,55 @@
+import CourierHTTP
+import Foundation
+
+/// What `downloadTask(withResumeData:)` was given: decoded, validated resume data and the request to send, or
+/// the reason it cannot be used (the task then fails when resumed).
+struct DownloadResumeState: Sendable {
+    /// The decoded resume data.
+    let resumeData: ResumeData?
+    /// Why the resume data cannot be used.
+    let error: TransferError?
+
+    /// Decodes `data`; never throws, so the factory method can always return a task.
+    static func decode(_ data: Data) -> DownloadResumeState {
+        do {
+            return DownloadResumeState(resumeData: try ResumeData(decoding: data), error: nil)
+        } catch {
+            return DownloadResumeState(resumeData: nil, error: error)
+        }
+    }
+
+    /// The request to resume with: the stored current request, without any range fields of its own.
+    var request: URLRequest? {
+        guard let stored = resumeData?.currentRequest else { return nil }
+        return Self.urlRequest(stored)
+    }
+
+    /// The stored original request.
+    var originalRequest: URLRequest? {
+        resumeData.map { Self.urlRequest($0.originalRequest) }
+    }
+
+    static func urlRequest(_ stored: ResumeData.Request) -> URLRequest {
+        var request = URLRequest(url: stored.url, timeoutInterval: stored.timeoutInterval)
+        request.httpMethod = stored.method
+        for (name, value) in stored.headers where !isRangeField(name) {
+            request.setValue(value, forHTTPHeaderField: name)
+        }
+        return request
+    }
+
+    /// The request as resume data stores it (range fields are Courier's own and are added again on resume).
+    static func stored(_ request: URLRequest?, fallbackURL: URL) throws(TransferError) -> ResumeData.Request {
+        let headers = (request?.allHTTPHeaderFields ?? [:]).filter { !isRangeField($0.key) }
+        return try ResumeData.Request(
+            url: request?.url ?? fallbackURL,
+            method: request?.httpMethod ?? "GET",
+            headers: headers,
+            timeoutInterval: request?.timeoutInterval ?? 60
+        )
+    }
+
+    private static func isRangeField(_ name: String) -> Bool {
+        name.caseInsensitiveCompare("Range") == .orderedSame || name.caseInsensitiveCompare("If-Range") == .orderedSame
+    }
+}

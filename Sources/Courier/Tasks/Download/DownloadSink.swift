@@ -1,0 +1,148 @@
+import CourierHTTP
+import Foundation
+import NIOConcurrencyHelpers
+
+/// Streams a download task's body into its ``DownloadFile`` with backpressure, and reports
+/// `didWriteData` after each write reached the file.
+final class DownloadSink: Sendable {
+    /// Unwritten bytes above which the transfer pauses, and below which it continues.
+    static let highWatermark = 4 << 20
+    static let lowWatermark = 1 << 20
+
+    private struct State {
+        var file: DownloadFile?
+        var outstanding = 0
+        var written: Int64 = 0
+        var paused = false
+        var failed = false
+    }
+
+    let task: URLSessionDownloadTask
+    private let directory: URL
+    private let state = NIOLockedValueBox(State())
+    /// The sink wants the transfer paused (`true`) or continued (`false`).
+    let onBackpressure: @Sendable (Bool) -> Void
+    /// Writing failed; the task must end with this error.
+    let onFailure: @Sendable (TransferError) -> Void
+
+    init(
+        task: URLSessionDownloadTask,
+        directory: URL,
+        onBackpressure: @escaping @Sendable (Bool) -> Void,
+        onFailure: @escaping @Sendable (TransferError) -> Void
+    ) {
+        self.task = task
+        self.directory = directory
+        self.onBackpressure = onBackpressure
+        self.onFailure = onFailure
+    }
+
+    /// The file, created on first use (when the response head arrived).
+    var fileURL: URL? { state.withLockedValue { $0.file?.url } }
+
+    /// Starts writing a new file, or continues `existing` (resume) after `offset` bytes.
+    func open(existing: URL? = nil, offset: Int64 = 0) {
+        let file: DownloadFile
+        if let existing {
+            file = DownloadFile(existing: existing, keepingFirst: offset)
+        } else {
+            file = DownloadFile(directory: directory)
+        }
+        state.withLockedValue { state in
+            state.file = file
+            state.written = offset
+        }
+        let onFailure = self.onFailure
+        file.ready { result in
+            if case .failure(let error) = result { onFailure(error) }
+        }
+    }
+
+    /// Queues `data` for writing.
+    func append(_ data: Data) {
+        let count = data.count
+        let (file, pause): (DownloadFile?, Bool) = state.withLockedValue { state in
+            state.outstanding += count
+            let pause = !state.paused && state.outstanding > Self.highWatermark
+            if pause { state.paused = true }
+            return (state.file, pause)
+        }
+        guard let file else { return }
+        if pause { onBackpressure(true) }
+        file.append(data) { [self] result in
+            switch result {
+            case .success:
+                didWrite(count)
+            case .failure(let error):
+                let first = state.withLockedValue { state in
+                    defer { state.failed = true }
+                    return !state.failed
+                }
+                if first { onFailure(error) }
+            }
+        }
+    }
+
+    private func didWrite(_ count: Int) {
+        let (total, resume): (Int64, Bool) = state.withLockedValue { state in
+            state.outstanding -= count
+            state.written += Int64(count)
+            let resume = state.paused && state.outstanding < Self.lowWatermark
+            if resume { state.paused = false }
+            return (state.written, resume)
+        }
+        if resume { onBackpressure(false) }
+        let task = self.task
+        let session = task.session
+        let expected = task.countOfBytesExpectedToReceive
+        guard case .delegate = task.completionMode else { return }
+        session.dispatcher.async {
+            task.resolvedDelegate(URLSessionDownloadDelegate.self)?.urlSession(
+                session,
+                downloadTask: task,
+                didWriteData: Int64(count),
+                totalBytesWritten: total,
+                totalBytesExpectedToWrite: expected
+            )
+        }
+    }
+
+    /// Empties the file and starts counting from zero (a resume the server answered with the whole body).
+    func restartFromZero() {
+        let file = state.withLockedValue { state -> DownloadFile? in
+            state.written = 0
+            return state.file
+        }
+        let onFailure = self.onFailure
+        file?.reset { result in
+            if case .failure(let error) = result { onFailure(error) }
+        }
+    }
+
+    /// Waits for every write and closes the file; the result is its location.
+    func finish(_ completion: @escaping @Sendable (Result<URL, TransferError>) -> Void) {
+        guard let file = state.withLockedValue({ $0.file }) else {
+            // No body ever arrived (e.g. HEAD): an empty file still makes a download.
+            open()
+            finish(completion)
+            return
+        }
+        file.close { result in completion(result.map { file.url }) }
+    }
+
+    /// Waits for every write and closes the file, keeping it for resume data.
+    func keepForResume(_ completion: @escaping @Sendable (Result<(url: URL, length: Int64), TransferError>) -> Void) {
+        guard let file = state.withLockedValue({ $0.file }) else {
+            return completion(.failure(.cannotOpenFile("nothing was downloaded")))
+        }
+        file.close { [self] result in
+            let written = state.withLockedValue { $0.written }
+            completion(result.map { (file.url, written) })
+        }
+    }
+
+    /// Deletes the file: no partial file is left where a complete one was promised.
+    func discard() {
+        state.withLockedValue { $0.file }?.remove()
+    }
+}

@@ -1,0 +1,106 @@
+import Foundation
+
+/// The property-list shape of ``ResumeData``, keyed with Darwin's names.
+///
+/// This type only moves values in and out of a property list and checks their types; ``ResumeData`` validates the
+/// values.
+struct ResumeDataArchive: Codable, Equatable {
+    /// The property-list shape of ``ResumeData/Request``.
+    struct Request: Codable, Equatable {
+        var url: String
+        var method: String
+        var headers: [String: String]
+        var timeoutInterval: Double
+    }
+
+    var downloadURL: String
+    var bytesReceived: Int64
+    var entityTag: String?
+    var tempFileName: String
+    var originalRequest: Request
+    var currentRequest: Request
+    var serverDownloadDate: String?
+    var version: Int
+
+    enum CodingKeys: String, CodingKey {
+        case downloadURL = "NSURLSessionDownloadURL"
+        case bytesReceived = "NSURLSessionResumeBytesReceived"
+        case entityTag = "NSURLSessionResumeEntityTag"
+        case tempFileName = "NSURLSessionResumeInfoTempFileName"
+        case originalRequest = "NSURLSessionResumeOriginalRequest"
+        case currentRequest = "NSURLSessionResumeCurrentRequest"
+        case serverDownloadDate = "NSURLSessionResumeServerDownloadDate"
+        case version = "NSURLSessionResumeInfoVersion"
+    }
+
+    /// Only the version, read first so that data of another version is reported as such rather than as a shape error.
+    private struct VersionProbe: Decodable {
+        var version: Int
+
+        enum CodingKeys: String, CodingKey {
+            case version = "NSURLSessionResumeInfoVersion"
+        }
+    }
+
+    /// Reads the archive from a property list (XML, binary or OpenStep), rejecting any version but
+    /// ``ResumeData/version``.
+    ///
+    /// - Parameter data: The resume data.
+    static func decode(_ data: Data) throws(TransferError) -> ResumeDataArchive {
+        let decoder = PropertyListDecoder()
+        let version: Int
+        do {
+            version = try decoder.decode(VersionProbe.self, from: data).version
+        } catch {
+            throw ResumeData.invalid(describe(error))
+        }
+        guard version == ResumeData.version else {
+            throw ResumeData.invalid(
+                "\(CodingKeys.version.rawValue) is \(version), but Courier reads only version \(ResumeData.version)"
+            )
+        }
+        do {
+            return try decoder.decode(ResumeDataArchive.self, from: data)
+        } catch {
+            throw ResumeData.invalid(describe(error))
+        }
+    }
+
+    /// Writes the archive as an XML property list.
+    func encode() throws(TransferError) -> Data {
+        let encoder = PropertyListEncoder()
+        encoder.outputFormat = .xml
+        do {
+            return try encoder.encode(self)
+        } catch {
+            throw .cannotDecodeRawData("Resume data could not be encoded: \(error)")
+        }
+    }
+
+    /// Says what was wrong, naming the key, without echoing the (possibly hostile) value.
+    private static func describe(_ error: any Error) -> String {
+        guard let error = error as? DecodingError else { return "it is not a property list" }
+        switch error {
+        case .typeMismatch(let type, let context):
+            if context.codingPath.isEmpty {
+                return "it is not a property list dictionary"
+            }
+            return "\(path(context.codingPath)) has the wrong type (expected \(type))"
+        case .valueNotFound(let type, let context):
+            return "\(path(context.codingPath)) has no value (expected \(type))"
+        case .keyNotFound(let key, let context):
+            return "\(path(context.codingPath + [key])) is missing"
+        case .dataCorrupted(let context):
+            if context.codingPath.isEmpty {
+                return "it is not a property list"
+            }
+            return "\(path(context.codingPath)) holds an invalid value"
+        @unknown default:
+            return "it could not be decoded"
+        }
+    }
+
+    private static func path(_ codingPath: [any CodingKey]) -> String {
+        codingPath.map(\.stringValue).joined(separator: ".")
+    }
+}

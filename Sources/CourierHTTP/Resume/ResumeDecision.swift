@@ -1,0 +1,63 @@
+/// What a download engine does with the response to a request it sent with `Range: bytes=<offset>-` to resume a
+/// download.
+public enum ResumeDecision: Hashable, Sendable {
+    /// The server sent the rest of the representation: keep the partial file, truncated to `offset` bytes, and append
+    /// the body to it.
+    ///
+    /// `expectedTotal` is the length of the complete representation, or `-1`
+    /// (`NSURLSessionTransferSizeUnknown`) when the server sent `*`.
+    case append(offset: Int64, expectedTotal: Int64)
+    /// The server sent the whole representation (it ignored `Range`, or the `If-Range` validator no longer matched):
+    /// throw the partial file away and write the body from the start.
+    ///
+    /// `expectedTotal` is the response's `Content-Length`, or `-1` when it is unknown.
+    case restartFromZero(expectedTotal: Int64)
+    /// The server refused the range (416) or answered 206 with a `Content-Range` that cannot be trusted: throw the
+    /// partial file away, discard this response, and send the request again without `Range` and `If-Range`.
+    case retryWithoutRange
+    /// Any other status: the resume attempt is over, and the response is handled as the ordinary response of the
+    /// new request (for example a 404 or a 500 that fails or completes the download as usual).
+    case notResumable
+
+    /// Decides how to use the response to a resume request.
+    ///
+    /// A 206 is appended only when its `Content-Range` is a satisfied byte range that starts exactly at
+    /// `requestedOffset`, ends at the last byte of the representation when its length is known (a shorter range would
+    /// leave the file incomplete), and agrees with `Content-Length` when that is present. Any other 206 gives
+    /// ``retryWithoutRange``.
+    ///
+    /// - Parameters:
+    ///   - requestedOffset: The first byte position the request asked for (the `bytes=<offset>-` value).
+    ///   - status: The response status code.
+    ///   - contentRange: The response's `Content-Range` field value, if any.
+    ///   - contentLength: The response's `Content-Length`, if any.
+    /// - Returns: What to do with the partial file and the response.
+    public static func decide(
+        requestedOffset: Int64,
+        status: Int,
+        contentRange: String?,
+        contentLength: Int64?
+    ) -> ResumeDecision {
+        switch status {
+        case 200:
+            let total = contentLength.flatMap { $0 >= 0 ? $0 : nil } ?? -1
+            return .restartFromZero(expectedTotal: total)
+        case 206:
+            guard let contentRange, let parsed = ContentRange(headerValue: contentRange),
+                let range = parsed.range, let rangeLength = parsed.rangeLength,
+                range.lowerBound == requestedOffset
+            else { return .retryWithoutRange }
+            if let contentLength, contentLength != rangeLength {
+                return .retryWithoutRange
+            }
+            if let complete = parsed.completeLength, range.upperBound != complete - 1 {
+                return .retryWithoutRange
+            }
+            return .append(offset: requestedOffset, expectedTotal: parsed.completeLength ?? -1)
+        case 416:
+            return .retryWithoutRange
+        default:
+            return .notResumable
+        }
+    }
+}

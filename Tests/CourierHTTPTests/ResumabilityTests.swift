@@ -1,0 +1,90 @@
+import CourierHTTP
+import Testing
+
+@Suite("Resumability")
+struct ResumabilityTests {
+    static let date = "Wed, 21 Oct 2015 07:28:00 GMT"
+
+    typealias Headers = [String: String]
+
+    static let resumableCases: [(String, Int, Headers, Int64, String?, String?)] = [
+        ("GET", 200, ["Accept-Ranges": "bytes", "ETag": "\"v1\""], 1, "\"v1\"", nil),
+        ("GET", 200, ["accept-ranges": "BYTES", "etag": "\"v1\""], 10, "\"v1\"", nil),
+        ("GET", 200, ["Accept-Ranges": "bytes", "Last-Modified": date], 10, nil, date),
+        ("GET", 200, ["Accept-Ranges": "bytes", "ETag": "\"v1\"", "Last-Modified": date], 10, "\"v1\"", date),
+        ("GET", 200, ["Accept-Ranges": "bytes", "ETag": "W/\"v1\"", "Last-Modified": date], 10, nil, date),
+        ("GET", 200, ["Accept-Ranges": "bytes", "ETag": "garbage", "Last-Modified": date], 10, nil, date),
+        ("GET", 200, ["Accept-Ranges": "other, bytes", "ETag": "\"v1\""], 10, "\"v1\"", nil),
+        ("GET", 200, ["Accept-Ranges": " bytes ", "ETag": " \"v1\" "], 10, "\"v1\"", nil),
+        ("GET", 206, ["ETag": "\"v1\""], 10, "\"v1\"", nil),
+        ("GET", 206, ["Accept-Ranges": "bytes", "Last-Modified": date], 10, nil, date),
+        ("GET", 200, ["Accept-Ranges": "bytes", "ETag": "\"v1\"", "Content-Encoding": "identity"], 10, "\"v1\"", nil),
+        ("GET", 200, ["Accept-Ranges": "bytes", "ETag": "\"v1\""], Int64.max, "\"v1\"", nil),
+    ]
+
+    @Test("Resumable downloads", arguments: resumableCases)
+    func resumable(
+        method: String,
+        status: Int,
+        headers: [String: String],
+        bytesReceived: Int64,
+        entityTag: String?,
+        lastModified: String?
+    ) throws {
+        let fields = HeaderFieldDictionary(headers)
+        let result = try #require(
+            Resumability(method: method, status: status, responseHeaders: fields, bytesReceived: bytesReceived))
+        #expect(result.entityTag == entityTag)
+        #expect(result.lastModified == lastModified)
+        let viaClosure = Resumability(
+            method: method, status: status, responseHeader: { fields[$0] }, bytesReceived: bytesReceived)
+        #expect(viaClosure == result)
+    }
+
+    static let notResumableCases: [(String, Int, Headers, Int64)] = [
+        ("POST", 200, ["Accept-Ranges": "bytes", "ETag": "\"v1\""], 10),
+        ("HEAD", 200, ["Accept-Ranges": "bytes", "ETag": "\"v1\""], 10),
+        ("get", 200, ["Accept-Ranges": "bytes", "ETag": "\"v1\""], 10),
+        ("GET", 201, ["Accept-Ranges": "bytes", "ETag": "\"v1\""], 10),
+        ("GET", 304, ["Accept-Ranges": "bytes", "ETag": "\"v1\""], 10),
+        ("GET", 404, ["Accept-Ranges": "bytes", "ETag": "\"v1\""], 10),
+        ("GET", 500, ["Accept-Ranges": "bytes", "ETag": "\"v1\""], 10),
+        ("GET", 200, ["Accept-Ranges": "bytes"], 10),
+        ("GET", 200, ["Accept-Ranges": "bytes", "ETag": "W/\"v1\""], 10),
+        ("GET", 200, ["Accept-Ranges": "bytes", "ETag": "v1"], 10),
+        ("GET", 200, ["Accept-Ranges": "bytes", "ETag": "\"v1\r\nX: 1\""], 10),
+        ("GET", 200, ["Accept-Ranges": "bytes", "Last-Modified": "  "], 10),
+        ("GET", 200, ["Accept-Ranges": "bytes", "Last-Modified": "Wed\r\nX: 1"], 10),
+        ("GET", 200, ["ETag": "\"v1\""], 10),
+        ("GET", 200, ["Accept-Ranges": "none", "ETag": "\"v1\""], 10),
+        ("GET", 200, ["Accept-Ranges": "bytes, none", "ETag": "\"v1\""], 10),
+        ("GET", 206, ["Accept-Ranges": "none", "ETag": "\"v1\""], 10),
+        ("GET", 200, ["Accept-Ranges": "bytesx", "ETag": "\"v1\""], 10),
+        ("GET", 200, ["Accept-Ranges": "bytes", "ETag": "\"v1\"", "Content-Encoding": "gzip"], 10),
+        ("GET", 206, ["ETag": "\"v1\"", "Content-Encoding": "br"], 10),
+        ("GET", 200, ["Accept-Ranges": "bytes", "ETag": "\"v1\""], 0),
+        ("GET", 200, ["Accept-Ranges": "bytes", "ETag": "\"v1\""], -1),
+    ]
+
+    @Test("Downloads that cannot be resumed", arguments: notResumableCases)
+    func notResumable(method: String, status: Int, headers: [String: String], bytesReceived: Int64) {
+        let fields = HeaderFieldDictionary(headers)
+        #expect(
+            Resumability(method: method, status: status, responseHeaders: fields, bytesReceived: bytesReceived) == nil)
+        #expect(
+            Resumability(method: method, status: status, responseHeader: { fields[$0] }, bytesReceived: bytesReceived)
+                == nil)
+    }
+
+    @Test func validatorsFeedTheResumeRequest() throws {
+        let fields: HeaderFieldDictionary = [
+            "Accept-Ranges": "bytes", "ETag": "W/\"weak\"", "Last-Modified": Self.date,
+        ]
+        let result = try #require(
+            Resumability(method: "GET", status: 200, responseHeaders: fields, bytesReceived: 5))
+        let request = ResumeRequestHeaders.fields(
+            resumingAt: 5, entityTag: result.entityTag, lastModified: result.lastModified)
+        #expect(request?["If-Range"] == Self.date)
+        #expect(request?["Range"] == "bytes=5-")
+    }
+}

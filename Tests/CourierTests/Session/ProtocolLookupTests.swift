@@ -1,0 +1,110 @@
+import Courier
+import CourierMockServer
+import Foundation
+import Testing
+
+/// Claims only requests whose path starts with `/protocol-lookup/registered`; registered by one test.
+private final class RegisteredClaimingProtocol: URLProtocol, @unchecked Sendable {
+    override class func canInit(with request: URLRequest) -> Bool {
+        request.url?.path.hasPrefix("/protocol-lookup/registered") == true
+    }
+}
+
+/// Claims only requests whose path starts with `/protocol-lookup/configured` or whose scheme is `courier-test`;
+/// only ever listed in a configuration's `protocolClasses`.
+private final class ConfiguredClaimingProtocol: URLProtocol, @unchecked Sendable {
+    override class func canInit(with request: URLRequest) -> Bool {
+        request.url?.scheme == "courier-test" || request.url?.path.hasPrefix("/protocol-lookup/configured") == true
+    }
+}
+
+/// Registered, but claims nothing.
+private final class DecliningProtocol: URLProtocol, @unchecked Sendable {
+    override class func canInit(with request: URLRequest) -> Bool {
+        false
+    }
+}
+
+/// Claims redirect targets under `/protocol-lookup/redirected`; only listed in a configuration.
+private final class RedirectTargetProtocol: URLProtocol, @unchecked Sendable {
+    override class func canInit(with request: URLRequest) -> Bool {
+        request.url?.path.hasPrefix("/protocol-lookup/redirected") == true
+    }
+}
+
+@Suite("Custom URLProtocol lookup")
+struct ProtocolLookupTests {
+    @Test func registeredClaimingProtocolFailsTheTaskWithoutARequest() async throws {
+        #expect(URLProtocol.registerClass(RegisteredClaimingProtocol.self))
+        defer { URLProtocol.unregisterClass(RegisteredClaimingProtocol.self) }
+        try await withServer { server in
+            server.route("/protocol-lookup/registered", response: .ok("must not be loaded"))
+            let session = makeSession()
+            defer { session.finishTasksAndInvalidate() }
+            let outcome = await session.runDataTask(server.url("/protocol-lookup/registered"))
+            #expect(outcome.urlError?.code == .unsupportedURL)
+            #expect(outcome.urlError?.localizedDescription.contains("RegisteredClaimingProtocol") == true)
+            #expect(outcome.response == nil)
+            #expect(server.requests.isEmpty)
+        }
+    }
+
+    @Test func configuredClaimingProtocolFailsTheTaskWithoutARequest() async throws {
+        try await withServer { server in
+            server.route("/protocol-lookup/configured", response: .ok("must not be loaded"))
+            let session = makeSession { configuration in
+                configuration.protocolClasses = [NSObject.self, ConfiguredClaimingProtocol.self]
+            }
+            defer { session.finishTasksAndInvalidate() }
+            let outcome = await session.runDataTask(server.url("/protocol-lookup/configured"))
+            #expect(outcome.urlError?.code == .unsupportedURL)
+            #expect(outcome.urlError?.localizedDescription.contains("ConfiguredClaimingProtocol") == true)
+            #expect(server.requests.isEmpty)
+        }
+    }
+
+    @Test func aClaimedCustomSchemeNamesTheProtocol() async throws {
+        let session = makeSession { configuration in
+            configuration.protocolClasses = [ConfiguredClaimingProtocol.self]
+        }
+        defer { session.finishTasksAndInvalidate() }
+        let outcome = await session.runDataTask(try #require(URL(string: "courier-test://anything/")))
+        #expect(outcome.urlError?.code == .unsupportedURL)
+        #expect(outcome.urlError?.localizedDescription.contains("ConfiguredClaimingProtocol") == true)
+    }
+
+    @Test func protocolsThatDeclineLetTheRequestThrough() async throws {
+        #expect(URLProtocol.registerClass(DecliningProtocol.self))
+        defer { URLProtocol.unregisterClass(DecliningProtocol.self) }
+        try await withServer { server in
+            server.route("/protocol-lookup/declined", response: .ok("loaded"))
+            let session = makeSession { configuration in
+                configuration.protocolClasses = [NSObject.self, ConfiguredClaimingProtocol.self]
+            }
+            defer { session.finishTasksAndInvalidate() }
+            let outcome = await session.runDataTask(server.url("/protocol-lookup/declined"))
+            #expect(outcome.error == nil)
+            #expect(outcome.http?.statusCode == 200)
+            #expect(outcome.data == Data("loaded".utf8))
+            #expect(server.requests(path: "/protocol-lookup/declined").count == 1)
+        }
+    }
+
+    @Test func aRedirectTargetClaimedByAProtocolFailsTheTask() async throws {
+        try await withServer { server in
+            server.route(
+                "/protocol-lookup/start",
+                response: MockResponse(status: 302, headers: [("Location", "/protocol-lookup/redirected")]))
+            server.route("/protocol-lookup/redirected", response: .ok("must not be loaded"))
+            let session = makeSession { configuration in
+                configuration.protocolClasses = [RedirectTargetProtocol.self]
+            }
+            defer { session.finishTasksAndInvalidate() }
+            let outcome = await session.runDataTask(server.url("/protocol-lookup/start"))
+            #expect(outcome.urlError?.code == .unsupportedURL)
+            #expect(outcome.urlError?.localizedDescription.contains("RedirectTargetProtocol") == true)
+            #expect(server.requests(path: "/protocol-lookup/start").count == 1)
+            #expect(server.requests(path: "/protocol-lookup/redirected").isEmpty)
+        }
+    }
+}

@@ -1,0 +1,78 @@
+import Courier
+import CourierMockServer
+import Foundation
+import Testing
+
+@Suite("Suspend, resume and Progress")
+struct SuspendTests {
+    @Test func suspendingBeforeTheResponseArrivesIsAllowed() async throws {
+        try await withServer { server in
+            var slow = MockResponse.ok(Data(repeating: 4, count: 50_000))
+            slow.headDelay = .milliseconds(50)
+            server.route("/s", response: slow)
+            let delegate = RecordingDelegate()
+            let session = makeSession(delegate: delegate)
+            let task = session.dataTask(with: server.url("/s"))
+            task.resume()
+            task.suspend()
+            #expect(task.state == .suspended)
+            try await Task.sleep(for: .milliseconds(200))
+            #expect(!delegate.events.contains(.complete(nil)))
+            task.resume()
+            await delegate.waitForCompletions()
+            #expect(delegate.body == Data(repeating: 4, count: 50_000))
+            #expect(server.requests(path: "/s").count == 1)
+        }
+    }
+
+    @Test func noTimerFiresWhileSuspended() async throws {
+        try await withServer { server in
+            var throttled = MockResponse.ok(Data(repeating: 5, count: 100_000))
+            throttled.chunkSize = 10_000
+            throttled.chunkDelay = .milliseconds(40)
+            server.route("/t", response: throttled)
+            let delegate = RecordingDelegate()
+            let session = makeSession(delegate: delegate) { configuration in
+                configuration.timeoutIntervalForRequest = 0.3
+                configuration.timeoutIntervalForResource = 1.5
+            }
+            let task = session.dataTask(with: server.url("/t"))
+            task.resume()
+            while task.countOfBytesReceived == 0 { try await Task.sleep(for: .milliseconds(2)) }
+            task.suspend()
+            // Longer than both timeouts: neither may fire while the task is suspended.
+            try await Task.sleep(for: .milliseconds(1600))
+            #expect(task.state == .suspended)
+            task.resume()
+            await delegate.waitForCompletions()
+            #expect(delegate.events.last == .complete(nil))
+            #expect(delegate.body.count == 100_000)
+        }
+    }
+
+    @Test func progressPauseAndResumeSuspendAndResumeTheTask() async throws {
+        try await withServer { server in
+            var throttled = MockResponse.ok(Data(repeating: 6, count: 200_000))
+            throttled.chunkSize = 10_000
+            throttled.chunkDelay = .milliseconds(20)
+            server.route("/p", response: throttled)
+            let delegate = RecordingDelegate()
+            let session = makeSession(delegate: delegate)
+            let task = session.dataTask(with: server.url("/p"))
+            task.resume()
+            #expect(task.progress.isPausable)
+            #expect(task.progress.isCancellable)
+            // Progress runs its handlers asynchronously (on Darwin too): wait for each to take effect.
+            task.progress.pause()
+            for _ in 0..<200 where task.state != .suspended { try await Task.sleep(for: .milliseconds(5)) }
+            #expect(task.state == .suspended)
+            task.progress.resume()
+            for _ in 0..<200 where task.state != .running { try await Task.sleep(for: .milliseconds(5)) }
+            #expect(task.state == .running)
+            await delegate.waitForCompletions()
+            #expect(task.progress.completedUnitCount == 200_000)
+            #expect(task.progress.totalUnitCount == 200_000)
+            #expect(task.progress.isFinished)
+        }
+    }
+}

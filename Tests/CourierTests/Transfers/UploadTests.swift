@@ -1,0 +1,197 @@
+import Courier
+import CourierMockServer
+import Foundation
+import NIOConcurrencyHelpers
+import Testing
+
+@Suite("Uploads")
+struct UploadTests {
+    @Test(arguments: [0, 1, 1 << 20])
+    func dataUploadsArriveByteExact(length: Int) async throws {
+        try await withServer { server in
+            server.route("/up", method: "POST", response: .status(201))
+            let body = MockBody.patternBytes(offset: 0, count: length)
+            var request = URLRequest(url: server.url("/up"))
+            request.httpMethod = "POST"
+            request.httpBody = Data("ignored: the upload body wins".utf8)
+            let delegate = RecordingDelegate()
+            let session = makeSession(delegate: delegate)
+            session.uploadTask(with: request, from: body).resume()
+            await delegate.waitForCompletions()
+            let recorded = try #require(server.requests(path: "/up").first)
+            #expect(recorded.bodyLength == length)
+            #expect(recorded.bodySHA256 == sha256Hex(body))
+            let sent = delegate.events.compactMap { event -> (Int64, Int64, Int64)? in
+                if case .sent(let a, let b, let c) = event { return (a, b, c) }
+                return nil
+            }
+            if length > 0 {
+                #expect(sent.last?.1 == Int64(length))
+                #expect(sent.allSatisfy { $0.2 == Int64(length) })
+                #expect(sent.map(\.0).reduce(0, +) == Int64(length))
+            } else {
+                #expect(sent.isEmpty)
+            }
+            #expect(delegate.events.last == .complete(nil))
+        }
+    }
+
+    @Test func hundredMebibyteFileUploadStreamsFromDisk() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let length = 100 << 20
+        let (file, digest) = try writePatternFile(length: length, in: directory)
+        try await withServer { server in
+            server.route("/big", method: "PUT", response: .status(204))
+            var request = URLRequest(url: server.url("/big"))
+            request.httpMethod = "PUT"
+            let session = makeSession()
+            let task = session.uploadTask(with: request, fromFile: file) { _, response, error in
+                #expect(error == nil)
+                #expect((response as? HTTPURLResponse)?.statusCode == 204)
+            }
+            task.resume()
+            while task.state != .completed { try await Task.sleep(for: .milliseconds(20)) }
+            let recorded = try #require(server.requests(path: "/big").first)
+            #expect(recorded.bodyLength == length)
+            #expect(recorded.bodySHA256 == digest)
+            #expect(recorded.header("Content-Length") == String(length))
+            #expect(task.countOfBytesSent == Int64(length))
+            #expect(task.countOfBytesExpectedToSend == Int64(length))
+            #expect(task.progress.completedUnitCount == Int64(length))
+        }
+    }
+
+    @Test func asyncUploadFromFile() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (file, digest) = try writePatternFile(length: 300_000, in: directory)
+        try await withServer { server in
+            server.route("/f", method: "POST", response: .ok("stored"))
+            var request = URLRequest(url: server.url("/f"))
+            request.httpMethod = "POST"
+            let (data, response) = try await makeSession().upload(for: request, fromFile: file)
+            #expect(data == Data("stored".utf8))
+            #expect((response as? HTTPURLResponse)?.statusCode == 200)
+            #expect(server.requests.first?.bodySHA256 == digest)
+        }
+    }
+
+    @Test func missingFileFailsClearly() async throws {
+        try await withServer { server in
+            var request = URLRequest(url: server.url("/f"))
+            request.httpMethod = "POST"
+            let missing = URL(fileURLWithPath: "/nonexistent/courier/\(UUID().uuidString)")
+            await #expect(throws: URLError.self) { try await makeSession().upload(for: request, fromFile: missing) }
+            do {
+                _ = try await makeSession().upload(for: request, fromFile: missing)
+            } catch let error as URLError {
+                #expect(error.code == .fileDoesNotExist)
+            }
+            #expect(server.requests.isEmpty)
+        }
+    }
+
+    @Test func httpBodyStreamOnADataTaskStreamsChunked() async throws {
+        try await withServer { server in
+            server.route("/s", method: "POST", response: .status(200))
+            let body = MockBody.patternBytes(offset: 0, count: 200_000)
+            var request = URLRequest(url: server.url("/s"))
+            request.httpMethod = "POST"
+            request.httpBodyStream = InputStream(data: body)
+            let outcome = await makeSession().runDataTask(request)
+            #expect(outcome.error == nil)
+            let recorded = try #require(server.requests.first)
+            #expect(recorded.bodySHA256 == sha256Hex(body))
+            #expect(recorded.header("Transfer-Encoding") == "chunked")
+        }
+    }
+
+    @Test func streamedUploadAsksTheDelegateForEveryPass() async throws {
+        try await withServer { server in
+            server.route("/old", method: "PUT", response: MockResponse(status: 307, headers: [("Location", "/new")]))
+            server.route("/new", method: "PUT", response: .status(201))
+            let body = MockBody.patternBytes(offset: 0, count: 70_000)
+            let delegate = StreamProvidingDelegate(body: body)
+            let session = makeSession(delegate: delegate)
+            var request = URLRequest(url: server.url("/old"))
+            request.httpMethod = "PUT"
+            request.setValue(String(body.count), forHTTPHeaderField: "Content-Length")
+            let task = session.uploadTask(withStreamedRequest: request)
+            task.resume()
+            await delegate.recorder.waitForCompletions()
+            #expect(delegate.requests.withLockedValue { $0 } == 2)
+            #expect(server.requests(path: "/old").first?.bodySHA256 == sha256Hex(body))
+            #expect(server.requests(path: "/new").first?.bodySHA256 == sha256Hex(body))
+            #expect(task.countOfBytesExpectedToSend == Int64(body.count))
+            #expect((task.response as? HTTPURLResponse)?.statusCode == 201)
+        }
+    }
+
+    @Test func streamedUploadWithoutAStreamFailsWithBodyStreamExhausted() async throws {
+        try await withServer { server in
+            server.route("/s", method: "PUT", response: .status(201))
+            var request = URLRequest(url: server.url("/s"))
+            request.httpMethod = "PUT"
+            let outcome: URLError? = await withCheckedContinuation { continuation in
+                let delegate = CompletionOnlyDelegate { continuation.resume(returning: $0) }
+                let session = makeSession(delegate: delegate)
+                session.uploadTask(withStreamedRequest: request).resume()
+            }
+            #expect(outcome?.code == .requestBodyStreamExhausted)
+        }
+    }
+
+    @Test func expectContinueWaitsForTheServer() async throws {
+        try await withServer { server in
+            server.route("/e", method: "POST", response: .ok("ok"))
+            let body = MockBody.patternBytes(offset: 0, count: 50_000)
+            var request = URLRequest(url: server.url("/e"))
+            request.httpMethod = "POST"
+            request.setValue("100-continue", forHTTPHeaderField: "Expect")
+            let session = makeSession()
+            let outcome: DataOutcome = await withCheckedContinuation { continuation in
+                session.uploadTask(with: request, from: body) { data, response, error in
+                    continuation.resume(
+                        returning: DataOutcome(data: data, response: response, error: error, onDelegateQueue: true)
+                    )
+                }.resume()
+            }
+            #expect(outcome.http?.statusCode == 200)
+            #expect(outcome.data == Data("ok".utf8))
+            #expect(server.requests.first?.bodySHA256 == sha256Hex(body))
+        }
+    }
+}
+
+/// Gives a fresh stream over `body` for each needNewBodyStream and counts the requests.
+final class StreamProvidingDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+    let body: Data
+    let requests = NIOLockedValueBox(0)
+    let recorder = RecordingDelegate()
+
+    init(body: Data) { self.body = body }
+
+    func urlSession(
+        _ session: URLSession,
+        task: URLSessionTask,
+        needNewBodyStream completionHandler: @escaping @Sendable (InputStream?) -> Void
+    ) {
+        requests.withLockedValue { $0 += 1 }
+        completionHandler(InputStream(data: body))
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        recorder.urlSession(session, task: task, didCompleteWithError: error)
+    }
+}
+
+/// Reports only the completion.
+final class CompletionOnlyDelegate: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
+    let done: @Sendable (URLError?) -> Void
+    init(_ done: @escaping @Sendable (URLError?) -> Void) { self.done = done }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        done(error as? URLError)
+    }
+}

@@ -1,0 +1,114 @@
+import CourierHTTP
+import CourierMockServer
+import CourierTransport
+import Foundation
+import NIOConcurrencyHelpers
+import Testing
+
+/// A trust evaluator that records what it was asked and answers as told, after a pause (it is asynchronous).
+final class RecordingEvaluator: ServerTrustEvaluator {
+    let answer: Bool
+    let asked = NIOLockedValueBox<[(chain: [[UInt8]], host: String)]>([])
+
+    init(answer: Bool) { self.answer = answer }
+
+    func evaluate(certificateChain: [[UInt8]], host: String) async -> Bool {
+        asked.withLockedValue { $0.append((certificateChain, host)) }
+        try? await Task.sleep(for: .milliseconds(20))
+        return answer
+    }
+}
+
+@Suite("HTTPTransport")
+struct HTTPTransportTests {
+    @Test(arguments: [true, false])
+    func trustEvaluationAsksUpwardAsynchronously(answer: Bool) async throws {
+        let server = MockServer(scheme: .https)
+        try await server.start()
+        defer { Task { try await server.shutdown() } }
+        server.route("/t", response: .ok("trusted"))
+        let evaluator = RecordingEvaluator(answer: answer)
+        let transport = HTTPTransport()
+        let consumer = CollectingConsumer()
+        transport.execute(try makeRequest(server.url("/t"), evaluator: evaluator), consumer: consumer)
+        let outcome = await consumer.outcome()
+        let asked = evaluator.asked.withLockedValue { $0 }
+        #expect(asked.count == 1)
+        #expect(asked.first?.chain.first == server.certificateDER)
+        #expect(asked.first?.host == "127.0.0.1")
+        if answer {
+            #expect(outcome.head?.status == 200)
+            #expect(outcome.body == Data("trusted".utf8))
+        } else {
+            #expect(outcome.error?.urlErrorCode == .serverCertificateUntrusted)
+            #expect(server.requests.isEmpty)
+        }
+        transport.shutdown()
+    }
+
+    @Test func pausedExchangeReadsNothingUntilResumed() async throws {
+        let server = MockServer()
+        try await server.start()
+        defer { Task { try await server.shutdown() } }
+        var big = MockResponse(body: .pattern(length: 8_000_000))
+        big.chunkSize = 64 * 1024
+        server.route("/big", response: big)
+        let transport = HTTPTransport()
+        let consumer = CollectingConsumer()
+        let exchange = transport.execute(try makeRequest(server.url("/big")), consumer: consumer)
+        exchange.pause()
+        // The head comes with the first read, which may already have been asked for when the pause began.
+        for _ in 0..<500 where consumer.snapshot.head == nil { try await Task.sleep(for: .milliseconds(10)) }
+        try await Task.sleep(for: .milliseconds(200))
+        let whilePaused = consumer.snapshot.body.count
+        // Only what was already read before the pause took effect may arrive: far less than the body.
+        #expect(whilePaused < 1_000_000)
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(consumer.snapshot.body.count == whilePaused)
+        exchange.resume()
+        let outcome = await consumer.outcome()
+        #expect(outcome.finished)
+        #expect(outcome.body.count == 8_000_000)
+        #expect(outcome.body.prefix(1000) == MockBody.patternBytes(offset: 0, count: 1000))
+        transport.shutdown()
+    }
+
+    @Test func cancelFailsTheExchangeWithCancelled() async throws {
+        let server = MockServer()
+        try await server.start()
+        defer { Task { try await server.shutdown() } }
+        var silent = MockResponse.ok("")
+        silent.neverRespond = true
+        server.route("/s", response: silent)
+        let transport = HTTPTransport()
+        let consumer = CollectingConsumer()
+        let exchange = transport.execute(try makeRequest(server.url("/s")), consumer: consumer)
+        try await Task.sleep(for: .milliseconds(50))
+        exchange.cancel()
+        let outcome = await consumer.outcome()
+        #expect(outcome.error?.isCancellation == true)
+        transport.shutdown()
+    }
+}
+
+@Suite("Connection pool lifetime")
+struct ConnectionLifetimeTests {
+    @Test func idleConnectionsCloseAfterTheIdleTimeout() async throws {
+        let server = MockServer()
+        try await server.start()
+        defer { Task { try await server.shutdown() } }
+        server.route("/i", response: .ok("idle"))
+        let transport = HTTPTransport(configuration: .init(idleConnectionTimeout: .seconds(1)))
+        let first = CollectingConsumer()
+        transport.execute(try makeRequest(server.url("/i")), consumer: first)
+        #expect(await first.outcome().finished)
+        let second = CollectingConsumer()
+        transport.execute(try makeRequest(server.url("/i")), consumer: second)
+        #expect(await second.outcome().finished)
+        #expect(server.connectionCount == 1)
+        #expect(server.openConnectionCount == 1)
+        for _ in 0..<300 where server.openConnectionCount > 0 { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(server.openConnectionCount == 0)
+        transport.shutdown()
+    }
+}
