@@ -9,6 +9,10 @@
 # Other settings (environment): SCENARIOS="a b c d e f", CLIENTS="courier foundation ahc",
 # RESULTS=path/to/RESULTS.md, BENCH_TMP=dir (work directory; default: a new mktemp directory),
 # KEEP=1 (keep the work directory), SKIP_BUILD=1 (use the last release build), WRK_SECONDS=10.
+#
+#   PROFILE=courier:b QUICK=1 Benchmarks/run.sh
+#                                      runs that one client and scenario under `perf record` and writes
+#                                      Benchmarks/results/perf.courier.b.{data,self.txt,inclusive.txt,callers.txt}
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -34,6 +38,7 @@ command -v wrk >/dev/null || missing+=(wrk)
 command -v curl >/dev/null || missing+=(curl)
 command -v openssl >/dev/null || missing+=(openssl)
 command -v python3 >/dev/null || missing+=(python3)
+[ -z "${PROFILE:-}" ] || command -v perf >/dev/null || missing+=(linux-perf)
 if [ "${#missing[@]}" -gt 0 ]; then
     log "installing ${missing[*]}"
     export DEBIAN_FRONTEND=noninteractive
@@ -159,4 +164,4 @@ python3 "$here/Scripts/bench.py" \
     --big-path "$big_path" --big-size "$big_size" --requests-a "$requests_a" --requests-b "$requests_b" \
     --wrk-seconds "${WRK_SECONDS:-$([ "$QUICK" = 1 ] && echo 2 || echo 10)}" \
     --results "$RESULTS" --raw "$here/results/raw-$(date -u +%Y%m%dT%H%M%SZ).jsonl" \
-    --command "$command_line"
+    --command "$command_line" ${PROFILE:+--profile "$PROFILE"}

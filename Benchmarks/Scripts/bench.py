@@ -84,9 +84,9 @@ class Harness:
         self.upload_size = os.path.getsize(self.upload_file)
 
     # --- Swift clients -----------------------------------------------------------------------------------
-    def run_client(self, client, scenario):
+    def client_argv(self, client, scenario):
         requests = self.args.requests_a if scenario == "a" else self.args.requests_b
-        argv = [
+        return [
             os.path.join(self.args.bin, f"{client}-bench"),
             "--scenario", scenario,
             "--base", self.base,
@@ -100,6 +100,9 @@ class Harness:
             "--upload-file", self.upload_file,
             "--scratch", self.scratch,
         ]
+
+    def run_client(self, client, scenario, wrapper=()):
+        argv = list(wrapper) + self.client_argv(client, scenario)
         env = dict(os.environ, TMPDIR=self.scratch)
         code, out, err, cpu, rss, wall = run_process(argv, env=env)
         record = None
@@ -412,6 +415,28 @@ def write_report(args, machine, started, finished, load_before, load_after, resu
     return "\n".join(lines)
 
 
+def profile(harness, args):
+    """Runs one client process under `perf record` (the cpu-clock software event: this machine has no hardware
+    counters, and valgrind 3.19 crashes on the toolchain's binaries) and writes the top costs, demangled."""
+    client, scenario = args.profile.split(":")
+    stem = os.path.join(os.path.dirname(args.raw), f"perf.{client}.{scenario}")
+    wrapper = ["perf", "record", "-q", "-e", "cpu-clock", "-F", "2000", "--call-graph", "dwarf,16384",
+               "-o", f"{stem}.data"]
+    record = harness.run_client(client, scenario, wrapper=wrapper)
+    log(f"profiled run: {json.dumps(record, sort_keys=True)}")
+    for options, suffix in [(["--no-children", "--sort", "dso,symbol", "-g", "none"], "self"),
+                            (["--children", "--sort", "symbol", "-g", "none"], "inclusive"),
+                            (["--no-children", "--sort", "symbol", "-g", "caller,0.5,callee,function,percent",
+                              "--percent-limit", "2"], "callers")]:
+        report = subprocess.run(["perf", "report", "-i", f"{stem}.data", "--stdio", "--percent-limit", "0.3",
+                                 *options], capture_output=True, text=True, check=False).stdout
+        demangled = subprocess.run(["swift", "demangle", "--simplified"], input=report, capture_output=True,
+                                   text=True, check=False).stdout
+        with open(f"{stem}.{suffix}.txt", "w") as out:
+            out.write(demangled or report)
+    log(f"wrote {stem}.data and {stem}.{{self,inclusive,callers}}.txt")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--bin", required=True)
@@ -430,9 +455,13 @@ def main():
     parser.add_argument("--results", required=True)
     parser.add_argument("--raw", required=True)
     parser.add_argument("--command", default="Benchmarks/run.sh")
+    parser.add_argument("--profile", help="CLIENT:SCENARIO: run that one process under callgrind instead")
     args = parser.parse_args()
 
     harness = Harness(args)
+    if args.profile:
+        profile(harness, args)
+        return
     clients = args.clients.split()
     participants = clients + ["reference"]
     scenarios = args.scenarios.split()
