@@ -82,7 +82,7 @@ final class URLSessionClient: BenchmarkClient, @unchecked Sendable {
             return try await body()
         } catch let error as URLError where error.code == .unsupportedURL {
             throw ScenarioUnsupported(kind: "unsupported", reason: "\(error.localizedDescription) [\(error.code)]")
-        } catch where Self.name == "foundation" && Self.isTrustFailure(error) {
+        } catch  where Self.name == "foundation" && Self.isTrustFailure(error) {
             throw ScenarioUnsupported(
                 kind: "n/a",
                 reason: "FoundationNetworking cannot be given a custom CA: libcurl's CAINFO is fixed to the system "
