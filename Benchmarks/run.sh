@@ -164,4 +164,7 @@ python3 "$here/Scripts/bench.py" \
     --big-path "$big_path" --big-size "$big_size" --requests-a "$requests_a" --requests-b "$requests_b" \
     --wrk-seconds "${WRK_SECONDS:-$([ "$QUICK" = 1 ] && echo 2 || echo 10)}" \
     --results "$RESULTS" --raw "$here/results/raw-$(date -u +%Y%m%dT%H%M%SZ).jsonl" \
-    --command "$command_line" ${PROFILE:+--profile "$PROFILE"}
+    --command "$command_line" ${PROFILE:+--profile "$PROFILE"} &
+driver=$!
+trap 'kill "$driver" 2>/dev/null; wait "$driver"; exit 143' TERM INT
+wait "$driver"

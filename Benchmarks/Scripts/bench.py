@@ -33,6 +33,17 @@ RATE = {"a", "b", "e"}
 REFERENCE_NAME = {"a": "wrk", "b": "wrk", "e": "wrk", "c": "curl", "d": "curl", "f": "curl"}
 NAMES = {"courier": "Courier", "foundation": "FoundationNetworking", "ahc": "async-http-client"}
 TIMEOUT = 900
+CURRENT_CHILD = [None]
+
+
+def stop(signum, _frame):
+    """On SIGTERM or SIGINT, end the process being measured too, then leave (run.sh stops nginx)."""
+    if CURRENT_CHILD[0]:
+        try:
+            os.kill(CURRENT_CHILD[0], signal.SIGKILL)
+        except OSError:
+            pass
+    sys.exit(128 + signum)
 
 
 def log(message):
@@ -44,6 +55,7 @@ def run_process(argv, env=None, timeout=TIMEOUT):
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         start = time.monotonic()
         proc = subprocess.Popen(argv, stdout=out, stderr=err, env=env)
+        CURRENT_CHILD[0] = proc.pid
         timed_out = threading.Event()
 
         def kill():
@@ -56,6 +68,7 @@ def run_process(argv, env=None, timeout=TIMEOUT):
             _, status, usage = os.wait4(proc.pid, 0)
         finally:
             timer.cancel()
+            CURRENT_CHILD[0] = None
         proc.returncode = os.waitstatus_to_exitcode(status)
         wall = time.monotonic() - start
         out.seek(0)
@@ -457,6 +470,8 @@ def main():
     parser.add_argument("--command", default="Benchmarks/run.sh")
     parser.add_argument("--profile", help="CLIENT:SCENARIO: run that one process under callgrind instead")
     args = parser.parse_args()
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
 
     harness = Harness(args)
     if args.profile:

@@ -24,10 +24,13 @@ public struct Outcome: Sendable {
     public var status: Int
     /// The number of body bytes received (or, for uploads, the number the server reports it received).
     public var bytes: Int64
+    /// A downloaded file, removed by the harness after the clock stopped (as it removes curl's).
+    public var file: URL?
 
-    public init(status: Int, bytes: Int64) {
+    public init(status: Int, bytes: Int64, file: URL? = nil) {
         self.status = status
         self.bytes = bytes
+        self.file = file
     }
 }
 
@@ -58,7 +61,8 @@ public protocol BenchmarkClient: Sendable {
     /// GETs `url` and collects the whole body in memory.
     func get(_ url: URL) async throws -> Outcome
 
-    /// Downloads `url` to a file; returns the size of the file the client produced (and removes it).
+    /// Downloads `url` to a file; returns the size of the file the client produced and the file, which the
+    /// harness removes once the clock has stopped.
     func download(_ url: URL) async throws -> Outcome
 
     /// GETs `url` and hands the body, piece by piece, to a handler that only counts it.

@@ -89,6 +89,7 @@ struct Workload: Sendable {
         let start = Clock.now()
         let outcome = try await body()
         let elapsed = Double(Clock.now() - start) / 1e9
+        if let file = outcome.file { try? FileManager.default.removeItem(at: file) }
         try check(outcome, status: 200, exactly: options.bigSize, what: "GET \(options.bigPath)")
         record(bytes: options.bigSize, seconds: elapsed, into: &measurement)
     }

@@ -39,11 +39,11 @@ final class AHCClient: BenchmarkClient {
 
     func download(_ url: URL) async throws -> Outcome {
         let path = scratch.appendingPathComponent("ahc-download-\(getpid())-\(url.lastPathComponent)").path
-        defer { try? FileManager.default.removeItem(atPath: path) }
         let delegate = try FileDownloadDelegate(path: path)
         let request = try HTTPClient.Request(url: url.absoluteString)
         let progress = try await client.execute(request: request, delegate: delegate).futureResult.get()
-        return Outcome(status: Int(progress.head.status.code), bytes: try fileSize(URL(fileURLWithPath: path)))
+        let file = URL(fileURLWithPath: path)
+        return Outcome(status: Int(progress.head.status.code), bytes: try fileSize(file), file: file)
     }
 
     func stream(_ url: URL) async throws -> Outcome {

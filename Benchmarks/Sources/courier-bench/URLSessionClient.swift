@@ -47,8 +47,8 @@ final class URLSessionClient: BenchmarkClient, @unchecked Sendable {
         let (location, response) = try await translatingErrors {
             try await session.download(for: URLRequest(url: url))
         }
-        defer { try? FileManager.default.removeItem(at: location) }
-        return Outcome(status: (response as? HTTPURLResponse)?.statusCode ?? 0, bytes: try fileSize(location))
+        let size = try fileSize(location)
+        return Outcome(status: (response as? HTTPURLResponse)?.statusCode ?? 0, bytes: size, file: location)
     }
 
     func stream(_ url: URL) async throws -> Outcome {
