@@ -13,6 +13,8 @@
 #   PROFILE=courier:b QUICK=1 Benchmarks/run.sh
 #                                      runs that one client and scenario under `perf record` and writes
 #                                      Benchmarks/results/perf.courier.b.{data,self.txt,inclusive.txt,callers.txt}
+#   PROFILE=courier:f PROFILE_EVENT=offcpu Benchmarks/run.sh
+#                                      the same with every context switch (where the threads wait) instead
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -164,7 +166,7 @@ python3 "$here/Scripts/bench.py" \
     --big-path "$big_path" --big-size "$big_size" --requests-a "$requests_a" --requests-b "$requests_b" \
     --wrk-seconds "${WRK_SECONDS:-$([ "$QUICK" = 1 ] && echo 2 || echo 10)}" \
     --results "$RESULTS" --raw "$here/results/raw-$(date -u +%Y%m%dT%H%M%SZ).jsonl" \
-    --command "$command_line" ${PROFILE:+--profile "$PROFILE"} &
+    --command "$command_line" ${PROFILE:+--profile "$PROFILE" --profile-event "${PROFILE_EVENT:-cpu}"} &
 driver=$!
 trap 'kill "$driver" 2>/dev/null; wait "$driver"; exit 143' TERM INT
 wait "$driver"

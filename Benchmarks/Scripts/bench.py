@@ -433,8 +433,13 @@ def profile(harness, args):
     counters, and valgrind 3.19 crashes on the toolchain's binaries) and writes the top costs, demangled."""
     client, scenario = args.profile.split(":")
     stem = os.path.join(os.path.dirname(args.raw), f"perf.{client}.{scenario}")
-    wrapper = ["perf", "record", "-q", "-e", "cpu-clock", "-F", "2000", "--call-graph", "dwarf,16384",
-               "-o", f"{stem}.data"]
+    if args.profile_event == "offcpu":
+        # Where threads block: every context switch, with the stack that led to it.
+        stem += ".offcpu"
+        event = ["-e", "sched:sched_switch"]
+    else:
+        event = ["-e", "cpu-clock", "-F", "2000"]
+    wrapper = ["perf", "record", "-q", *event, "--call-graph", "dwarf,16384", "-o", f"{stem}.data"]
     record = harness.run_client(client, scenario, wrapper=wrapper)
     log(f"profiled run: {json.dumps(record, sort_keys=True)}")
     for options, suffix in [(["--no-children", "--sort", "dso,symbol", "-g", "none"], "self"),
@@ -468,7 +473,8 @@ def main():
     parser.add_argument("--results", required=True)
     parser.add_argument("--raw", required=True)
     parser.add_argument("--command", default="Benchmarks/run.sh")
-    parser.add_argument("--profile", help="CLIENT:SCENARIO: run that one process under callgrind instead")
+    parser.add_argument("--profile", help="CLIENT:SCENARIO: run that one process under perf record instead")
+    parser.add_argument("--profile-event", default="cpu", help="cpu (cpu-clock samples) or offcpu (context switches)")
     args = parser.parse_args()
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
