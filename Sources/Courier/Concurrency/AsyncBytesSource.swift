@@ -104,34 +104,33 @@ final class AsyncBytesSource: Sendable {
     func next() async throws -> Data? {
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Data?, any Error>) in
-                enum Immediate {
-                    case chunk(Data, resume: Bool)
+                enum Outcome {
+                    case chunk(Data)
                     case end(URLError?)
+                    case wait
                 }
-                let immediate: Immediate? = state.withLockedValue { state in
+                let (outcome, resume): (Outcome, Bool) = state.withLockedValue { state in
+                    let outcome: Outcome
                     if let chunk = state.chunks.popFirst() {
                         state.buffered -= chunk.count
-                        let resume = state.pausedByUs && state.buffered < Self.lowWatermark
-                        if resume { state.pausedByUs = false }
-                        return .chunk(chunk, resume: resume)
-                    }
-                    if state.finished { return .end(state.error) }
-                    if state.pausedByUs {
-                        state.pausedByUs = false
+                        outcome = .chunk(chunk)
+                    } else if state.finished {
+                        outcome = .end(state.error)
+                    } else {
                         state.chunkWaiter = continuation
-                        return .chunk(Data(), resume: true)
+                        outcome = .wait
                     }
-                    state.chunkWaiter = continuation
-                    return nil
+                    // The reader caught up: let the transfer continue.
+                    let resume = state.pausedByUs && state.buffered < Self.lowWatermark
+                    if resume { state.pausedByUs = false }
+                    return (outcome, resume)
                 }
-                switch immediate {
-                case .none:
-                    break
-                case .chunk(let data, let resume):
-                    if resume { resumeEngine() }
-                    if !data.isEmpty || !resume { continuation.resume(returning: data) }
-                case .end(let error):
-                    if let error { continuation.resume(throwing: error) } else { continuation.resume(returning: nil) }
+                if resume { resumeEngine() }
+                switch outcome {
+                case .chunk(let data): continuation.resume(returning: data)
+                case .end(let error?): continuation.resume(throwing: error)
+                case .end(nil): continuation.resume(returning: nil)
+                case .wait: break
                 }
             }
         } onCancel: {

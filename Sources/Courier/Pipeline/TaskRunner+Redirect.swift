@@ -7,7 +7,8 @@ import Foundation
 extension TaskRunner {
     func redirectPlan(for head: TransportResponseHead, request: URLRequest) -> RedirectPlan? {
         guard let url = request.url else { return nil }
-        let location = head.headers.first { $0.0.caseInsensitiveCompare("Location") == .orderedSame }?.1
+        guard RedirectPolicy.isRedirectStatus(head.status) else { return nil }
+        let location = head.headers.first { HeaderName.equal($0.0, "Location") }?.1
         return RedirectPolicy.plan(
             status: head.status,
             location: location,

@@ -32,9 +32,11 @@ final class TaskRunner: @unchecked Sendable {
         /// Parts waiting for the delegate queue, delivered by one scheduled job (not one job per part).
         var pendingDelegateData: [Data] = []
         var delegateDeliveryScheduled = false
+        /// When the task must be over (`timeoutIntervalForResource`), moved later by time spent suspended.
+        /// The transport enforces it; the runner only carries it from attempt to attempt.
         var resourceDeadline: NIODeadline?
-        var resourceTimer: Scheduled<Void>?
-        var remainingResourceTime: TimeAmount?
+        var resourceTimeout: TimeAmount = .hours(24 * 7)
+        var suspendedAt: NIODeadline?
         var delayTimer: Scheduled<Void>?
         var finished = false
         /// Download tasks stream the body into a file.
@@ -77,7 +79,7 @@ final class TaskRunner: @unchecked Sendable {
 
     func start() {
         let resourceTimeout = session.sessionConfiguration.timeoutIntervalForResource
-        lock.withLock { state.remainingResourceTime = Self.timeAmount(resourceTimeout) }
+        lock.withLock { state.resourceTimeout = Self.timeAmount(resourceTimeout) }
         if task.createdOnInvalidSession.withLockedValue({ $0 }) {
             fail(TransferError.cancelled("the task was created after its session was invalidated"))
             return
@@ -114,13 +116,13 @@ final class TaskRunner: @unchecked Sendable {
             lock.withLock { state.delayTimer = timer }
             return
         }
-        armResourceTimer()
+        startResourceClock()
         send(request)
     }
 
     /// The `earliestBeginDate` arrived: the delegate may go on, swap the request, or cancel.
     private func beginDelayed(_ request: URLRequest) {
-        armResourceTimer()
+        startResourceClock()
         guard let delegate = task.resolvedDelegate(URLSessionTaskDelegate.self) else {
             send(request)
             return
@@ -143,19 +145,26 @@ final class TaskRunner: @unchecked Sendable {
 
     func pause() {
         lock.withLock {
-            if let deadline = state.resourceDeadline {
-                state.remainingResourceTime = deadline - .now()
-                state.resourceTimer?.cancel()
-                state.resourceTimer = nil
-                state.resourceDeadline = nil
-            }
+            if state.suspendedAt == nil { state.suspendedAt = .now() }
         }
         addPause(.suspended)
     }
 
     func proceed() {
-        armResourceTimer()
+        lock.withLock {
+            if let suspendedAt = state.suspendedAt, let deadline = state.resourceDeadline {
+                state.resourceDeadline = deadline + (.now() - suspendedAt)
+            }
+            state.suspendedAt = nil
+        }
         releaseHeld(.suspended)
+    }
+
+    /// The resource timeout counts from the moment the task begins loading.
+    private func startResourceClock() {
+        lock.withLock {
+            if state.resourceDeadline == nil { state.resourceDeadline = .now() + state.resourceTimeout }
+        }
     }
 
     func cancel() {
@@ -172,7 +181,7 @@ final class TaskRunner: @unchecked Sendable {
     func send(_ request: URLRequest) {
         task.update { $0.currentRequest = request }
         let prepared: URLRequest
-        let transportRequest: TransportRequest
+        var transportRequest: TransportRequest
         do {
             prepared = try RequestPipeline.prepare(request, task: task)
             transportRequest = try TransportRequestBuilder.make(
@@ -191,6 +200,12 @@ final class TaskRunner: @unchecked Sendable {
                 "url": "\(transportRequest.url.absoluteString)",
             ]
         )
+        let deadline = lock.withLock { state.resourceDeadline }
+        if let deadline, deadline <= .now() {
+            fail(TransferError.timedOut("the resource timeout expired"))
+            return
+        }
+        transportRequest.resourceDeadline = deadline
         let expectedToSend = transportRequest.body.length ?? NSURLSessionTransferSizeUnknown
         task.update { $0.countOfBytesExpectedToSend = expectedToSend }
 
@@ -309,8 +324,6 @@ final class TaskRunner: @unchecked Sendable {
         let (body, download): (Data?, DownloadSink?) = lock.withLock {
             state.finished = true
             state.exchange = nil
-            state.resourceTimer?.cancel()
-            state.resourceTimer = nil
             return (task.completionMode.collectsBody ? state.body : nil, state.download)
         }
         guard let download else {
@@ -517,8 +530,6 @@ final class TaskRunner: @unchecked Sendable {
         let exchange: TransportExchange?? = lock.withLock {
             if state.finished { return .none }
             state.finished = true
-            state.resourceTimer?.cancel()
-            state.resourceTimer = nil
             state.delayTimer?.cancel()
             state.delayTimer = nil
             defer { state.exchange = nil }
@@ -537,18 +548,6 @@ final class TaskRunner: @unchecked Sendable {
         } else {
             if let resumeDataHandler { session.dispatcher.async { resumeDataHandler(nil) } }
             task.complete(with: urlError, body: nil)
-        }
-    }
-
-    private func armResourceTimer() {
-        lock.withLock {
-            guard !state.finished, state.resourceTimer == nil, let remaining = state.remainingResourceTime else {
-                return
-            }
-            state.resourceDeadline = .now() + remaining
-            state.resourceTimer = timerLoop.scheduleTask(in: remaining) { [weak self] in
-                self?.fail(TransferError.timedOut("the resource timeout expired"))
-            }
         }
     }
 

@@ -13,12 +13,17 @@ enum TransportRequestBuilder {
     ) throws(TransferError) -> TransportRequest {
         guard let url = request.url else { throw .badURL("the request has no URL") }
         let method = request.httpMethod ?? "GET"
-        guard !method.isEmpty, method.allSatisfy({ $0.isLetter || $0 == "-" || $0 == "_" }) else {
+        guard isToken(method) else {
             throw .badURL("the method \(method) is not a valid HTTP method")
         }
-        let headers = (request.allHTTPHeaderFields ?? [:]).sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
-        for (name, value) in headers where name.contains(where: \.isNewline) || value.contains(where: \.isNewline) {
-            throw .badURL("the header field \(name) contains a line break")
+        var headers: [(String, String)] = []
+        headers.reserveCapacity(request.headerFields.count + 1)
+        for field in request.headerFields {
+            // A line break or NUL in a field would let the value smuggle in fields or a second request.
+            guard isSafeFieldText(field.name), isSafeFieldText(field.value) else {
+                throw .badURL("the header field \(field.name) contains a line break or NUL")
+            }
+            headers.append((field.name, field.value))
         }
         let body = try makeBody(request: request, task: task)
         return try TransportRequest(
@@ -55,6 +60,24 @@ enum TransportRequestBuilder {
             return .stream(length: declaredLength, source: InputStreamBodySource(initialStream: stream, task: task))
         }
         return .none
+    }
+
+    /// RFC 9110 token characters (methods are tokens).
+    private static func isToken(_ text: String) -> Bool {
+        !text.isEmpty
+            && text.utf8.allSatisfy { byte in
+                switch byte {
+                case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                    UInt8(ascii: "0")...UInt8(ascii: "9"):
+                    return true
+                default:
+                    return "!#$%&'*+-.^_`|~".utf8.contains(byte)
+                }
+            }
+    }
+
+    private static func isSafeFieldText(_ text: String) -> Bool {
+        !text.utf8.contains { $0 == 0x0A || $0 == 0x0D || $0 == 0x00 }
     }
 
     /// Darwin uses the request's `timeoutInterval` when the app changed it from the default (60 s), else the

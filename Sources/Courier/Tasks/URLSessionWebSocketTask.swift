@@ -1,4 +1,5 @@
 import Foundation
+import NIOConcurrencyHelpers
 
 /// A task that speaks the WebSocket protocol.
 ///
@@ -30,12 +31,19 @@ open class URLSessionWebSocketTask: URLSessionTask, @unchecked Sendable {
         case tlsHandshakeFailure = 1015
     }
 
+    private let closeState = NIOLockedValueBox<(maximumMessageSize: Int, code: CloseCode, reason: Data?)>(
+        (1_048_576, .invalid, nil)
+    )
+
     /// The largest message accepted, in bytes (Darwin's default is 1 MiB).
-    public var maximumMessageSize: Int = 1_048_576
+    public var maximumMessageSize: Int {
+        get { closeState.withLockedValue { $0.maximumMessageSize } }
+        set { closeState.withLockedValue { $0.maximumMessageSize = newValue } }
+    }
     /// The close code sent or received; `.invalid` while open.
-    public private(set) var closeCode: CloseCode = .invalid
+    public var closeCode: CloseCode { closeState.withLockedValue { $0.code } }
     /// The close reason sent or received.
-    public private(set) var closeReason: Data?
+    public var closeReason: Data? { closeState.withLockedValue { $0.reason } }
 
     private var unsupportedError: URLError {
         URLError(.unsupportedURL, userInfo: [NSLocalizedDescriptionKey: unsupportedReason ?? ""])
@@ -71,8 +79,10 @@ open class URLSessionWebSocketTask: URLSessionTask, @unchecked Sendable {
 
     /// Closes the WebSocket with a code and reason.
     open func cancel(with closeCode: CloseCode, reason: Data?) {
-        self.closeCode = closeCode
-        self.closeReason = reason
+        closeState.withLockedValue { state in
+            state.code = closeCode
+            state.reason = reason
+        }
         cancel()
     }
 

@@ -24,10 +24,15 @@ public enum RedirectPolicy {
     /// Header fields that carry credentials and never cross to another origin.
     static let credentialHeaderNames = ["Authorization", "Cookie", "Proxy-Authorization"]
 
+    /// Whether `status` is a redirect that can be followed (301, 302, 303, 307, 308).
+    public static func isRedirectStatus(_ status: Int) -> Bool {
+        status == 301 || status == 302 || status == 303 || status == 307 || status == 308
+    }
+
     /// The plan for following a response, or `nil` when it is not a redirect that can be followed (not 301,
     /// 302, 303, 307 or 308; no or invalid `Location`; a scheme other than http and https).
     public static func plan(status: Int, location: String?, method: String, currentURL: URL) -> RedirectPlan? {
-        guard [301, 302, 303, 307, 308].contains(status), let location,
+        guard isRedirectStatus(status), let location,
             !location.trimmingCharacters(in: .whitespaces).isEmpty
         else { return nil }
         let trimmed = location.trimmingCharacters(in: .whitespaces)

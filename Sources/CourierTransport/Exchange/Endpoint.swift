@@ -62,10 +62,10 @@ public struct Endpoint: Hashable, Sendable, CustomStringConvertible {
 
     /// The origin-form request target (`/path?query`) of a URL, percent-encoding kept as written.
     public static func requestTarget(of url: URL) -> String {
-        let components = URLComponents(url: url, resolvingAgainstBaseURL: true)
-        var path = components?.percentEncodedPath ?? url.path
+        let absolute = url.baseURL == nil ? url : url.absoluteURL
+        var path = absolute.path(percentEncoded: true)
         if path.isEmpty { path = "/" }
-        if let query = components?.percentEncodedQuery {
+        if let query = absolute.query(percentEncoded: true) {
             return "\(path)?\(query)"
         }
         return path

@@ -86,7 +86,10 @@ public final class TransportExchange: Sendable {
     /// The request waits in the pool's queue. The request timeout covers the wait too: a request that gets
     /// no connection within it fails with `timedOut` instead of waiting forever.
     func markWaiting(timerLoop: any EventLoop) {
-        let timeout = request.idleTimeout
+        var timeout = request.idleTimeout
+        if let deadline = request.resourceDeadline {
+            timeout = min(timeout, max(.zero, deadline - .now()))
+        }
         state.withLockedValue { state in
             guard case .created = state.phase else { return }
             state.phase = .waiting

@@ -22,6 +22,9 @@ public struct TransportRequest: Sendable {
     public var tls: TLSSettings
     /// Replaces the built-in certificate verification when set (see ``ServerTrustEvaluator``).
     public var trustEvaluator: (any ServerTrustEvaluator)?
+    /// When the whole task must be over (the resource timeout). The transport enforces it with the same timer as
+    /// the idle timeout, on the connection's event loop, and moves it later by the time spent paused.
+    public var resourceDeadline: NIODeadline?
 
     /// Creates a request; fails with `badURL` / `unsupportedURL` for URLs the transport cannot reach.
     public init(

@@ -17,6 +17,9 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
         let bodyWriter: HTTP1RequestBodyWriter
         var headReceived = false
         var keepAlive = true
+        /// The resource deadline, moved later by the time spent paused.
+        var resourceDeadline: NIODeadline?
+        var pausedAt: NIODeadline?
     }
 
     private enum State {
@@ -66,7 +69,7 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
         idleTimer = nil
         let request = exchange.request
         let expectsContinue = request.headers.contains {
-            $0.0.caseInsensitiveCompare("Expect") == .orderedSame && $0.1.lowercased() == "100-continue"
+            HeaderName.equal($0.0, "Expect") && HeaderName.equal($0.1, "100-continue")
         }
         let writer = HTTP1RequestBodyWriter(
             body: request.body,
@@ -76,7 +79,9 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
         )
         writer.onProgress = { [weak self] count, total in self?.didSendBody(count: count, total: total) }
         writer.onFailed = { [weak self] error in self?.fail(error, retryable: false) }
-        state = .active(Active(exchange: exchange, isReused: isReused, bodyWriter: writer))
+        var active = Active(exchange: exchange, isReused: isReused, bodyWriter: writer)
+        active.resourceDeadline = request.resourceDeadline
+        state = .active(active)
         paused = exchange.isPausedForHandler
         writeHead(request, context: context)
         writer.begin()
@@ -91,12 +96,19 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     /// Pauses or resumes reading for `exchange`.
     func setPaused(_ newValue: Bool, for exchange: TransportExchange) {
-        guard case .active(let active) = state, active.exchange === exchange, paused != newValue else { return }
+        guard case .active(var active) = state, active.exchange === exchange, paused != newValue else { return }
         paused = newValue
         if paused {
             requestTimer?.cancel()
             requestTimer = nil
+            active.pausedAt = .now()
+            state = .active(active)
         } else {
+            if let pausedAt = active.pausedAt, let deadline = active.resourceDeadline {
+                active.resourceDeadline = deadline + (.now() - pausedAt)
+            }
+            active.pausedAt = nil
+            state = .active(active)
             armRequestTimer()
             if pendingRead, let context {
                 pendingRead = false
@@ -257,13 +269,20 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
         guard case .active(let active) = state, context != nil, !paused else { return }
         lastActivity = .now()
         if requestTimer == nil {
-            scheduleRequestTimer(in: active.exchange.request.idleTimeout)
+            scheduleRequestTimer(at: nextTimeout(active))
         }
     }
 
-    private func scheduleRequestTimer(in delay: TimeAmount) {
+    /// The earlier of the idle deadline and the resource deadline.
+    private func nextTimeout(_ active: Active) -> NIODeadline {
+        let idle = lastActivity + active.exchange.request.idleTimeout
+        guard let resource = active.resourceDeadline else { return idle }
+        return min(idle, resource)
+    }
+
+    private func scheduleRequestTimer(at deadline: NIODeadline) {
         guard let context else { return }
-        requestTimer = context.eventLoop.assumeIsolated().scheduleTask(in: delay) { [weak self] in
+        requestTimer = context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { [weak self] in
             self?.requestTimerFired()
         }
     }
@@ -271,10 +290,14 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private func requestTimerFired() {
         requestTimer = nil
         guard case .active(let active) = state, !paused else { return }
-        let deadline = lastActivity + active.exchange.request.idleTimeout
         let now = NIODeadline.now()
+        if let resource = active.resourceDeadline, resource <= now {
+            fail(.timedOut("the resource timeout expired for \(endpoint)"), retryable: false)
+            return
+        }
+        let deadline = nextTimeout(active)
         if deadline > now {
-            scheduleRequestTimer(in: deadline - now)
+            scheduleRequestTimer(at: deadline)
             return
         }
         fail(.timedOut("the request to \(endpoint) timed out"), retryable: false)

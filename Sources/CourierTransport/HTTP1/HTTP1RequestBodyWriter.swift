@@ -192,14 +192,11 @@ final class HTTP1RequestBodyWriter {
     }
 
     private func fail(_ error: any Error) {
-        guard case .abandoned = phase else {
-            abandon()
-            let transfer =
-                error as? TransferError
-                ?? TransportErrorMapping.exchangeError(error, endpoint: endpoint, bodyStarted: true)
-            onFailed?(transfer)
-            return
-        }
+        if case .abandoned = phase { return }
+        abandon()
+        let transfer =
+            error as? TransferError ?? TransportErrorMapping.exchangeError(error, endpoint: endpoint, bodyStarted: true)
+        onFailed?(transfer)
     }
 
     private func releaseReader() {

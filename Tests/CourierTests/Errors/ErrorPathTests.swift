@@ -125,4 +125,16 @@ struct ErrorPathTests {
             #expect(server.requests.isEmpty)
         }
     }
+
+    @Test(arguments: ["GE T", "GET\r\nX: y", "", "G\u{0}T"])
+    func invalidMethodsAreRejectedBeforeSending(method: String) async throws {
+        try await withServer { server in
+            server.route("/m", response: .ok("x"))
+            var request = URLRequest(url: server.url("/m"))
+            request.httpMethod = method
+            let outcome = await makeSession().runDataTask(request)
+            #expect(outcome.urlError?.code == .badURL)
+            #expect(server.requests.isEmpty)
+        }
+    }
 }

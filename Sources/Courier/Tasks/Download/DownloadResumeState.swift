@@ -50,6 +50,6 @@ struct DownloadResumeState: Sendable {
     }
 
     private static func isRangeField(_ name: String) -> Bool {
-        name.caseInsensitiveCompare("Range") == .orderedSame || name.caseInsensitiveCompare("If-Range") == .orderedSame
+        HeaderName.equal(name, "Range") || HeaderName.equal(name, "If-Range")
     }
 }
