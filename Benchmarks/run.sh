@@ -28,7 +28,7 @@ else
 fi
 SCENARIOS="${SCENARIOS:-a b c d e f}"
 CLIENTS="${CLIENTS:-courier foundation ahc}"
-command_line="RUNS=$RUNS QUICK=$QUICK SCENARIOS='$SCENARIOS' CLIENTS='$CLIENTS' Benchmarks/run.sh"
+command_line="RUNS=$RUNS QUICK=$QUICK SCENARIOS='$SCENARIOS' CLIENTS='$CLIENTS'${SKIP_BUILD:+ SKIP_BUILD=$SKIP_BUILD} Benchmarks/run.sh"
 
 log() { printf '[run.sh] %s\n' "$*" >&2; }
 

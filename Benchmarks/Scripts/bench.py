@@ -236,7 +236,12 @@ def machine_description():
         except (OSError, IndexError, subprocess.TimeoutExpired):
             return "?"
 
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    commit = version(["git", "-C", root, "log", "-1", "--format=%h (%cd)", "--date=format:%Y-%m-%d %H:%M"])
+    dirty = subprocess.run(["git", "-C", root, "status", "--porcelain", "--untracked-files=no"],
+                           capture_output=True, text=True, check=False).stdout.strip()
     return {
+        "commit": commit + (", with uncommitted changes" if dirty else ""),
         "nproc": os.cpu_count(),
         "cpu": cpu,
         "memory": memory,
@@ -324,6 +329,7 @@ def write_report(args, machine, started, finished, load_before, load_after, resu
     add("# Benchmark results")
     add("")
     add(f"- Date: {started:%Y-%m-%d %H:%M} – {finished:%H:%M} UTC")
+    add(f"- Courier: the work tree at commit {machine['commit']}")
     add(f"- Command: `{args.command}`" + (" (quick mode: small sizes, a smoke test)" if args.quick == "1" else ""))
     add(f"- Machine: {machine['nproc']} CPUs ({machine['cpu']}), {machine['memory']} memory, Linux "
         f"{machine['kernel']}")
