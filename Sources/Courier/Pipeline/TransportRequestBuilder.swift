@@ -20,8 +20,8 @@ enum TransportRequestBuilder {
         headers.reserveCapacity(request.headerFields.count + 1)
         for field in request.headerFields {
             // A line break or NUL in a field would let the value smuggle in fields or a second request.
-            guard isSafeFieldText(field.name), isSafeFieldText(field.value) else {
-                throw .badURL("the header field \(field.name) contains a line break or NUL")
+            guard isToken(field.name), isSafeFieldText(field.value) else {
+                throw .badURL("the header field \(field.name) is not a valid name or contains a line break or NUL")
             }
             headers.append((field.name, field.value))
         }
@@ -32,7 +32,7 @@ enum TransportRequestBuilder {
             headers: headers,
             body: body,
             idleTimeout: TaskRunner.timeAmount(effectiveTimeout(request: request, configuration: configuration)),
-            tls: tlsSettings(configuration)
+            tls: task.session.tlsSettings
         )
     }
 

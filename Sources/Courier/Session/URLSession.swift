@@ -29,6 +29,8 @@ open class URLSession: NSObject, @unchecked Sendable {
     let transport: HTTPTransport
     let registry = TaskRegistry()
     let logger: Logger
+    /// TLS settings derived once from the configuration (it never changes after the session is created).
+    let tlsSettings: TLSSettings
 
     /// A copy of the configuration the session was created with: changing it does not change the session.
     public var configuration: URLSessionConfiguration {
@@ -79,6 +81,7 @@ open class URLSession: NSObject, @unchecked Sendable {
         self.isShared = isShared
         self.dispatcher = DelegateDispatcher(queue: delegateQueue)
         self.logger = Logger(label: "courier.session")
+        self.tlsSettings = TransportRequestBuilder.tlsSettings(copied)
         self.transport = HTTPTransport(
             configuration: .init(maximumConnectionsPerHost: copied.httpMaximumConnectionsPerHost),
             logger: Logger(label: "courier.transport")

@@ -91,10 +91,16 @@ public struct HeaderParameters: Hashable, Sendable {
 
     /// Trims spaces and horizontal tabs (HTTP's optional whitespace) from both ends.
     static func trim<S: StringProtocol>(_ value: S) -> String {
-        let isOWS: (Character) -> Bool = { $0 == " " || $0 == "\t" }
-        guard let first = value.firstIndex(where: { !isOWS($0) }),
-            let last = value.lastIndex(where: { !isOWS($0) })
-        else { return "" }
-        return String(value[first...last])
+        // Spaces and tabs are single bytes: trim on the UTF-8 view, without grapheme breaking.
+        let bytes = value.utf8
+        let isOWS: (UInt8) -> Bool = { $0 == 0x20 || $0 == 0x09 }
+        guard let first = bytes.firstIndex(where: { !isOWS($0) }) else { return "" }
+        var last = first
+        var index = first
+        while index != bytes.endIndex {
+            if !isOWS(bytes[index]) { last = index }
+            bytes.formIndex(after: &index)
+        }
+        return String(decoding: bytes[first...last], as: UTF8.self)
     }
 }

@@ -16,6 +16,12 @@ public struct MediaType: Hashable, Sendable {
     ///
     /// - Parameter headerValue: The raw header field value.
     public init(parsing headerValue: String) {
+        // Fast path for the common value without parameters (`application/json`): no parameter parsing.
+        if !headerValue.utf8.contains(UInt8(ascii: ";")) {
+            mimeType = Self.validMimeType(HeaderParameters.trim(headerValue))
+            textEncodingName = nil
+            return
+        }
         let parsed = HeaderParameters(parsing: headerValue)
         mimeType = Self.validMimeType(parsed.leading)
         let charset = parsed.value(for: "charset").map(HeaderParameters.trim) ?? ""

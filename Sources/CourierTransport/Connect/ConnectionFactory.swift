@@ -32,10 +32,11 @@ struct ConnectionFactory: Sendable {
         let bootstrap = ClientBootstrap(group: eventLoop)
             .connectTimeout(connectTimeout)
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
-            // Reads grow to 1 MiB on a busy connection: fewer, larger body parts for big transfers.
+            // Reads grow to 256 KiB on a busy connection: fewer, larger body parts for big transfers, with a
+            // bounded buffer per connection.
             .channelOption(
                 .recvAllocator,
-                value: AdaptiveRecvByteBufferAllocator(minimum: 1024, initial: 16 * 1024, maximum: 1 << 20)
+                value: AdaptiveRecvByteBufferAllocator(minimum: 1024, initial: 16 * 1024, maximum: 256 * 1024)
             )
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
@@ -58,8 +59,7 @@ struct ConnectionFactory: Sendable {
                                 leftOverBytesStrategy: .dropBytes, informationalResponseStrategy: .forward)
                         )
                     )
-                    try sync.addHandler(NIOHTTPRequestHeadersValidator())
-                    try sync.addHandler(NIOHTTPResponseDecompressor(limit: .none))
+                    try sync.addHandler(ContentDecodingGate())
                     try sync.addHandler(
                         HTTP1ClientHandler(
                             endpoint: endpoint,

@@ -35,6 +35,7 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private var requestTimer: Scheduled<Void>?
     private var lastActivity = NIODeadline.now()
     private var idleTimer: Scheduled<Void>?
+    private var idleSince = NIODeadline.now()
     private let endpoint: Endpoint
     private let idleConnectionTimeout: TimeAmount
     private let protocolName: String
@@ -65,8 +66,6 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
             exchange.connectionFailed(.networkConnectionLost("the connection closed"), retryable: isReused)
             return
         }
-        idleTimer?.cancel()
-        idleTimer = nil
         let request = exchange.request
         let expectsContinue = request.headers.contains {
             HeaderName.equal($0.0, "Expect") && HeaderName.equal($0.1, "100-continue")
@@ -303,12 +302,30 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
         fail(.timedOut("the request to \(endpoint) timed out"), retryable: false)
     }
 
+    /// Notes that the connection became idle. As with the request timer, a busy connection keeps one timer
+    /// instead of scheduling and cancelling one per request: when it fires it checks how long the connection
+    /// has really been idle, and re-arms itself for the rest.
     private func armIdleTimer() {
+        idleSince = .now()
+        if idleTimer == nil { scheduleIdleTimer(at: idleSince + idleConnectionTimeout) }
+    }
+
+    private func scheduleIdleTimer(at deadline: NIODeadline) {
         guard let context else { return }
-        idleTimer?.cancel()
-        idleTimer = context.eventLoop.assumeIsolated().scheduleTask(in: idleConnectionTimeout) { [weak self] in
-            guard let self, case .idle = self.state else { return }
-            self.context?.close(promise: nil)
+        idleTimer = context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { [weak self] in
+            self?.idleTimerFired()
+        }
+    }
+
+    private func idleTimerFired() {
+        idleTimer = nil
+        // Busy again: the next release re-arms the timer.
+        guard case .idle = state else { return }
+        let deadline = idleSince + idleConnectionTimeout
+        if deadline > .now() {
+            scheduleIdleTimer(at: deadline)
+        } else {
+            context?.close(promise: nil)
         }
     }
 }

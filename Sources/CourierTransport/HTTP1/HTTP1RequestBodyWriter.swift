@@ -6,8 +6,10 @@ import NIOHTTP1
 /// backpressure (the next chunk is read only while the channel is writable), after waiting for `100 Continue`
 /// when the request asked for it. Lives on the connection's event loop, owned by ``HTTP1ClientHandler``.
 final class HTTP1RequestBodyWriter {
-    /// Bytes per write, so upload progress is reported as the body goes out.
+    /// Bytes per write of an in-memory body, so upload progress is reported as the body goes out.
     static let chunkSize = 64 * 1024
+    /// Bytes per read of a streamed body (a file): few hops off the loop, one chunk in memory at a time.
+    static let streamChunkSize = 512 * 1024
     /// How long to wait for `100 Continue` before sending the body anyway (as curl does).
     static let continueTimeout = TimeAmount.seconds(1)
 
@@ -26,8 +28,10 @@ final class HTTP1RequestBodyWriter {
     private var reader: (any TransportBodyReader)?
     private var readerRequested = false
     private var reading = false
+    private var readAhead: ByteBuffer?
+    private var sourceEnded = false
+    private var totalRead: Int64 = 0
     private var totalSent: Int64 = 0
-    private var pendingBuffer: ByteBuffer?
 
     /// Body bytes were written: (this write, total).
     var onProgress: ((Int64, Int64) -> Void)?
@@ -130,39 +134,53 @@ final class HTTP1RequestBodyWriter {
         }
     }
 
-    /// Reads and writes the next chunk while the channel is writable.
+    /// Writes the chunk read ahead while the channel is writable, and keeps one read in flight, so reading the
+    /// source (a file, off the event loop) overlaps with the socket draining what was written.
     private func pump() {
-        guard case .writing = phase, let reader, !reading, context.channel.isWritable else { return }
+        guard case .writing = phase, let reader else { return }
+        if let buffer = readAhead, context.channel.isWritable {
+            readAhead = nil
+            write(buffer)
+            context.flush()
+        }
+        if sourceEnded {
+            if readAhead == nil { endStream() }
+            return
+        }
+        guard !reading, readAhead == nil else { return }
         reading = true
         let promise = context.eventLoop.makePromise(of: ByteBuffer?.self)
-        promise.completeWithTask { try await reader.read(maxLength: Self.chunkSize) }
+        promise.completeWithTask { try await reader.read(maxLength: Self.streamChunkSize) }
         promise.futureResult.assumeIsolated().whenComplete { [weak self] result in
             guard let self else { return }
             self.reading = false
             guard case .writing = self.phase else { return }
             switch result {
             case .success(.some(let buffer)):
-                if case .stream(.some(let length), _) = self.body, self.totalSent + Int64(buffer.readableBytes) > length
-                {
+                self.totalRead += Int64(buffer.readableBytes)
+                if case .stream(.some(let length), _) = self.body, self.totalRead > length {
                     self.fail(TransferError.badURL("the request body is longer than its Content-Length (\(length))"))
                     return
                 }
-                if buffer.readableBytes > 0 { self.write(buffer) }
-                self.context.flush()
-                self.pump()
+                if buffer.readableBytes > 0 { self.readAhead = buffer }
             case .success(.none):
-                if case .stream(.some(let length), _) = self.body, self.totalSent != length {
-                    self.fail(
-                        TransferError.badURL("the request body ended after \(self.totalSent) of \(length) bytes")
-                    )
-                    return
-                }
-                self.releaseReader()
-                self.end()
+                self.sourceEnded = true
             case .failure(let error):
                 self.fail(error)
+                return
             }
+            self.pump()
         }
+    }
+
+    /// The source is exhausted and everything read was written: check the length and end the request.
+    private func endStream() {
+        if case .stream(.some(let length), _) = body, totalSent != length {
+            fail(TransferError.badURL("the request body ended after \(totalSent) of \(length) bytes"))
+            return
+        }
+        releaseReader()
+        end()
     }
 
     private func write(_ buffer: ByteBuffer) {

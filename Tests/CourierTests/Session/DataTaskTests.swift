@@ -271,3 +271,38 @@ struct NoDelegateTests {
         }
     }
 }
+
+@Suite("Content decoding on a keep-alive connection")
+struct ContentDecodingTests {
+    @Test func plainThenDeflateThenPlainOnOneConnection() async throws {
+        try await withServer { server in
+            // zlib.compress(b"deflated body, deflated body\n")
+            let deflated: [UInt8] = [
+                0x78, 0x9c, 0x4b, 0x49, 0x4d, 0xcb, 0x49, 0x2c, 0x49, 0x4d, 0x51, 0x48, 0xca, 0x4f, 0xa9, 0xd4,
+                0x51, 0x48, 0x41, 0xe6, 0x72, 0x01, 0x00, 0xa0, 0xc6, 0x0a, 0x65,
+            ]
+            server.route("/plain", response: .ok("plain body"))
+            server.route(
+                "/deflate",
+                response: MockResponse(headers: [("Content-Encoding", "deflate")], body: .data(Data(deflated)))
+            )
+            let session = makeSession()
+            #expect(await session.runDataTask(server.url("/plain")).data == Data("plain body".utf8))
+            let decoded = await session.runDataTask(server.url("/deflate"))
+            #expect(decoded.data == Data("deflated body, deflated body\n".utf8))
+            #expect(await session.runDataTask(server.url("/plain")).data == Data("plain body".utf8))
+            #expect(server.connectionCount == 1)
+        }
+    }
+
+    @Test func corruptCompressedBodyIsCannotDecodeContentData() async throws {
+        try await withServer { server in
+            server.route(
+                "/bad",
+                response: MockResponse(headers: [("Content-Encoding", "gzip")], body: .data(Data("not gzip".utf8)))
+            )
+            let outcome = await makeSession().runDataTask(server.url("/bad"))
+            #expect(outcome.urlError?.code == .cannotDecodeContentData)
+        }
+    }
+}

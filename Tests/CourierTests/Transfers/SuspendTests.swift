@@ -27,26 +27,28 @@ struct SuspendTests {
 
     @Test func noTimerFiresWhileSuspended() async throws {
         try await withServer { server in
-            var throttled = MockResponse.ok(Data(repeating: 5, count: 100_000))
+            // 2 s of trickling (20 parts, 100 ms apart), so the suspension surely lands mid-body even on a busy
+            // machine.
+            var throttled = MockResponse.ok(Data(repeating: 5, count: 200_000))
             throttled.chunkSize = 10_000
-            throttled.chunkDelay = .milliseconds(40)
+            throttled.chunkDelay = .milliseconds(100)
             server.route("/t", response: throttled)
             let delegate = RecordingDelegate()
             let session = makeSession(delegate: delegate) { configuration in
-                configuration.timeoutIntervalForRequest = 0.3
-                configuration.timeoutIntervalForResource = 1.5
+                configuration.timeoutIntervalForRequest = 0.5
+                configuration.timeoutIntervalForResource = 3
             }
             let task = session.dataTask(with: server.url("/t"))
             task.resume()
             while task.countOfBytesReceived == 0 { try await Task.sleep(for: .milliseconds(2)) }
             task.suspend()
             // Longer than both timeouts: neither may fire while the task is suspended.
-            try await Task.sleep(for: .milliseconds(1600))
+            try await Task.sleep(for: .milliseconds(3200))
             #expect(task.state == .suspended)
             task.resume()
             await delegate.waitForCompletions()
             #expect(delegate.events.last == .complete(nil))
-            #expect(delegate.body.count == 100_000)
+            #expect(delegate.body.count == 200_000)
         }
     }
 

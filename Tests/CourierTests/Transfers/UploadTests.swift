@@ -164,6 +164,25 @@ struct UploadTests {
     }
 }
 
+extension UploadTests {
+    @Test(arguments: [50, 150])
+    func aStreamThatDisagreesWithItsContentLengthFailsWithoutHanging(actual: Int) async throws {
+        try await withServer { server in
+            server.route("/s", method: "PUT", response: .status(201))
+            var request = URLRequest(url: server.url("/s"))
+            request.httpMethod = "PUT"
+            request.setValue("100", forHTTPHeaderField: "Content-Length")
+            request.httpBodyStream = InputStream(data: Data(repeating: 7, count: actual))
+            var shortTimeout = request
+            shortTimeout.timeoutInterval = 5
+            let outcome = await makeSession().runDataTask(shortTimeout)
+            #expect(outcome.urlError != nil)
+            #expect(outcome.urlError?.code != .timedOut)
+            #expect(server.requests.isEmpty)
+        }
+    }
+}
+
 /// Gives a fresh stream over `body` for each needNewBodyStream and counts the requests.
 final class StreamProvidingDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendable {
     let body: Data

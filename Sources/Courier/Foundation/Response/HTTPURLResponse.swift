@@ -102,9 +102,26 @@ open class HTTPURLResponse: URLResponse, @unchecked Sendable {
 
         /// A valid `Content-Length` is a non-negative decimal integer that fits in an `Int`.
         private static func contentLength(_ value: String) -> Int? {
-            let trimmed = value.trimmingCharacters(in: .whitespaces)
-            guard !trimmed.isEmpty, trimmed.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
-            return Int(trimmed)
+            // Bytes, not Foundation's character sets: this runs for every response.
+            var result = 0
+            var sawDigit = false
+            var trailingSpace = false
+            for byte in value.utf8 {
+                switch byte {
+                case 0x30...0x39:
+                    guard !trailingSpace else { return nil }
+                    let (times10, overflow1) = result.multipliedReportingOverflow(by: 10)
+                    let (sum, overflow2) = times10.addingReportingOverflow(Int(byte - 0x30))
+                    guard !overflow1, !overflow2 else { return nil }
+                    result = sum
+                    sawDigit = true
+                case 0x20, 0x09:
+                    if sawDigit { trailingSpace = true }
+                default:
+                    return nil
+                }
+            }
+            return sawDigit ? result : nil
         }
     }
 }

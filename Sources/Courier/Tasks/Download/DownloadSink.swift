@@ -6,8 +6,8 @@ import NIOConcurrencyHelpers
 /// `didWriteData` after each write reached the file.
 final class DownloadSink: Sendable {
     /// Unwritten bytes above which the transfer pauses, and below which it continues.
-    static let highWatermark = 4 << 20
-    static let lowWatermark = 1 << 20
+    static let highWatermark = 1 << 20
+    static let lowWatermark = 256 << 10
 
     private struct State {
         var file: DownloadFile?

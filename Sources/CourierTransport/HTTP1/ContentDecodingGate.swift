@@ -1,0 +1,38 @@
+import NIOCore
+import NIOHTTP1
+import NIOHTTPCompression
+
+/// Adds NIO's response decompressor to the pipeline the first time a response arrives gzip- or
+/// deflate-encoded, so connections that never see an encoded body do not pay for a decompressor looking at
+/// every part.
+final class ContentDecodingGate: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPClientResponsePart
+    typealias InboundOut = HTTPClientResponsePart
+
+    private var installed = false
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        if !installed, case .head(let head) = unwrapInboundIn(data), Self.needsDecoding(head.headers) {
+            do {
+                // Right after this gate: the head fired below goes through the decompressor first, and so does
+                // everything after it on this connection.
+                try context.pipeline.syncOperations.addHandler(
+                    NIOHTTPResponseDecompressor(limit: .none),
+                    position: .after(self)
+                )
+                installed = true
+            } catch {
+                context.fireErrorCaught(error)
+                return
+            }
+        }
+        context.fireChannelRead(data)
+    }
+
+    private static func needsDecoding(_ headers: HTTPHeaders) -> Bool {
+        headers[canonicalForm: "Content-Encoding"].contains { coding in
+            let value = coding.lowercased()
+            return value == "gzip" || value == "deflate" || value == "x-gzip"
+        }
+    }
+}
