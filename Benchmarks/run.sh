@@ -62,6 +62,8 @@ bin="$(swift build -c release --package-path "$here" --show-bin-path)"
 
 # --- Work directory: files, certificate, nginx -------------------------------------------------------------
 work="${BENCH_TMP:-$(mktemp -d "${TMPDIR:-/tmp}/courier-bench.XXXXXX")}"
+# nginx's workers run as an unprivileged user: they must be able to read the files (mktemp makes the directory 700).
+chmod 755 "$work"
 mkdir -p "$work/www" "$work/tmp" "$work/scratch" "$work/logs"
 nginx_pid=""
 cleanup() {
