@@ -1,0 +1,529 @@
+#!/usr/bin/env python3
+"""Runs the benchmark processes for Benchmarks/run.sh and writes RESULTS.md.
+
+Every client and scenario runs as its own process; CPU time and peak RSS come from wait4() on that process
+(the kernel's rusage of the child), the same way for the Swift clients, wrk and curl. The clients are
+interleaved run by run (their order rotates every run) so that drift on a busy machine hits all alike.
+"""
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import re
+import shlex
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+SCENARIOS = {
+    "a": "sequential 64 B GETs, one connection",
+    "b": "64 B GETs, 64 in flight",
+    "c": "1 GiB downloaded to a file",
+    "d": "1 GiB streamed to a discarding handler",
+    "e": "64 B GETs, 64 in flight, HTTPS",
+    "f": "100 MiB upload from a file",
+}
+RATE = {"a", "b", "e"}
+REFERENCE_NAME = {"a": "wrk", "b": "wrk", "e": "wrk", "c": "curl", "d": "curl", "f": "curl"}
+NAMES = {"courier": "Courier", "foundation": "FoundationNetworking", "ahc": "async-http-client"}
+TIMEOUT = 900
+CURRENT_CHILD = [None]
+
+
+def stop(signum, _frame):
+    """On SIGTERM or SIGINT, end the process being measured too, then leave (run.sh stops nginx)."""
+    if CURRENT_CHILD[0]:
+        try:
+            os.kill(CURRENT_CHILD[0], signal.SIGKILL)
+        except OSError:
+            pass
+    sys.exit(128 + signum)
+
+
+def log(message):
+    print(f"[bench.py] {message}", file=sys.stderr, flush=True)
+
+
+def run_process(argv, env=None, timeout=TIMEOUT):
+    """Runs argv to completion; returns (exit status, stdout, stderr, cpu seconds, max RSS KiB, wall seconds)."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        start = time.monotonic()
+        proc = subprocess.Popen(argv, stdout=out, stderr=err, env=env)
+        CURRENT_CHILD[0] = proc.pid
+        timed_out = threading.Event()
+
+        def kill():
+            timed_out.set()
+            os.kill(proc.pid, signal.SIGKILL)
+
+        timer = threading.Timer(timeout, kill)
+        timer.start()
+        try:
+            _, status, usage = os.wait4(proc.pid, 0)
+        finally:
+            timer.cancel()
+            CURRENT_CHILD[0] = None
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        wall = time.monotonic() - start
+        out.seek(0)
+        err.seek(0)
+        if timed_out.is_set():
+            err.seek(0, 2)
+            err.write(f"\nkilled after {timeout} s".encode())
+            err.seek(0)
+        return (
+            proc.returncode,
+            out.read().decode(errors="replace"),
+            err.read().decode(errors="replace"),
+            usage.ru_utime + usage.ru_stime,
+            usage.ru_maxrss,
+            wall,
+        )
+
+
+class Harness:
+    def __init__(self, args):
+        self.args = args
+        self.base = f"http://127.0.0.1:{args.port}"
+        self.tls_base = f"https://127.0.0.1:{args.tls_port}"
+        self.scratch = os.path.join(args.work, "scratch")
+        self.upload_file = os.path.join(args.work, "upload.bin")
+        self.upload_size = os.path.getsize(self.upload_file)
+
+    # --- Swift clients -----------------------------------------------------------------------------------
+    def client_argv(self, client, scenario):
+        requests = self.args.requests_a if scenario == "a" else self.args.requests_b
+        return [
+            os.path.join(self.args.bin, f"{client}-bench"),
+            "--scenario", scenario,
+            "--base", self.base,
+            "--tls-base", self.tls_base,
+            "--cert", os.path.join(self.args.work, "ca.der"),
+            "--cert-pem", os.path.join(self.args.work, "ca.pem"),
+            "--requests", str(requests),
+            "--concurrency", "64",
+            "--big-path", self.args.big_path,
+            "--big-size", str(self.args.big_size),
+            "--upload-file", self.upload_file,
+            "--scratch", self.scratch,
+        ]
+
+    def run_client(self, client, scenario, wrapper=()):
+        argv = list(wrapper) + self.client_argv(client, scenario)
+        env = dict(os.environ, TMPDIR=self.scratch)
+        code, out, err, cpu, rss, wall = run_process(argv, env=env)
+        record = None
+        for line in out.splitlines():
+            if line.startswith("{"):
+                try:
+                    record = json.loads(line)
+                except json.JSONDecodeError:
+                    pass
+        if record is None:
+            record = {"status": "error", "detail": f"exit {code}, no result line; stderr: {err.strip()[-400:]}"}
+        elif code != 0 and record.get("status") == "ok":
+            record["status"] = "error"
+            record["detail"] = f"exit {code}"
+        record.update(client=client, scenario=scenario, cpu=cpu, rss_kib=rss, wall=wall)
+        self.cleanup_scratch()
+        return record
+
+    # --- References: wrk and curl -------------------------------------------------------------------------
+    def run_reference(self, scenario):
+        if scenario in RATE:
+            return self.run_wrk(scenario)
+        return self.run_curl(scenario)
+
+    def run_wrk(self, scenario):
+        connections = 1 if scenario == "a" else 64
+        base = self.tls_base if scenario == "e" else self.base
+        argv = ["wrk", "-t1", f"-c{connections}", f"-d{self.args.wrk_seconds}s", "--latency", "--timeout", "30s",
+                f"{base}/64b"]
+        code, out, err, cpu, rss, wall = run_process(argv)
+        record = {"client": "reference", "tool": "wrk", "scenario": scenario, "cpu": cpu, "rss_kib": rss,
+                  "wall": wall, "status": "ok"}
+        try:
+            requests = int(re.search(r"(\d+) requests in ([\d.]+)(\w+)", out).group(1))
+            rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
+            record.update(requests=requests, requestsPerSecond=rps,
+                          seconds=requests / rps if rps else 0.0,
+                          p50Milliseconds=wrk_latency(out, "50%"), p99Milliseconds=wrk_latency(out, "99%"))
+            problems = re.findall(r"(Non-2xx or 3xx responses: \d+|Socket errors: [^\n]+)", out)
+            if code != 0 or problems:
+                record.update(status="error", detail="; ".join(problems) or f"exit {code}")
+        except (AttributeError, ValueError):
+            record.update(status="error", detail=f"unreadable wrk output (exit {code}): {out[-300:]} {err[-300:]}")
+        return record
+
+    def run_curl(self, scenario):
+        fmt = "%{http_code} %{size_download} %{size_upload} %{time_total} %header{x-received-length}"
+        target = os.path.join(self.scratch, "curl-download")
+        if scenario == "c":
+            argv = ["curl", "-sS", "-o", target, "-w", fmt, f"{self.base}{self.args.big_path}"]
+        elif scenario == "d":
+            argv = ["curl", "-sS", "-o", "/dev/null", "-w", fmt, f"{self.base}{self.args.big_path}"]
+        else:
+            argv = ["curl", "-sS", "-o", "/dev/null", "-T", self.upload_file, "-w", fmt, f"{self.base}/sink"]
+        code, out, err, cpu, rss, wall = run_process(argv)
+        record = {"client": "reference", "tool": "curl", "scenario": scenario, "cpu": cpu, "rss_kib": rss,
+                  "wall": wall, "status": "ok", "requests": 1}
+        fields = out.split()
+        try:
+            status, downloaded, uploaded, seconds = int(fields[0]), int(fields[1]), int(fields[2]), float(fields[3])
+            if scenario == "c":
+                ok, size = status == 200 and os.path.getsize(target) == self.args.big_size, self.args.big_size
+            elif scenario == "d":
+                ok, size = status == 200 and downloaded == self.args.big_size, self.args.big_size
+            else:
+                received = int(fields[4]) if len(fields) > 4 else -1
+                ok, size = status == 204 and uploaded == self.upload_size and received >= self.upload_size, \
+                    self.upload_size
+            record.update(bytes=size, seconds=seconds, megabytesPerSecond=size / 1e6 / seconds)
+            if code != 0 or not ok:
+                record.update(status="error", detail=f"exit {code}, curl said: {out.strip()} {err.strip()[-200:]}")
+        except (IndexError, ValueError, OSError) as error:
+            record.update(status="error", detail=f"exit {code}: {error}: {out} {err[-300:]}")
+        self.cleanup_scratch()
+        return record
+
+    def cleanup_scratch(self):
+        for name in os.listdir(self.scratch):
+            path = os.path.join(self.scratch, name)
+            try:
+                if os.path.isfile(path) or os.path.islink(path):
+                    os.unlink(path)
+            except OSError:
+                pass
+
+
+def wrk_latency(output, label):
+    match = re.search(rf"^\s*{re.escape(label)}\s+([\d.]+)(us|ms|s)\s*$", output, re.M)
+    if not match:
+        return None
+    value, unit = float(match.group(1)), match.group(2)
+    return value / 1000 if unit == "us" else value * 1000 if unit == "s" else value
+
+
+# --- Report ----------------------------------------------------------------------------------------------
+def machine_description():
+    cpu = "unknown CPU"
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    memory = "?"
+    try:
+        with open("/proc/meminfo") as f:
+            kib = int(f.readline().split()[1])
+            memory = f"{kib / 1024 / 1024:.1f} GiB"
+    except (OSError, ValueError, IndexError):
+        pass
+
+    def version(argv):
+        try:
+            out = subprocess.run(argv, capture_output=True, text=True, timeout=20)
+            return (out.stdout + out.stderr).strip().splitlines()[0]
+        except (OSError, IndexError, subprocess.TimeoutExpired):
+            return "?"
+
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    commit = version(["git", "-C", root, "log", "-1", "--format=%h (%cd)", "--date=format:%Y-%m-%d %H:%M"])
+    dirty = subprocess.run(["git", "-C", root, "status", "--porcelain", "--untracked-files=no"],
+                           capture_output=True, text=True, check=False).stdout.strip()
+    return {
+        "commit": commit + (", with uncommitted changes" if dirty else ""),
+        "nproc": os.cpu_count(),
+        "cpu": cpu,
+        "memory": memory,
+        "kernel": platform.release(),
+        "swift": version(["swift", "--version"]),
+        "nginx": version(["nginx", "-v"]),
+        "curl": version(["curl", "--version"]),
+        "wrk": version(["wrk", "--version"]),
+    }
+
+
+def size_label(size):
+    return f"{size / 2**30:g} GiB" if size >= 2**30 else f"{size / 2**20:g} MiB"
+
+
+def metric_key(scenario):
+    return "requestsPerSecond" if scenario in RATE else "megabytesPerSecond"
+
+
+def fmt(value, digits=0):
+    if value is None:
+        return "–"
+    if digits == 0:
+        return f"{value:,.0f}"
+    return f"{value:,.{digits}f}"
+
+
+def summarize(records):
+    """Median and range of each metric over the runs that passed their checks."""
+    ok = [r for r in records if r.get("status") == "ok"]
+    summary = {"ok": len(ok), "total": len(records), "records": records}
+    if not records:
+        return summary
+    statuses = {r.get("status") for r in records}
+    if not ok:
+        summary["status"] = "unsupported" if "unsupported" in statuses else "n/a" if "n/a" in statuses else "error"
+        summary["detail"] = next((r.get("detail") for r in records if r.get("detail")), "")
+        return summary
+    summary["status"] = "ok"
+    errors = [r for r in records if r.get("status") != "ok"]
+    if errors:
+        summary["detail"] = f"{len(errors)} run(s) failed and do not count: {errors[0].get('detail', '')}"
+
+    def stats(values):
+        values = [v for v in values if v is not None]
+        if not values:
+            return None
+        return statistics.median(values), min(values), max(values)
+
+    for key in ["requestsPerSecond", "megabytesPerSecond", "p50Milliseconds", "p99Milliseconds", "cpu",
+                "rss_kib"]:
+        summary[key] = stats([r.get(key) for r in ok])
+    summary["cpu_per_unit"] = stats([
+        (r["cpu"] / r["requests"] * 1e6 if r.get("requests") else None) if r["scenario"] in RATE
+        else (r["cpu"] / (r["bytes"] / 2**30) if r.get("bytes") else None)
+        for r in ok
+    ])
+    return summary
+
+
+def cell(s, key, digits=0, scale=1.0):
+    if s.get("status") != "ok":
+        return {"unsupported": "not supported yet", "n/a": "n/a", "error": "error"}.get(s.get("status"), "–")
+    triple = s.get(key)
+    if triple is None:
+        return "–"
+    median, low, high = (v * scale for v in triple)
+    return f"{fmt(median, digits)} ({fmt(low, digits)}–{fmt(high, digits)})"
+
+
+def ratio(a, b, key):
+    if a.get("status") != "ok" or b.get("status") != "ok" or not a.get(key) or not b.get(key):
+        return None
+    return a[key][0] / b[key][0] if b[key][0] else None
+
+
+def fmt_ratio(value):
+    return "–" if value is None else f"{value:.2f}×"
+
+
+def write_report(args, machine, started, finished, load_before, load_after, results, clients):
+    scenarios = args.scenarios.split()
+    lines = []
+    add = lines.append
+    add("# Benchmark results")
+    add("")
+    add(f"- Date: {started:%Y-%m-%d %H:%M} – {finished:%H:%M} UTC")
+    add(f"- Courier: the work tree at commit {machine['commit']}")
+    add(f"- Command: `{args.command}`" + (" (quick mode: small sizes, a smoke test)" if args.quick == "1" else ""))
+    add(f"- Machine: {machine['nproc']} CPUs ({machine['cpu']}), {machine['memory']} memory, Linux "
+        f"{machine['kernel']}")
+    add(f"- Load average (1 min) before / after: {load_before:.2f} / {load_after:.2f}")
+    add(f"- Software: {machine['swift']}; {machine['nginx']} (1 worker); {machine['wrk']}; "
+        f"{machine['curl'].split(' (')[0]}")
+    add(f"- Runs: {args.runs}, interleaved (client order rotates every run). Each cell: median (min–max) over "
+        "the runs whose every response passed its check; a run with an error does not count.")
+    add(f"- Sizes: (a) {args.requests_a:,} requests; (b), (e) {args.requests_b:,} requests, 64 in flight; "
+        f"(c), (d) {args.big_size / 2**20:,.0f} MiB; (f) {results.get('upload_size', 0) / 2**20:,.0f} MiB. "
+        f"wrk runs {args.wrk_seconds} s per run (it is duration-based).")
+    add("- CPU and peak RSS: the kernel's rusage of each process (wait4), the same for every client, wrk and "
+        "curl. CPU/unit is µs of CPU per request for (a), (b), (e) and CPU seconds per GiB for (c), (d), (f).")
+    add("")
+    names = [c for c in clients] + ["reference"]
+    display = dict(NAMES, reference="reference")
+    for scenario in scenarios:
+        ref = REFERENCE_NAME[scenario]
+        title = SCENARIOS[scenario].replace("1 GiB", size_label(args.big_size)).replace(
+            "100 MiB", size_label(results.get("upload_size", 0)))
+        add(f"## ({scenario}) {title}")
+        add("")
+        if scenario in RATE:
+            add("| client | req/s | p50 ms | p99 ms | CPU s | CPU µs/req | peak RSS MiB |")
+            add("| --- | --- | --- | --- | --- | --- | --- |")
+        else:
+            add("| client | MB/s | CPU s | CPU s/GiB | peak RSS MiB |")
+            add("| --- | --- | --- | --- | --- |")
+        notes = []
+        for name in names:
+            s = results[scenario].get(name, {})
+            label = display[name] if name != "reference" else f"reference: {ref}"
+            if scenario in RATE:
+                add(f"| {label} | {cell(s, 'requestsPerSecond')} | {cell(s, 'p50Milliseconds', 2)} | "
+                    f"{cell(s, 'p99Milliseconds', 2)} | {cell(s, 'cpu', 2)} | {cell(s, 'cpu_per_unit', 1)} | "
+                    f"{cell(s, 'rss_kib', 1, 1 / 1024)} |")
+            else:
+                add(f"| {label} | {cell(s, 'megabytesPerSecond')} | {cell(s, 'cpu', 2)} | "
+                    f"{cell(s, 'cpu_per_unit', 2)} | {cell(s, 'rss_kib', 1, 1 / 1024)} |")
+            if s.get("detail"):
+                notes.append(f"- {label}: {s['detail']}")
+        add("")
+        courier = results[scenario].get("courier", {})
+        key = metric_key(scenario)
+        unit = "req/s" if scenario in RATE else "MB/s"
+        parts = []
+        for other, label in [("ahc", "async-http-client"), ("foundation", "FoundationNetworking"),
+                             ("reference", ref)]:
+            if other in results[scenario]:
+                parts.append(f"Courier/{label} {fmt_ratio(ratio(courier, results[scenario][other], key))}")
+        add(f"Ratios of medians ({unit}): " + ", ".join(parts) + ". Peak RSS Courier/async-http-client: "
+            + fmt_ratio(ratio(courier, results[scenario].get("ahc", {}), "rss_kib")) + ".")
+        add("")
+        lines.extend(notes)
+        if notes:
+            add("")
+    add("## Targets")
+    add("")
+    add("| target | result | met |")
+    add("| --- | --- | --- |")
+
+    def target(label, value, threshold, higher=True):
+        if value is None:
+            add(f"| {label} | – | not measured |")
+            return
+        met = value >= threshold if higher else value <= threshold
+        add(f"| {label} | {value:.2f}× | {'yes' if met else '**no**'} |")
+
+    for scenario in ["a", "b"]:
+        if scenario in results:
+            target(f"({scenario}) Courier ≥ 1.2× async-http-client req/s",
+                   ratio(results[scenario].get("courier", {}), results[scenario].get("ahc", {}),
+                         "requestsPerSecond"), 1.2)
+    for scenario, threshold in [("c", 0.85), ("d", 0.80)]:
+        if scenario in results:
+            target(f"({scenario}) Courier ≥ {threshold:.2f}× curl MB/s",
+                   ratio(results[scenario].get("courier", {}), results[scenario].get("reference", {}),
+                         "megabytesPerSecond"), threshold)
+    for scenario in scenarios:
+        target(f"({scenario}) Courier peak RSS ≤ async-http-client's",
+               ratio(results[scenario].get("courier", {}), results[scenario].get("ahc", {}), "rss_kib"), 1.0,
+               higher=False)
+    add("")
+    add("## Every run")
+    add("")
+    add("Main metric of every process (req/s or MB/s; `err`, `unsup`, `n/a` where it did not count), in run order.")
+    add("")
+    add("| scenario | client | " + " | ".join(f"run {i + 1}" for i in range(args.runs)) + " |")
+    add("| --- | --- | " + " | ".join("---" for _ in range(args.runs)) + " |")
+    for scenario in scenarios:
+        for name in names:
+            records = results[scenario].get(name, {}).get("records", [])
+            values = []
+            for r in records:
+                status = r.get("status")
+                if status == "ok":
+                    values.append(fmt(r.get(metric_key(scenario))))
+                else:
+                    values.append({"unsupported": "unsup", "n/a": "n/a"}.get(status, "err"))
+            add(f"| ({scenario}) | {display[name]} | " + " | ".join(values) + " |")
+    add("")
+    return "\n".join(lines)
+
+
+def profile(harness, args):
+    """Runs one client process under `perf record` (the cpu-clock software event: this machine has no hardware
+    counters, and valgrind 3.19 crashes on the toolchain's binaries) and writes the top costs, demangled."""
+    client, scenario = args.profile.split(":")
+    stem = os.path.join(os.path.dirname(args.raw), f"perf.{client}.{scenario}")
+    if args.profile_event == "offcpu":
+        # Where threads block: every context switch, with the stack that led to it.
+        stem += ".offcpu"
+        event = ["-e", "sched:sched_switch"]
+    else:
+        event = ["-e", "cpu-clock", "-F", "2000"]
+    wrapper = ["perf", "record", "-q", *event, "--call-graph", "dwarf,16384", "-o", f"{stem}.data"]
+    record = harness.run_client(client, scenario, wrapper=wrapper)
+    log(f"profiled run: {json.dumps(record, sort_keys=True)}")
+    for options, suffix in [(["--no-children", "--sort", "dso,symbol", "-g", "none"], "self"),
+                            (["--children", "--sort", "symbol", "-g", "none"], "inclusive"),
+                            (["--no-children", "--sort", "symbol", "-g", "caller,0.5,callee,function,percent",
+                              "--percent-limit", "2"], "callers")]:
+        report = subprocess.run(["perf", "report", "-i", f"{stem}.data", "--stdio", "--percent-limit", "0.3",
+                                 *options], capture_output=True, text=True, check=False).stdout
+        demangled = subprocess.run(["swift", "demangle", "--simplified"], input=report, capture_output=True,
+                                   text=True, check=False).stdout
+        with open(f"{stem}.{suffix}.txt", "w") as out:
+            out.write(demangled or report)
+    log(f"wrote {stem}.data and {stem}.{{self,inclusive,callers}}.txt")
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--bin", required=True)
+    parser.add_argument("--work", required=True)
+    parser.add_argument("--port", required=True)
+    parser.add_argument("--tls-port", required=True)
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--quick", default="0")
+    parser.add_argument("--scenarios", default="a b c d e f")
+    parser.add_argument("--clients", default="courier foundation ahc")
+    parser.add_argument("--big-path", default="/1g")
+    parser.add_argument("--big-size", type=int, default=1 << 30)
+    parser.add_argument("--requests-a", type=int, default=2000)
+    parser.add_argument("--requests-b", type=int, default=50000)
+    parser.add_argument("--wrk-seconds", type=int, default=10)
+    parser.add_argument("--results", required=True)
+    parser.add_argument("--raw", required=True)
+    parser.add_argument("--command", default="Benchmarks/run.sh")
+    parser.add_argument("--profile", help="CLIENT:SCENARIO: run that one process under perf record instead")
+    parser.add_argument("--profile-event", default="cpu", help="cpu (cpu-clock samples) or offcpu (context switches)")
+    args = parser.parse_args()
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+
+    harness = Harness(args)
+    if args.profile:
+        profile(harness, args)
+        return
+    clients = args.clients.split()
+    participants = clients + ["reference"]
+    scenarios = args.scenarios.split()
+    started = datetime.datetime.now(datetime.timezone.utc)
+    load_before = os.getloadavg()[0]
+    raw = {s: {p: [] for p in participants} for s in scenarios}
+    with open(args.raw, "w") as raw_file:
+        for run in range(args.runs):
+            for scenario in scenarios:
+                shift = run % len(participants)
+                order = participants[shift:] + participants[:shift]
+                for participant in order:
+                    if participant == "reference":
+                        record = harness.run_reference(scenario)
+                    else:
+                        record = harness.run_client(participant, scenario)
+                    record["run"] = run + 1
+                    raw[scenario][participant].append(record)
+                    raw_file.write(json.dumps(record, sort_keys=True) + "\n")
+                    raw_file.flush()
+                    value = record.get(metric_key(scenario))
+                    log(f"run {run + 1}/{args.runs} ({scenario}) {participant:10} {record['status']:11} "
+                        f"{fmt(value) if value else '':>10} {'req/s' if scenario in RATE else 'MB/s'} "
+                        f"cpu {record['cpu']:.2f}s rss {record['rss_kib'] / 1024:.1f}MiB "
+                        f"{record.get('detail', '') or ''}"[:300])
+    finished = datetime.datetime.now(datetime.timezone.utc)
+    load_after = os.getloadavg()[0]
+    results = {s: {p: summarize(raw[s][p]) for p in participants} for s in scenarios}
+    results["upload_size"] = harness.upload_size
+    report = write_report(args, machine_description(), started, finished, load_before, load_after, results,
+                          clients)
+    with open(args.results, "w") as f:
+        f.write(report)
+    log(f"wrote {args.results} (raw records: {args.raw})")
+
+
+if __name__ == "__main__":
+    main()

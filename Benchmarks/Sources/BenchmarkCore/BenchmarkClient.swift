@@ -1,0 +1,76 @@
+import Foundation
+
+/// How a client is set up for one run.
+public struct ClientSettings: Sendable {
+    /// The scenario the client will run (a user sets a session up for the job at hand).
+    public var scenario: Scenario
+    /// The most connections the client may open to the server (`httpMaximumConnectionsPerHost` or the like).
+    public var maximumConnectionsPerHost: Int
+    /// A DER certificate to trust in addition to the system store (the benchmark's self-signed server), if any.
+    public var trustedCertificateDER: Data?
+    /// A PEM copy of the same certificate, for clients that take PEM.
+    public var trustedCertificatePEMPath: String?
+    /// Where a client may put downloaded files.
+    public var scratchDirectory: URL
+}
+
+/// The response header in which the benchmark's nginx upload sink reports how many request bytes (head and
+/// body) it read before answering.
+public let receivedLengthHeader = "X-Received-Length"
+
+/// The outcome of one request: what the checks look at.
+public struct Outcome: Sendable {
+    /// The HTTP status code.
+    public var status: Int
+    /// The number of body bytes received (or, for uploads, the number the server reports it received).
+    public var bytes: Int64
+    /// A downloaded file, removed by the harness after the clock stopped (as it removes curl's).
+    public var file: URL?
+
+    public init(status: Int, bytes: Int64, file: URL? = nil) {
+        self.status = status
+        self.bytes = bytes
+        self.file = file
+    }
+}
+
+/// A client that cannot do a scenario yet (Courier's not-yet-implemented features) or at all.
+public struct ScenarioUnsupported: Error, CustomStringConvertible {
+    /// `unsupported` (the client throws `URLError(.unsupportedURL)`) or `n/a` (the client cannot be set up for it).
+    public var kind: String
+    /// Why.
+    public var reason: String
+
+    public init(kind: String = "unsupported", reason: String) {
+        self.kind = kind
+        self.reason = reason
+    }
+
+    public var description: String { "\(kind): \(reason)" }
+}
+
+/// One HTTP client under test. Each client lives in its own executable so that names do not clash and each
+/// process's CPU time and memory belong to one client only.
+public protocol BenchmarkClient: Sendable {
+    /// The name used in results (`courier`, `foundation`, `ahc`).
+    static var name: String { get }
+
+    /// Creates the client (a session, an `HTTPClient`) for one run.
+    init(settings: ClientSettings) async throws
+
+    /// GETs `url` and collects the whole body in memory.
+    func get(_ url: URL) async throws -> Outcome
+
+    /// Downloads `url` to a file; returns the size of the file the client produced and the file, which the
+    /// harness removes once the clock has stopped.
+    func download(_ url: URL) async throws -> Outcome
+
+    /// GETs `url` and hands the body, piece by piece, to a handler that only counts it.
+    func stream(_ url: URL) async throws -> Outcome
+
+    /// PUTs the file at `file` to `url`; `bytes` in the outcome is what the server says it received.
+    func upload(_ url: URL, file: URL) async throws -> Outcome
+
+    /// Releases the client (shuts its event loops down, invalidates the session).
+    func shutdown() async throws
+}

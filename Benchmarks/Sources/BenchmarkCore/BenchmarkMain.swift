@@ -1,0 +1,78 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// The entry point every client executable calls: parse the command line, run one scenario, print one JSON
+/// line, exit 0 when the run counts (or the client does not support the scenario) and 1 when it failed.
+public enum BenchmarkMain {
+    public static func run<Client: BenchmarkClient>(_ client: Client.Type) async -> Never {
+        let options: BenchmarkOptions
+        do {
+            options = try BenchmarkOptions.parse(Array(CommandLine.arguments.dropFirst()))
+        } catch {
+            FileHandle.standardError.write(Data("\(Client.name)-bench: \(error)\n".utf8))
+            exit(2)
+        }
+        var measurement = await measure(Client.self, options: options)
+        measurement.recordResourceUsage()
+        FileHandle.standardOutput.write(Data((measurement.jsonLine() + "\n").utf8))
+        exit(measurement.status == "error" ? 1 : 0)
+    }
+
+    static func measure<Client: BenchmarkClient>(_ type: Client.Type, options: BenchmarkOptions) async -> Measurement {
+        var measurement = Measurement(client: Client.name, scenario: options.scenario.rawValue, status: "ok")
+        let settings: ClientSettings
+        do {
+            settings = ClientSettings(
+                scenario: options.scenario,
+                maximumConnectionsPerHost: options.scenario.isRequestRate ? options.concurrencyFor : 1,
+                trustedCertificateDER: try options.certificateDER.map { try Data(contentsOf: $0) },
+                trustedCertificatePEMPath: options.certificatePEM?.path,
+                scratchDirectory: options.scratch
+            )
+        } catch {
+            measurement.status = "error"
+            measurement.detail = "cannot read the certificate: \(error)"
+            return measurement
+        }
+        let client: Client
+        do {
+            client = try await Client(settings: settings)
+        } catch let unsupported as ScenarioUnsupported {
+            measurement.status = unsupported.kind
+            measurement.detail = unsupported.reason
+            return measurement
+        } catch {
+            measurement.status = "error"
+            measurement.detail = "cannot create the client: \(error)"
+            return measurement
+        }
+        do {
+            try await Workload(options: options).run(client, into: &measurement)
+        } catch let unsupported as ScenarioUnsupported {
+            measurement.status = unsupported.kind
+            measurement.detail = unsupported.reason
+        } catch {
+            measurement.status = "error"
+            measurement.detail = "\(error)"
+        }
+        do {
+            try await client.shutdown()
+        } catch {
+            if measurement.status == "ok" {
+                measurement.status = "error"
+                measurement.detail = "shutdown failed: \(error)"
+            }
+        }
+        return measurement
+    }
+}
+
+extension BenchmarkOptions {
+    /// Requests in flight: 1 for the sequential scenario, `concurrency` for the concurrent ones.
+    var concurrencyFor: Int { scenario == .a ? 1 : concurrency }
+}

@@ -1,0 +1,78 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// What one client process reports for one scenario: printed as one JSON line on standard output.
+public struct Measurement: Codable, Sendable {
+    public var client: String
+    public var scenario: String
+    /// `ok`, `error`, `unsupported` (Courier has not implemented the feature yet) or `n/a`.
+    public var status: String
+    public var detail: String?
+    public var requests: Int = 0
+    public var bytes: Int64 = 0
+    /// Wall-clock seconds of the measured work (after the client is created, until the last response).
+    public var seconds: Double = 0
+    public var requestsPerSecond: Double?
+    /// 10^6 bytes per second.
+    public var megabytesPerSecond: Double?
+    public var p50Milliseconds: Double?
+    public var p99Milliseconds: Double?
+    /// The process's own getrusage at exit, as a cross-check of what the driver reads with wait4.
+    public var cpuSeconds: Double?
+    public var maxRSSKiB: Int?
+
+    public init(client: String, scenario: String, status: String, detail: String? = nil) {
+        self.client = client
+        self.scenario = scenario
+        self.status = status
+        self.detail = detail
+    }
+
+    /// Fills in CPU time and peak RSS of this process so far.
+    public mutating func recordResourceUsage() {
+        var usage = rusage()
+        #if canImport(Glibc)
+            let who = RUSAGE_SELF.rawValue
+        #else
+            let who = RUSAGE_SELF
+        #endif
+        guard getrusage(who, &usage) == 0 else { return }
+        func seconds(_ value: timeval) -> Double { Double(value.tv_sec) + Double(value.tv_usec) / 1e6 }
+        cpuSeconds = seconds(usage.ru_utime) + seconds(usage.ru_stime)
+        maxRSSKiB = Int(usage.ru_maxrss)
+    }
+
+    /// The JSON line.
+    public func jsonLine() -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        guard let data = try? encoder.encode(self), let line = String(data: data, encoding: .utf8) else {
+            return #"{"status":"error","detail":"could not encode the measurement"}"#
+        }
+        return line
+    }
+}
+
+/// Percentiles of a latency sample (nearest-rank).
+public enum Percentile {
+    public static func of(_ sortedNanoseconds: [UInt64], _ fraction: Double) -> Double? {
+        guard !sortedNanoseconds.isEmpty else { return nil }
+        let rank = Int((fraction * Double(sortedNanoseconds.count)).rounded(.up))
+        let index = min(max(rank - 1, 0), sortedNanoseconds.count - 1)
+        return Double(sortedNanoseconds[index]) / 1e6
+    }
+}
+
+/// A monotonic clock in nanoseconds.
+public enum Clock {
+    public static func now() -> UInt64 {
+        var spec = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &spec)
+        return UInt64(spec.tv_sec) * 1_000_000_000 + UInt64(spec.tv_nsec)
+    }
+}

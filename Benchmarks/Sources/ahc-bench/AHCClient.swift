@@ -1,0 +1,74 @@
+import AsyncHTTPClient
+import BenchmarkCore
+import Foundation
+import NIOCore
+import NIOFileSystem
+import NIOHTTP1
+import NIOPosix
+import NIOSSL
+
+/// async-http-client 1.37, written as its documentation shows: the async/await API for requests and
+/// streaming, `FileDownloadDelegate` for downloads to a file, and a body streamed from NIO's file system for
+/// uploads.
+final class AHCClient: BenchmarkClient {
+    static let name = "ahc"
+
+    private let client: HTTPClient
+    private let scratch: URL
+
+    init(settings: ClientSettings) async throws {
+        scratch = settings.scratchDirectory
+        var tls = TLSConfiguration.makeClientConfiguration()
+        if let der = settings.trustedCertificateDER {
+            let certificate = try NIOSSLCertificate(bytes: [UInt8](der), format: .der)
+            tls.additionalTrustRoots = [.certificates([certificate])]
+        }
+        var configuration = HTTPClient.Configuration(tlsConfiguration: tls)
+        configuration.connectionPool = .init(
+            idleTimeout: .seconds(60),
+            concurrentHTTP1ConnectionsPerHostSoftLimit: settings.maximumConnectionsPerHost
+        )
+        client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+    }
+
+    func get(_ url: URL) async throws -> Outcome {
+        let response = try await client.execute(HTTPClientRequest(url: url.absoluteString), timeout: .seconds(120))
+        let body = try await response.body.collect(upTo: 1 << 20)
+        return Outcome(status: Int(response.status.code), bytes: Int64(body.readableBytes))
+    }
+
+    func download(_ url: URL) async throws -> Outcome {
+        let path = scratch.appendingPathComponent("ahc-download-\(getpid())-\(url.lastPathComponent)").path
+        let delegate = try FileDownloadDelegate(path: path)
+        let request = try HTTPClient.Request(url: url.absoluteString)
+        let progress = try await client.execute(request: request, delegate: delegate).futureResult.get()
+        let file = URL(fileURLWithPath: path)
+        return Outcome(status: Int(progress.head.status.code), bytes: try fileSize(file), file: file)
+    }
+
+    func stream(_ url: URL) async throws -> Outcome {
+        let response = try await client.execute(HTTPClientRequest(url: url.absoluteString), timeout: .seconds(600))
+        var bytes: Int64 = 0
+        for try await part in response.body {
+            bytes += Int64(part.readableBytes)
+        }
+        return Outcome(status: Int(response.status.code), bytes: bytes)
+    }
+
+    func upload(_ url: URL, file: URL) async throws -> Outcome {
+        let size = try fileSize(file)
+        return try await FileSystem.shared.withFileHandle(forReadingAt: FilePath(file.path)) { handle in
+            var request = HTTPClientRequest(url: url.absoluteString)
+            request.method = .PUT
+            request.body = .stream(handle.readChunks(in: 0..<size), length: .known(size))
+            let response = try await client.execute(request, timeout: .seconds(600))
+            _ = try await response.body.collect(upTo: 1 << 20)
+            let received = response.headers.first(name: receivedLengthHeader).flatMap { Int64($0) } ?? -1
+            return Outcome(status: Int(response.status.code), bytes: received)
+        }
+    }
+
+    func shutdown() async throws {
+        try await client.shutdown()
+    }
+}
