@@ -1,5 +1,6 @@
 import CourierHTTP
 import Foundation
+import NIOConcurrencyHelpers
 
 /// The metadata associated with the response to an HTTP protocol URL load request.
 ///
@@ -31,8 +32,7 @@ open class HTTPURLResponse: URLResponse, @unchecked Sendable {
         self.headerFields = headers
         httpVersion = HTTPVersion
         super.init(
-            url: url, mimeType: derived.mediaType.mimeType, expectedContentLength: derived.expectedContentLength,
-            textEncodingName: derived.mediaType.textEncodingName)
+            url: url, mimeType: nil, expectedContentLength: derived.expectedContentLength, textEncodingName: nil)
     }
 
     /// Creates an HTTP response from header fields in the order they were received.
@@ -51,12 +51,27 @@ open class HTTPURLResponse: URLResponse, @unchecked Sendable {
         headerFields = headers
         self.httpVersion = httpVersion
         super.init(
-            url: url, mimeType: derived.mediaType.mimeType, expectedContentLength: derived.expectedContentLength,
-            textEncodingName: derived.mediaType.textEncodingName)
+            url: url, mimeType: nil, expectedContentLength: derived.expectedContentLength, textEncodingName: nil)
     }
 
     /// The response's HTTP status code.
     open var statusCode: Int { storedStatusCode }
+
+    /// The MIME type from `Content-Type`, lowercased, or `nil`.
+    open override var mimeType: String? { mediaType.mimeType }
+
+    /// The `charset` parameter of `Content-Type`, or `nil`.
+    open override var textEncodingName: String? { mediaType.textEncodingName }
+
+    /// `Content-Type`, parsed on first use: most responses are never asked for it.
+    private let parsedMediaType = NIOLockedValueBox<MediaType?>(nil)
+
+    private var mediaType: MediaType {
+        if let parsed = parsedMediaType.withLockedValue({ $0 }) { return parsed }
+        let parsed = headerFields["Content-Type"].map(MediaType.init(parsing:)) ?? MediaType(parsing: "")
+        parsedMediaType.withLockedValue { $0 = parsed }
+        return parsed
+    }
 
     /// All HTTP header fields of the response, keyed by name (as `String`) in the casing first received.
     open var allHeaderFields: [AnyHashable: Any] {
@@ -92,11 +107,9 @@ open class HTTPURLResponse: URLResponse, @unchecked Sendable {
 
     /// The values a response derives from its header fields.
     private struct Derived {
-        let mediaType: MediaType
         let expectedContentLength: Int
 
         init(_ headers: HeaderFieldDictionary) {
-            mediaType = headers["Content-Type"].map(MediaType.init(parsing:)) ?? MediaType(parsing: "")
             expectedContentLength = headers["Content-Length"].flatMap(Self.contentLength) ?? -1
         }
 
