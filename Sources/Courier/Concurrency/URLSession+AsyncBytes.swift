@@ -10,10 +10,20 @@ extension URLSession {
         /// The data task that delivers the bytes.
         public let task: URLSessionDataTask
         let source: AsyncBytesSource
+        /// Shared by every copy and iterator: when the last one goes, an unfinished task is cancelled, so a body
+        /// nobody reads does not hold its connection (paused by backpressure) forever.
+        let lifetime: AsyncBytesLifetime
+
+        init(task: URLSessionDataTask, source: AsyncBytesSource) {
+            self.task = task
+            self.source = source
+            self.lifetime = AsyncBytesLifetime(task: task)
+        }
 
         /// The iterator.
         public struct AsyncIterator: AsyncIteratorProtocol {
             let source: AsyncBytesSource
+            let lifetime: AsyncBytesLifetime
             var chunk = Data()
             var index = 0
             var ended = false
@@ -36,12 +46,25 @@ extension URLSession {
 
         /// Makes the iterator.
         public func makeAsyncIterator() -> AsyncIterator {
-            AsyncIterator(source: source)
+            AsyncIterator(source: source, lifetime: lifetime)
         }
 
         /// The body split into lines (at `\n`, `\r` or `\r\n`), decoded as UTF-8.
         public var lines: AsyncLineSequence<AsyncBytes> {
             AsyncLineSequence(base: self)
         }
+    }
+}
+
+/// Cancels the task of an `AsyncBytes` that was dropped before its body was read to the end.
+final class AsyncBytesLifetime: Sendable {
+    let task: URLSessionDataTask
+
+    init(task: URLSessionDataTask) {
+        self.task = task
+    }
+
+    deinit {
+        if task.state != .completed { task.cancel() }
     }
 }

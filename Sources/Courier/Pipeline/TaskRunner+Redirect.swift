@@ -27,6 +27,9 @@ extension TaskRunner {
             return
         }
         let newRequest = Self.redirectedRequest(request, plan: plan)
+        if plan.dropsBody {
+            lock.withLock { state.bodyState.dropped = true }
+        }
         logger.debug(
             "redirect",
             metadata: [

@@ -39,6 +39,8 @@ final class TaskRunner: @unchecked Sendable {
         var suspendedAt: NIODeadline?
         var delayTimer: Scheduled<Void>?
         var finished = false
+        /// Whether a redirect dropped the body, and whether it was sent before.
+        var bodyState = TransportRequestBuilder.BodyState()
         /// Download tasks stream the body into a file.
         var download: DownloadSink?
         /// A resumed download waiting for the response to its range request.
@@ -78,6 +80,8 @@ final class TaskRunner: @unchecked Sendable {
     // MARK: - Control (from the task)
 
     func start() {
+        // Cancelled between resume() and here: the cancellation already completed the task.
+        if lock.withLock({ state.finished }) { return }
         let resourceTimeout = session.sessionConfiguration.timeoutIntervalForResource
         lock.withLock { state.resourceTimeout = Self.timeAmount(resourceTimeout) }
         if task.createdOnInvalidSession.withLockedValue({ $0 }) {
@@ -184,11 +188,14 @@ final class TaskRunner: @unchecked Sendable {
         var transportRequest: TransportRequest
         do {
             prepared = try RequestPipeline.prepare(request, task: task)
+            let bodyState = lock.withLock { state.bodyState }
             transportRequest = try TransportRequestBuilder.make(
                 from: prepared,
                 task: task,
-                configuration: session.sessionConfiguration
+                configuration: session.sessionConfiguration,
+                body: bodyState
             )
+            lock.withLock { state.bodyState.sentBefore = true }
         } catch {
             fail(error)
             return
@@ -217,16 +224,13 @@ final class TaskRunner: @unchecked Sendable {
         guard let generation else { return }
         let consumer = AttemptConsumer(runner: self, generation: generation)
         let exchange = session.transport.execute(transportRequest, consumer: consumer)
-        let pausedNow: Bool? = lock.withLock {
-            guard state.generation == generation, !state.finished else { return nil }
+        let current: Bool = lock.withLock {
+            guard state.generation == generation, !state.finished else { return false }
             state.exchange = exchange
-            return !state.pauseReasons.isEmpty
+            if !state.pauseReasons.isEmpty { exchange.pause() }
+            return true
         }
-        switch pausedNow {
-        case .none: exchange.cancel()
-        case .some(true): exchange.pause()
-        case .some(false): break
-        }
+        if !current { exchange.cancel() }
     }
 
     func isCurrent(_ generation: Int) -> Bool {
@@ -502,27 +506,29 @@ final class TaskRunner: @unchecked Sendable {
                 }
             }
         }
-        let exchange: TransportExchange? = lock.withLock { state.pauseReasons.isEmpty ? state.exchange : nil }
-        exchange?.resume()
+        lock.withLock {
+            if state.pauseReasons.isEmpty { state.exchange?.resume() }
+        }
     }
 
     // MARK: - Pausing
 
+    // The exchange is told under the runner's lock (its own lock is a leaf, and it calls nothing back), so
+    // pause and resume decisions reach it in the order they were taken, whatever threads take them.
+
     func addPause(_ reason: PauseReason) {
-        let exchange: TransportExchange? = lock.withLock {
+        lock.withLock {
             let wasEmpty = state.pauseReasons.isEmpty
             state.pauseReasons.insert(reason)
-            return wasEmpty ? state.exchange : nil
+            if wasEmpty { state.exchange?.pause() }
         }
-        exchange?.pause()
     }
 
     func removePause(_ reason: PauseReason) {
-        let exchange: TransportExchange? = lock.withLock {
-            guard state.pauseReasons.remove(reason) != nil else { return nil }
-            return state.pauseReasons.isEmpty ? state.exchange : nil
+        lock.withLock {
+            guard state.pauseReasons.remove(reason) != nil, state.pauseReasons.isEmpty else { return }
+            state.exchange?.resume()
         }
-        exchange?.resume()
     }
 
     // MARK: - Ending

@@ -6,10 +6,19 @@ import NIOSSL
 
 /// Turns a prepared `URLRequest` into the transport's request: method, header fields, body, timeouts, TLS.
 enum TransportRequestBuilder {
+    /// How the body is sent on this attempt.
+    struct BodyState {
+        /// A redirect rewrote the method (301/302 POST, 303): no body any more, not even an upload task's.
+        var dropped = false
+        /// The body was sent before (a 307/308 hop): a stream cannot be read again, so ask the delegate.
+        var sentBefore = false
+    }
+
     static func make(
         from request: URLRequest,
         task: URLSessionTask,
-        configuration: URLSessionConfiguration
+        configuration: URLSessionConfiguration,
+        body bodyState: BodyState = BodyState()
     ) throws(TransferError) -> TransportRequest {
         guard let url = request.url else { throw .badURL("the request has no URL") }
         let method = request.httpMethod ?? "GET"
@@ -25,7 +34,7 @@ enum TransportRequestBuilder {
             }
             headers.append((field.name, field.value))
         }
-        let body = try makeBody(request: request, task: task)
+        let body = bodyState.dropped ? .none : try makeBody(request: request, task: task, bodyState: bodyState)
         return try TransportRequest(
             method: method,
             url: url,
@@ -38,9 +47,11 @@ enum TransportRequestBuilder {
 
     /// The body: an upload task's own (the request's is ignored), else the request's data or stream.
     /// `countOfBytesExpectedToSend` follows from its length: the data, the file, or an explicit `Content-Length`.
-    private static func makeBody(request: URLRequest, task: URLSessionTask) throws(TransferError)
-        -> TransportRequestBody
-    {
+    private static func makeBody(
+        request: URLRequest,
+        task: URLSessionTask,
+        bodyState: BodyState
+    ) throws(TransferError) -> TransportRequestBody {
         let declaredLength = request.value(forHTTPHeaderField: "Content-Length").flatMap { Int64($0) }
         if let upload = task as? URLSessionUploadTask {
             switch upload.uploadBody {
@@ -57,7 +68,8 @@ enum TransportRequestBuilder {
             return data.isEmpty ? .none : .bytes(ByteBuffer(bytes: data))
         }
         if let stream = request.httpBodyStream {
-            return .stream(length: declaredLength, source: InputStreamBodySource(initialStream: stream, task: task))
+            let initial = bodyState.sentBefore ? nil : stream
+            return .stream(length: declaredLength, source: InputStreamBodySource(initialStream: initial, task: task))
         }
         return .none
     }

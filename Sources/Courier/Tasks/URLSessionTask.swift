@@ -168,17 +168,22 @@ open class URLSessionTask: NSObject, @unchecked Sendable {
 
     /// Starts the task, or continues it after ``suspend()``.
     open func resume() {
-        let action = mutable.withLockedValue { $0.lifecycle.resume() }
-        switch action {
-        case .start:
-            let runner = TaskRunner(task: self)
-            mutable.withLockedValue { $0.runner = runner }
-            runner.start()
-        case .proceed:
-            mutable.withLockedValue { $0.runner }?.proceed()
-        default:
-            break
+        // The runner is created in the same critical section that moves the state to running, so a cancel() or
+        // suspend() racing with the first resume() always finds it.
+        let (starting, proceeding): (TaskRunner?, TaskRunner?) = mutable.withLockedValue { state in
+            switch state.lifecycle.resume() {
+            case .start:
+                let runner = TaskRunner(task: self)
+                state.runner = runner
+                return (runner, nil)
+            case .proceed:
+                return (nil, state.runner)
+            default:
+                return (nil, nil)
+            }
         }
+        starting?.start()
+        proceeding?.proceed()
     }
 
     /// Pauses the task: no bytes are read and no timer fires until ``resume()``.

@@ -71,7 +71,13 @@ struct ConnectionFactory: Sendable {
             }
         return bootstrap.connect(host: endpoint.host, port: endpoint.port)
             .flatMap { channel in
-                ready.futureResult.flatMapErrorThrowing { error in
+                // The TCP connect has its own timeout; the TLS handshake after it gets the same budget, or a
+                // server that accepts and never answers would hold the task and its pool slot forever.
+                let handshakeTimer = channel.eventLoop.scheduleTask(in: connectTimeout) {
+                    ready.fail(ChannelError.connectTimeout(connectTimeout))
+                }
+                ready.futureResult.whenComplete { _ in handshakeTimer.cancel() }
+                return ready.futureResult.flatMapErrorThrowing { error in
                     channel.close(promise: nil)
                     throw error
                 }.flatMapThrowing {

@@ -24,6 +24,8 @@ public final class TransportExchange: Sendable {
         var paused = false
         var retries = 0
         var waitTimer: Scheduled<Void>?
+        /// Set by `cancel()` in any phase, so that a cancel racing with a lease or a retry always wins.
+        var cancellation: TransferError?
     }
 
     private let state = NIOLockedValueBox(State())
@@ -42,6 +44,7 @@ public final class TransportExchange: Sendable {
             case cancelOn(HTTP1Connection)
         }
         let next: Next = state.withLockedValue { state in
+            if state.cancellation == nil { state.cancellation = error }
             switch state.phase {
             case .created, .waiting:
                 state.phase = .finished
@@ -76,8 +79,13 @@ public final class TransportExchange: Sendable {
             if case .leased(let connection) = state.phase { return connection }
             return nil
         }
-        connection?.setPaused(paused, for: self)
+        // The handler applies the exchange's state as it is when the hop runs, not this call's value, so pause and
+        // resume calls that reach the event loop out of order still end in the latest wish.
+        connection?.applyPause(for: self)
     }
+
+    /// The cancellation asked for, if any (the handler checks it before sending).
+    var pendingCancellation: TransferError? { state.withLockedValue { $0.cancellation } }
 
     // MARK: - Pool and handler side
 
@@ -113,6 +121,7 @@ public final class TransportExchange: Sendable {
     /// The pool leased `connection` to this exchange; `false` if the exchange was cancelled meanwhile.
     func attach(_ connection: HTTP1Connection) -> Bool {
         state.withLockedValue { state in
+            guard state.cancellation == nil else { return false }
             switch state.phase {
             case .created, .waiting:
                 state.phase = .leased(connection)
@@ -129,7 +138,7 @@ public final class TransportExchange: Sendable {
     func connectionFailed(_ error: TransferError, retryable: Bool) {
         let retry: Bool? = state.withLockedValue { state in
             if case .finished = state.phase { return nil }
-            if retryable && state.retries == 0 {
+            if retryable && state.retries == 0 && state.cancellation == nil {
                 state.retries += 1
                 state.phase = .created
                 return true

@@ -66,6 +66,13 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
             exchange.connectionFailed(.networkConnectionLost("the connection closed"), retryable: isReused)
             return
         }
+        if let cancellation = exchange.pendingCancellation {
+            // Cancelled after the lease but before this hop: send nothing, and give the connection back.
+            exchange.connectionFailed(cancellation, retryable: false)
+            armIdleTimer()
+            onReusable?()
+            return
+        }
         let request = exchange.request
         let expectsContinue = request.headers.contains {
             HeaderName.equal($0.0, "Expect") && HeaderName.equal($0.1, "100-continue")
@@ -170,7 +177,10 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
             return
         }
         let mapped = TransportErrorMapping.exchangeError(error, endpoint: endpoint, bodyStarted: active.headReceived)
-        fail(mapped, retryable: false)
+        // A reset on a reused connection before any response byte is the same stale keep-alive case as a close.
+        let retryable =
+            error is IOError && active.isReused && !active.headReceived && active.exchange.request.isIdempotent
+        fail(mapped, retryable: retryable)
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
@@ -218,15 +228,16 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
         if !headers.contains(name: "Host") {
             headers.replaceOrAdd(name: "Host", value: request.endpoint.hostHeader)
         }
-        let hasFraming = headers.contains(name: "Content-Length") || headers.contains(name: "Transfer-Encoding")
-        if !hasFraming {
-            if let length = request.body.length {
-                if length > 0 || ["POST", "PUT", "PATCH"].contains(request.method.uppercased()) {
-                    headers.replaceOrAdd(name: "Content-Length", value: String(length))
-                }
-            } else {
-                headers.replaceOrAdd(name: "Transfer-Encoding", value: "chunked")
+        // The framing always comes from the body itself: a Content-Length the app set that disagrees with the
+        // body would leave bytes on a reused connection that the server reads as the next request.
+        headers.remove(name: "Content-Length")
+        headers.remove(name: "Transfer-Encoding")
+        if let length = request.body.length {
+            if length > 0 || ["POST", "PUT", "PATCH"].contains(request.method.uppercased()) {
+                headers.add(name: "Content-Length", value: String(length))
             }
+        } else {
+            headers.add(name: "Transfer-Encoding", value: "chunked")
         }
         let head = HTTPRequestHead(
             version: .http1_1,

@@ -30,16 +30,16 @@ final class HTTP1Connection: Hashable, Sendable {
         }
     }
 
-    func setPaused(_ paused: Bool, for exchange: TransportExchange) {
+    func applyPause(for exchange: TransportExchange) {
         // On the loop already (the consumer pausing from inside an event): act now, so no further read is
         // issued after this event.
         if channel.eventLoop.inEventLoop {
-            handler.value.setPaused(paused, for: exchange)
+            handler.value.setPaused(exchange.isPausedForHandler, for: exchange)
             return
         }
         let handler = self.handler
         channel.eventLoop.execute {
-            handler.value.setPaused(paused, for: exchange)
+            handler.value.setPaused(exchange.isPausedForHandler, for: exchange)
         }
     }
 

@@ -94,7 +94,9 @@ final class HTTP1RequestBodyWriter {
         continueTimer?.cancel()
         continueTimer = nil
         phase = .abandoned
-        releaseReader()
+        // A read may be running on the thread pool: files and streams are not safe to close under it, so the
+        // read's completion closes the reader then.
+        if !reading { releaseReader() }
     }
 
     private func writeBody() {
@@ -152,9 +154,16 @@ final class HTTP1RequestBodyWriter {
         let promise = context.eventLoop.makePromise(of: ByteBuffer?.self)
         promise.completeWithTask { try await reader.read(maxLength: Self.streamChunkSize) }
         promise.futureResult.assumeIsolated().whenComplete { [weak self] result in
-            guard let self else { return }
+            guard let self else {
+                // The writer is gone (its connection closed while the read ran): the reader is closed here.
+                reader.close()
+                return
+            }
             self.reading = false
-            guard case .writing = self.phase else { return }
+            guard case .writing = self.phase else {
+                self.releaseReader()
+                return
+            }
             switch result {
             case .success(.some(let buffer)):
                 self.totalRead += Int64(buffer.readableBytes)

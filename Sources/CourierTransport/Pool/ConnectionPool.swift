@@ -99,13 +99,13 @@ final class ConnectionPool: Sendable {
             switch result {
             case .success(let connection):
                 connection.channel.eventLoop.execute {
-                    connection.bind(to: self)
                     if !connection.channel.isActive {
-                        // It closed before the handler could report it.
+                        // It closed before the handler could report it (and it is never bound, so no cycle).
                         self.connectionClosed(connection)
                         exchange.connectionFailed(.networkConnectionLost("the connection closed"), retryable: true)
                         return
                     }
+                    connection.bind(to: self)
                     self.run(exchange, on: connection, isReused: false)
                 }
             case .failure(let error):
