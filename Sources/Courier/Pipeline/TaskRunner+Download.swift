@@ -169,9 +169,13 @@ extension TaskRunner {
     func becomeDownload(from dataTask: URLSessionDataTask) {
         let session = self.session
         let request = dataTask.currentRequest ?? dataTask.originalRequest ?? URLRequest(url: URL(fileURLWithPath: "/"))
-        let downloadTask = session.register {
-            URLSessionDownloadTask(session: session, request: request, identifier: $0, completionMode: .delegate)
-        }
+        let downloadTask = URLSessionDownloadTask(
+            session: session,
+            request: request,
+            identifier: session.registry.nextIdentifier(),
+            completionMode: .delegate
+        )
+        session.registry.replace(dataTask, with: downloadTask)
         let response = dataTask.response
         let expected = dataTask.countOfBytesExpectedToReceive
         downloadTask.update { state in
@@ -185,7 +189,7 @@ extension TaskRunner {
         let sink = makeDownloadSink(for: downloadTask)
         lock.withLock { state.download = sink }
         sink.open()
-        dataTask.endSilently()
+        dataTask.endSilently(removeFromSession: false)
         let dataDelegate = dataTask.resolvedDelegate(URLSessionDataDelegate.self)
         session.dispatcher.async {
             dataDelegate?.urlSession(session, dataTask: dataTask, didBecome: downloadTask)

@@ -37,6 +37,15 @@ final class TaskRegistry: Sendable {
         }
     }
 
+    /// Puts `new` in place of `old` in one step, also on an invalidated session: a data task that becomes a
+    /// download task hands over its place, so the session's invalidation waits for the download.
+    func replace(_ old: URLSessionTask, with new: URLSessionTask) {
+        state.withLockedValue { state in
+            state.tasks.removeValue(forKey: old.taskIdentifier)
+            state.tasks[new.taskIdentifier] = new
+        }
+    }
+
     /// Marks the session invalidated; `true` when no task is left (time to report invalidation).
     func invalidate() -> Bool {
         state.withLockedValue { state in

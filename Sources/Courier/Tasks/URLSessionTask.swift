@@ -231,13 +231,13 @@ open class URLSessionTask: NSObject, @unchecked Sendable {
     }
 
     /// Ends the task without any delivery (a data task that became a download task).
-    func endSilently() {
+    func endSilently(removeFromSession: Bool = true) {
         let ended: Bool = mutable.withLockedValue { state in
             guard state.lifecycle.complete() == .deliverCompletion else { return false }
             state.runner = nil
             return true
         }
-        guard ended else { return }
+        guard ended, removeFromSession else { return }
         if session.registry.remove(self) {
             session.becomeInvalid()
         }

@@ -188,6 +188,23 @@ struct DownloadEdgeCaseTests {
             #expect(server.requests.count == 1)
         }
     }
+
+    @Test func becomingADownloadWhileTheSessionIsInvalidatedStillDeliversEverything() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try await withServer { server in
+            server.route("/b", response: MockResponse(body: .pattern(length: 300_000)))
+            let delegate = BecomingDownloadDelegate(copyDirectory: directory)
+            delegate.invalidateWhileDeciding = true
+            let session = makeSession(delegate: delegate) { $0.courierDownloadDirectory = directory }
+            session.dataTask(with: server.url("/b")).resume()
+            await delegate.recorder.waitForCompletion()
+            let finished = try #require(delegate.recorder.snapshot.copiedTo)
+            #expect(try fileHoldsPattern(finished, length: 300_000))
+            for _ in 0..<200 where session.delegate != nil { try await Task.sleep(for: .milliseconds(10)) }
+            #expect(delegate.invalidated.withLockedValue { $0 })
+        }
+    }
 }
 
 /// Turns every data task into a download and records what follows.
@@ -196,6 +213,8 @@ final class BecomingDownloadDelegate: NSObject, URLSessionDataDelegate, URLSessi
     let recorder: DownloadRecorder
     let became = NIOLockedValueBox<(data: Int, download: Int)?>(nil)
     let dataEvents = NIOLockedValueBox(0)
+    let invalidated = NIOLockedValueBox(false)
+    var invalidateWhileDeciding = false
 
     init(copyDirectory: URL) {
         recorder = DownloadRecorder(copyDirectory: copyDirectory)
@@ -207,7 +226,14 @@ final class BecomingDownloadDelegate: NSObject, URLSessionDataDelegate, URLSessi
         didReceive response: URLResponse,
         completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
     ) {
+        if invalidateWhileDeciding { session.finishTasksAndInvalidate() }
         completionHandler(.becomeDownload)
+    }
+
+    func urlSession(_ session: URLSession, didBecomeInvalidWithError error: (any Error)?) {
+        // Only after the download delivered everything.
+        let finished = recorder.snapshot.completed
+        invalidated.withLockedValue { $0 = finished }
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didBecome downloadTask: URLSessionDownloadTask)
