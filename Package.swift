@@ -74,7 +74,8 @@ let package = Package(
         .testTarget(
             name: "CourierTests",
             dependencies: [
-                "Courier", "CourierHTTP", "CourierMockServer", .product(name: "Crypto", package: "swift-crypto"),
+                "Courier", "CourierHTTP", "CourierMockServer", "courier",
+                .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
         .testTarget(
