@@ -87,14 +87,24 @@ public final class MockServer: Sendable {
             let identity = scheme == .https ? try SelfSignedIdentity() : nil
             let bootstrap = makeBootstrap(sslContext: identity?.sslContext)
             let addresses = host == "localhost" ? ["127.0.0.1", "::1"] : [host]
-            let first = try await bootstrap.bind(host: addresses[0], port: requestedPort).get()
-            var listeners = [first]
-            let port = first.localAddress?.port ?? requestedPort
-            for address in addresses.dropFirst() {
-                // Best effort: the IPv6 loopback may be missing or the port taken there.
-                if let listener = try? await bootstrap.bind(host: address, port: port).get() {
-                    listeners.append(listener)
+            var listeners: [any Channel] = []
+            var port = requestedPort
+            // An ephemeral port free on 127.0.0.1 may be taken on ::1 (by another server in a parallel test):
+            // then try another port, a few times, before settling for IPv4 only.
+            for attempt in 0..<8 {
+                let first = try await bootstrap.bind(host: addresses[0], port: requestedPort).get()
+                listeners = [first]
+                port = first.localAddress?.port ?? requestedPort
+                var complete = true
+                for address in addresses.dropFirst() {
+                    if let listener = try? await bootstrap.bind(host: address, port: port).get() {
+                        listeners.append(listener)
+                    } else {
+                        complete = false
+                    }
                 }
+                if complete || requestedPort != 0 || attempt == 7 { break }
+                for listener in listeners { try? await listener.close() }
             }
             let cancelled = lifecycle.withLockedValue { lifecycle in
                 guard lifecycle.phase == .starting else { return true }

@@ -232,10 +232,10 @@ struct DelegateTests {
             task.earliestBeginDate = Date(timeIntervalSinceNow: 0.3)
             let started = ContinuousClock.now
             task.resume()
-            try await Task.sleep(for: .milliseconds(100))
-            #expect(server.requests.isEmpty)
             await delegate.waitForCompletions()
-            #expect(ContinuousClock.now - started >= .milliseconds(280))
+            // The delegate was asked, and the request sent, only once the begin date had come.
+            let asked = try #require(delegate.delayedAt.withLockedValue { $0 })
+            #expect(asked - started >= .milliseconds(280))
             #expect(delegate.events.contains(.delayed))
             #expect(delegate.events.last == .complete(nil))
             #expect(server.requests.count == 1)

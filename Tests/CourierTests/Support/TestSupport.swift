@@ -87,6 +87,8 @@ final class RecordingDelegate: NSObject, URLSessionDataDelegate, @unchecked Send
     >(([], Data(), [], 0, 0))
     var disposition: URLSession.ResponseDisposition = .allow
     var delayedDisposition: URLSession.DelayedRequestDisposition = .continueLoading
+    /// When `willBeginDelayedRequest` was called.
+    let delayedAt = NIOLockedValueBox<ContinuousClock.Instant?>(nil)
     var followRedirects = true
     var expectedQueue: OperationQueue?
     var errors: [URLError] = []
@@ -174,6 +176,7 @@ final class RecordingDelegate: NSObject, URLSessionDataDelegate, @unchecked Send
         willBeginDelayedRequest request: URLRequest,
         completionHandler: @escaping @Sendable (URLSession.DelayedRequestDisposition, URLRequest?) -> Void
     ) {
+        delayedAt.withLockedValue { $0 = .now }
         record(.delayed)
         completionHandler(delayedDisposition, nil)
     }
