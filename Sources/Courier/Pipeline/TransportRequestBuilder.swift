@@ -22,14 +22,14 @@ enum TransportRequestBuilder {
     ) throws(TransferError) -> TransportRequest {
         guard let url = request.url else { throw .badURL("the request has no URL") }
         let method = request.httpMethod ?? "GET"
-        guard isToken(method) else {
+        guard Token.isToken(method) else {
             throw .badURL("the method \(method) is not a valid HTTP method")
         }
         var headers: [(String, String)] = []
         headers.reserveCapacity(request.headerFields.count + 1)
         for field in request.headerFields {
             // A line break or NUL in a field would let the value smuggle in fields or a second request.
-            guard isToken(field.name), isSafeFieldText(field.value) else {
+            guard Token.isToken(field.name), FieldValue.isSafe(field.value) else {
                 throw .badURL("the header field \(field.name) is not a valid name or contains a line break or NUL")
             }
             headers.append((field.name, field.value))
@@ -72,24 +72,6 @@ enum TransportRequestBuilder {
             return .stream(length: declaredLength, source: InputStreamBodySource(initialStream: initial, task: task))
         }
         return .none
-    }
-
-    /// RFC 9110 token characters (methods are tokens).
-    private static func isToken(_ text: String) -> Bool {
-        !text.isEmpty
-            && text.utf8.allSatisfy { byte in
-                switch byte {
-                case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-                    UInt8(ascii: "0")...UInt8(ascii: "9"):
-                    return true
-                default:
-                    return "!#$%&'*+-.^_`|~".utf8.contains(byte)
-                }
-            }
-    }
-
-    private static func isSafeFieldText(_ text: String) -> Bool {
-        !text.utf8.contains { $0 == 0x0A || $0 == 0x0D || $0 == 0x00 }
     }
 
     /// Darwin uses the request's `timeoutInterval` when the app changed it from the default (60 s), else the
