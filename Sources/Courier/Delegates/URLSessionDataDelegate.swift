@@ -10,6 +10,21 @@ public protocol URLSessionDataDelegate: URLSessionTaskDelegate {
         completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
     )
 
+    /// The async form of the response decision. Implement either form; the completion-handler form's default
+    /// calls this one, whose default allows the transfer.
+    func urlSession(
+        _ session: URLSession,
+        dataTask: URLSessionDataTask,
+        didReceive response: URLResponse
+    ) async -> URLSession.ResponseDisposition
+
+    /// The async form of `willCacheResponse`; the default keeps the proposed response.
+    func urlSession(
+        _ session: URLSession,
+        dataTask: URLSessionDataTask,
+        willCacheResponse proposedResponse: CachedURLResponse
+    ) async -> CachedURLResponse?
+
     /// The data task became a download task (after `.becomeDownload`).
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didBecome downloadTask: URLSessionDownloadTask)
 
@@ -35,7 +50,24 @@ extension URLSessionDataDelegate {
         didReceive response: URLResponse,
         completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
     ) {
-        completionHandler(.allow)
+        // Darwin code may implement the async form only: ask it.
+        Task { completionHandler(await self.urlSession(session, dataTask: dataTask, didReceive: response)) }
+    }
+
+    public func urlSession(
+        _ session: URLSession,
+        dataTask: URLSessionDataTask,
+        didReceive response: URLResponse
+    ) async -> URLSession.ResponseDisposition {
+        .allow
+    }
+
+    public func urlSession(
+        _ session: URLSession,
+        dataTask: URLSessionDataTask,
+        willCacheResponse proposedResponse: CachedURLResponse
+    ) async -> CachedURLResponse? {
+        proposedResponse
     }
 
     public func urlSession(
@@ -56,6 +88,8 @@ extension URLSessionDataDelegate {
         willCacheResponse proposedResponse: CachedURLResponse,
         completionHandler: @escaping @Sendable (CachedURLResponse?) -> Void
     ) {
-        completionHandler(proposedResponse)
+        Task {
+            completionHandler(await self.urlSession(session, dataTask: dataTask, willCacheResponse: proposedResponse))
+        }
     }
 }

@@ -29,6 +29,31 @@ public protocol URLSessionTaskDelegate: URLSessionDelegate {
         completionHandler: @escaping @Sendable (URLRequest?) -> Void
     )
 
+    /// The async form of the redirect decision; the default follows the redirect.
+    func urlSession(
+        _ session: URLSession,
+        task: URLSessionTask,
+        willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest
+    ) async -> URLRequest?
+
+    /// The async form of the delayed-start decision; the default continues loading.
+    func urlSession(
+        _ session: URLSession,
+        task: URLSessionTask,
+        willBeginDelayedRequest request: URLRequest
+    ) async -> (URLSession.DelayedRequestDisposition, URLRequest?)
+
+    /// The async form of `needNewBodyStream`; the default gives none.
+    func urlSession(_ session: URLSession, needNewBodyStreamForTask task: URLSessionTask) async -> InputStream?
+
+    /// The async form of the task-level challenge; the default performs default handling.
+    func urlSession(
+        _ session: URLSession,
+        task: URLSessionTask,
+        didReceive challenge: URLAuthenticationChallenge
+    ) async -> (URLSession.AuthChallengeDisposition, URLCredential?)
+
     /// A request-level authentication challenge (or a connection-level one the session delegate does not take).
     func urlSession(
         _ session: URLSession,
@@ -81,7 +106,39 @@ extension URLSessionTaskDelegate {
         willBeginDelayedRequest request: URLRequest,
         completionHandler: @escaping @Sendable (URLSession.DelayedRequestDisposition, URLRequest?) -> Void
     ) {
-        completionHandler(.continueLoading, nil)
+        Task {
+            let (disposition, request) = await self.urlSession(session, task: task, willBeginDelayedRequest: request)
+            completionHandler(disposition, request)
+        }
+    }
+
+    public func urlSession(
+        _ session: URLSession,
+        task: URLSessionTask,
+        willBeginDelayedRequest request: URLRequest
+    ) async -> (URLSession.DelayedRequestDisposition, URLRequest?) {
+        (.continueLoading, nil)
+    }
+
+    public func urlSession(
+        _ session: URLSession,
+        task: URLSessionTask,
+        willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest
+    ) async -> URLRequest? {
+        request
+    }
+
+    public func urlSession(_ session: URLSession, needNewBodyStreamForTask task: URLSessionTask) async -> InputStream? {
+        nil
+    }
+
+    public func urlSession(
+        _ session: URLSession,
+        task: URLSessionTask,
+        didReceive challenge: URLAuthenticationChallenge
+    ) async -> (URLSession.AuthChallengeDisposition, URLCredential?) {
+        (.performDefaultHandling, nil)
     }
 
     public func urlSession(_ session: URLSession, taskIsWaitingForConnectivity task: URLSessionTask) {}
@@ -93,7 +150,11 @@ extension URLSessionTaskDelegate {
         newRequest request: URLRequest,
         completionHandler: @escaping @Sendable (URLRequest?) -> Void
     ) {
-        completionHandler(request)
+        Task {
+            completionHandler(
+                await self.urlSession(session, task: task, willPerformHTTPRedirection: response, newRequest: request)
+            )
+        }
     }
 
     public func urlSession(
@@ -102,7 +163,10 @@ extension URLSessionTaskDelegate {
         didReceive challenge: URLAuthenticationChallenge,
         completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
     ) {
-        completionHandler(.performDefaultHandling, nil)
+        Task {
+            let (disposition, credential) = await self.urlSession(session, task: task, didReceive: challenge)
+            completionHandler(disposition, credential)
+        }
     }
 
     public func urlSession(
@@ -110,7 +174,10 @@ extension URLSessionTaskDelegate {
         task: URLSessionTask,
         needNewBodyStream completionHandler: @escaping @Sendable (InputStream?) -> Void
     ) {
-        completionHandler(nil)
+        Task {
+            let stream = await self.urlSession(session, needNewBodyStreamForTask: task)
+            completionHandler(stream)
+        }
     }
 
     public func urlSession(
