@@ -6,7 +6,6 @@ struct TaskLifecycleTests {
     @Test func newTaskIsSuspendedAndFirstResumeStarts() {
         var machine = TaskLifecycle()
         #expect(machine.state == .suspended)
-        #expect(!machine.hasStarted)
         #expect(machine.resume() == .start)
         #expect(machine.state == .running)
         #expect(machine.resume() == .none)

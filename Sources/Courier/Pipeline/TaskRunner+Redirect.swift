@@ -23,7 +23,7 @@ extension TaskRunner {
             return state.redirectCount > RedirectPolicy.maximumRedirects
         }
         if tooMany {
-            fail(URLErrorMapping.urlError(.httpTooManyRedirects, failingURL: request.url))
+            fail(TransferError.httpTooManyRedirects("more than \(RedirectPolicy.maximumRedirects) redirects"))
             return
         }
         let newRequest = Self.redirectedRequest(request, plan: plan)

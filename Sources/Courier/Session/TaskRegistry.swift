@@ -55,8 +55,6 @@ final class TaskRegistry: Sendable {
         }
     }
 
-    var isInvalidated: Bool { state.withLockedValue { $0.invalidated } }
-
     /// The unfinished tasks, in creation order.
     func allTasks() -> [URLSessionTask] {
         state.withLockedValue { state in

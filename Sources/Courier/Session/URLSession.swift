@@ -126,9 +126,6 @@ open class URLSession: NSObject, @unchecked Sendable {
         }
     }
 
-    /// Whether the session was invalidated.
-    var isInvalidated: Bool { registry.isInvalidated }
-
     // MARK: - Task lists
 
     /// Calls `completionHandler` on the delegate queue with the session's unfinished tasks, by kind.

@@ -25,9 +25,4 @@ enum TaskCompletionMode: Sendable {
         }
     }
 
-    /// Whether response and data delegate calls are made.
-    var callsDataDelegate: Bool {
-        if case .delegate = self { return true }
-        return false
-    }
 }

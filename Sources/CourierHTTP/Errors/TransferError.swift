@@ -18,7 +18,6 @@ public struct TransferError: Error, Hashable, Sendable, CustomStringConvertible 
         case secureConnectionFailed
         case serverCertificateUntrusted
         case cannotDecodeContentData
-        case resourceUnavailable
         case cannotCreateFile
         case cannotWriteToFile
         case cannotOpenFile
@@ -64,8 +63,6 @@ public struct TransferError: Error, Hashable, Sendable, CustomStringConvertible 
     }
     /// The content coding of the body could not be decoded.
     public static func cannotDecodeContentData(_ detail: String) -> Self { .init(.cannotDecodeContentData, detail) }
-    /// The resource is not available (for example a feature of a later release).
-    public static func resourceUnavailable(_ detail: String) -> Self { .init(.resourceUnavailable, detail) }
     /// A file could not be created.
     public static func cannotCreateFile(_ detail: String) -> Self { .init(.cannotCreateFile, detail) }
     /// A file could not be written.
@@ -103,7 +100,6 @@ public struct TransferError: Error, Hashable, Sendable, CustomStringConvertible 
         case .secureConnectionFailed: return .secureConnectionFailed
         case .serverCertificateUntrusted: return .serverCertificateUntrusted
         case .cannotDecodeContentData: return .cannotDecodeContentData
-        case .resourceUnavailable: return .resourceUnavailable
         case .cannotCreateFile: return .cannotCreateFile
         case .cannotWriteToFile: return .cannotWriteToFile
         case .cannotOpenFile: return .cannotOpenFile

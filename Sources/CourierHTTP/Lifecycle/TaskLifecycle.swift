@@ -51,14 +51,6 @@ public struct TaskLifecycle: Sendable, Hashable {
         }
     }
 
-    /// Whether the transfer was ever started.
-    public var hasStarted: Bool {
-        switch phase {
-        case .suspended(let started): return started
-        case .running, .canceling, .completed: return true
-        }
-    }
-
     /// `resume()`.
     public mutating func resume() -> Action {
         switch phase {

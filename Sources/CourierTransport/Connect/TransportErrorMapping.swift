@@ -52,7 +52,7 @@ enum TransportErrorMapping {
     }
 
     /// An error met while a request is on the connection.
-    static func exchangeError(_ error: any Error, endpoint: Endpoint, bodyStarted: Bool) -> TransferError {
+    static func exchangeError(_ error: any Error, endpoint: Endpoint) -> TransferError {
         if let transfer = error as? TransferError { return transfer }
         if let parser = error as? HTTPParserError {
             if case .invalidEOFState = parser {

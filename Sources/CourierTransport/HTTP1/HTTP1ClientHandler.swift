@@ -176,7 +176,7 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
             context.close(promise: nil)
             return
         }
-        let mapped = TransportErrorMapping.exchangeError(error, endpoint: endpoint, bodyStarted: active.headReceived)
+        let mapped = TransportErrorMapping.exchangeError(error, endpoint: endpoint)
         // A reset on a reused connection before any response byte is the same stale keep-alive case as a close.
         let retryable =
             error is IOError && active.isReused && !active.headReceived && active.exchange.request.isIdempotent

@@ -222,7 +222,7 @@ final class HTTP1RequestBodyWriter {
         if case .abandoned = phase { return }
         abandon()
         let transfer =
-            error as? TransferError ?? TransportErrorMapping.exchangeError(error, endpoint: endpoint, bodyStarted: true)
+            error as? TransferError ?? TransportErrorMapping.exchangeError(error, endpoint: endpoint)
         onFailed?(transfer)
     }
 

@@ -37,9 +37,6 @@ final class DownloadSink: Sendable {
         self.onFailure = onFailure
     }
 
-    /// The file, created on first use (when the response head arrived).
-    var fileURL: URL? { state.withLockedValue { $0.file?.url } }
-
     /// Starts writing a new file, or continues `existing` (resume) after `offset` bytes.
     func open(existing: URL? = nil, offset: Int64 = 0) {
         let file: DownloadFile
