@@ -47,14 +47,9 @@ public struct TransportRequest: Sendable {
         self.trustEvaluator = trustEvaluator
     }
 
-    /// Whether the method is idempotent (RFC 9110 §9.2.2), so the request may be retried on a fresh
-    /// connection when a reused one turns out to be closed.
-    public var isIdempotent: Bool {
-        switch method.uppercased() {
-        case "GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE": return true
-        default: return false
-        }
-    }
+    /// Whether the method is idempotent, so the request may be retried on a fresh connection when a reused one
+    /// turns out to be closed.
+    public var isIdempotent: Bool { MethodRules.isIdempotent(method) }
 }
 
 /// The body of a ``TransportRequest``.

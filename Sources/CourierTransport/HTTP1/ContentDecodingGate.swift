@@ -1,3 +1,4 @@
+import CourierHTTP
 import NIOCore
 import NIOHTTP1
 import NIOHTTPCompression
@@ -12,7 +13,9 @@ final class ContentDecodingGate: ChannelInboundHandler, RemovableChannelHandler 
     private var installed = false
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        if !installed, case .head(let head) = unwrapInboundIn(data), Self.needsDecoding(head.headers) {
+        if !installed, case .head(let head) = unwrapInboundIn(data),
+            ContentCoding.isDecodedAutomatically(head.headers[canonicalForm: "Content-Encoding"].map(String.init))
+        {
             do {
                 // Right after this gate: the head fired below goes through the decompressor first, and so does
                 // everything after it on this connection.
@@ -29,10 +32,4 @@ final class ContentDecodingGate: ChannelInboundHandler, RemovableChannelHandler 
         context.fireChannelRead(data)
     }
 
-    private static func needsDecoding(_ headers: HTTPHeaders) -> Bool {
-        headers[canonicalForm: "Content-Encoding"].contains { coding in
-            let value = coding.lowercased()
-            return value == "gzip" || value == "deflate" || value == "x-gzip"
-        }
-    }
 }

@@ -233,7 +233,7 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
         headers.remove(name: "Content-Length")
         headers.remove(name: "Transfer-Encoding")
         if let length = request.body.length {
-            if length > 0 || ["POST", "PUT", "PATCH"].contains(request.method.uppercased()) {
+            if length > 0 || MethodRules.announcesEmptyBody(request.method) {
                 headers.add(name: "Content-Length", value: String(length))
             }
         } else {

@@ -1,0 +1,20 @@
+/// What the request method implies for sending it (RFC 9110 §9).
+public enum MethodRules {
+    /// Whether a request with `method` may be sent again without changing the outcome (RFC 9110 §9.2.2), so a
+    /// client may retry it on a fresh connection when a reused one turned out to be closed.
+    public static func isIdempotent(_ method: String) -> Bool {
+        switch method.uppercased() {
+        case "GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE": return true
+        default: return false
+        }
+    }
+
+    /// Whether an empty body is still announced with `Content-Length: 0` (RFC 9110 §8.6: a user agent should
+    /// send it for methods that define a meaning for an enclosed content).
+    public static func announcesEmptyBody(_ method: String) -> Bool {
+        switch method.uppercased() {
+        case "POST", "PUT", "PATCH": return true
+        default: return false
+        }
+    }
+}
