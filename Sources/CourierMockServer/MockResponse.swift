@@ -67,6 +67,20 @@ public struct MockResponse: Sendable {
         MockResponse(status: 200, headers: [("Content-Type", contentType)], body: .data(data))
     }
 
+    /// A response that never comes: the request is read and left unanswered (for timeout tests).
+    public static var silent: MockResponse {
+        var response = MockResponse.ok("")
+        response.neverRespond = true
+        return response
+    }
+
+    /// A text response whose head is written only after `delay` (for cancellation and queueing tests).
+    public static func delayed(_ text: String, by delay: Duration) -> MockResponse {
+        var response = MockResponse.ok(text)
+        response.headDelay = delay
+        return response
+    }
+
     /// A response with the given status code and an empty body.
     public static func status(_ code: Int) -> MockResponse {
         MockResponse(status: code)

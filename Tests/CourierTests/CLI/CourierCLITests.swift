@@ -82,4 +82,14 @@ struct CourierCLITests {
             #expect(try runCourier(["get", server.url("/missing").absoluteString, "--fail"]).status == 22)
         }
     }
+
+    @Test func anUnwritableOutputPathFailsBeforeAnyRequest() async throws {
+        try await withServer { server in
+            server.route("/x", response: .ok("x"))
+            let result = try runCourier(["get", server.url("/x").absoluteString, "-o", "/nonexistent-dir/out.bin"])
+            #expect(result.status == 1)
+            #expect(result.stderr.contains("cannot write"))
+            #expect(server.requests.isEmpty)
+        }
+    }
 }

@@ -32,9 +32,7 @@ struct AsyncAPITests {
 
     @Test func cancellingTheSwiftTaskCancelsTheURLTask() async throws {
         try await withServer { server in
-            var slow = MockResponse.ok("late")
-            slow.headDelay = .seconds(5)
-            server.route("/slow", response: slow)
+            server.route("/slow", response: .delayed("late", by: .seconds(5)))
             let session = makeSession()
             let call = Task { try await session.data(from: server.url("/slow")) }
             try await Task.sleep(for: .milliseconds(100))

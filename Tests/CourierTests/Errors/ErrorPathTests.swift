@@ -34,9 +34,7 @@ struct ErrorPathTests {
 
     @Test func silentServerTimesOutTheRequest() async throws {
         try await withServer { server in
-            var silent = MockResponse.ok("")
-            silent.neverRespond = true
-            server.route("/silent", response: silent)
+            server.route("/silent", response: .silent)
             var request = URLRequest(url: server.url("/silent"))
             request.timeoutInterval = 0.3
             let outcome = await makeSession().runDataTask(request)
@@ -46,9 +44,7 @@ struct ErrorPathTests {
 
     @Test func sessionRequestTimeoutApplies() async throws {
         try await withServer { server in
-            var silent = MockResponse.ok("")
-            silent.neverRespond = true
-            server.route("/silent", response: silent)
+            server.route("/silent", response: .silent)
             let session = makeSession { $0.timeoutIntervalForRequest = 0.3 }
             let outcome = await session.runDataTask(server.url("/silent"))
             #expect(outcome.urlError?.code == .timedOut)

@@ -133,9 +133,7 @@ struct DataTaskTests {
 
     @Test func connectionsPerHostAreLimitedAndRequestsQueue() async throws {
         try await withServer { server in
-            var slow = MockResponse.ok("slow")
-            slow.headDelay = .milliseconds(150)
-            server.route("/slow", response: slow)
+            server.route("/slow", response: .delayed("slow", by: .milliseconds(150)))
             let session = makeSession { $0.httpMaximumConnectionsPerHost = 2 }
             let outcomes = await withTaskGroup(of: DataOutcome.self) { group in
                 for _ in 0..<6 {
@@ -206,9 +204,7 @@ struct DataTaskTests {
 struct ConnectionSlotTests {
     @Test func failedCancelledAndClosingRequestsGiveTheirConnectionBack() async throws {
         try await withServer { server in
-            var silent = MockResponse.ok("")
-            silent.neverRespond = true
-            server.route("/silent", response: silent)
+            server.route("/silent", response: .silent)
             var closing = MockResponse.ok("closing")
             closing.closeConnection = true
             server.route("/closing", response: closing)
@@ -240,9 +236,7 @@ struct ConnectionSlotTests {
 struct ConnectionWaitTests {
     @Test func aRequestWaitingForAConnectionTimesOut() async throws {
         try await withServer { server in
-            var silent = MockResponse.ok("")
-            silent.neverRespond = true
-            server.route("/silent", response: silent)
+            server.route("/silent", response: .silent)
             let session = makeSession { $0.httpMaximumConnectionsPerHost = 1 }
             let blocker = Task { await session.runDataTask(URLRequest(url: server.url("/silent"))) }
             try await Task.sleep(for: .milliseconds(50))

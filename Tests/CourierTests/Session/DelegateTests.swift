@@ -94,9 +94,7 @@ struct DelegateTests {
 
     @Test func cancellingARunningTaskCancelsTheTransfer() async throws {
         try await withServer { server in
-            var slow = MockResponse.ok("late")
-            slow.headDelay = .seconds(5)
-            server.route("/slow", response: slow)
+            server.route("/slow", response: .delayed("late", by: .seconds(5)))
             let session = makeSession()
             let started = ContinuousClock.now
             let outcome = await session.runDataTask(URLRequest(url: server.url("/slow"))) { task in
@@ -109,9 +107,7 @@ struct DelegateTests {
 
     @Test func finishTasksAndInvalidateWaitsForRunningTasks() async throws {
         try await withServer { server in
-            var slow = MockResponse.ok("done")
-            slow.headDelay = .milliseconds(100)
-            server.route("/slow", response: slow)
+            server.route("/slow", response: .delayed("done", by: .milliseconds(100)))
             let delegate = RecordingDelegate()
             let session = makeSession(delegate: delegate)
             session.dataTask(with: server.url("/slow")).resume()
@@ -128,9 +124,7 @@ struct DelegateTests {
 
     @Test func invalidateAndCancelCancelsRunningTasks() async throws {
         try await withServer { server in
-            var slow = MockResponse.ok("never")
-            slow.headDelay = .seconds(5)
-            server.route("/slow", response: slow)
+            server.route("/slow", response: .delayed("never", by: .seconds(5)))
             let delegate = RecordingDelegate()
             let session = makeSession(delegate: delegate)
             session.dataTask(with: server.url("/slow")).resume()
@@ -192,9 +186,7 @@ struct DelegateTests {
 
     @Test func progressCancelCancelsTheTask() async throws {
         try await withServer { server in
-            var slow = MockResponse.ok("late")
-            slow.headDelay = .seconds(5)
-            server.route("/slow", response: slow)
+            server.route("/slow", response: .delayed("late", by: .seconds(5)))
             let outcome = await makeSession().runDataTask(URLRequest(url: server.url("/slow"))) { task in
                 DispatchQueue.global().asyncAfter(deadline: .now() + 0.1) { task.progress.cancel() }
             }

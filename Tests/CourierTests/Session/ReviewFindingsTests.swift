@@ -13,9 +13,7 @@ import Testing
 struct ReviewFindingsTests {
     @Test func cancelRacingTheFirstResumeAlwaysWins() async throws {
         try await withServer { server in
-            var silent = MockResponse.ok("")
-            silent.neverRespond = true
-            server.route("/silent", response: silent)
+            server.route("/silent", response: .silent)
             let session = makeSession { $0.httpMaximumConnectionsPerHost = 64 }
             let outcomes = await withTaskGroup(of: URLError.Code?.self) { group in
                 for _ in 0..<100 {
