@@ -83,21 +83,26 @@ extension TaskRunner {
             task.setProgress(total: total, completed: offset)
             notifyResumed(at: offset, expectedTotal: total)
         case .restartFromZero(let total):
-            try? FileManager.default.removeItem(at: partial)
+            Self.discardPartialFile(partial)
             download.open()
             notifyResumed(at: 0, expectedTotal: total)
         case .notResumable:
-            try? FileManager.default.removeItem(at: partial)
+            Self.discardPartialFile(partial)
             download.open()
             notifyResumed(at: 0, expectedTotal: response.expectedContentLength)
         case .retryWithoutRange:
-            try? FileManager.default.removeItem(at: partial)
+            Self.discardPartialFile(partial)
             lock.withLock { state.resume = ResumeProgress(offset: 0, partialFile: nil) }
             var plain = task.currentRequest ?? URLRequest(url: response.url ?? partial)
             plain.setValue(nil, forHTTPHeaderField: "Range")
             plain.setValue(nil, forHTTPHeaderField: "If-Range")
             follow(plain)
         }
+    }
+
+    /// Deletes a partial file the server's answer made useless, off the event loop this runs on.
+    static func discardPartialFile(_ url: URL) {
+        DispatchQueue.global().async { try? FileManager.default.removeItem(at: url) }
     }
 
     private func notifyResumed(at offset: Int64, expectedTotal: Int64) {
