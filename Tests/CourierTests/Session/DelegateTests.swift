@@ -196,9 +196,10 @@ struct DelegateTests {
 
     @Test func suspendAndResumeMidBodyKeepsOneRequest() async throws {
         try await withServer { server in
+            // 2 s of trickling, so the suspension lands mid-body even on a busy machine.
             var throttled = MockResponse.ok(Data(repeating: 9, count: 200_000))
             throttled.chunkSize = 10_000
-            throttled.chunkDelay = .milliseconds(20)
+            throttled.chunkDelay = .milliseconds(100)
             server.route("/t", response: throttled)
             let delegate = RecordingDelegate()
             let session = makeSession(delegate: delegate)
