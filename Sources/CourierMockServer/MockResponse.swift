@@ -34,8 +34,9 @@ public struct MockResponse: Sendable {
     /// Add `Connection: close` and close the connection after the response.
     public var closeConnection: Bool = false
 
-    /// The part of ``body`` to send, for partial content; `nil` sends the whole body.
-    var bodyRange: Range<Int64>?
+    /// The part of ``body`` to send, for partial content (a scripted 206); `nil` sends the whole body. The
+    /// `Content-Length` follows the range; `Content-Range` is the script's to set.
+    public var bodyRange: Range<Int64>?
 
     /// Creates a response.
     ///

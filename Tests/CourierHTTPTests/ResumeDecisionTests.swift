@@ -48,12 +48,89 @@ struct ResumeDecisionTests {
             (100, 302, nil, nil, .notResumable),
         ])
     func decide(offset: Int64, status: Int, contentRange: String?, contentLength: Int64?, expected: ResumeDecision) {
-        let decision = ResumeDecision.decide(
-            requestedOffset: offset,
-            status: status,
-            contentRange: contentRange,
-            contentLength: contentLength
-        )
+        // The same representation as the partial file: only the range fields decide.
+        let partial = PartialDownload(offset: offset, entityTag: "\"v1\"", lastModified: nil)
+        var fields = ["etag": "\"v1\""]
+        fields["content-range"] = contentRange
+        fields["content-length"] = contentLength.map(String.init)
+        let decision = ResumeDecision.decide(resuming: partial, status: status) { fields[$0.lowercased()] }
         #expect(decision == expected)
+    }
+
+    /// What the partial file came with, what the 206 carries, and whether the 206 may be appended.
+    struct ValidatorCase: Sendable, CustomTestStringConvertible {
+        var stored: PartialDownload
+        var response: [String: String]
+        var appends: Bool
+        var testDescription: String { "\(stored) + \(response) -> \(appends ? "append" : "retry")" }
+    }
+
+    static let lastModified = "Tue, 15 Nov 1994 12:45:26 GMT"
+
+    static let validatorCases: [ValidatorCase] = [
+        // The same strong ETag: append.
+        .init(
+            stored: .init(offset: 10, entityTag: "\"v1\"", lastModified: nil), response: ["etag": "\"v1\""],
+            appends: true),
+        .init(
+            stored: .init(offset: 10, entityTag: " \"v1\" ", lastModified: nil), response: ["etag": "\"v1\""],
+            appends: true),
+        // A server that ignored If-Range and sent a range of the new version: never spliced.
+        .init(
+            stored: .init(offset: 10, entityTag: "\"v1\"", lastModified: nil), response: ["etag": "\"v2\""],
+            appends: false),
+        .init(
+            stored: .init(offset: 10, entityTag: "\"v1\"", lastModified: nil), response: ["etag": "W/\"v1\""],
+            appends: false),
+        .init(
+            stored: .init(offset: 10, entityTag: "\"v1\"", lastModified: nil), response: ["etag": "\"V1\""],
+            appends: false),
+        .init(
+            stored: .init(offset: 10, entityTag: "\"v1\"", lastModified: nil), response: ["etag": "garbage"],
+            appends: false),
+        // No validator in the 206: nothing shows it is the same version.
+        .init(stored: .init(offset: 10, entityTag: "\"v1\"", lastModified: nil), response: [:], appends: false),
+        .init(
+            stored: .init(offset: 10, entityTag: "\"v1\"", lastModified: lastModified),
+            response: ["last-modified": lastModified], appends: false),
+        // Last-Modified as the validator (no strong ETag stored).
+        .init(
+            stored: .init(offset: 10, entityTag: nil, lastModified: lastModified),
+            response: ["last-modified": lastModified], appends: true),
+        .init(
+            stored: .init(offset: 10, entityTag: "W/\"weak\"", lastModified: lastModified),
+            response: ["last-modified": lastModified, "etag": "W/\"other\""], appends: true),
+        .init(
+            stored: .init(offset: 10, entityTag: nil, lastModified: lastModified),
+            response: ["last-modified": "Wed, 16 Nov 1994 12:45:26 GMT"], appends: false),
+        .init(stored: .init(offset: 10, entityTag: nil, lastModified: lastModified), response: [:], appends: false),
+        // No validator stored at all: a range cannot be trusted.
+        .init(
+            stored: .init(offset: 10, entityTag: nil, lastModified: nil), response: ["etag": "\"v1\""], appends: false),
+        // The complete length changed although the validator matched.
+        .init(
+            stored: .init(offset: 10, entityTag: "\"v1\"", lastModified: nil, totalLength: 90),
+            response: ["etag": "\"v1\""], appends: false),
+        .init(
+            stored: .init(offset: 10, entityTag: "\"v1\"", lastModified: nil, totalLength: 100),
+            response: ["etag": "\"v1\""], appends: true),
+        .init(
+            stored: .init(offset: 10, entityTag: "\"v1\"", lastModified: nil, totalLength: -1),
+            response: ["etag": "\"v1\""], appends: true),
+    ]
+
+    @Test("A 206 is appended only to the same representation", arguments: validatorCases)
+    func validators(_ item: ValidatorCase) {
+        var fields = item.response
+        fields["content-range"] = "bytes 10-99/100"
+        let decision = ResumeDecision.decide(resuming: item.stored, status: 206) { fields[$0.lowercased()] }
+        #expect(decision == (item.appends ? .append(offset: 10, expectedTotal: 100) : .retryWithoutRange))
+    }
+
+    @Test func aChangedLengthWithAnUnknownTotalIsStillAppendedWhenTheValidatorMatches() {
+        let partial = PartialDownload(offset: 10, entityTag: "\"v1\"", lastModified: nil, totalLength: 90)
+        let fields = ["etag": "\"v1\"", "content-range": "bytes 10-99/*"]
+        let decision = ResumeDecision.decide(resuming: partial, status: 206) { fields[$0.lowercased()] }
+        #expect(decision == .append(offset: 10, expectedTotal: -1))
     }
 }

@@ -2,12 +2,16 @@ import CourierHTTP
 import Foundation
 import NIOConcurrencyHelpers
 
-/// A resumed download's partial file and the offset its range request asked for.
+/// A resumed download's partial file and what it holds (the offset its range request asked for and the validators
+/// a 206 must repeat to be appended).
 struct ResumeProgress: Sendable {
-    /// Bytes already in the partial file; 0 when the download starts over.
-    var offset: Int64
+    /// What the partial file holds; `nil` when the download starts over.
+    var partial: PartialDownload?
     /// The partial file, when there is one to continue.
     var partialFile: URL?
+
+    /// The download starts over from byte 0.
+    static let fromZero = ResumeProgress(partial: nil, partialFile: nil)
 }
 
 extension TaskRunner {
@@ -45,11 +49,11 @@ extension TaskRunner {
         )
         if let fields {
             for field in fields { resumed.setValue(field.value, forHTTPHeaderField: field.name) }
-            lock.withLock { state.resume = ResumeProgress(offset: data.bytesReceived, partialFile: partial) }
+            lock.withLock { state.resume = ResumeProgress(partial: data.partialDownload, partialFile: partial) }
         } else {
             // Nothing can be resumed safely: start over, and say so through didResumeAtOffset(0, …).
             try? FileManager.default.removeItem(at: partial)
-            lock.withLock { state.resume = ResumeProgress(offset: 0, partialFile: nil) }
+            lock.withLock { state.resume = .fromZero }
         }
         return resumed
     }
@@ -62,17 +66,14 @@ extension TaskRunner {
             return
         }
         lock.withLock { state.resume = nil }
-        guard let partial = resume.partialFile, resume.offset > 0 else {
+        guard let partial = resume.partialFile, let held = resume.partial, held.offset > 0 else {
             download.open()
             notifyResumed(at: 0, expectedTotal: response.expectedContentLength)
             return
         }
-        let decision = ResumeDecision.decide(
-            requestedOffset: resume.offset,
-            status: response.statusCode,
-            contentRange: response.value(forHTTPHeaderField: "Content-Range"),
-            contentLength: response.value(forHTTPHeaderField: "Content-Length").flatMap { Int64($0) }
-        )
+        let decision = ResumeDecision.decide(resuming: held, status: response.statusCode) {
+            response.value(forHTTPHeaderField: $0)
+        }
         switch decision {
         case .append(let offset, let total):
             download.open(existing: partial, offset: offset)
@@ -92,7 +93,7 @@ extension TaskRunner {
             notifyResumed(at: 0, expectedTotal: response.expectedContentLength)
         case .retryWithoutRange:
             Self.discardPartialFile(partial)
-            lock.withLock { state.resume = ResumeProgress(offset: 0, partialFile: nil) }
+            lock.withLock { state.resume = .fromZero }
             var plain = task.currentRequest ?? URLRequest(url: response.url ?? partial)
             plain.setValue(nil, forHTTPHeaderField: "Range")
             plain.setValue(nil, forHTTPHeaderField: "If-Range")
@@ -165,7 +166,8 @@ extension TaskRunner {
             serverDownloadDate: validators.lastModified,
             tempFileName: file.lastPathComponent,
             originalRequest: DownloadResumeState.stored(task.originalRequest, fallbackURL: url),
-            currentRequest: DownloadResumeState.stored(current, fallbackURL: url)
+            currentRequest: DownloadResumeState.stored(current, fallbackURL: url),
+            expectedTotalLength: task.countOfBytesExpectedToReceive
         ).encoded()
     }
 

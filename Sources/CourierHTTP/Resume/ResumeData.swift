@@ -44,6 +44,19 @@ public struct ResumeData: Hashable, Sendable {
     public let originalRequest: Request
     /// The request the task was sending when it stopped (after redirects).
     public let currentRequest: Request
+    /// The complete length of the representation the partial file belongs to, when the interrupted response gave
+    /// it. A resumed response that reports another length is not appended.
+    public let expectedTotalLength: Int64?
+
+    /// What the partial file holds, for ``ResumeDecision/decide(resuming:status:responseHeader:)``.
+    public var partialDownload: PartialDownload {
+        PartialDownload(
+            offset: bytesReceived,
+            entityTag: entityTag,
+            lastModified: serverDownloadDate,
+            totalLength: expectedTotalLength
+        )
+    }
 
     /// Creates resume data, validating every value.
     ///
@@ -58,6 +71,8 @@ public struct ResumeData: Hashable, Sendable {
     ///     characters, at most ``maximumTempFileNameLength`` UTF-8 bytes.
     ///   - originalRequest: The request the task was created with.
     ///   - currentRequest: The request the task was sending.
+    ///   - expectedTotalLength: The complete length of the representation, if known; a negative value counts as
+    ///     unknown.
     /// - Throws: ``TransferError`` with code `cannotDecodeRawData` when a value is invalid.
     public init(
         downloadURL: URL,
@@ -66,7 +81,8 @@ public struct ResumeData: Hashable, Sendable {
         serverDownloadDate: String?,
         tempFileName: String,
         originalRequest: Request,
-        currentRequest: Request
+        currentRequest: Request,
+        expectedTotalLength: Int64? = nil
     ) throws(TransferError) {
         try Self.checkHTTPURL(downloadURL, key: ResumeDataArchive.CodingKeys.downloadURL.rawValue)
         guard bytesReceived >= 0 else {
@@ -83,6 +99,7 @@ public struct ResumeData: Hashable, Sendable {
         self.tempFileName = tempFileName
         self.originalRequest = originalRequest
         self.currentRequest = currentRequest
+        self.expectedTotalLength = expectedTotalLength.flatMap { $0 >= 0 ? $0 : nil }
     }
 
     /// Decodes and validates resume data.
@@ -111,7 +128,8 @@ public struct ResumeData: Hashable, Sendable {
             currentRequest: Request(
                 archive: archive.currentRequest,
                 key: ResumeDataArchive.CodingKeys.currentRequest.rawValue
-            )
+            ),
+            expectedTotalLength: archive.expectedTotalLength
         )
     }
 
@@ -128,7 +146,8 @@ public struct ResumeData: Hashable, Sendable {
             originalRequest: originalRequest.archive,
             currentRequest: currentRequest.archive,
             serverDownloadDate: serverDownloadDate,
-            version: Self.version
+            version: Self.version,
+            expectedTotalLength: expectedTotalLength
         ).encode()
     }
 

@@ -21,6 +21,9 @@ struct ResumeDataArchive: Codable, Equatable {
     var currentRequest: Request
     var serverDownloadDate: String?
     var version: Int
+    /// Courier's own key (Darwin has none for it, and ignores unknown keys): the complete length of the
+    /// representation, so a resumed 206 for a resource whose length changed is never appended.
+    var expectedTotalLength: Int64?
 
     enum CodingKeys: String, CodingKey {
         case downloadURL = "NSURLSessionDownloadURL"
@@ -31,6 +34,7 @@ struct ResumeDataArchive: Codable, Equatable {
         case currentRequest = "NSURLSessionResumeCurrentRequest"
         case serverDownloadDate = "NSURLSessionResumeServerDownloadDate"
         case version = "NSURLSessionResumeInfoVersion"
+        case expectedTotalLength = "CourierResumeExpectedTotalLength"
     }
 
     /// Only the version, read first so that data of another version is reported as such rather than as a shape error.

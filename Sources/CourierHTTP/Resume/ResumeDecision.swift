@@ -21,39 +21,50 @@ public enum ResumeDecision: Hashable, Sendable {
 
     /// Decides how to use the response to a resume request.
     ///
-    /// A 206 is appended only when its `Content-Range` is a satisfied byte range that starts exactly at
-    /// `requestedOffset`, ends at the last byte of the representation when its length is known (a shorter range would
-    /// leave the file incomplete), and agrees with `Content-Length` when that is present. Any other 206 gives
-    /// ``retryWithoutRange``.
+    /// A 206 is appended only when
+    /// - it is a range of the same representation the partial file holds: its strong `ETag` (or, when the partial
+    ///   file has none, its `Last-Modified` date) equals the one the partial file came with (see
+    ///   ``PartialDownload/isSameRepresentation(responseHeader:)``) — a server that ignores `If-Range` must not
+    ///   splice a new version onto an old prefix;
+    /// - its `Content-Range` is a satisfied byte range that starts exactly at the partial file's offset, ends at the
+    ///   last byte of the representation when its length is known (a shorter range would leave the file
+    ///   incomplete), and gives the same complete length as the interrupted response did, when both are known;
+    /// - it agrees with `Content-Length` when that is present.
+    ///
+    /// Any other 206 gives ``retryWithoutRange``: the partial file is thrown away and the whole representation
+    /// fetched again.
     ///
     /// - Parameters:
-    ///   - requestedOffset: The first byte position the request asked for (the `bytes=<offset>-` value).
+    ///   - partial: What the partial file holds; its offset is the first byte position the request asked for
+    ///     (the `bytes=<offset>-` value).
     ///   - status: The response status code.
-    ///   - contentRange: The response's `Content-Range` field value, if any.
-    ///   - contentLength: The response's `Content-Length`, if any.
+    ///   - responseHeader: Returns the value of a response header field by name (case-insensitively), or `nil`.
     /// - Returns: What to do with the partial file and the response.
     public static func decide(
-        requestedOffset: Int64,
+        resuming partial: PartialDownload,
         status: Int,
-        contentRange: String?,
-        contentLength: Int64?
+        responseHeader: (String) -> String?
     ) -> ResumeDecision {
+        let contentLength = responseHeader("Content-Length").flatMap { Int64(HeaderParameters.trim($0)) }
         switch status {
         case 200:
             let total = contentLength.flatMap { $0 >= 0 ? $0 : nil } ?? -1
             return .restartFromZero(expectedTotal: total)
         case 206:
-            guard let contentRange, let parsed = ContentRange(headerValue: contentRange),
+            guard let contentRange = responseHeader("Content-Range"),
+                let parsed = ContentRange(headerValue: contentRange),
                 let range = parsed.range, let rangeLength = parsed.rangeLength,
-                range.lowerBound == requestedOffset
+                range.lowerBound == partial.offset,
+                partial.isSameRepresentation(responseHeader: responseHeader)
             else { return .retryWithoutRange }
             if let contentLength, contentLength != rangeLength {
                 return .retryWithoutRange
             }
-            if let complete = parsed.completeLength, range.upperBound != complete - 1 {
-                return .retryWithoutRange
+            if let complete = parsed.completeLength {
+                if range.upperBound != complete - 1 { return .retryWithoutRange }
+                if let known = partial.totalLength, known != complete { return .retryWithoutRange }
             }
-            return .append(offset: requestedOffset, expectedTotal: parsed.completeLength ?? -1)
+            return .append(offset: partial.offset, expectedTotal: parsed.completeLength ?? -1)
         case 416:
             return .retryWithoutRange
         default:

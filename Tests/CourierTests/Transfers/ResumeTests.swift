@@ -147,6 +147,57 @@ struct ResumeTests {
         }
     }
 
+    /// A server (or CDN) that ignores `If-Range` answers the resume of a changed resource with a range of the new
+    /// version. Appending it would make a file that is neither version; the download must start over instead.
+    @Test(arguments: ["new-etag", "no-etag", "new-length", "new-date"])
+    func serverIgnoringIfRangeNeverSplicesTwoVersions(kind: String) async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let oldDate = "Tue, 15 Nov 1994 12:45:26 GMT"
+        let newDate = "Wed, 16 Nov 1994 12:45:26 GMT"
+        try await withServer { server in
+            let old = MockBody.patternBytes(offset: 0, count: 400_000)
+            let newLength = kind == "new-length" ? 450_000 : 400_000
+            let new = Data((0..<newLength).map { UInt8(($0 * 7) % 256) })
+            let validator: [(name: String, value: String)] =
+                kind == "new-date" ? [("Last-Modified", oldDate)] : [("ETag", "\"v1\"")]
+            var first = MockResponse(headers: validator + [("Accept-Ranges", "bytes")], body: .data(old))
+            first.closeAfterBodyBytes = 100_000
+            // The resumed request's answer: a range of the new version, whatever If-Range said.
+            let changedValidator: [(name: String, value: String)] =
+                switch kind {
+                case "new-etag": [("ETag", "\"v2\"")]
+                case "new-date": [("Last-Modified", newDate)]
+                case "new-length": [("ETag", "\"v1\"")]
+                default: []
+                }
+            var spliced = MockResponse(
+                status: 206,
+                headers: changedValidator + [("Content-Range", "bytes 100000-\(newLength - 1)/\(newLength)")],
+                body: .data(new)
+            )
+            spliced.bodyRange = 100_000..<Int64(newLength)
+            let whole = MockResponse(headers: changedValidator, body: .data(new))
+            server.enqueue(first, spliced, whole)
+            let downloads = directory.appendingPathComponent("downloads")
+            let session = makeSession { $0.courierDownloadDirectory = downloads }
+            var resumeData: Data?
+            do {
+                _ = try await session.download(from: server.url("/s"))
+            } catch let error as URLError {
+                resumeData = error.downloadTaskResumeData
+            }
+            let (url, _) = try await session.download(resumeFrom: try #require(resumeData))
+            #expect(try Data(contentsOf: url) == new)
+            try FileManager.default.removeItem(at: url)
+            let requests = server.requests
+            #expect(requests.count == 3)
+            #expect(requests[1].header("Range") == "bytes=100000-")
+            #expect(requests[2].header("Range") == nil)
+            #expect(filesIn(downloads).isEmpty)
+        }
+    }
+
     @Test(arguments: ["416", "wrong-start", "garbage"])
     func unusableRangeAnswersRetryCleanly(kind: String) async throws {
         let directory = try makeTemporaryDirectory()
