@@ -269,11 +269,16 @@ open class URLSessionConfiguration: NSObject, NSCopying, @unchecked Sendable {
     // MARK: - Courier extensions (not in Apple's API)
 
     /// Courier extension: where download tasks write their temporary files and keep partial files for resume
-    /// data. The default is a `Courier` folder in the system's temporary directory (`TMPDIR`).
+    /// data. The default is `$XDG_CACHE_HOME/courier/downloads` (`~/.cache/courier/downloads`; without a home
+    /// folder, `courier-<uid>` in `TMPDIR`).
+    ///
+    /// The folder must be private: Courier creates it with mode 0700, and refuses (failing the download with
+    /// `URLError.cannotCreateFile`) an existing folder that is a symbolic link, belongs to another user or can be
+    /// written by group or others. Files in it are created with mode 0600. Partial files kept for resume data and
+    /// not resumed within 7 days are deleted when a session using the folder is created.
     public var courierDownloadDirectory: URL {
         get {
-            settings.withLockedValue { $0.courierDownloadDirectory }
-                ?? FileManager.default.temporaryDirectory.appendingPathComponent("Courier", isDirectory: true)
+            settings.withLockedValue { $0.courierDownloadDirectory } ?? DownloadDirectory.defaultFolder
         }
         set { settings.withLockedValue { $0.courierDownloadDirectory = newValue } }
     }

@@ -28,11 +28,13 @@ extension TaskRunner {
         // The name was validated as a bare file name: it cannot leave the download directory.
         let partial = session.sessionConfiguration.courierDownloadDirectory
             .appendingPathComponent(data.tempFileName, isDirectory: false)
-        let attributes = try? FileManager.default.attributesOfItem(atPath: partial.path)
-        guard let size = (attributes?[.size] as? NSNumber)?.int64Value,
-            (attributes?[.type] as? FileAttributeType) == .typeRegular
-        else {
-            fail(TransferError.cannotOpenFile("the partial download \(data.tempFileName) no longer exists"))
+        // A symbolic link or a file of another user planted under the name is refused, never followed.
+        guard let size = DownloadDirectory.partialFileSize(at: partial) else {
+            fail(
+                TransferError.cannotOpenFile(
+                    "the partial download \(data.tempFileName) no longer exists or is not a regular file of this user"
+                )
+            )
             return nil
         }
         do {

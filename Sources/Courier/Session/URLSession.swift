@@ -87,6 +87,8 @@ open class URLSession: NSObject, @unchecked Sendable {
             logger: Logger(label: "courier.transport")
         )
         super.init()
+        // Partial files of resume data never used would otherwise stay forever.
+        DownloadDirectory.sweepInBackground(copied.courierDownloadDirectory)
     }
 
     /// The configuration as the session uses it (not a copy; never mutated).

@@ -6,7 +6,8 @@ import Foundation
 final class DownloadFile: @unchecked Sendable {
     /// Darwin's temporary download files are named like this too.
     static func makeName() -> String {
-        "CFNetworkDownload_\(UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(16)).tmp"
+        let unique = UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(16)
+        return "\(DownloadDirectory.fileNamePrefix)\(unique)\(DownloadDirectory.fileNameSuffix)"
     }
 
     /// The file's location.
@@ -15,43 +16,43 @@ final class DownloadFile: @unchecked Sendable {
     // Touched only on `queue`.
     private var handle: FileHandle?
     private var failure: TransferError?
+    /// The file was created or opened by this object, so it is ours to delete.
+    private var opened = false
 
     /// A new, empty file named `name` in `directory` (created on the queue; failures reach the next operation).
+    /// The folder is created or checked to be private first (see ``DownloadDirectory``).
     init(directory: URL, name: String = DownloadFile.makeName()) {
         self.url = directory.appendingPathComponent(name, isDirectory: false)
         let url = self.url
         queue.async { [self] in
-            do {
-                try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            do throws(TransferError) {
+                try DownloadDirectory.prepare(directory)
+                handle = try DownloadDirectory.createFile(at: url)
+                opened = true
             } catch {
-                failure = .cannotCreateFile("cannot create the download directory \(directory.path): \(error)")
-                return
-            }
-            guard FileManager.default.createFile(atPath: url.path, contents: nil) else {
-                failure = .cannotCreateFile("cannot create the download file \(url.path)")
-                return
-            }
-            do {
-                handle = try FileHandle(forWritingTo: url)
-            } catch {
-                failure = .cannotCreateFile("cannot open the download file \(url.path): \(error)")
+                failure = error
             }
         }
     }
 
-    /// An existing partial file, cut to `length` bytes and positioned at its end (resuming).
+    /// An existing partial file, cut to `length` bytes and positioned at its end (resuming). A symbolic link, a
+    /// file that is not regular, or one owned by another user is refused.
     init(existing url: URL, keepingFirst length: Int64) {
         self.url = url
         queue.async { [self] in
             do {
-                let handle = try FileHandle(forWritingTo: url)
+                let handle = try DownloadDirectory.openPartialFile(at: url)
+                self.handle = handle
+                opened = true
                 let size = try handle.seekToEnd()
                 let keep = UInt64(max(0, length))
                 if size > keep {
                     // Bytes past the recorded count were never confirmed: drop them.
                     try handle.truncate(atOffset: keep)
+                    try handle.seek(toOffset: keep)
                 }
-                self.handle = handle
+            } catch let error as TransferError {
+                failure = error
             } catch {
                 failure = .cannotOpenFile("cannot open the partial download \(url.lastPathComponent): \(error)")
             }
@@ -100,6 +101,7 @@ final class DownloadFile: @unchecked Sendable {
             do {
                 try handle?.close()
                 handle = nil
+                DownloadDirectory.release(url)
                 completion(failure.map { .failure($0) } ?? .success(()))
             } catch {
                 completion(.failure(.cannotWriteToFile("closing the download file failed: \(error)")))
@@ -112,7 +114,9 @@ final class DownloadFile: @unchecked Sendable {
         queue.async { [self] in
             try? handle?.close()
             handle = nil
-            try? FileManager.default.removeItem(at: url)
+            // Only a file this task created or opened: never one that failed to open (it may be someone else's).
+            if opened { try? FileManager.default.removeItem(at: url) }
+            DownloadDirectory.release(url)
             completion?()
         }
     }

@@ -15,6 +15,9 @@ final class DownloadSink: Sendable {
         var written: Int64 = 0
         var paused = false
         var failed = false
+        /// The download ended (finished, kept for resume data, or discarded): no file may be opened any more. A
+        /// head that arrives while a cancel runs would otherwise create a file nothing deletes.
+        var ended = false
     }
 
     let task: URLSessionDownloadTask
@@ -39,16 +42,20 @@ final class DownloadSink: Sendable {
 
     /// Starts writing a new file, or continues `existing` (resume) after `offset` bytes.
     func open(existing: URL? = nil, offset: Int64 = 0) {
-        let file: DownloadFile
-        if let existing {
-            file = DownloadFile(existing: existing, keepingFirst: offset)
-        } else {
-            file = DownloadFile(directory: directory)
-        }
-        state.withLockedValue { state in
+        let directory = self.directory
+        let opened: DownloadFile? = state.withLockedValue { state in
+            guard !state.ended else { return nil }
+            let file =
+                if let existing {
+                    DownloadFile(existing: existing, keepingFirst: offset)
+                } else {
+                    DownloadFile(directory: directory)
+                }
             state.file = file
             state.written = offset
+            return file
         }
+        guard let file = opened else { return }
         let onFailure = self.onFailure
         file.ready { result in
             if case .failure(let error) = result { onFailure(error) }
@@ -118,18 +125,19 @@ final class DownloadSink: Sendable {
 
     /// Waits for every write and closes the file; the result is its location.
     func finish(_ completion: @escaping @Sendable (Result<URL, TransferError>) -> Void) {
-        guard let file = state.withLockedValue({ $0.file }) else {
+        if state.withLockedValue({ $0.file == nil && !$0.ended }) {
             // No body ever arrived (e.g. HEAD): an empty file still makes a download.
             open()
-            finish(completion)
-            return
+        }
+        guard let file = end() else {
+            return completion(.failure(.cannotWriteToFile("the download ended before its file was opened")))
         }
         file.close { result in completion(result.map { file.url }) }
     }
 
     /// Waits for every write and closes the file, keeping it for resume data.
     func keepForResume(_ completion: @escaping @Sendable (Result<(url: URL, length: Int64), TransferError>) -> Void) {
-        guard let file = state.withLockedValue({ $0.file }) else {
+        guard let file = end() else {
             return completion(.failure(.cannotOpenFile("nothing was downloaded")))
         }
         file.close { [self] result in
@@ -140,6 +148,15 @@ final class DownloadSink: Sendable {
 
     /// Deletes the file: no partial file is left where a complete one was promised.
     func discard() {
-        state.withLockedValue { $0.file }?.remove()
+        end()?.remove()
+    }
+
+    /// Marks the download ended and returns its file, if one was opened.
+    @discardableResult
+    private func end() -> DownloadFile? {
+        state.withLockedValue { state in
+            state.ended = true
+            return state.file
+        }
     }
 }

@@ -1,0 +1,195 @@
+import CourierHTTP
+import Foundation
+import NIOConcurrencyHelpers
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// The folder download tasks write into, and the rules that keep it private.
+///
+/// Downloads and the partial files kept for resume data must not be readable or replaceable by another local
+/// user. So the folder is created mode 0700 and, when it already exists, used only if it is a real directory (not
+/// a symbolic link) owned by the current user and not writable by group or others; files in it are created
+/// `O_EXCL | O_NOFOLLOW`, mode 0600, and a partial file is reopened only if it is a regular file owned by the
+/// current user. Every function here does blocking file-system work: call it off the event loops.
+enum DownloadDirectory {
+    /// How long a partial file kept for resume data may stay unused before ``sweep(_:now:)`` deletes it. Darwin's
+    /// temporary folder is purged by the system; Courier's cache folder must purge itself.
+    static let partialFileLifetime: TimeInterval = 7 * 24 * 60 * 60
+    /// Darwin's name prefix and suffix for download files, which the sweep looks for.
+    static let fileNamePrefix = "CFNetworkDownload_"
+    static let fileNameSuffix = ".tmp"
+
+    /// The default folder of this process, read from its environment once.
+    static let defaultFolder = defaultLocation()
+
+    /// The default folder: `$XDG_CACHE_HOME/courier/downloads`, else `$HOME/.cache/courier/downloads`, else (no
+    /// home) `courier-<uid>` in the temporary directory. A cache folder, not `XDG_RUNTIME_DIR`: that is usually
+    /// memory-backed, and partial files of large downloads must outlive a logout.
+    static func defaultLocation(environment: [String: String] = ProcessInfo.processInfo.environment) -> URL {
+        if let cache = environment["XDG_CACHE_HOME"], cache.hasPrefix("/") {
+            return URL(fileURLWithPath: cache, isDirectory: true).appendingPathComponent("courier/downloads")
+        }
+        if let home = environment["HOME"], home.hasPrefix("/"), home != "/" {
+            return URL(fileURLWithPath: home, isDirectory: true).appendingPathComponent(".cache/courier/downloads")
+        }
+        let temporary = environment["TMPDIR"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? "/tmp"
+        return URL(fileURLWithPath: temporary, isDirectory: true).appendingPathComponent("courier-\(geteuid())")
+    }
+
+    /// Makes sure `directory` exists and is private: creates it (and missing parents) with mode 0700, or checks an
+    /// existing one.
+    ///
+    /// - Throws: `cannotCreateFile` when the folder cannot be created, or exists but is a symbolic link, not a
+    ///   directory, owned by another user, or writable by group or others.
+    static func prepare(_ directory: URL) throws(TransferError) {
+        let path = directory.path
+        if mkdir(path, 0o700) != 0 {
+            let error = errno
+            if error == ENOENT {
+                try createParents(of: directory)
+                if mkdir(path, 0o700) != 0 && errno != EEXIST {
+                    throw .cannotCreateFile("cannot create the download folder \(path): \(describe(errno))")
+                }
+            } else if error != EEXIST {
+                throw .cannotCreateFile("cannot create the download folder \(path): \(describe(error))")
+            }
+        }
+        if let problem = privacyProblem(of: path) {
+            throw .cannotCreateFile(
+                "the download folder \(path) \(problem); Courier will not write downloads there "
+                    + "(choose another folder with courierDownloadDirectory)"
+            )
+        }
+    }
+
+    /// Why a folder is not private, or `nil` when it is: a real directory owned by the current user that neither
+    /// group nor others can write.
+    static func privacyProblem(of path: String) -> String? {
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return "cannot be examined: \(describe(errno))" }
+        if (info.st_mode & S_IFMT) == S_IFLNK { return "is a symbolic link" }
+        if (info.st_mode & S_IFMT) != S_IFDIR { return "is not a folder" }
+        if info.st_uid != geteuid() { return "belongs to another user (uid \(info.st_uid))" }
+        if info.st_mode & (S_IWGRP | S_IWOTH) != 0 {
+            return "can be written by other users (mode \(String(info.st_mode & 0o7777, radix: 8)))"
+        }
+        return nil
+    }
+
+    /// Creates a new, empty file at `url` for writing: `O_EXCL | O_NOFOLLOW`, mode 0600.
+    static func createFile(at url: URL) throws(TransferError) -> FileHandle {
+        let descriptor = open(url.path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else {
+            throw .cannotCreateFile("cannot create the download file \(url.path): \(describe(errno))")
+        }
+        ActiveFiles.shared.insert(url.path)
+        return FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
+    }
+
+    /// Opens an existing partial file for writing, refusing a symbolic link, anything but a regular file, and a file
+    /// another user owns (it could have been planted to read or corrupt a resumed download).
+    static func openPartialFile(at url: URL) throws(TransferError) -> FileHandle {
+        let descriptor = open(url.path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            throw .cannotOpenFile("cannot open the partial download \(url.lastPathComponent): \(describe(errno))")
+        }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, info.st_uid == geteuid() else {
+            close(descriptor)
+            throw .cannotOpenFile("the partial download \(url.lastPathComponent) is not a regular file of this user")
+        }
+        ActiveFiles.shared.insert(url.path)
+        return FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
+    }
+
+    /// The size of the partial file at `url`, if it is a regular file (not a symbolic link) owned by the current
+    /// user.
+    static func partialFileSize(at url: URL) -> Int64? {
+        var info = stat()
+        guard lstat(url.path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, info.st_uid == geteuid() else {
+            return nil
+        }
+        return Int64(info.st_size)
+    }
+
+    /// Notes that a file is no longer being written (closed or removed), so a sweep may consider it.
+    static func release(_ url: URL) {
+        ActiveFiles.shared.remove(url.path)
+    }
+
+    // MARK: - Sweeping
+
+    /// Deletes download files in `directory` not modified for ``partialFileLifetime`` and not in use by this
+    /// process: partial files kept for resume data that was never used. Only Courier's own file names, only regular
+    /// files owned by the current user, never through a symbolic link, and only in a private folder.
+    ///
+    /// - Returns: The names of the deleted files.
+    @discardableResult
+    static func sweep(_ directory: URL, now: Date = Date()) -> [String] {
+        guard privacyProblem(of: directory.path) == nil,
+            let names = try? FileManager.default.contentsOfDirectory(atPath: directory.path)
+        else { return [] }
+        let cutoff = now.timeIntervalSince1970 - partialFileLifetime
+        var deleted: [String] = []
+        for name in names where name.hasPrefix(fileNamePrefix) && name.hasSuffix(fileNameSuffix) {
+            let path = directory.appendingPathComponent(name, isDirectory: false).path
+            guard !ActiveFiles.shared.contains(path) else { continue }
+            var info = stat()
+            guard lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, info.st_uid == geteuid(),
+                Double(info.st_mtim.tv_sec) < cutoff
+            else { continue }
+            if unlink(path) == 0 { deleted.append(name) }
+        }
+        return deleted
+    }
+
+    /// Sweeps `directory` on a background queue, at most once an hour per folder in this process (sessions may be
+    /// created often; the folder only needs looking at now and then).
+    static func sweepInBackground(_ directory: URL) {
+        let now = Date()
+        let due = lastSweeps.withLockedValue { sweeps in
+            if let last = sweeps[directory.path], now.timeIntervalSince(last) < 60 * 60 { return false }
+            sweeps[directory.path] = now
+            return true
+        }
+        guard due else { return }
+        DispatchQueue.global(qos: .utility).async { sweep(directory, now: now) }
+    }
+
+    private static let lastSweeps = NIOLockedValueBox<[String: Date]>([:])
+
+    // MARK: - Helpers
+
+    private static func createParents(of directory: URL) throws(TransferError) {
+        let parent = directory.deletingLastPathComponent()
+        do {
+            try FileManager.default.createDirectory(
+                at: parent,
+                withIntermediateDirectories: true,
+                attributes: [.posixPermissions: 0o700]
+            )
+        } catch {
+            throw .cannotCreateFile("cannot create the download folder \(parent.path): \(error)")
+        }
+    }
+
+    private static func describe(_ code: Int32) -> String {
+        String(cString: strerror(code))
+    }
+
+    /// The files this process is writing, which a sweep must leave alone however old their last write.
+    private final class ActiveFiles: Sendable {
+        static let shared = ActiveFiles()
+        private let paths = NIOLockedValueBox<Set<String>>([])
+
+        func insert(_ path: String) { paths.withLockedValue { _ = $0.insert(path) } }
+        func remove(_ path: String) { paths.withLockedValue { _ = $0.remove(path) } }
+        func contains(_ path: String) -> Bool { paths.withLockedValue { $0.contains(path) } }
+    }
+}

@@ -1,0 +1,293 @@
+import CourierHTTP
+import CourierMockServer
+import Foundation
+import Testing
+
+@testable import Courier
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Where downloads live and who can touch them: private folders, private files, no planted links followed, no
+/// file left behind by a cancel, and partial files that do not stay forever.
+@Suite("Download safety")
+struct DownloadSafetyTests {
+    private static func mode(_ url: URL) throws -> mode_t {
+        var info = stat()
+        guard lstat(url.path, &info) == 0 else { throw CocoaError(.fileNoSuchFile) }
+        return info.st_mode & 0o7777
+    }
+
+    @Test func theFolderIsCreated0700AndTheFile0600() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        // Two missing levels: both are created private.
+        let downloads = directory.appendingPathComponent("cache/downloads")
+        try await withServer { server in
+            server.route("/f", response: MockResponse(body: .pattern(length: 10_000)))
+            let session = makeSession { $0.courierDownloadDirectory = downloads }
+            let (url, _) = try await session.download(from: server.url("/f"))
+            #expect(try Self.mode(url) == 0o600)
+            #expect(try Self.mode(downloads) == 0o700)
+            #expect(try Self.mode(downloads.deletingLastPathComponent()) == 0o700)
+            #expect(try fileHoldsPattern(url, length: 10_000))
+            try FileManager.default.removeItem(at: url)
+        }
+    }
+
+    @Test(arguments: ["group-writable", "world-writable", "symlink", "a-file"])
+    func aFolderOthersCanTouchIsRefused(kind: String) async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let downloads = directory.appendingPathComponent("downloads")
+        let elsewhere = directory.appendingPathComponent("elsewhere")
+        switch kind {
+        case "group-writable":
+            try FileManager.default.createDirectory(at: downloads, withIntermediateDirectories: false)
+            chmod(downloads.path, 0o770)
+        case "world-writable":
+            try FileManager.default.createDirectory(at: downloads, withIntermediateDirectories: false)
+            chmod(downloads.path, 0o1777)
+        case "symlink":
+            try FileManager.default.createDirectory(at: elsewhere, withIntermediateDirectories: false)
+            chmod(elsewhere.path, 0o700)
+            try FileManager.default.createSymbolicLink(at: downloads, withDestinationURL: elsewhere)
+        default:
+            try Data("x".utf8).write(to: downloads)
+        }
+        try await withServer { server in
+            server.route("/f", response: MockResponse(body: .pattern(length: 1000)))
+            let session = makeSession { $0.courierDownloadDirectory = downloads }
+            do {
+                _ = try await session.download(from: server.url("/f"))
+                Issue.record("expected the download to refuse \(kind)")
+            } catch let error as URLError {
+                #expect(error.code == .cannotCreateFile)
+                #expect(error.localizedDescription.contains(downloads.path))
+            }
+            if kind == "symlink" { #expect(filesIn(elsewhere).isEmpty) }
+            if kind.hasSuffix("writable") { #expect(filesIn(downloads).isEmpty) }
+        }
+    }
+
+    /// Another user created the folder first (the old shared `/tmp/Courier` attack). Needs root to make a folder
+    /// of another uid; skipped otherwise.
+    @Test(.enabled(if: geteuid() == 0, "needs root to create a folder of another user"))
+    func aFolderOfAnotherUserIsRefused() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let downloads = directory.appendingPathComponent("downloads")
+        try FileManager.default.createDirectory(at: downloads, withIntermediateDirectories: false)
+        chmod(downloads.path, 0o700)
+        #expect(chown(downloads.path, 65534, 65534) == 0)
+        try await withServer { server in
+            server.route("/f", response: MockResponse(body: .pattern(length: 1000)))
+            let session = makeSession { $0.courierDownloadDirectory = downloads }
+            do {
+                _ = try await session.download(from: server.url("/f"))
+                Issue.record("expected the download to refuse a folder of uid 65534")
+            } catch let error as URLError {
+                #expect(error.code == .cannotCreateFile)
+                #expect(error.localizedDescription.contains("another user"))
+            }
+            #expect(filesIn(downloads).isEmpty)
+        }
+    }
+
+    @Test func aSymlinkPlantedAsThePartialFileIsNotFollowed() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let length: Int64 = 300_000
+        try await withServer { server in
+            serveRanges(on: server, path: "/r", body: .pattern(length: length)) { $0.closeAfterBodyBytes = 100_000 }
+            let downloads = directory.appendingPathComponent("downloads")
+            let session = makeSession { $0.courierDownloadDirectory = downloads }
+            var resumeData: Data?
+            do {
+                _ = try await session.download(from: server.url("/r"))
+            } catch let error as URLError {
+                resumeData = error.downloadTaskResumeData
+            }
+            let data = try #require(resumeData)
+            let partial = try #require(filesIn(downloads).first)
+            let partialURL = downloads.appendingPathComponent(partial)
+            // The victim: a file the attacker wants bytes written into.
+            let victim = directory.appendingPathComponent("victim")
+            let original = Data(repeating: 0x41, count: 200_000)
+            try original.write(to: victim)
+            try FileManager.default.removeItem(at: partialURL)
+            try FileManager.default.createSymbolicLink(at: partialURL, withDestinationURL: victim)
+            do {
+                _ = try await session.download(resumeFrom: data)
+                Issue.record("expected the resume to refuse a symbolic link")
+            } catch let error as URLError {
+                #expect(error.code == .cannotOpenFile)
+            }
+            #expect(try Data(contentsOf: victim) == original)
+            #expect(server.requests.count == 1)
+        }
+    }
+
+    @Test func theDefaultFolderIsAPerUserCacheFolder() {
+        let uid = geteuid()
+        #expect(
+            DownloadDirectory.defaultLocation(environment: ["XDG_CACHE_HOME": "/c", "HOME": "/h"]).path
+                == "/c/courier/downloads")
+        #expect(DownloadDirectory.defaultLocation(environment: ["HOME": "/h"]).path == "/h/.cache/courier/downloads")
+        // Relative XDG values are ignored, as the XDG specification says.
+        #expect(
+            DownloadDirectory.defaultLocation(environment: ["XDG_CACHE_HOME": "c", "HOME": "/h"]).path
+                == "/h/.cache/courier/downloads")
+        #expect(DownloadDirectory.defaultLocation(environment: ["TMPDIR": "/t"]).path == "/t/courier-\(uid)")
+        #expect(DownloadDirectory.defaultLocation(environment: ["HOME": "/"]).path == "/tmp/courier-\(uid)")
+        #expect(URLSessionConfiguration.default.courierDownloadDirectory == DownloadDirectory.defaultFolder)
+    }
+
+    // MARK: - Cancels leave nothing behind
+
+    /// A cancel that lands while the head is being delivered used to let the head open a file after the cancel
+    /// had discarded the (not yet opened) download.
+    @Test func aHeadArrivingAfterTheCancelOpensNoFile() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let session = makeSession { $0.courierDownloadDirectory = directory }
+        let task = session.downloadTask(with: URL(string: "http://127.0.0.1:9/")!)
+        let sink = DownloadSink(task: task, directory: directory, onBackpressure: { _ in }, onFailure: { _ in })
+        sink.discard()
+        sink.open()
+        sink.append(Data("late".utf8))
+        let result = await withCheckedContinuation { continuation in
+            sink.finish { continuation.resume(returning: $0) }
+        }
+        #expect((try? result.get()) == nil)
+        // The file queue runs asynchronously; give it time to (wrongly) create a file.
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(filesIn(directory).isEmpty)
+    }
+
+    @Test func aStormOfCancelsLeavesNoFileBehind() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try await withServer { server in
+            var slow = MockResponse(body: .pattern(length: 400_000))
+            slow.chunkDelay = .milliseconds(2)
+            server.route("/s", response: slow)
+            let session = makeSession { $0.courierDownloadDirectory = directory }
+            await withTaskGroup(of: Void.self) { group in
+                for index in 0..<120 {
+                    group.addTask {
+                        let task = session.downloadTask(with: server.url("/s"))
+                        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                            let done = CompletionFlag(continuation)
+                            let delegate = CompletionDelegate { done.fire() }
+                            task.delegate = delegate
+                            task.resume()
+                            // Spread from before the request leaves to mid-body.
+                            DispatchQueue.global().asyncAfter(deadline: .now() + .microseconds(index * 250)) {
+                                task.cancel()
+                            }
+                        }
+                    }
+                }
+            }
+            // Files are removed on their own queues after the completion; allow them to settle.
+            var remaining = filesIn(directory)
+            for _ in 0..<100 where !remaining.isEmpty {
+                try await Task.sleep(for: .milliseconds(50))
+                remaining = filesIn(directory)
+            }
+            #expect(remaining.isEmpty)
+        }
+    }
+
+    // MARK: - Sweeping old partial files
+
+    @Test func partialFilesOlderThanTheLifetimeAreSwept() throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let now = Date(timeIntervalSince1970: 2_000_000_000)
+        func make(_ name: String, age: TimeInterval) throws -> URL {
+            let url = directory.appendingPathComponent(name)
+            try Data("x".utf8).write(to: url)
+            try FileManager.default.setAttributes(
+                [.modificationDate: now.addingTimeInterval(-age)], ofItemAtPath: url.path)
+            return url
+        }
+        let lifetime = DownloadDirectory.partialFileLifetime
+        _ = try make("CFNetworkDownload_old.tmp", age: lifetime + 60)
+        _ = try make("CFNetworkDownload_new.tmp", age: lifetime - 60)
+        _ = try make("someone-elses-file.tmp", age: lifetime * 4)
+        // A link with our name to an old file elsewhere: neither the link's target nor the link is touched.
+        let outside = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: outside) }
+        let target = outside.appendingPathComponent("target")
+        try Data("keep".utf8).write(to: target)
+        try FileManager.default.setAttributes(
+            [.modificationDate: now.addingTimeInterval(-lifetime * 4)], ofItemAtPath: target.path)
+        try FileManager.default.createSymbolicLink(
+            at: directory.appendingPathComponent("CFNetworkDownload_link.tmp"), withDestinationURL: target)
+
+        let deleted = DownloadDirectory.sweep(directory, now: now)
+        #expect(deleted == ["CFNetworkDownload_old.tmp"])
+        #expect(
+            Set(filesIn(directory))
+                == ["CFNetworkDownload_new.tmp", "someone-elses-file.tmp", "CFNetworkDownload_link.tmp"])
+        #expect(try Data(contentsOf: target) == Data("keep".utf8))
+    }
+
+    @Test func aFileBeingWrittenIsNeverSweptHoweverOld() throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let url = directory.appendingPathComponent(DownloadFile.makeName())
+        let handle = try DownloadDirectory.createFile(at: url)
+        defer { DownloadDirectory.release(url) }
+        try handle.close()
+        let later = Date().addingTimeInterval(DownloadDirectory.partialFileLifetime * 2)
+        #expect(DownloadDirectory.sweep(directory, now: later).isEmpty)
+        DownloadDirectory.release(url)
+        #expect(DownloadDirectory.sweep(directory, now: later) == [url.lastPathComponent])
+    }
+
+    @Test func creatingASessionSweepsItsFolder() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let old = directory.appendingPathComponent("CFNetworkDownload_stale.tmp")
+        try Data("stale".utf8).write(to: old)
+        try FileManager.default.setAttributes(
+            [.modificationDate: Date().addingTimeInterval(-DownloadDirectory.partialFileLifetime - 3600)],
+            ofItemAtPath: old.path)
+        _ = makeSession { $0.courierDownloadDirectory = directory }
+        for _ in 0..<100 where FileManager.default.fileExists(atPath: old.path) {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        #expect(!FileManager.default.fileExists(atPath: old.path))
+    }
+}
+
+/// Resumes a continuation once.
+private final class CompletionFlag: @unchecked Sendable {
+    private var continuation: CheckedContinuation<Void, Never>?
+    private let lock = NSLock()
+
+    init(_ continuation: CheckedContinuation<Void, Never>) { self.continuation = continuation }
+
+    func fire() {
+        lock.lock()
+        let pending = continuation
+        continuation = nil
+        lock.unlock()
+        pending?.resume()
+    }
+}
+
+/// A task delegate that only reports completion.
+private final class CompletionDelegate: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
+    private let onComplete: @Sendable () -> Void
+
+    init(_ onComplete: @escaping @Sendable () -> Void) { self.onComplete = onComplete }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        onComplete()
+    }
+}
