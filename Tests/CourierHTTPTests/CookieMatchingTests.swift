@@ -43,4 +43,36 @@ struct CookieMatchingTests {
     func ipAddress(host: String, isIP: Bool) {
         #expect(CookieMatching.isIPAddress(host) == isIP)
     }
+
+    @Test(
+        "Secure schemes",
+        arguments: [("https", true), ("HTTPS", true), ("wss", true), ("http", false), ("ws", false), (nil, false)])
+    func secureScheme(scheme: String?, secure: Bool) {
+        #expect(CookieMatching.isSecureScheme(scheme) == secure)
+    }
+
+    /// RFC 6265bis §5.7: which new cookies from a non-secure origin would overwrite or shadow a stored Secure one.
+    @Test(
+        "Shadowing a Secure cookie",
+        arguments: [
+            // name, domain, path of the new cookie; stored name, domain, path, secure; shadows?
+            ("id", "example.com", "/", "id", "example.com", "/", true, true),
+            ("id", "example.com", "/app", "id", "example.com", "/", true, true),
+            ("id", "www.example.com", "/", "id", ".example.com", "/", true, true),
+            ("id", ".example.com", "/", "id", "www.example.com", "/", true, true),
+            ("id", "example.com", "/", "id", "example.com", "/app", true, false),
+            ("id", "example.com", "/", "id", "example.com", "/", false, false),
+            ("other", "example.com", "/", "id", "example.com", "/", true, false),
+            ("ID", "example.com", "/", "id", "example.com", "/", true, false),
+            ("id", "example.org", "/", "id", "example.com", "/", true, false),
+        ])
+    func shadowing(
+        name: String, domain: String, path: String, storedName: String, storedDomain: String, storedPath: String,
+        storedIsSecure: Bool, shadows: Bool
+    ) {
+        #expect(
+            CookieMatching.shadowsSecureCookie(
+                name: name, domain: domain, path: path, storedName: storedName, storedDomain: storedDomain,
+                storedPath: storedPath, storedIsSecure: storedIsSecure) == shadows)
+    }
 }

@@ -46,6 +46,45 @@ public enum CookieMatching {
         return String(requestPath[..<lastSlash])
     }
 
+    /// Whether a URL scheme is a secure protocol for cookies (RFC 6265bis §5.7): `https` or `wss`, in any case.
+    ///
+    /// - Parameter scheme: The URL's scheme, if any.
+    public static func isSecureScheme(_ scheme: String?) -> Bool {
+        guard let scheme else { return false }
+        let canonical = HeaderName.canonical(scheme)
+        return canonical == "https" || canonical == "wss"
+    }
+
+    /// Whether a cookie from a non-secure origin must be ignored because it would overwrite or shadow a stored
+    /// `Secure` cookie (RFC 6265bis §5.7, "Strict Secure Cookies"): the stored cookie is secure, has the same name,
+    /// its domain domain-matches the new cookie's or the other way round, and the new cookie's path path-matches
+    /// the stored cookie's path.
+    ///
+    /// - Parameters:
+    ///   - name: The new cookie's name.
+    ///   - domain: The new cookie's domain (a leading `.` is ignored).
+    ///   - path: The new cookie's path.
+    ///   - storedName: A stored cookie's name.
+    ///   - storedDomain: The stored cookie's domain.
+    ///   - storedPath: The stored cookie's path.
+    ///   - storedIsSecure: Whether the stored cookie is `Secure`.
+    public static func shadowsSecureCookie(
+        name: String,
+        domain: String,
+        path: String,
+        storedName: String,
+        storedDomain: String,
+        storedPath: String,
+        storedIsSecure: Bool
+    ) -> Bool {
+        guard storedIsSecure, name == storedName else { return false }
+        let newHost = domain.hasPrefix(".") ? String(domain.dropFirst()) : domain
+        let storedHost = storedDomain.hasPrefix(".") ? String(storedDomain.dropFirst()) : storedDomain
+        let related =
+            domainMatches(host: storedHost, domain: newHost) || domainMatches(host: newHost, domain: storedHost)
+        return related && pathMatches(requestPath: path, cookiePath: storedPath)
+    }
+
     /// Whether a host is an IPv4 or IPv6 address literal rather than a domain name.
     ///
     /// - Parameter host: The host, with or without the brackets of an IPv6 literal.

@@ -67,4 +67,33 @@ struct CookieStageTests {
         CookieStage.storeCookies(from: try response(url, setCookie: "a=b"), for: session.dataTask(with: request))
         #expect(storage.cookies?.map(\.name) == ["a"])
     }
+
+    /// RFC 6265bis §5.7: a plain-HTTP response can neither set a Secure cookie nor overwrite or shadow one.
+    @Test func aNonSecureOriginCannotSetOrOverwriteSecureCookies() throws {
+        let plain = try #require(URL(string: "http://example.com/app/page"))
+        let secure = try #require(URL(string: "https://example.com/app/page"))
+        let storage = HTTPCookieStorage()
+        let session = makeSession { $0.httpCookieStorage = storage }
+        defer { session.invalidateAndCancel() }
+
+        CookieStage.storeCookies(
+            from: try response(plain, setCookie: "s=1; Secure"), for: session.dataTask(with: plain))
+        #expect(storage.cookies?.isEmpty == true)
+
+        CookieStage.storeCookies(
+            from: try response(secure, setCookie: "id=good; Secure; Path=/"), for: session.dataTask(with: secure))
+        #expect(storage.cookies?.map(\.value) == ["good"])
+
+        // Same name: overwrite (same path) and shadow (a longer path) are both ignored; another name is stored.
+        for attack in ["id=evil; Path=/", "id=evil; Path=/app", "id=evil; Domain=example.com"] {
+            CookieStage.storeCookies(from: try response(plain, setCookie: attack), for: session.dataTask(with: plain))
+        }
+        CookieStage.storeCookies(from: try response(plain, setCookie: "theme=dark"), for: session.dataTask(with: plain))
+        let stored = Dictionary(uniqueKeysWithValues: (storage.cookies ?? []).map { ($0.name, $0.value) })
+        #expect(stored == ["id": "good", "theme": "dark"])
+        // Over HTTPS the Secure cookie can still be replaced.
+        CookieStage.storeCookies(
+            from: try response(secure, setCookie: "id=newer; Secure; Path=/"), for: session.dataTask(with: secure))
+        #expect(storage.cookies?.first { $0.name == "id" }?.value == "newer")
+    }
 }

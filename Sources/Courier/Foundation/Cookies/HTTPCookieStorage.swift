@@ -116,7 +116,7 @@ open class HTTPCookieStorage: NSObject, @unchecked Sendable {
     open func cookies(for URL: URL) -> [HTTPCookie]? {
         guard let host = URL.host, !host.isEmpty else { return nil }
         let path = URL.path(percentEncoded: true)
-        let isSecureScheme = ["https", "wss"].contains(URL.scheme.map(HeaderName.canonical) ?? "")
+        let isSecureScheme = CookieMatching.isSecureScheme(URL.scheme)
         let now = Date()
         let matching = state.withLockedValue { state in
             state.entries.filter { entry in
@@ -140,7 +140,9 @@ open class HTTPCookieStorage: NSObject, @unchecked Sendable {
     /// Nothing is stored when the policy is ``HTTPCookie/AcceptPolicy/never`` or `URL` has no host. With
     /// ``HTTPCookie/AcceptPolicy/onlyFromMainDocumentDomain`` and a `mainDocumentURL`, cookies are stored only when
     /// the URL's host and the main document's host are the same or one is a subdomain of the other. Only cookies
-    /// whose domain the URL's host domain-matches are stored.
+    /// whose domain the URL's host domain-matches are stored. From a URL whose scheme is not `https` or `wss`, a
+    /// `Secure` cookie is ignored, and so is a cookie that would overwrite or shadow a stored `Secure` cookie
+    /// (RFC 6265bis §5.7).
     ///
     /// - Parameters:
     ///   - cookies: The cookies to store.
@@ -155,8 +157,26 @@ open class HTTPCookieStorage: NSObject, @unchecked Sendable {
                     || CookieMatching.domainMatches(host: mainHost, domain: host)
             else { return }
         }
+        let fromSecureOrigin = CookieMatching.isSecureScheme(URL?.scheme)
         for cookie in cookies where Self.domainMatches(cookie, host: host) {
+            // RFC 6265bis §5.7: a non-secure origin can neither set a Secure cookie nor overwrite or shadow one.
+            if !fromSecureOrigin && (cookie.isSecure || shadowsSecureCookie(cookie)) { continue }
             setCookie(cookie)
+        }
+    }
+
+    /// Whether a stored `Secure` cookie would be overwritten or shadowed by `cookie`.
+    private func shadowsSecureCookie(_ cookie: HTTPCookie) -> Bool {
+        (cookies ?? []).contains { stored in
+            CookieMatching.shadowsSecureCookie(
+                name: cookie.name,
+                domain: cookie.domain,
+                path: cookie.path,
+                storedName: stored.name,
+                storedDomain: stored.domain,
+                storedPath: stored.path,
+                storedIsSecure: stored.isSecure
+            )
         }
     }
 
