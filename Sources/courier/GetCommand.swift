@@ -49,6 +49,8 @@ struct GetCommand: AsyncParsableCommand {
         } catch {
             throw CLIError("cannot write \(output ?? "-"): \(error.localizedDescription)")
         }
+        let interruptions = InterruptionHandler(onInterrupt: sink.discard)
+        defer { interruptions.stop() }
         let delegate = GetDelegate(sink: sink, includeHeaders: includeHeaders)
         let session = URLSession(configuration: .default, delegate: delegate, delegateQueue: nil)
         defer { session.finishTasksAndInvalidate() }

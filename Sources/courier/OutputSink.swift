@@ -1,49 +1,123 @@
 import Foundation
+import NIOConcurrencyHelpers
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// Where `courier get` writes the body: standard output, or a file that appears only when the transfer
-/// succeeded (it is written to a temporary file beside it and renamed at the end).
-final class OutputSink: @unchecked Sendable {
+/// succeeded.
+///
+/// The body goes to a new temporary file beside the destination (`O_EXCL | O_NOFOLLOW`, mode 0600, so nobody else
+/// can read it while it is written), which `rename(2)` puts in place at the end: an existing file is replaced in one
+/// step, and left untouched, byte for byte, when the transfer fails or the tool is interrupted.
+final class OutputSink: Sendable {
+    private enum State {
+        case writing
+        case committed
+        case discarded
+    }
+
     private let handle: FileHandle
     private let destination: URL?
     private let temporary: URL?
+    /// The mode the finished file gets, decided before any transfer thread runs (reading the umask changes it
+    /// for a moment).
+    private let finalMode: mode_t
+    private let state = NIOLockedValueBox(State.writing)
 
     init(path: String?) throws {
         guard let path, path != "-" else {
             handle = FileHandle.standardOutput
             destination = nil
             temporary = nil
+            finalMode = 0
             return
         }
         let destination = URL(fileURLWithPath: path)
-        let temporary = destination.deletingLastPathComponent()
-            .appendingPathComponent(".\(destination.lastPathComponent).courier-partial-\(getpid())")
-        guard FileManager.default.createFile(atPath: temporary.path, contents: nil) else {
-            throw CocoaError(.fileWriteNoPermission, userInfo: [NSFilePathErrorKey: temporary.path])
-        }
-        handle = try FileHandle(forWritingTo: temporary)
+        let (temporary, descriptor) = try Self.createTemporary(beside: destination)
+        handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
         self.destination = destination
         self.temporary = temporary
+        self.finalMode = Self.finalMode(for: destination)
     }
 
     func write(_ data: Data) throws {
         try handle.write(contentsOf: data)
     }
 
-    /// Makes the file visible under its name.
+    /// Makes the file visible under its name: the complete temporary file is renamed over the destination.
     func commit() throws {
         guard let destination, let temporary else { return }
-        try handle.close()
-        if FileManager.default.fileExists(atPath: destination.path) {
-            _ = try FileManager.default.replaceItemAt(destination, withItemAt: temporary)
-        } else {
-            try FileManager.default.moveItem(at: temporary, to: destination)
+        let proceed = state.withLockedValue { state in
+            guard case .writing = state else { return false }
+            state = .committed
+            return true
+        }
+        guard proceed else { return }
+        do {
+            try handle.synchronize()
+            // The file gets the mode the destination had, or the one a new file gets (0666 less the umask), not the
+            // temporary's 0600.
+            fchmod(handle.fileDescriptor, finalMode)
+            try handle.close()
+            guard rename(temporary.path, destination.path) == 0 else {
+                throw Self.posixError(errno, path: destination.path)
+            }
+        } catch {
+            unlink(temporary.path)
+            throw error
         }
     }
 
-    /// Removes the partial file.
+    /// Removes the temporary file; the destination is never touched. Safe to call from a signal handler's queue
+    /// while the transfer runs, and more than once.
     func discard() {
         guard let temporary else { return }
+        let proceed = state.withLockedValue { state in
+            guard case .writing = state else { return false }
+            state = .discarded
+            return true
+        }
+        guard proceed else { return }
+        unlink(temporary.path)
         try? handle.close()
-        try? FileManager.default.removeItem(at: temporary)
+    }
+
+    // MARK: - Helpers
+
+    /// A new file `.NAME.courier-XXXXXX` in the destination's folder, created exclusively.
+    private static func createTemporary(beside destination: URL) throws -> (URL, Int32) {
+        let folder = destination.deletingLastPathComponent()
+        for _ in 0..<16 {
+            let suffix = String(UInt32.random(in: 0...UInt32.max), radix: 36)
+            let candidate = folder.appendingPathComponent(".\(destination.lastPathComponent).courier-\(suffix)")
+            let descriptor = open(candidate.path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+            if descriptor >= 0 { return (candidate, descriptor) }
+            if errno != EEXIST { throw posixError(errno, path: candidate.path) }
+        }
+        throw posixError(EEXIST, path: folder.path)
+    }
+
+    private static func finalMode(for destination: URL) -> mode_t {
+        var info = stat()
+        if stat(destination.path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG {
+            return info.st_mode & 0o7777
+        }
+        let mask = umask(0)
+        umask(mask)
+        return 0o666 & ~mask
+    }
+
+    private static func posixError(_ code: Int32, path: String) -> any Error {
+        NSError(
+            domain: NSPOSIXErrorDomain,
+            code: Int(code),
+            userInfo: [NSLocalizedDescriptionKey: "\(path): \(String(cString: strerror(code)))"]
+        )
     }
 }

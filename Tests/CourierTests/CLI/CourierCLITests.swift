@@ -2,16 +2,19 @@ import CourierMockServer
 import Foundation
 import Testing
 
+/// The built `courier` executable (it sits next to the test bundle).
+private func courierBinary() -> URL {
+    let directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+    let binary = directory.appendingPathComponent("courier")
+    if FileManager.default.fileExists(atPath: binary.path) { return binary }
+    // Swift Testing may run from inside the .xctest bundle directory.
+    return directory.deletingLastPathComponent().appendingPathComponent("courier")
+}
+
 /// Runs the built `courier` executable (it sits next to the test bundle) and captures its output.
 private func runCourier(_ arguments: [String]) throws -> (status: Int32, stdout: Data, stderr: String) {
-    let directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-    var binary = directory.appendingPathComponent("courier")
-    if !FileManager.default.fileExists(atPath: binary.path) {
-        // Swift Testing may run from inside the .xctest bundle directory.
-        binary = directory.deletingLastPathComponent().appendingPathComponent("courier")
-    }
     let process = Process()
-    process.executableURL = binary
+    process.executableURL = courierBinary()
     process.arguments = arguments
     let out = Pipe()
     let err = Pipe()
@@ -90,6 +93,75 @@ struct CourierCLITests {
             #expect(result.status == 1)
             #expect(result.stderr.contains("cannot write"))
             #expect(server.requests.isEmpty)
+        }
+    }
+
+    /// `courier get URL -o EXISTING` used to fail and destroy the file (FileManager.replaceItemAt on Linux).
+    @Test func anExistingOutputFileIsReplacedWholeOrLeftUntouched() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try await withServer { server in
+            server.route("/file", response: MockResponse(body: .pattern(length: 300_000)))
+            var dropped = MockResponse(body: .pattern(length: 300_000))
+            dropped.closeAfterBodyBytes = 1000
+            server.route("/dropped", response: dropped)
+            let out = directory.appendingPathComponent("out.bin")
+            try Data("keep\n".utf8).write(to: out)
+            chmod(out.path, 0o640)
+
+            let failed = try runCourier(["get", server.url("/dropped").absoluteString, "-o", out.path])
+            #expect(failed.status == 1)
+            #expect(try Data(contentsOf: out) == Data("keep\n".utf8))
+            #expect(filesIn(directory) == ["out.bin"])
+
+            let replaced = try runCourier(["get", server.url("/file").absoluteString, "-o", out.path])
+            #expect(replaced.status == 0, "\(replaced.stderr)")
+            #expect(try fileHoldsPattern(out, length: 300_000))
+            #expect(filesIn(directory) == ["out.bin"])
+            // The replaced file keeps its mode; the temporary's 0600 does not leak through.
+            var info = stat()
+            #expect(stat(out.path, &info) == 0)
+            #expect(info.st_mode & 0o777 == 0o640)
+        }
+    }
+
+    /// A terminated `courier get -o NAME` used to leave `.NAME.courier-partial-PID` behind for ever.
+    @Test(arguments: [SIGTERM, SIGINT])
+    func anInterruptedDownloadLeavesNoTemporaryFile(signal number: Int32) async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try await withServer { server in
+            var slow = MockResponse(body: .pattern(length: 2_000_000))
+            slow.chunkDelay = .milliseconds(20)
+            server.route("/slow", response: slow)
+            server.route("/fast", response: MockResponse(body: .pattern(length: 2_000_000)))
+            let out = directory.appendingPathComponent("big.bin")
+            let process = Process()
+            process.executableURL = courierBinary()
+            process.arguments = ["get", server.url("/slow").absoluteString, "-o", out.path]
+            try process.run()
+            // Wait until the body is flowing into the temporary file.
+            var started = false
+            for _ in 0..<200 {
+                if let temporary = filesIn(directory).first,
+                    let size = try? FileManager.default.attributesOfItem(
+                        atPath: directory.appendingPathComponent(temporary).path)[.size] as? Int, size > 0
+                {
+                    started = true
+                    break
+                }
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            #expect(started)
+            kill(process.processIdentifier, number)
+            process.waitUntilExit()
+            #expect(process.terminationStatus == 128 + number)
+            #expect(filesIn(directory).isEmpty)
+
+            let again = try runCourier(["get", server.url("/fast").absoluteString, "-o", out.path])
+            #expect(again.status == 0)
+            #expect(filesIn(directory) == ["big.bin"])
+            #expect(try fileHoldsPattern(out, length: 2_000_000))
         }
     }
 }
