@@ -122,6 +122,27 @@ struct ResumeDataTests {
         #expect(decoded.entityTag == nil)
     }
 
+    @Test(arguments: [Int64(1_000), 0, -1])
+    func theExpectedTotalLengthRoundTripsUnderCouriersOwnKey(length: Int64) throws {
+        let url = try #require(URL(string: "http://example.com/a"))
+        let request = try ResumeData.Request(url: url)
+        let data = try ResumeData(
+            downloadURL: url, bytesReceived: 1, entityTag: "\"e\"", serverDownloadDate: nil, tempFileName: "t",
+            originalRequest: request, currentRequest: request, expectedTotalLength: length)
+        let expected: Int64? = length >= 0 ? length : nil
+        #expect(data.expectedTotalLength == expected)
+        let encoded = try data.encoded()
+        let decoded = try ResumeData(decoding: encoded)
+        #expect(decoded.expectedTotalLength == expected)
+        #expect(decoded.partialDownload.totalLength == expected)
+        #expect(decoded.partialDownload.entityTag == "\"e\"")
+        let plist = try #require(
+            try PropertyListSerialization.propertyList(from: encoded, format: nil) as? [String: Any])
+        #expect((plist["CourierResumeExpectedTotalLength"] != nil) == (expected != nil))
+        // Data without the key (Darwin's, or an older Courier's) still decodes.
+        #expect(try ResumeData(decoding: Self.plist()).expectedTotalLength == nil)
+    }
+
     @Test func encodesAnXMLPlistWithDarwinKeys() throws {
         let encoded = try Self.sample().encoded()
         let text = String(decoding: encoded, as: UTF8.self)
