@@ -23,7 +23,8 @@ extension TaskRunner {
             return state.redirectCount > RedirectPolicy.maximumRedirects
         }
         if tooMany {
-            fail(TransferError.httpTooManyRedirects("more than \(RedirectPolicy.maximumRedirects) redirects"))
+            // Darwin's wording; the limit (RedirectPolicy.maximumRedirects) is Darwin's too.
+            fail(TransferError.httpTooManyRedirects("too many HTTP redirects"))
             return
         }
         let newRequest = Self.redirectedRequest(request, plan: plan)

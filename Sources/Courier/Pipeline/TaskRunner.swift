@@ -101,7 +101,7 @@ final class TaskRunner: @unchecked Sendable {
             return
         }
         guard var request = task.currentRequest else {
-            fail(TransferError.badURL("the task has no request"))
+            fail(TransferError.unsupportedURL("unsupported URL: the task has no request"))
             return
         }
         if let downloadTask = task as? URLSessionDownloadTask {

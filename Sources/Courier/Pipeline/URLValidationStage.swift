@@ -5,7 +5,8 @@ import Foundation
 struct URLValidationStage: RequestStage {
     func prepare(_ request: inout URLRequest, task: URLSessionTask) throws(TransferError) {
         guard let url = request.url else {
-            throw .badURL("the request has no URL")
+            // Darwin reports a request without a URL as an unsupported URL.
+            throw .unsupportedURL("unsupported URL: the request has no URL")
         }
         guard let scheme = url.scheme?.lowercased() else {
             throw .unsupportedURL("the URL \(url.absoluteString) has no scheme")

@@ -130,13 +130,19 @@ open class URLSession: NSObject, @unchecked Sendable {
 
     // MARK: - Task lists
 
-    /// Calls `completionHandler` on the delegate queue with the session's unfinished tasks, by kind.
+    /// The tasks a session lists, as Darwin does: resumed at least once, and neither cancelled nor completed.
+    private func outstandingTasks() -> [URLSessionTask] {
+        registry.allTasks().filter(\.isOutstanding)
+    }
+
+    /// Calls `completionHandler` on the delegate queue with the session's outstanding tasks (resumed at least
+    /// once, not cancelled, not completed), by kind.
     open func getTasksWithCompletionHandler(
         _ completionHandler:
             @escaping @Sendable ([URLSessionDataTask], [URLSessionUploadTask], [URLSessionDownloadTask])
             -> Void
     ) {
-        let tasks = registry.allTasks()
+        let tasks = outstandingTasks()
         dispatcher.async {
             let uploads = tasks.compactMap { $0 as? URLSessionUploadTask }
             let data = tasks.compactMap { $0 as? URLSessionDataTask }.filter { !($0 is URLSessionUploadTask) }
@@ -145,21 +151,22 @@ open class URLSession: NSObject, @unchecked Sendable {
         }
     }
 
-    /// Calls `completionHandler` on the delegate queue with all unfinished tasks.
+    /// Calls `completionHandler` on the delegate queue with all outstanding tasks (resumed at least once, not
+    /// cancelled, not completed).
     open func getAllTasks(completionHandler: @escaping @Sendable ([URLSessionTask]) -> Void) {
-        let tasks = registry.allTasks()
+        let tasks = outstandingTasks()
         dispatcher.async { completionHandler(tasks) }
     }
 
-    /// The session's unfinished tasks.
+    /// The session's outstanding tasks (resumed at least once, not cancelled, not completed).
     open var allTasks: [URLSessionTask] {
-        get async { registry.allTasks() }
+        get async { outstandingTasks() }
     }
 
-    /// The session's unfinished tasks, by kind.
+    /// The session's outstanding tasks, by kind.
     open var tasks: ([URLSessionDataTask], [URLSessionUploadTask], [URLSessionDownloadTask]) {
         get async {
-            let tasks = registry.allTasks()
+            let tasks = outstandingTasks()
             let uploads = tasks.compactMap { $0 as? URLSessionUploadTask }
             let data = tasks.compactMap { $0 as? URLSessionDataTask }.filter { !($0 is URLSessionUploadTask) }
             let downloads = tasks.compactMap { $0 as? URLSessionDownloadTask }

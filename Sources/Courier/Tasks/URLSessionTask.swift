@@ -106,6 +106,9 @@ open class URLSessionTask: NSObject, @unchecked Sendable {
         }
     }
 
+    /// Whether the session lists the task (see `TaskLifecycle.isOutstanding`).
+    var isOutstanding: Bool { mutable.withLockedValue { $0.lifecycle.isOutstanding } }
+
     /// The error the task completed with; `nil` while running or on success.
     public var error: (any Error)? { mutable.withLockedValue { $0.error } }
 

@@ -61,6 +61,7 @@ public enum URLErrorMapping {
             return "An SSL error has occurred and a secure connection to the server cannot be made."
         case .serverCertificateUntrusted: return "The certificate for this server is invalid."
         case .cannotDecodeContentData: return "The content could not be decoded."
+        case .httpTooManyRedirects: return "too many HTTP redirects"
         default: return "The operation couldn't be completed. (URLError \(code.rawValue))"
         }
     }

@@ -51,6 +51,16 @@ public struct TaskLifecycle: Sendable, Hashable {
         }
     }
 
+    /// Whether a session lists the task among its tasks (`getAllTasks`, `getTasksWithCompletionHandler`): it was
+    /// resumed at least once and has been neither cancelled nor completed. As on Darwin, a task that was created
+    /// but never resumed is not listed, and a cancelled one leaves the list at once, before it completes.
+    public var isOutstanding: Bool {
+        switch phase {
+        case .running, .suspended(started: true): return true
+        case .suspended(started: false), .canceling, .completed: return false
+        }
+    }
+
     /// `resume()`.
     public mutating func resume() -> Action {
         switch phase {

@@ -224,9 +224,14 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     private func writeHead(_ request: TransportRequest, context: ChannelHandlerContext) {
-        var headers = HTTPHeaders(request.headers)
-        if !headers.contains(name: "Host") {
-            headers.replaceOrAdd(name: "Host", value: request.endpoint.hostHeader)
+        // Host goes first (RFC 9112 §3.2 asks for it, and Darwin sends it so): the app's value if it set one.
+        var headers = HTTPHeaders()
+        headers.add(
+            name: "Host",
+            value: request.headers.first { HeaderName.equal($0.0, "Host") }?.1 ?? request.endpoint.hostHeader
+        )
+        for (name, value) in request.headers where !HeaderName.equal(name, "Host") {
+            headers.add(name: name, value: value)
         }
         // The framing always comes from the body itself: a Content-Length the app set that disagrees with the
         // body would leave bytes on a reused connection that the server reads as the next request.

@@ -155,7 +155,8 @@ struct DownloadTests {
 struct DownloadEdgeCaseTests {
     @Test func aFullDiskIsCannotWriteToFile() async throws {
         // /dev/full accepts the open and fails every write with ENOSPC, like a full disk.
-        let file = DownloadFile(existing: URL(fileURLWithPath: "/dev/full"), keepingFirst: 0)
+        let device = URL(fileURLWithPath: "/dev/full")
+        let file = DownloadFile(url: device, handle: try FileHandle(forWritingTo: device))
         let result: Result<Void, TransferError> = await withCheckedContinuation { continuation in
             file.append(Data(repeating: 1, count: 4096)) { continuation.resume(returning: $0) }
         }

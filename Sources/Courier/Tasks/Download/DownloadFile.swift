@@ -59,6 +59,15 @@ final class DownloadFile: @unchecked Sendable {
         }
     }
 
+    /// Adopts a file that is already open for writing (the engine always creates or opens its files itself; tests
+    /// hand in devices such as `/dev/full`, which the engine would refuse as a partial file).
+    init(url: URL, handle: FileHandle) {
+        self.url = url
+        queue.async { [self] in
+            self.handle = handle
+        }
+    }
+
     /// Checks that the file was created or opened.
     func ready(_ completion: @escaping @Sendable (Result<Void, TransferError>) -> Void) {
         queue.async { [self] in

@@ -1,0 +1,186 @@
+import CourierMockServer
+import Foundation
+import NIOConcurrencyHelpers
+import Testing
+
+@testable import Courier
+
+/// Session and task semantics where Courier must behave as Darwin's URLSession (and FoundationNetworking) do.
+@Suite("Session fidelity")
+struct SessionFidelityTests {
+    // MARK: - Task bookkeeping
+
+    private func taskCount(_ session: URLSession) async -> Int {
+        await withCheckedContinuation { continuation in
+            session.getAllTasks { continuation.resume(returning: $0.count) }
+        }
+    }
+
+    /// Darwin lists a task from its first `resume()` until it is cancelled or completes; a cancelled task leaves
+    /// the list at once, before its completion is delivered.
+    @Test func theTaskListHoldsResumedTasksUntilTheyAreCancelledOrComplete() async throws {
+        try await withServer { server in
+            server.route("/ok", response: .ok("ok"))
+            server.route("/slow", response: .silent)
+            let session = makeSession()
+            defer { session.invalidateAndCancel() }
+            _ = await session.runDataTask(server.url("/ok"))
+            #expect(await taskCount(session) == 0)
+
+            let created = session.dataTask(with: server.url("/slow"))
+            #expect(await taskCount(session) == 0)
+            created.resume()
+            #expect(await taskCount(session) == 1)
+            created.suspend()
+            #expect(await taskCount(session) == 1)
+            created.resume()
+            created.cancel()
+            #expect(await taskCount(session) == 0)
+            #expect(await session.allTasks.isEmpty)
+
+            let never = session.dataTask(with: server.url("/ok"))
+            never.cancel()
+            never.resume()
+            #expect(await taskCount(session) == 0)
+            let (data, uploads, downloads) = await session.tasks
+            #expect(data.isEmpty && uploads.isEmpty && downloads.isEmpty)
+        }
+    }
+
+    @Test func invalidateAndCancelEmptiesTheTaskListAtOnce() async throws {
+        try await withServer { server in
+            server.route("/slow", response: .silent)
+            let delegate = RecordingDelegate()
+            let session = makeSession(delegate: delegate)
+            let tasks = (0..<5).map { _ in session.dataTask(with: server.url("/slow")) }
+            for task in tasks { task.resume() }
+            #expect(await taskCount(session) == 5)
+            session.invalidateAndCancel()
+            #expect(await taskCount(session) == 0)
+            // Resuming after invalidation changes nothing.
+            let late = session.dataTask(with: server.url("/slow"))
+            late.resume()
+            #expect(await taskCount(session) == 0)
+            await delegate.waitForCompletions(6)
+            #expect(tasks.allSatisfy { $0.state == .completed })
+        }
+    }
+
+    @Test func aCancelledTaskCannotBeResumed() async throws {
+        try await withServer { server in
+            server.route("/ok", response: .ok("ok"))
+            let delegate = RecordingDelegate()
+            let session = makeSession(delegate: delegate)
+            defer { session.invalidateAndCancel() }
+            let task = session.dataTask(with: server.url("/ok"))
+            task.cancel()
+            task.resume()
+            await delegate.waitForCompletions(1)
+            try await Task.sleep(for: .milliseconds(100))
+            #expect(server.requests.isEmpty)
+            #expect(task.state == .completed)
+            #expect((task.error as? URLError)?.code == .cancelled)
+        }
+    }
+
+    @Test func suspendAndResumeChangeTheStateAtOnce() async throws {
+        try await withServer { server in
+            server.route("/slow", response: .silent)
+            let session = makeSession()
+            defer { session.invalidateAndCancel() }
+            let task = session.dataTask(with: server.url("/slow"))
+            #expect(task.state == .suspended)
+            task.resume()
+            #expect(task.state == .running)
+            task.suspend()
+            #expect(task.state == .suspended)
+            task.resume()
+            #expect(task.state == .running)
+            task.cancel()
+            #expect(task.state == .canceling || task.state == .completed)
+        }
+    }
+
+    // MARK: - Errors
+
+    @Test(arguments: ["ftp://example.com/file", "gopher://example.com/", "mailto:someone@example.com"])
+    func anUnsupportedSchemeFailsWithUnsupportedURL(url: String) async throws {
+        let session = makeSession()
+        defer { session.invalidateAndCancel() }
+        let outcome = await session.runDataTask(URL(string: url)!)
+        #expect(outcome.urlError?.code == .unsupportedURL)
+    }
+
+    @Test func aRequestWithoutAURLFailsWithUnsupportedURL() async throws {
+        let session = makeSession()
+        defer { session.invalidateAndCancel() }
+        var request = URLRequest(url: URL(string: "http://127.0.0.1/")!)
+        request.url = nil
+        let outcome = await session.runDataTask(request)
+        #expect(outcome.urlError?.code == .unsupportedURL)
+    }
+
+    @Test func tooManyRedirectsUsesDarwinsWording() async throws {
+        try await withServer { server in
+            server.route("/loop", response: MockResponse(status: 302, headers: [("Location", "/loop")]))
+            let session = makeSession()
+            defer { session.invalidateAndCancel() }
+            let outcome = await session.runDataTask(server.url("/loop"))
+            #expect(outcome.urlError?.code == .httpTooManyRedirects)
+            #expect(outcome.urlError?.localizedDescription == "too many HTTP redirects")
+        }
+    }
+
+    // MARK: - Redirects
+
+    @Test(arguments: [301, 302, 303])
+    func headStaysHeadThroughRedirects(status: Int) async throws {
+        try await withServer { server in
+            server.route("/from", response: MockResponse(status: status, headers: [("Location", "/to")]))
+            server.route("/to", method: "HEAD", response: MockResponse(headers: [("X-Reached", "yes")]))
+            let delegate = RecordingDelegate()
+            let session = makeSession(delegate: delegate)
+            defer { session.invalidateAndCancel() }
+            var request = URLRequest(url: server.url("/from"))
+            request.httpMethod = "HEAD"
+            session.dataTask(with: request).resume()
+            await delegate.waitForCompletions(1)
+            let methods = server.requests.map(\.method)
+            #expect(methods == ["HEAD", "HEAD"])
+            #expect(delegate.events.filter { if case .redirect = $0 { true } else { false } }.count == 1)
+        }
+    }
+
+    @Test(arguments: [307, 308])
+    func temporaryAndPermanentRedirectsKeepMethodAndBody(status: Int) async throws {
+        try await withServer { server in
+            server.route("/from", method: "PUT", response: MockResponse(status: status, headers: [("Location", "/to")]))
+            server.route("/to", method: "PUT", response: .ok("done"))
+            let session = makeSession()
+            defer { session.invalidateAndCancel() }
+            var request = URLRequest(url: server.url("/from"))
+            request.httpMethod = "PUT"
+            request.httpBody = Data("payload".utf8)
+            let outcome = await session.runDataTask(request)
+            #expect(outcome.http?.statusCode == 200)
+            let second = try #require(server.requests(path: "/to").first)
+            #expect(second.method == "PUT")
+            #expect(second.body == Data("payload".utf8))
+        }
+    }
+
+    // MARK: - Headers on the wire
+
+    @Test func hostIsTheFirstHeaderField() async throws {
+        try await withServer { server in
+            server.route("/h", response: .ok("ok"))
+            let session = makeSession { $0.httpAdditionalHeaders = ["X-Extra": "1"] }
+            defer { session.invalidateAndCancel() }
+            var request = URLRequest(url: server.url("/h"))
+            request.setValue("a", forHTTPHeaderField: "X-App")
+            _ = await session.runDataTask(request)
+            let recorded = try #require(server.requests.first)
+            #expect(recorded.headers.first?.name.lowercased() == "host")
+        }
+    }
+}
