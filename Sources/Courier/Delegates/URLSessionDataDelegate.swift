@@ -59,7 +59,12 @@ extension URLSessionDataDelegate {
         dataTask: URLSessionDataTask,
         didReceive response: URLResponse
     ) async -> URLSession.ResponseDisposition {
-        .allow
+        guard let fallback = dataTask.sessionFallback(from: self, as: URLSessionDataDelegate.self) else {
+            return .allow
+        }
+        return await dataTask.askSessionDelegate { answer in
+            fallback.urlSession(session, dataTask: dataTask, didReceive: response) { answer($0) }
+        }
     }
 
     public func urlSession(
@@ -67,20 +72,34 @@ extension URLSessionDataDelegate {
         dataTask: URLSessionDataTask,
         willCacheResponse proposedResponse: CachedURLResponse
     ) async -> CachedURLResponse? {
-        proposedResponse
+        guard let fallback = dataTask.sessionFallback(from: self, as: URLSessionDataDelegate.self) else {
+            return proposedResponse
+        }
+        return await dataTask.askSessionDelegate { answer in
+            fallback.urlSession(session, dataTask: dataTask, willCacheResponse: proposedResponse) { answer($0) }
+        }
     }
 
     public func urlSession(
         _ session: URLSession,
         dataTask: URLSessionDataTask,
         didBecome downloadTask: URLSessionDownloadTask
-    ) {}
+    ) {
+        dataTask.sessionFallback(from: self, as: URLSessionDataDelegate.self)?.urlSession(
+            session, dataTask: dataTask, didBecome: downloadTask)
+    }
 
     public func urlSession(
         _ session: URLSession, dataTask: URLSessionDataTask, didBecome streamTask: URLSessionStreamTask
-    ) {}
+    ) {
+        dataTask.sessionFallback(from: self, as: URLSessionDataDelegate.self)?.urlSession(
+            session, dataTask: dataTask, didBecome: streamTask)
+    }
 
-    public func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {}
+    public func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        dataTask.sessionFallback(from: self, as: URLSessionDataDelegate.self)?.urlSession(
+            session, dataTask: dataTask, didReceive: data)
+    }
 
     public func urlSession(
         _ session: URLSession,

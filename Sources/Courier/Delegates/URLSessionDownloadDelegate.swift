@@ -30,12 +30,19 @@ extension URLSessionDownloadDelegate {
         didWriteData bytesWritten: Int64,
         totalBytesWritten: Int64,
         totalBytesExpectedToWrite: Int64
-    ) {}
+    ) {
+        downloadTask.sessionFallback(from: self, as: URLSessionDownloadDelegate.self)?.urlSession(
+            session, downloadTask: downloadTask, didWriteData: bytesWritten, totalBytesWritten: totalBytesWritten,
+            totalBytesExpectedToWrite: totalBytesExpectedToWrite)
+    }
 
     public func urlSession(
         _ session: URLSession,
         downloadTask: URLSessionDownloadTask,
         didResumeAtOffset fileOffset: Int64,
         expectedTotalBytes: Int64
-    ) {}
+    ) {
+        downloadTask.sessionFallback(from: self, as: URLSessionDownloadDelegate.self)?.urlSession(
+            session, downloadTask: downloadTask, didResumeAtOffset: fileOffset, expectedTotalBytes: expectedTotalBytes)
+    }
 }

@@ -117,7 +117,12 @@ extension URLSessionTaskDelegate {
         task: URLSessionTask,
         willBeginDelayedRequest request: URLRequest
     ) async -> (URLSession.DelayedRequestDisposition, URLRequest?) {
-        (.continueLoading, nil)
+        guard let fallback = task.sessionFallback(from: self, as: URLSessionTaskDelegate.self) else {
+            return (.continueLoading, nil)
+        }
+        return await task.askSessionDelegate { answer in
+            fallback.urlSession(session, task: task, willBeginDelayedRequest: request) { answer(($0, $1)) }
+        }
     }
 
     public func urlSession(
@@ -126,11 +131,20 @@ extension URLSessionTaskDelegate {
         willPerformHTTPRedirection response: HTTPURLResponse,
         newRequest request: URLRequest
     ) async -> URLRequest? {
-        request
+        guard let fallback = task.sessionFallback(from: self, as: URLSessionTaskDelegate.self) else { return request }
+        return await task.askSessionDelegate { answer in
+            fallback.urlSession(session, task: task, willPerformHTTPRedirection: response, newRequest: request) {
+                answer($0)
+            }
+        }
     }
 
     public func urlSession(_ session: URLSession, needNewBodyStreamForTask task: URLSessionTask) async -> InputStream? {
-        nil
+        guard let fallback = task.sessionFallback(from: self, as: URLSessionTaskDelegate.self) else { return nil }
+        let box: InputStreamBox? = await task.askSessionDelegate { answer in
+            fallback.urlSession(session, task: task) { answer($0.map(InputStreamBox.init)) }
+        }
+        return box?.stream
     }
 
     public func urlSession(
@@ -138,10 +152,18 @@ extension URLSessionTaskDelegate {
         task: URLSessionTask,
         didReceive challenge: URLAuthenticationChallenge
     ) async -> (URLSession.AuthChallengeDisposition, URLCredential?) {
-        (.performDefaultHandling, nil)
+        guard let fallback = task.sessionFallback(from: self, as: URLSessionTaskDelegate.self) else {
+            return (.performDefaultHandling, nil)
+        }
+        return await task.askSessionDelegate { answer in
+            fallback.urlSession(session, task: task, didReceive: challenge) { answer(($0, $1)) }
+        }
     }
 
-    public func urlSession(_ session: URLSession, taskIsWaitingForConnectivity task: URLSessionTask) {}
+    public func urlSession(_ session: URLSession, taskIsWaitingForConnectivity task: URLSessionTask) {
+        task.sessionFallback(from: self, as: URLSessionTaskDelegate.self)?.urlSession(
+            session, taskIsWaitingForConnectivity: task)
+    }
 
     public func urlSession(
         _ session: URLSession,
@@ -186,7 +208,10 @@ extension URLSessionTaskDelegate {
         needNewBodyStreamFrom offset: Int64,
         completionHandler: @escaping @Sendable (InputStream?) -> Void
     ) {
-        completionHandler(nil)
+        guard let fallback = task.sessionFallback(from: self, as: URLSessionTaskDelegate.self) else {
+            return completionHandler(nil)
+        }
+        fallback.urlSession(session, task: task, needNewBodyStreamFrom: offset, completionHandler: completionHandler)
     }
 
     public func urlSession(
@@ -195,17 +220,30 @@ extension URLSessionTaskDelegate {
         didSendBodyData bytesSent: Int64,
         totalBytesSent: Int64,
         totalBytesExpectedToSend: Int64
-    ) {}
+    ) {
+        task.sessionFallback(from: self, as: URLSessionTaskDelegate.self)?.urlSession(
+            session, task: task, didSendBodyData: bytesSent, totalBytesSent: totalBytesSent,
+            totalBytesExpectedToSend: totalBytesExpectedToSend)
+    }
 
     public func urlSession(
         _ session: URLSession,
         task: URLSessionTask,
         didReceiveInformationalResponse response: HTTPURLResponse
-    ) {}
+    ) {
+        task.sessionFallback(from: self, as: URLSessionTaskDelegate.self)?.urlSession(
+            session, task: task, didReceiveInformationalResponse: response)
+    }
 
     public func urlSession(
         _ session: URLSession, task: URLSessionTask, didFinishCollecting metrics: URLSessionTaskMetrics
-    ) {}
+    ) {
+        task.sessionFallback(from: self, as: URLSessionTaskDelegate.self)?.urlSession(
+            session, task: task, didFinishCollecting: metrics)
+    }
 
-    public func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {}
+    public func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        task.sessionFallback(from: self, as: URLSessionTaskDelegate.self)?.urlSession(
+            session, task: task, didCompleteWithError: error)
+    }
 }

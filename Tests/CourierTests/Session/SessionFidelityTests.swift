@@ -184,3 +184,130 @@ struct SessionFidelityTests {
         }
     }
 }
+
+/// A task delegate that records the life-cycle calls the async convenience methods must make.
+final class LifecycleRecorder: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
+    private let lock = NSLock()
+    private var recorded: [String] = []
+
+    var events: [String] {
+        lock.lock()
+        defer { lock.unlock() }
+        return recorded
+    }
+
+    private func record(_ event: String) {
+        lock.lock()
+        recorded.append(event)
+        lock.unlock()
+    }
+
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
+    ) {
+        record("redirect \(response.statusCode)")
+        completionHandler(request)
+    }
+
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, didSendBodyData bytesSent: Int64, totalBytesSent: Int64,
+        totalBytesExpectedToSend: Int64
+    ) {
+        if totalBytesSent == totalBytesExpectedToSend { record("sent \(totalBytesSent)") }
+    }
+}
+
+@Suite("Per-call delegates")
+struct PerCallDelegateTests {
+    @Test(arguments: ["data", "download", "bytes", "upload"])
+    func asyncMethodsCallTheGivenTaskDelegate(method: String) async throws {
+        try await withServer { server in
+            server.route("/from", response: MockResponse(status: 302, headers: [("Location", "/to")]))
+            server.route("/from", method: "POST", response: MockResponse(status: 307, headers: [("Location", "/to")]))
+            server.route("/to", response: .ok("arrived"))
+            server.route("/to", method: "POST", response: .ok("arrived"))
+            let session = makeSession()
+            defer { session.invalidateAndCancel() }
+            let delegate = LifecycleRecorder()
+            let url = server.url("/from")
+            switch method {
+            case "data":
+                let (data, _) = try await session.data(from: url, delegate: delegate)
+                #expect(data == Data("arrived".utf8))
+            case "download":
+                let (file, _) = try await session.download(from: url, delegate: delegate)
+                try? FileManager.default.removeItem(at: file)
+            case "bytes":
+                let (bytes, _) = try await session.bytes(from: url, delegate: delegate)
+                for try await _ in bytes {}
+            default:
+                var request = URLRequest(url: url)
+                request.httpMethod = "POST"
+                _ = try await session.upload(for: request, from: Data(repeating: 7, count: 1000), delegate: delegate)
+            }
+            let events = delegate.events
+            #expect(events.contains { $0.hasPrefix("redirect 30") }, "\(events)")
+            if method == "upload" { #expect(events.contains("sent 1000"), "\(events)") }
+        }
+    }
+}
+
+@Suite("Delegate fallback")
+struct DelegateFallbackTests {
+    /// A task delegate that implements nothing at all.
+    final class EmptyTaskDelegate: NSObject, URLSessionTaskDelegate, Sendable {}
+
+    /// A task delegate that implements only the body.
+    final class BodyOnlyDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+        private let lock = NSLock()
+        private var bytes = 0
+        var received: Int {
+            lock.lock()
+            defer { lock.unlock() }
+            return bytes
+        }
+
+        func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+            lock.lock()
+            bytes += data.count
+            lock.unlock()
+        }
+    }
+
+    @Test func theSessionDelegateGetsWhatAnEmptyTaskDelegateLacks() async throws {
+        try await withServer { server in
+            server.route("/r", response: MockResponse(status: 302, headers: [("Location", "/ok")]))
+            server.route("/ok", response: .ok("hello"))
+            let sessionDelegate = RecordingDelegate()
+            let session = makeSession(delegate: sessionDelegate)
+            defer { session.invalidateAndCancel() }
+            let task = session.dataTask(with: server.url("/r"))
+            task.delegate = EmptyTaskDelegate()
+            task.resume()
+            await sessionDelegate.waitForCompletions(1)
+            let events = sessionDelegate.events
+            #expect(events.contains(.redirect("/ok")), "\(events)")
+            #expect(events.contains(.response(200)), "\(events)")
+            #expect(sessionDelegate.body == Data("hello".utf8))
+        }
+    }
+
+    @Test func aTaskDelegateKeepsWhatItImplementsAndTheSessionGetsTheRest() async throws {
+        try await withServer { server in
+            server.route("/ok", response: .ok("hello"))
+            let sessionDelegate = RecordingDelegate()
+            let session = makeSession(delegate: sessionDelegate)
+            defer { session.invalidateAndCancel() }
+            let own = BodyOnlyDelegate()
+            let task = session.dataTask(with: server.url("/ok"))
+            task.delegate = own
+            task.resume()
+            await sessionDelegate.waitForCompletions(1)
+            #expect(own.received == 5)
+            // The body went to the task's delegate only; the response decision and completion to the session's.
+            #expect(sessionDelegate.body.isEmpty)
+            #expect(sessionDelegate.events.contains(.response(200)))
+        }
+    }
+}
