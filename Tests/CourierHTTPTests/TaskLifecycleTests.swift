@@ -49,4 +49,24 @@ struct TaskLifecycleTests {
         #expect(machine.resume() == .none)
         #expect(machine.state == .completed)
     }
+
+    /// Which events leave a task listed by its session (Darwin: from the first resume until cancel or completion).
+    @Test(
+        arguments: [
+            ([String](), false), (["resume"], true), (["resume", "suspend"], true), (["suspend"], false),
+            (["cancel"], false), (["cancel", "resume"], false), (["resume", "cancel"], false),
+            (["resume", "complete"], false), (["resume", "suspend", "resume"], true),
+        ])
+    func outstanding(events: [String], listed: Bool) {
+        var machine = TaskLifecycle()
+        for event in events {
+            switch event {
+            case "resume": _ = machine.resume()
+            case "suspend": _ = machine.suspend()
+            case "cancel": _ = machine.cancel()
+            default: _ = machine.complete()
+            }
+        }
+        #expect(machine.isOutstanding == listed)
+    }
 }
