@@ -28,11 +28,12 @@ enum TransportRequestBuilder {
         var headers: [(String, String)] = []
         headers.reserveCapacity(request.headerFields.count + 1)
         for field in request.headerFields {
-            // A line break or NUL in a field would let the value smuggle in fields or a second request.
-            guard Token.isToken(field.name), FieldValue.isSafe(field.value) else {
+            // A line break or NUL in a field would let the value smuggle in fields or a second request; a line fold
+            // that setValue accepted is unfolded, since a sender must not generate one (RFC 9112 §5.2).
+            guard Token.isToken(field.name), let value = FieldValue.unfolded(field.value) else {
                 throw .badURL("the header field \(field.name) is not a valid name or contains a line break or NUL")
             }
-            headers.append((field.name, field.value))
+            headers.append((field.name, value))
         }
         let body = bodyState.dropped ? .none : try makeBody(request: request, task: task, bodyState: bodyState)
         return try TransportRequest(

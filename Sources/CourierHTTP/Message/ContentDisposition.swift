@@ -3,10 +3,12 @@ public enum ContentDisposition {
     /// Returns the file name suggested by a `Content-Disposition` header value, made safe to use as a file name.
     ///
     /// The extended `filename*=charset'language'percent-encoded` parameter (RFC 8187, UTF-8 or ISO-8859-1) is
-    /// preferred over `filename=`. The result never contains `/` or `\`: any directory components are stripped.
+    /// preferred over `filename=`. Quoted strings are unquoted and unescaped before the parameters are split
+    /// (`filename="aa=bb\;"` gives `aa=bb;`). The result never contains `/` or `\` (each becomes `_`) and never
+    /// starts with a dot.
     ///
     /// - Parameter headerValue: The raw header field value, for example `attachment; filename="report.pdf"`.
-    /// - Returns: The file name, or `nil` when there is none or it is unusable (empty, `.` or `..`).
+    /// - Returns: The file name, or `nil` when there is none or nothing usable remains (empty, only dots).
     public static func filename(from headerValue: String) -> String? {
         let parsed = HeaderParameters(parsing: headerValue)
         if let extended = parsed.value(for: "filename*"), let decoded = decodeExtendedValue(extended),
@@ -17,18 +19,23 @@ public enum ContentDisposition {
         return parsed.value(for: "filename").flatMap(sanitizedFilename)
     }
 
-    /// Makes a candidate file name safe: keeps only its last path component, removes control characters and
-    /// surrounding whitespace.
+    /// Makes a candidate file name safe: `/` and `\` become `_` (FoundationNetworking turns `/a/b` into `_a_b`; the
+    /// backslash too, so that the name is never a path anywhere), control characters and surrounding whitespace are
+    /// removed, and so are leading dots, so that the name is never `.`, `..` or a hidden file.
     ///
     /// - Parameter candidate: A file name proposed by a peer, possibly hostile (`../../etc/passwd`).
-    /// - Returns: The safe file name, or `nil` when nothing usable remains (empty, `.` or `..`).
+    /// - Returns: The safe file name, or `nil` when nothing usable remains.
     public static func sanitizedFilename(_ candidate: String) -> String? {
-        let lastComponent = candidate.split(omittingEmptySubsequences: false) { $0 == "/" || $0 == "\\" }.last ?? ""
-        let visible = String(
-            String.UnicodeScalarView(lastComponent.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7F }))
-        let trimmed = visible.trimmingWhitespace()
-        guard !trimmed.isEmpty, trimmed != ".", trimmed != ".." else { return nil }
-        return trimmed
+        let scalars = candidate.unicodeScalars.compactMap { scalar -> Unicode.Scalar? in
+            switch scalar {
+            case "/", "\\": return "_"
+            case _ where scalar.value < 0x20 || scalar.value == 0x7F: return nil
+            default: return scalar
+            }
+        }
+        let trimmed = String(String.UnicodeScalarView(scalars)).trimmingWhitespace()
+        let visible = trimmed.drop { $0 == "." }.trimmingWhitespace()
+        return visible.isEmpty ? nil : visible
     }
 
     /// Decodes an RFC 8187 extended value `charset'language'value-chars`.
@@ -47,7 +54,7 @@ public enum ContentDisposition {
     }
 }
 
-extension String {
+extension StringProtocol {
     /// The string without leading and trailing whitespace (including newlines).
     fileprivate func trimmingWhitespace() -> String {
         guard let first = firstIndex(where: { !$0.isWhitespace }), let last = lastIndex(where: { !$0.isWhitespace })

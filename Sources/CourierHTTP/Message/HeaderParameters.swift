@@ -42,7 +42,8 @@ public struct HeaderParameters: Hashable, Sendable {
         return Parameter(name: HeaderName.canonical(name), value: unquote(rawValue))
     }
 
-    /// Splits on `;` outside of quoted strings.
+    /// Splits on `;` outside of quoted strings. A backslash escapes the next character inside a quoted string and, as
+    /// FoundationNetworking reads `Content-Disposition`, outside one too (`aa=bb\;` does not end the parameter).
     private static func split(_ value: String) -> [Substring] {
         var segments: [Substring] = []
         var start = value.startIndex
@@ -50,7 +51,7 @@ public struct HeaderParameters: Hashable, Sendable {
         var inQuotes = false
         while index < value.endIndex {
             let character = value[index]
-            if inQuotes, character == "\\" {
+            if character == "\\" {
                 index = value.index(after: index)
                 if index < value.endIndex {
                     index = value.index(after: index)

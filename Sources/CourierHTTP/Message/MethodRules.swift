@@ -1,5 +1,17 @@
 /// What the request method implies for sending it (RFC 9110 §9).
 public enum MethodRules {
+    /// The methods whose spelling a request normalises to upper case, as FoundationNetworking does.
+    public static let normalizedMethods = ["GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT"]
+
+    /// The method as `URLRequest.httpMethod` stores it: `GET`, `HEAD`, `POST`, `PUT`, `DELETE` and `CONNECT` in any
+    /// case become upper case (`"get"` → `"GET"`); other methods are kept as given, since methods are case-sensitive
+    /// (RFC 9110 §9.1).
+    ///
+    /// - Parameter method: The method an app set.
+    public static func normalized(_ method: String) -> String {
+        normalizedMethods.first { HeaderName.equal($0, method) } ?? method
+    }
+
     /// Whether a request with `method` may be sent again without changing the outcome (RFC 9110 §9.2.2), so a
     /// client may retry it on a fresh connection when a reused one turned out to be closed.
     public static func isIdempotent(_ method: String) -> Bool {

@@ -19,12 +19,18 @@ public struct SetCookie: Hashable, Sendable {
     public var path: String
     /// The expiry date from `Max-Age` (preferred) or `Expires`, or `nil` for a session cookie.
     public var expires: Date?
-    /// Whether the `Secure` attribute was present.
+    /// Whether the value-less `Secure` attribute was present (`Secure=1` does not count, as on Darwin).
     public var isSecure: Bool
-    /// Whether the `HttpOnly` attribute was present.
+    /// Whether the value-less `HttpOnly` attribute was present.
     public var isHTTPOnly: Bool
     /// The lowercased `SameSite` attribute (`"lax"`, `"strict"` or `"none"`), or `nil` when absent or unknown.
     public var sameSite: String?
+    /// The `Comment` attribute's value, or `nil` when absent or without a value.
+    public var comment: String?
+    /// The `CommentURL` attribute's value, or `nil` when absent or without a value.
+    public var commentURL: String?
+    /// Whether the value-less `Discard` attribute was present (the cookie ends with the session).
+    public var isDiscard = false
 
     /// Creates a parsed cookie from its parts.
     public init(
@@ -72,6 +78,9 @@ public struct SetCookie: Hashable, Sendable {
             path: attributes.path ?? CookieMatching.defaultPath(for: requestPath),
             expires: attributes.maxAgeExpiry ?? attributes.expires, isSecure: attributes.isSecure,
             isHTTPOnly: attributes.isHTTPOnly, sameSite: attributes.sameSite)
+        cookie.comment = attributes.comment
+        cookie.commentURL = attributes.commentURL
+        cookie.isDiscard = attributes.isDiscard
         if let domain = attributes.domain, domain != host {
             guard CookieMatching.domainMatches(host: host, domain: domain), domain.contains(".") else { return nil }
             cookie.domain = domain
@@ -82,38 +91,48 @@ public struct SetCookie: Hashable, Sendable {
         return cookie
     }
 
-    /// Splits a header value that holds several `Set-Cookie` values joined with commas.
+    /// Splits a header value that holds several `Set-Cookie` values joined with commas, as `allHeaderFields` on
+    /// Darwin and FoundationNetworking hands them out.
     ///
-    /// A comma separates two cookies only when what follows it starts with `name=`; the commas inside `Expires`
-    /// dates (`Wed, 09 Jun 2021 …`) are kept.
+    /// A comma separates two cookies only when what follows it is optional whitespace, a token, optional whitespace
+    /// and `=` (FoundationNetworking's rule): the commas inside `Expires` dates (`Wed, 09 Jun 2021 …`) and inside
+    /// values such as `Comment=a, b@c=d` are kept.
     ///
     /// - Parameter combined: The combined header value.
-    /// - Returns: The individual `Set-Cookie` values, trimmed, without empty ones.
+    /// - Returns: The individual `Set-Cookie` values, trimmed of whitespace and line breaks, without empty ones.
     public static func split(combined: String) -> [String] {
+        let bytes = Array(combined.utf8)
         var results: [String] = []
-        var current = ""
-        var index = combined.startIndex
-        while index < combined.endIndex {
-            let character = combined[index]
-            let next = combined.index(after: index)
-            if character == ",", startsNewCookie(combined[next...]) {
-                results.append(current)
-                current = ""
-            } else {
-                current.append(character)
-            }
-            index = next
+        var start = 0
+        for index in bytes.indices where bytes[index] == UInt8(ascii: ",") && startsNewCookie(bytes, at: index + 1) {
+            results.append(String(decoding: bytes[start..<index], as: UTF8.self))
+            start = index + 1
         }
-        results.append(current)
-        return results.map(HeaderParameters.trim).filter { !$0.isEmpty }
+        results.append(String(decoding: bytes[start...], as: UTF8.self))
+        return results.map(trimmingLineWhitespace).filter { !$0.isEmpty }
     }
 
-    private static func startsNewCookie(_ rest: Substring) -> Bool {
-        let trimmed = rest.drop { $0 == " " || $0 == "\t" }
-        guard let end = trimmed.firstIndex(where: { $0 == "=" || $0 == ";" || $0 == "," }), trimmed[end] == "="
-        else { return false }
-        let name = trimmed[..<end]
-        return !name.isEmpty && !name.contains(" ")
+    /// Whether `bytes[index...]` is `WSP* token WSP* "="`.
+    private static func startsNewCookie(_ bytes: [UInt8], at index: Int) -> Bool {
+        var cursor = index
+        while cursor < bytes.count, isLineWhitespace(bytes[cursor]) { cursor += 1 }
+        let tokenStart = cursor
+        while cursor < bytes.count, Token.isTokenByte(bytes[cursor]) { cursor += 1 }
+        guard cursor > tokenStart else { return false }
+        while cursor < bytes.count, isLineWhitespace(bytes[cursor]) { cursor += 1 }
+        return cursor < bytes.count && bytes[cursor] == UInt8(ascii: "=")
+    }
+
+    private static func isLineWhitespace(_ byte: UInt8) -> Bool {
+        byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D
+    }
+
+    private static func trimmingLineWhitespace(_ value: String) -> String {
+        let bytes = value.utf8
+        guard let first = bytes.firstIndex(where: { !isLineWhitespace($0) }),
+            let last = bytes.lastIndex(where: { !isLineWhitespace($0) })
+        else { return "" }
+        return String(decoding: bytes[first...last], as: UTF8.self)
     }
 
     private static func containsControlCharacter(_ value: String) -> Bool {
@@ -129,26 +148,42 @@ private struct Attributes {
     var path: String?
     var isSecure = false
     var isHTTPOnly = false
+    var isDiscard = false
     var sameSite: String?
+    var comment: String?
+    var commentURL: String?
 
     init(segments: [Substring], now: Date) {
         for segment in segments {
-            let name: String
-            let value: String
-            if let equals = segment.firstIndex(of: "=") {
-                name = HeaderName.canonical(HeaderParameters.trim(segment[..<equals]))
-                value = HeaderParameters.trim(segment[segment.index(after: equals)...])
-            } else {
-                name = HeaderName.canonical(HeaderParameters.trim(segment))
-                value = ""
+            guard let equals = segment.firstIndex(of: "=") else {
+                applyFlag(HeaderName.canonical(HeaderParameters.trim(segment)))
+                continue
             }
+            let name = HeaderName.canonical(HeaderParameters.trim(segment[..<equals]))
+            let value = HeaderParameters.trim(segment[segment.index(after: equals)...])
             guard value.utf8.count <= SetCookie.maximumAttributeValueBytes else { continue }
             apply(name: name, value: value, now: now)
         }
     }
 
+    /// A value-less attribute. As on Darwin and FoundationNetworking, only these set `Secure`, `HttpOnly` and
+    /// `Discard`: `Secure=1` is not the `Secure` flag.
+    private mutating func applyFlag(_ name: String) {
+        switch name {
+        case "secure": isSecure = true
+        case "httponly": isHTTPOnly = true
+        case "discard": isDiscard = true
+        default: break
+        }
+    }
+
+    /// An attribute with a value (possibly empty); an attribute without a name is ignored.
     private mutating func apply(name: String, value: String, now: Date) {
         switch name {
+        case "comment":
+            comment = value
+        case "commenturl":
+            commentURL = value
         case "expires":
             if let date = CookieDate.parse(value) {
                 expires = date
@@ -168,10 +203,6 @@ private struct Attributes {
             }
         case "path":
             path = value.hasPrefix("/") ? value : nil
-        case "secure":
-            isSecure = true
-        case "httponly":
-            isHTTPOnly = true
         case "samesite":
             let policy = HeaderName.canonical(value)
             sameSite = ["lax", "strict", "none"].contains(policy) ? policy : nil

@@ -115,10 +115,26 @@ struct ErrorPathTests {
         try await withServer { server in
             server.route("/h", response: .ok("x"))
             var request = URLRequest(url: server.url("/h"))
-            request.setValue("a\r\nInjected: yes", forHTTPHeaderField: "X-Evil")
+            // allHTTPHeaderFields takes values unchecked (setValue would ignore this one).
+            request.allHTTPHeaderFields = ["X-Evil": "a\r\nInjected: yes"]
             let outcome = await makeSession().runDataTask(request)
             #expect(outcome.error != nil)
             #expect(server.requests.isEmpty)
+        }
+    }
+
+    @Test func setValueDropsInjectionsAndLineFoldsAreSentUnfolded() async throws {
+        try await withServer { server in
+            server.route("/h", response: .ok("x"))
+            var request = URLRequest(url: server.url("/h"))
+            request.setValue("a\r\nInjected: yes", forHTTPHeaderField: "X-Evil")
+            request.setValue("one\r\n two", forHTTPHeaderField: "X-Folded")
+            let outcome = await makeSession().runDataTask(request)
+            #expect(outcome.error == nil)
+            let recorded = try #require(server.requests.first)
+            #expect(recorded.header("X-Evil") == nil)
+            #expect(recorded.header("Injected") == nil)
+            #expect(recorded.header("X-Folded") == "one two")
         }
     }
 

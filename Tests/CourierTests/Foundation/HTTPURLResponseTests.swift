@@ -42,12 +42,15 @@ struct HTTPURLResponseTests {
         arguments: [
             ([:], "https://example.com/files/report.pdf", "report.pdf"),
             (["Content-Disposition": "attachment; filename=\"data.csv\""], "https://example.com/x", "data.csv"),
-            (["Content-Disposition": "attachment; filename=\"../../etc/passwd\""], "https://example.com/x", "passwd"),
+            (
+                ["Content-Disposition": "attachment; filename=\"../../etc/passwd\""], "https://example.com/x",
+                "_.._etc_passwd"
+            ),
             (["Content-Disposition": "attachment; filename=\"..\""], "https://example.com/x.txt", "x.txt"),
             ([:], "https://example.com/", "Unknown"),
             ([:], "https://example.com", "Unknown"),
             ([:], "https://example.com/a%20b.txt", "a b.txt"),
-            ([:], "https://example.com/a%2Fb.txt", "b.txt"),
+            ([:], "https://example.com/a%2Fb.txt", "a_b.txt"),
         ] as [([String: String], String, String)])
     func suggestedFilename(headers: [String: String], urlString: String, expected: String) throws {
         let url = try #require(URL(string: urlString))

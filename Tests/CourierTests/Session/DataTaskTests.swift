@@ -55,7 +55,7 @@ struct DataTaskTests {
             #expect(recorded.header("Content-Length") == "7")
             #expect(recorded.header("X-Session") == "session")
             #expect(recorded.header("X-Both") == "from-request")
-            #expect(recorded.header("X-List") == "a, b")
+            #expect(recorded.header("X-List") == "a,b")
             #expect(recorded.header("Authorization") == nil)
             #expect(recorded.header("Host") == "127.0.0.1:\(server.port)")
             #expect(recorded.header("Accept-Encoding") == "gzip, deflate")

@@ -37,8 +37,9 @@ open class URLCredentialStorage: NSObject, @unchecked Sendable {
 
     /// Stores a credential for a protection space, replacing a stored credential with the same user name.
     ///
-    /// Credentials with ``URLCredential/Persistence-swift.enum/none`` persistence or without a user name are not
-    /// stored.
+    /// When the protection space has no default credential yet, the credential becomes its default, as on Darwin and
+    /// in FoundationNetworking. Credentials with ``URLCredential/Persistence-swift.enum/none`` persistence or without
+    /// a user name are not stored.
     ///
     /// - Parameters:
     ///   - credential: The credential to store.
@@ -47,6 +48,9 @@ open class URLCredentialStorage: NSObject, @unchecked Sendable {
         guard credential.persistence != .none, let user = credential.user else { return }
         state.withLockedValue { state in
             state.credentials[space, default: [:]][user] = credential
+            if state.defaults[space] == nil {
+                state.defaults[space] = user
+            }
         }
     }
 

@@ -32,6 +32,9 @@ extension HTTPCookie {
         properties[.secure] = parsed.isSecure ? "TRUE" : nil
         properties[.httpOnly] = parsed.isHTTPOnly ? "TRUE" : nil
         properties[.sameSitePolicy] = parsed.sameSite
+        properties[.comment] = parsed.comment
+        properties[.commentURL] = parsed.commentURL.flatMap(URL.init(string:))
+        properties[.discard] = parsed.isDiscard ? "TRUE" : nil
         return HTTPCookie(properties: properties)
     }
 }

@@ -26,7 +26,8 @@ open class HTTPCookie: NSObject, @unchecked Sendable {
     /// ``HTTPCookiePropertyKey/name``, ``HTTPCookiePropertyKey/value`` and ``HTTPCookiePropertyKey/path`` are
     /// required, as is either ``HTTPCookiePropertyKey/domain`` or ``HTTPCookiePropertyKey/originURL`` (whose host then
     /// becomes a host-only domain). ``HTTPCookiePropertyKey/maximumAge`` is honoured only for version 1 cookies, as
-    /// Apple documents.
+    /// Apple documents. A version 0 cookie with ``HTTPCookiePropertyKey/discard`` set is session-only and has no
+    /// ``expiresDate``.
     ///
     /// Courier also returns `nil` when the name is empty or contains `=`, `;` or control characters, or the value
     /// contains `;` or control characters, so that a cookie can never inject text into a `Cookie` header.
@@ -51,6 +52,11 @@ open class HTTPCookie: NSObject, @unchecked Sendable {
             expires = Date(timeIntervalSinceNow: TimeInterval(maximumAge))
         }
         let discard = Self.flag(properties[.discard])
+        if discard && version == 0 {
+            // A Netscape cookie marked Discard ends with the session: it has no expiry date (Darwin and
+            // FoundationNetworking agree).
+            expires = nil
+        }
 
         storedName = name
         storedValue = value
@@ -148,7 +154,11 @@ open class HTTPCookie: NSObject, @unchecked Sendable {
 
     /// Returns the cookies set by a response's `Set-Cookie` header fields.
     ///
-    /// Several cookies may share one field, joined with commas. Each cookie is parsed by the rules of RFC 6265:
+    /// Several cookies may share one field, joined with commas, as `allHeaderFields` hands them out: a comma starts a
+    /// new cookie only when a token and `=` follow it, so the commas of `Expires` dates are kept. `Expires` accepts
+    /// RFC 1123, RFC 850 and asctime dates. `Secure`, `HttpOnly` and `Discard` count only without a value
+    /// (`Secure=1` is not secure); `Comment` and `CommentURL` become ``comment`` and ``commentURL``; attributes
+    /// without a name are ignored. Each cookie is parsed by the rules of RFC 6265:
     /// a cookie without `=`, with an empty name, with a name and value over 4096 bytes, or whose `Domain` attribute
     /// the URL's host does not domain-match (a cookie for another site) is ignored. Without a `Path` attribute the
     /// path defaults to the directory of the URL's path. `Max-Age` takes precedence over `Expires`.

@@ -5,7 +5,9 @@ import NIOConcurrencyHelpers
 /// A container that stores cookies and hands out the ones that apply to a URL.
 ///
 /// The storage is thread-safe and, for now, kept in memory only: cookies are not persisted to disk between runs of
-/// the process (persistence comes in a later release). `sortedCookies(using:)` is not provided, because sort
+/// the process (persistence comes in a later release). So that an app switching from FoundationNetworking keeps its
+/// cookies, ``shared`` starts with the unexpired cookies of FoundationNetworking's file
+/// (`$XDG_DATA_HOME/<bundle name>/.cookies.shared`), read once at first use; Courier never writes that file. `sortedCookies(using:)` is not provided, because sort
 /// descriptors rely on Objective-C key-value coding, which Linux lacks; sort ``cookies`` in Swift instead. The storage
 /// does not post `NSHTTPCookieManagerCookiesChanged` notifications.
 open class HTTPCookieStorage: NSObject, @unchecked Sendable {
@@ -29,7 +31,19 @@ open class HTTPCookieStorage: NSObject, @unchecked Sendable {
     }
 
     /// The shared cookie storage of the process.
+    ///
+    /// At first use it reads the cookies FoundationNetworking persisted for this app, if any (see the type's
+    /// discussion); a missing, unreadable or corrupt file is ignored.
     open class var shared: HTTPCookieStorage { processCookieStorage }
+
+    /// Stores the unexpired cookies of a FoundationNetworking cookie file, following the accept policy.
+    ///
+    /// - Parameter path: The file's path; nothing happens when it is missing or corrupt.
+    func importFoundationCookies(fromFileAt path: String) {
+        for cookie in FoundationCookieFile.load(path: path, now: Date()) {
+            setCookie(cookie)
+        }
+    }
 
     /// Returns the cookie storage shared by the apps and extensions of an app group, creating it on first use.
     ///
@@ -190,5 +204,11 @@ open class HTTPCookieStorage: NSObject, @unchecked Sendable {
     }
 }
 
-private let processCookieStorage = HTTPCookieStorage()
+private let processCookieStorage: HTTPCookieStorage = {
+    let storage = HTTPCookieStorage()
+    if let path = FoundationCookieFile.defaultPath() {
+        storage.importFoundationCookies(fromFileAt: path)
+    }
+    return storage
+}()
 private let groupCookieStorages = NIOLockedValueBox<[String: HTTPCookieStorage]>([:])

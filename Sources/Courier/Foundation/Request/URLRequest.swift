@@ -69,6 +69,8 @@ public struct URLRequest: Hashable, Equatable, Sendable, CustomStringConvertible
 
     /// Creates a request for the given URL.
     ///
+    /// A relative URL is stored as its absolute URL, as FoundationNetworking does.
+    ///
     /// - Parameters:
     ///   - url: The URL to load.
     ///   - cachePolicy: The cache policy. Defaults to ``URLRequest/CachePolicy/useProtocolCachePolicy``.
@@ -76,15 +78,17 @@ public struct URLRequest: Hashable, Equatable, Sendable, CustomStringConvertible
     public init(
         url: URL, cachePolicy: URLRequest.CachePolicy = .useProtocolCachePolicy, timeoutInterval: TimeInterval = 60.0
     ) {
-        self.url = url
+        self.url = url.absoluteURL
         self.cachePolicy = cachePolicy
         self.timeoutInterval = timeoutInterval
     }
 
-    /// The HTTP request method. Defaults to `"GET"`; setting `nil` restores `"GET"`. The value is stored as given.
+    /// The HTTP request method. Defaults to `"GET"`; setting `nil` restores `"GET"`. `GET`, `HEAD`, `POST`, `PUT`,
+    /// `DELETE` and `CONNECT` are stored in upper case whatever case they are set in (`"get"` becomes `"GET"`), as
+    /// FoundationNetworking does; other methods are stored as given.
     public var httpMethod: String? {
         get { method }
-        set { method = newValue ?? "GET" }
+        set { method = newValue.map(MethodRules.normalized) ?? "GET" }
     }
 
     /// All of the request's HTTP header fields, or `nil` when there are none.
@@ -105,23 +109,34 @@ public struct URLRequest: Hashable, Equatable, Sendable, CustomStringConvertible
 
     /// Sets a header field, replacing any value it had. Passing `nil` removes the field.
     ///
+    /// A value with a NUL, or with a CR or LF other than in a line fold (CR LF followed by a space or a tab), is
+    /// ignored and the field keeps its value, as in FoundationNetworking. A line-folded value is stored as given; its
+    /// CR LF are removed when the request is sent.
+    ///
     /// - Parameters:
     ///   - value: The new value, or `nil` to remove the field.
     ///   - field: The header field name, compared case-insensitively.
     public mutating func setValue(_ value: String?, forHTTPHeaderField field: String) {
+        if let value, !FieldValue.isValidRequestValue(value) { return }
         headerFields[field] = value
     }
 
     /// Adds a value to a header field.
     ///
-    /// When the field already has a value, the new value is appended after a comma and a space (`", "`), the field
-    /// delimiter of HTTP lists; otherwise the field is created.
+    /// When the field already has a value, the new value is appended after a comma (`","`), the field delimiter of
+    /// HTTP lists, as on Darwin and in FoundationNetworking; otherwise the field is created. A value that
+    /// ``setValue(_:forHTTPHeaderField:)`` would ignore is ignored.
     ///
     /// - Parameters:
     ///   - value: The value to add.
     ///   - field: The header field name, compared case-insensitively.
     public mutating func addValue(_ value: String, forHTTPHeaderField field: String) {
-        headerFields.add(value, for: field)
+        guard FieldValue.isValidRequestValue(value) else { return }
+        if let existing = headerFields[field] {
+            headerFields[field] = existing + "," + value
+        } else {
+            headerFields[field] = value
+        }
     }
 
     /// The request body. Setting it clears ``httpBodyStream``.

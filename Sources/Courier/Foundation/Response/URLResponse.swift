@@ -43,7 +43,9 @@ open class URLResponse: NSObject, NSCopying, @unchecked Sendable {
     /// URL has no usable path. Unlike Apple platforms, Courier does not append an extension derived from the MIME
     /// type. HTTP responses first consult the `Content-Disposition` header.
     open var suggestedFilename: String? {
-        storedURL.flatMap { ContentDisposition.sanitizedFilename($0.lastPathComponent) } ?? "Unknown"
+        storedURL.flatMap { url in
+            url.lastPathComponent == "/" ? nil : ContentDisposition.sanitizedFilename(url.lastPathComponent)
+        } ?? "Unknown"
     }
 
     /// Returns the receiver: responses are immutable.
