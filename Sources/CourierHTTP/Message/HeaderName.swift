@@ -19,6 +19,32 @@ public enum HeaderName {
         String(decoding: name.utf8.map(asciiLowercase), as: UTF8.self)
     }
 
+    /// The spelling Darwin (and FoundationNetworking) give a response header field's name in `allHeaderFields`:
+    /// each word capitalised (`content-type` → `Content-Type`, `ETAG` → `Etag`), where a word starts after any
+    /// character that is not an ASCII letter or digit; `WWW-Authenticate` keeps its capitals, and a name starting
+    /// with `x-` (in any case) is left as it was received.
+    ///
+    /// - Parameter name: A header field name as received.
+    public static func responseSpelling(_ name: String) -> String {
+        let bytes = Array(name.utf8)
+        if bytes.count >= 2, asciiLowercase(bytes[0]) == UInt8(ascii: "x"), bytes[1] == UInt8(ascii: "-") {
+            return name
+        }
+        if equal(name, "WWW-Authenticate") { return "WWW-Authenticate" }
+        var startsWord = true
+        let spelled = bytes.map { byte -> UInt8 in
+            let isAlphanumeric =
+                (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+            defer { startsWord = !isAlphanumeric }
+            return startsWord ? asciiUppercase(byte) : asciiLowercase(byte)
+        }
+        return String(decoding: spelled, as: UTF8.self)
+    }
+
+    private static func asciiUppercase(_ byte: UInt8) -> UInt8 {
+        (byte >= 0x61 && byte <= 0x7A) ? byte - 0x20 : byte
+    }
+
     private static func asciiLowercase(_ byte: UInt8) -> UInt8 {
         (byte >= 0x41 && byte <= 0x5A) ? byte + 0x20 : byte
     }

@@ -1,4 +1,5 @@
 import Courier
+import CourierMockServer
 import Foundation
 import Testing
 
@@ -91,5 +92,35 @@ struct HTTPURLResponseCompatibilityTests {
         #expect(sut.expectedContentLength == 123)
         #expect(sut.mimeType == "text/plain")
         #expect(sut.textEncodingName == "iso-8891-1")
+    }
+}
+
+@Suite("allHeaderFields spelling")
+struct AllHeaderFieldsSpellingTests {
+    @Test func namesAreSpelledAsDarwinSpellsThem() throws {
+        let url = try #require(URL(string: "https://example.com/"))
+        let response = try #require(
+            HTTPURLResponse(
+                url: url, statusCode: 200, httpVersion: "HTTP/1.1",
+                headerFields: [
+                    "content-type": "text/plain", "x-request-id": "7", "www-authenticate": "Basic", "ETAG": "\"1\"",
+                ]
+            ))
+        let names = Set(response.allHeaderFields.keys.compactMap { $0 as? String })
+        #expect(names == ["Content-Type", "x-request-id", "WWW-Authenticate", "Etag"])
+        #expect(response.value(forHTTPHeaderField: "etag") == "\"1\"")
+    }
+
+    @Test func aServersLowercaseNamesArriveCapitalised() async throws {
+        try await withServer { server in
+            server.route("/l", response: MockResponse(headers: [("cache-control", "no-store"), ("x-trace", "abc")]))
+            let session = makeSession()
+            defer { session.invalidateAndCancel() }
+            let outcome = await session.runDataTask(server.url("/l"))
+            let fields = try #require(outcome.http?.allHeaderFields)
+            #expect(fields["Cache-Control"] as? String == "no-store")
+            #expect(fields["x-trace"] as? String == "abc")
+            #expect(fields["cache-control"] == nil)
+        }
     }
 }

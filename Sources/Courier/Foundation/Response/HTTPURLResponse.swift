@@ -73,11 +73,12 @@ open class HTTPURLResponse: URLResponse, @unchecked Sendable {
         return parsed
     }
 
-    /// All HTTP header fields of the response, keyed by name (as `String`) in the casing first received.
+    /// All HTTP header fields of the response, keyed by name (as `String`) spelled as Darwin spells it: each word
+    /// capitalised (`content-type` → `Content-Type`), `WWW-Authenticate` as written, and `x-` names as received.
     open var allHeaderFields: [AnyHashable: Any] {
         var result: [AnyHashable: Any] = [:]
         for (name, value) in headerFields {
-            result[name] = value
+            result[HeaderName.responseSpelling(name)] = value
         }
         return result
     }
