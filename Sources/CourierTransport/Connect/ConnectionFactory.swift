@@ -1,7 +1,6 @@
 import CourierHTTP
 import NIOCore
 import NIOHTTP1
-import NIOHTTPCompression
 import NIOPosix
 import NIOSSL
 
@@ -59,7 +58,6 @@ struct ConnectionFactory: Sendable {
                                 leftOverBytesStrategy: .dropBytes, informationalResponseStrategy: .forward)
                         )
                     )
-                    try sync.addHandler(ContentDecodingGate())
                     try sync.addHandler(
                         HTTP1ClientHandler(
                             endpoint: endpoint,

@@ -1,7 +1,6 @@
 import CourierHTTP
 import NIOCore
 import NIOHTTP1
-import NIOHTTPCompression
 import NIOPosix
 import NIOSSL
 
@@ -59,9 +58,6 @@ enum TransportErrorMapping {
                 return .networkConnectionLost("the connection closed before the response from \(endpoint) ended")
             }
             return .badServerResponse("malformed response from \(endpoint): \(parser)")
-        }
-        if error is NIOHTTPDecompression.DecompressionError || error is NIOHTTPDecompression.ExtraDecompressionError {
-            return .cannotDecodeContentData("cannot decode the response body from \(endpoint): \(error)")
         }
         if error is ByteToMessageDecoderError {
             return .badServerResponse("malformed response from \(endpoint): \(error)")
