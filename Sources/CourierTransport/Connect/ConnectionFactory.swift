@@ -40,6 +40,12 @@ struct ConnectionFactory: Sendable {
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     let sync = channel.pipeline.syncOperations
+                    let client = HTTP1ClientHandler(
+                        endpoint: endpoint,
+                        idleConnectionTimeout: idleTimeout,
+                        protocolName: "http/1.1"
+                    )
+                    try sync.addHandler(ReadActivityHandler { [unowned client] in client.noteReadActivity() })
                     if let sslContext {
                         try sync.addHandler(
                             Self.makeTLSHandler(
@@ -58,13 +64,7 @@ struct ConnectionFactory: Sendable {
                                 leftOverBytesStrategy: .dropBytes, informationalResponseStrategy: .forward)
                         )
                     )
-                    try sync.addHandler(
-                        HTTP1ClientHandler(
-                            endpoint: endpoint,
-                            idleConnectionTimeout: idleTimeout,
-                            protocolName: "http/1.1"
-                        )
-                    )
+                    try sync.addHandler(client)
                 }
             }
         return bootstrap.connect(host: endpoint.host, port: endpoint.port)

@@ -132,6 +132,12 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
         }
     }
 
+    /// Bytes arrived from the socket (see ``ReadActivityHandler``): they reset the request timeout, even when they
+    /// do not complete a head or a body part yet.
+    func noteReadActivity() {
+        armRequestTimer()
+    }
+
     // MARK: - Channel events
 
     func read(context: ChannelHandlerContext) {
