@@ -58,6 +58,7 @@ struct ConnectionFactory: Sendable {
                     }
                     try sync.addHandler(ConnectionReadyHandler(promise: ready, waitsForTLS: sslContext != nil))
                     try sync.addHandler(HTTPRequestEncoder())
+                    try sync.addHandler(ResponseHeadNormalizer())
                     try sync.addHandler(
                         ByteToMessageHandler(
                             HTTPResponseDecoder(
