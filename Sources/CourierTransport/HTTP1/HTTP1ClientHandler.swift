@@ -36,6 +36,9 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     private var state: State = .idle
     private var context: ChannelHandlerContext?
+    /// Kept past `handlerRemoved`: a body that arrived whole before the connection closed is still inflated.
+    private var eventLoop: (any EventLoop)?
+    private var allocator = ByteBufferAllocator()
     private var paused = false
     private var pendingRead = false
     private var inflateScheduled = false
@@ -59,6 +62,8 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
+        self.eventLoop = context.eventLoop
+        self.allocator = context.channel.allocator
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
@@ -193,7 +198,7 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     /// Delivers the end of the response and gives the connection back (or closes it).
-    private func endResponse(_ active: Active, context: ChannelHandlerContext) {
+    private func endResponse(_ active: Active, context: ChannelHandlerContext?) {
         if let inflater = active.inflater {
             do {
                 try inflater.finish()
@@ -204,17 +209,18 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
         }
         requestTimer?.cancel()
         requestTimer = nil
-        let reusable = active.keepAlive && active.bodyWriter.isEnded
-        state = .idle
+        let isOpen = context?.channel.isActive ?? false
+        let reusable = active.keepAlive && active.bodyWriter.isEnded && isOpen
+        state = isOpen ? .idle : .closed
         paused = false
         if reusable {
             armIdleTimer()
             onReusable?()
         } else {
-            context.close(promise: nil)
+            context?.close(promise: nil)
         }
         active.exchange.finish()
-        if pendingRead, context.channel.isActive {
+        if pendingRead, isOpen, let context {
             // A read held back while the end waited for the inflater: an idle connection still reads, to notice
             // the server closing it.
             pendingRead = false
@@ -234,11 +240,11 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// tasks, so a pause asked for from another thread lands between two steps; once the input is used up, the
     /// held-back read is issued, or the response ends.
     private func inflateNextStep() {
-        guard case .active(let active) = state, let inflater = active.inflater, !paused, let context else { return }
+        guard case .active(let active) = state, let inflater = active.inflater, !paused else { return }
         if inflater.canStep {
             let output: ByteBuffer
             do {
-                output = try inflater.step(allocator: context.channel.allocator)
+                output = try inflater.step(allocator: allocator)
             } catch {
                 fail(error, retryable: false)
                 return
@@ -248,7 +254,7 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 active.exchange.consumer.transportDidReceiveBodyPart(output)
             }
             if inflater.canStep {
-                scheduleInflateStep(context: context)
+                scheduleInflateStep()
                 return
             }
         }
@@ -256,16 +262,16 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
         guard case .active(let current) = state, current.exchange === active.exchange else { return }
         if current.endPending {
             endResponse(current, context: context)
-        } else if pendingRead && !paused {
+        } else if pendingRead && !paused, let context {
             pendingRead = false
             context.read()
         }
     }
 
-    private func scheduleInflateStep(context: ChannelHandlerContext) {
-        guard !inflateScheduled else { return }
+    private func scheduleInflateStep() {
+        guard !inflateScheduled, let eventLoop else { return }
         inflateScheduled = true
-        context.eventLoop.assumeIsolated().execute { [weak self] in
+        eventLoop.assumeIsolated().execute { [weak self] in
             guard let self else { return }
             self.inflateScheduled = false
             self.inflateNextStep()
@@ -294,7 +300,12 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
     func channelInactive(context: ChannelHandlerContext) {
         requestTimer?.cancel()
         idleTimer?.cancel()
-        if case .active(let active) = state {
+        if case .active(var active) = state, active.endPending {
+            // The whole body arrived; what is still compressed is inflated at the consumer's pace, and the
+            // response then ends normally (see `endResponse`).
+            active.keepAlive = false
+            state = .active(active)
+        } else if case .active(let active) = state {
             active.bodyWriter.abandon()
             state = .closed
             let retryable = active.isReused && !active.headReceived && active.exchange.request.isIdempotent

@@ -26,10 +26,9 @@ struct ResponseHeadTests {
             // The first piece, then silence for longer than the timeout.
             server.route("/stall", response: .trickle(head, pieceSize: 10, delay: .seconds(3)))
             let session = makeSession { $0.timeoutIntervalForRequest = 1 }
-            let started = ContinuousClock.now
+            // Without the timeout the rest would arrive after 3 s and the task succeed.
             let outcome = await session.runDataTask(server.url("/stall"))
             #expect(outcome.urlError?.code == .timedOut)
-            #expect(ContinuousClock.now - started < .seconds(2.5))
         }
     }
 

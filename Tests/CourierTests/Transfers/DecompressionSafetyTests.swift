@@ -136,4 +136,25 @@ struct DecompressionSafetyTests {
             #expect(await session.runDataTask(server.url("/raw")).data == Data(text))
         }
     }
+
+    @Test func aGzipBodyStillBeingInflatedWhenTheServerClosesIsDeliveredWhole() async throws {
+        let size = 8 << 20
+        let compressed = Deflater.gzipZeros(count: size)
+        var response = MockResponse()
+        // The whole response in one write, then the server closes the connection.
+        let head = "HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: \(compressed.count)\r\n\r\n"
+        response.raw = Data(head.utf8) + Data(compressed)
+        try await withServer { server in
+            server.route("/closing", response: response)
+            let (bytes, _) = try await makeSession().bytes(from: server.url("/closing"))
+            // The reader is paused with most of the body still compressed when the close arrives.
+            try await Task.sleep(for: .milliseconds(300))
+            var count = 0
+            for try await byte in bytes {
+                #expect(byte == 0)
+                count += 1
+            }
+            #expect(count == size)
+        }
+    }
 }
