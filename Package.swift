@@ -12,7 +12,6 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
-        .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
@@ -20,6 +19,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
     ],
     targets: [
+        // zlib from the system (Debian: zlib1g-dev), for streaming gzip/deflate decoding under our own control.
+        .systemLibrary(name: "CCourierZlib", path: "Sources/CCourierZlib"),
         .target(
             name: "CourierHTTP",
             dependencies: []
@@ -28,13 +29,13 @@ let package = Package(
             name: "CourierTransport",
             dependencies: [
                 "CourierHTTP",
+                "CCourierZlib",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOTLS", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "NIOHTTPCompression", package: "swift-nio-extras"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -70,11 +71,19 @@ let package = Package(
             ]
         ),
         .testTarget(name: "CourierHTTPTests", dependencies: ["CourierHTTP"]),
-        .testTarget(name: "CourierTransportTests", dependencies: ["CourierTransport", "CourierMockServer"]),
+        .testTarget(
+            name: "CourierTransportTests",
+            dependencies: [
+                "CourierTransport", "CourierMockServer", "CCourierZlib",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+            ]
+        ),
         .testTarget(
             name: "CourierTests",
             dependencies: [
-                "Courier", "CourierHTTP", "CourierMockServer", "courier",
+                "Courier", "CourierHTTP", "CourierMockServer", "courier", "CCourierZlib",
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),

@@ -1,3 +1,4 @@
+import Foundation
 import NIOCore
 import NIOHTTP1
 
@@ -131,11 +132,12 @@ final class ConnectionHandler: ChannelInboundHandler, RemovableChannelHandler {
         }
         if let raw = response.raw {
             isDone = true
-            var buffer = context.channel.allocator.buffer(capacity: raw.count)
-            buffer.writeBytes(raw)
-            context.writeAndFlush(NIOAny(buffer)).assumeIsolated().whenComplete { _ in
-                context.close(promise: nil)
-            }
+            Self.writeRaw(
+                raw[...],
+                pieceSize: max(1, response.chunkSize),
+                delay: response.chunkDelay,
+                context: context
+            )
             return
         }
 
@@ -159,5 +161,31 @@ final class ConnectionHandler: ChannelInboundHandler, RemovableChannelHandler {
         )
         self.writer = writer
         writer.start()
+    }
+
+    /// Writes `raw` in pieces of `pieceSize` bytes, `delay` apart, then closes the connection.
+    private static func writeRaw(
+        _ raw: Data.SubSequence,
+        pieceSize: Int,
+        delay: Duration,
+        context: ChannelHandlerContext
+    ) {
+        guard context.channel.isActive else { return }
+        let piece = raw.prefix(pieceSize)
+        let rest = raw.dropFirst(piece.count)
+        var buffer = context.channel.allocator.buffer(capacity: piece.count)
+        buffer.writeBytes(piece)
+        let written = context.writeAndFlush(NIOAny(buffer))
+        guard !rest.isEmpty else {
+            written.assumeIsolated().whenComplete { _ in context.close(promise: nil) }
+            return
+        }
+        guard delay > .zero else {
+            writeRaw(rest, pieceSize: pieceSize, delay: delay, context: context)
+            return
+        }
+        context.eventLoop.assumeIsolated().scheduleTask(in: TimeAmount(delay)) {
+            writeRaw(rest, pieceSize: pieceSize, delay: delay, context: context)
+        }
     }
 }

@@ -25,6 +25,7 @@ public struct MockResponse: Sendable {
     /// If set: write the head and only this many body bytes, then close the connection (a truncated body).
     public var closeAfterBodyBytes: Int?
     /// If set: write these bytes verbatim instead of a response, then close the connection (malformed responses).
+    /// They are written ``chunkSize`` bytes at a time, ``chunkDelay`` apart.
     public var raw: Data?
     /// Read the request and never answer (for timeouts). The connection stays open until the client or
     /// ``MockServer/shutdown()`` closes it.
@@ -91,6 +92,15 @@ public struct MockResponse: Sendable {
     public static func raw(_ bytes: String) -> MockResponse {
         var response = MockResponse()
         response.raw = Data(bytes.utf8)
+        return response
+    }
+
+    /// Writes the UTF-8 bytes of `bytes` verbatim in pieces of `pieceSize` bytes, `delay` apart (a response that
+    /// trickles in), then closes the connection.
+    public static func trickle(_ bytes: String, pieceSize: Int, delay: Duration) -> MockResponse {
+        var response = MockResponse.raw(bytes)
+        response.chunkSize = pieceSize
+        response.chunkDelay = delay
         return response
     }
 }

@@ -23,4 +23,13 @@ struct MethodAndCodingRulesTests {
     func automaticallyDecodedCodings(values: [String], decoded: Bool) {
         #expect(ContentCoding.isDecodedAutomatically(values) == decoded)
     }
+
+    @Test(arguments: [
+        (["gzip"], ContentCoding.Decoding?.some(.gzip)), (["X-GZIP"], .gzip), (["deflate"], .deflate),
+        (["br", "gzip"], .gzip), (["br, gzip"], .gzip), (["gzip", "br"], nil), (["gzip, identity"], .gzip),
+        (["gzip, deflate"], .deflate), (["identity"], nil), ([], nil), ([""], nil), (["compress"], nil),
+    ])
+    func theOutermostCodingIsTheOneDecoded(values: [String], decoding: ContentCoding.Decoding?) {
+        #expect(ContentCoding.automaticDecoding(values) == decoding)
+    }
 }

@@ -13,6 +13,7 @@ struct URLErrorMappingTests {
         (.timedOut("x"), .timedOut),
         (.networkConnectionLost("x"), .networkConnectionLost),
         (.badServerResponse("x"), .badServerResponse),
+        (.cannotParseResponse("x"), .cannotParseResponse),
         (.secureConnectionFailed("x"), .secureConnectionFailed),
         (.serverCertificateUntrusted("x"), .serverCertificateUntrusted),
         (.cannotDecodeContentData("x"), .cannotDecodeContentData),

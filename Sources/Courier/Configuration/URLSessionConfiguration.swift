@@ -1,3 +1,4 @@
+import CourierHTTP
 import Foundation
 import NIOConcurrencyHelpers
 
@@ -40,6 +41,7 @@ open class URLSessionConfiguration: NSObject, NSCopying, @unchecked Sendable {
         var usesClassicLoadingMode: Bool = true
         var courierAdditionalTrustedCertificates: [Data] = []
         var courierDownloadDirectory: URL? = nil
+        var courierMaximumDecompressionRatio: Int? = ContentCoding.defaultMaximumDecompressionRatio
     }
 
     private let settings: NIOLockedValueBox<Settings>
@@ -288,5 +290,16 @@ open class URLSessionConfiguration: NSObject, NSCopying, @unchecked Sendable {
     public var courierAdditionalTrustedCertificates: [Data] {
         get { settings.withLockedValue { $0.courierAdditionalTrustedCertificates } }
         set { settings.withLockedValue { $0.courierAdditionalTrustedCertificates = newValue } }
+    }
+
+    /// Courier extension: the decompression-bomb guard. A gzip or deflate response body that the session decodes
+    /// may grow to at most this many times the compressed bytes received; a body that grows further fails its
+    /// task with `URLError.cannotDecodeContentData`. `nil` turns the guard off.
+    ///
+    /// The default, 2,000, is about twice what deflate can reach at all (about 1,032:1), so no genuine body
+    /// compressed once with gzip or deflate ever meets it. Values below 1 are treated as 1.
+    public var courierMaximumDecompressionRatio: Int? {
+        get { settings.withLockedValue { $0.courierMaximumDecompressionRatio } }
+        set { settings.withLockedValue { $0.courierMaximumDecompressionRatio = newValue.map { max(1, $0) } } }
     }
 }

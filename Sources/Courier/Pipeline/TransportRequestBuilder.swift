@@ -36,7 +36,7 @@ enum TransportRequestBuilder {
             headers.append((field.name, value))
         }
         let body = bodyState.dropped ? .none : try makeBody(request: request, task: task, bodyState: bodyState)
-        return try TransportRequest(
+        var transportRequest = try TransportRequest(
             method: method,
             url: url,
             headers: headers,
@@ -44,6 +44,8 @@ enum TransportRequestBuilder {
             idleTimeout: TaskRunner.timeAmount(effectiveTimeout(request: request, configuration: configuration)),
             tls: task.session.tlsSettings
         )
+        transportRequest.maximumDecompressionRatio = configuration.courierMaximumDecompressionRatio
+        return transportRequest
     }
 
     /// The body: an upload task's own (the request's is ignored), else the request's data or stream.

@@ -15,6 +15,7 @@ public struct TransferError: Error, Hashable, Sendable, CustomStringConvertible 
         case timedOut
         case networkConnectionLost
         case badServerResponse
+        case cannotParseResponse
         case secureConnectionFailed
         case serverCertificateUntrusted
         case cannotDecodeContentData
@@ -53,8 +54,11 @@ public struct TransferError: Error, Hashable, Sendable, CustomStringConvertible 
     public static func timedOut(_ detail: String) -> Self { .init(.timedOut, detail) }
     /// The connection closed in the middle of a transfer.
     public static func networkConnectionLost(_ detail: String) -> Self { .init(.networkConnectionLost, detail) }
-    /// The server sent something that is not a valid HTTP response.
+    /// The server's response was parsed but breaks the protocol (for example conflicting `Content-Length`
+    /// values, or an invalid status code).
     public static func badServerResponse(_ detail: String) -> Self { .init(.badServerResponse, detail) }
+    /// The server's response cannot be parsed as HTTP at all (a malformed status line or field syntax).
+    public static func cannotParseResponse(_ detail: String) -> Self { .init(.cannotParseResponse, detail) }
     /// The TLS handshake failed for a reason other than trust.
     public static func secureConnectionFailed(_ detail: String) -> Self { .init(.secureConnectionFailed, detail) }
     /// The server's certificate chain was not trusted.
@@ -97,6 +101,7 @@ public struct TransferError: Error, Hashable, Sendable, CustomStringConvertible 
         case .timedOut: return .timedOut
         case .networkConnectionLost: return .networkConnectionLost
         case .badServerResponse: return .badServerResponse
+        case .cannotParseResponse: return .cannotParseResponse
         case .secureConnectionFailed: return .secureConnectionFailed
         case .serverCertificateUntrusted: return .serverCertificateUntrusted
         case .cannotDecodeContentData: return .cannotDecodeContentData

@@ -57,6 +57,7 @@ public enum URLErrorMapping {
         case .timedOut: return "The request timed out."
         case .networkConnectionLost: return "The network connection was lost."
         case .badServerResponse: return "The server returned a bad response."
+        case .cannotParseResponse: return "The response could not be parsed."
         case .secureConnectionFailed:
             return "An SSL error has occurred and a secure connection to the server cannot be made."
         case .serverCertificateUntrusted: return "The certificate for this server is invalid."

@@ -1,13 +1,40 @@
 /// Content codings (RFC 9110 §8.4) the client decodes for the app.
 public enum ContentCoding {
-    /// Whether a response with these `Content-Encoding` values is decoded automatically: gzip (and its old name
-    /// x-gzip) and deflate, the codings the client offers in `Accept-Encoding`.
-    public static func isDecodedAutomatically<S: Sequence>(_ values: S) -> Bool where S.Element == String {
-        values.contains { value in
-            switch HeaderName.canonical(HeaderParameters.trim(value)) {
-            case "gzip", "x-gzip", "deflate": return true
-            default: return false
-            }
+    /// A content coding the client decodes itself.
+    public enum Decoding: Sendable, Hashable {
+        /// gzip (RFC 1952), also sent under its old name x-gzip.
+        case gzip
+        /// deflate: the zlib format (RFC 1950); raw deflate data (RFC 1951) is accepted too, as browsers do.
+        case deflate
+    }
+
+    /// The coding to decode for a response with these `Content-Encoding` values, or `nil` to deliver the body as
+    /// it is: the outermost coding (the last one listed, RFC 9110 §8.4), ignoring `identity`, when it is gzip,
+    /// x-gzip or deflate, the codings the client offers in `Accept-Encoding`. Only that one layer is decoded.
+    public static func automaticDecoding<S: Sequence>(_ values: S) -> Decoding? where S.Element == String {
+        let codings = values.flatMap { $0.split(separator: ",") }
+            .map { HeaderName.canonical(HeaderParameters.trim(String($0))) }
+            .filter { !$0.isEmpty && $0 != "identity" }
+        switch codings.last {
+        case "gzip", "x-gzip": return .gzip
+        case "deflate": return .deflate
+        default: return nil
         }
     }
+
+    /// Whether a response with these `Content-Encoding` values is decoded automatically (see
+    /// ``automaticDecoding(_:)``).
+    public static func isDecodedAutomatically<S: Sequence>(_ values: S) -> Bool where S.Element == String {
+        automaticDecoding(values) != nil
+    }
+}
+
+extension ContentCoding {
+    /// The default limit on how many times larger a decoded body may be than the compressed bytes received.
+    ///
+    /// deflate (which gzip wraps) cannot do better than about 1,032:1 — a 258-byte match costs at least two
+    /// bits, plus block overhead — so every genuine gzip or deflate body stays under 2,000:1 at any point of the
+    /// stream, with room to spare for zlib's block and stream framing. A body that inflates further is a
+    /// decompression bomb, or several layers of compression, which the client decodes only once anyway.
+    public static let defaultMaximumDecompressionRatio = 2_000
 }

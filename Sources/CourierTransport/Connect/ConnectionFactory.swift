@@ -1,7 +1,6 @@
 import CourierHTTP
 import NIOCore
 import NIOHTTP1
-import NIOHTTPCompression
 import NIOPosix
 import NIOSSL
 
@@ -41,6 +40,12 @@ struct ConnectionFactory: Sendable {
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     let sync = channel.pipeline.syncOperations
+                    let client = HTTP1ClientHandler(
+                        endpoint: endpoint,
+                        idleConnectionTimeout: idleTimeout,
+                        protocolName: "http/1.1"
+                    )
+                    try sync.addHandler(ReadActivityHandler { [unowned client] in client.noteReadActivity() })
                     if let sslContext {
                         try sync.addHandler(
                             Self.makeTLSHandler(
@@ -53,20 +58,14 @@ struct ConnectionFactory: Sendable {
                     }
                     try sync.addHandler(ConnectionReadyHandler(promise: ready, waitsForTLS: sslContext != nil))
                     try sync.addHandler(HTTPRequestEncoder())
+                    try sync.addHandler(ResponseHeadNormalizer())
                     try sync.addHandler(
                         ByteToMessageHandler(
                             HTTPResponseDecoder(
                                 leftOverBytesStrategy: .dropBytes, informationalResponseStrategy: .forward)
                         )
                     )
-                    try sync.addHandler(ContentDecodingGate())
-                    try sync.addHandler(
-                        HTTP1ClientHandler(
-                            endpoint: endpoint,
-                            idleConnectionTimeout: idleTimeout,
-                            protocolName: "http/1.1"
-                        )
-                    )
+                    try sync.addHandler(client)
                 }
             }
         return bootstrap.connect(host: endpoint.host, port: endpoint.port)

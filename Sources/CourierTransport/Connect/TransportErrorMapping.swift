@@ -1,7 +1,6 @@
 import CourierHTTP
 import NIOCore
 import NIOHTTP1
-import NIOHTTPCompression
 import NIOPosix
 import NIOSSL
 
@@ -55,13 +54,7 @@ enum TransportErrorMapping {
     static func exchangeError(_ error: any Error, endpoint: Endpoint) -> TransferError {
         if let transfer = error as? TransferError { return transfer }
         if let parser = error as? HTTPParserError {
-            if case .invalidEOFState = parser {
-                return .networkConnectionLost("the connection closed before the response from \(endpoint) ended")
-            }
-            return .badServerResponse("malformed response from \(endpoint): \(parser)")
-        }
-        if error is NIOHTTPDecompression.DecompressionError || error is NIOHTTPDecompression.ExtraDecompressionError {
-            return .cannotDecodeContentData("cannot decode the response body from \(endpoint): \(error)")
+            return parserError(parser, endpoint: endpoint)
         }
         if error is ByteToMessageDecoderError {
             return .badServerResponse("malformed response from \(endpoint): \(error)")
@@ -71,6 +64,20 @@ enum TransportErrorMapping {
             return .timedOut("the request to \(endpoint) timed out")
         }
         return .networkConnectionLost("the connection to \(endpoint) failed: \(error)")
+    }
+
+    /// A response that is not HTTP syntax at all cannot be parsed (`cannotParseResponse`, −1017); one that parses
+    /// but breaks the protocol is a bad response (`badServerResponse`, −1011).
+    static func parserError(_ error: HTTPParserError, endpoint: Endpoint) -> TransferError {
+        switch error {
+        case .invalidEOFState:
+            return .networkConnectionLost("the connection closed before the response from \(endpoint) ended")
+        case .invalidCharactersUsed, .invalidConstant, .invalidVersion, .lfExpected, .invalidHeaderToken,
+            .strictModeAssertion, .unknown:
+            return .cannotParseResponse("the response from \(endpoint) cannot be parsed as HTTP: \(error)")
+        default:
+            return .badServerResponse("bad response from \(endpoint): \(error)")
+        }
     }
 
     private static func tlsError(_ error: any Error, endpoint: Endpoint) -> TransferError? {

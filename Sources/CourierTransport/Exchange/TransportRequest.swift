@@ -25,6 +25,10 @@ public struct TransportRequest: Sendable {
     /// When the whole task must be over (the resource timeout). The transport enforces it with the same timer as
     /// the idle timeout, on the connection's event loop, and moves it later by the time spent paused.
     public var resourceDeadline: NIODeadline?
+    /// A gzip or deflate body may decode to at most this many times the compressed bytes received; more fails
+    /// the request with `cannotDecodeContentData`. `nil` means no limit. The default is
+    /// `ContentCoding.defaultMaximumDecompressionRatio`, which any single layer of gzip or deflate stays under.
+    public var maximumDecompressionRatio: Int? = ContentCoding.defaultMaximumDecompressionRatio
 
     /// Creates a request; fails with `badURL` / `unsupportedURL` for URLs the transport cannot reach.
     public init(

@@ -6,6 +6,8 @@ import NIOHTTP1
 ///
 /// It lives on the connection's event loop. Backpressure: while the exchange is paused, the outbound `read`
 /// is held back, so the socket is not read and no buffer grows; the request timer does not run either.
+/// A gzip or deflate body is inflated here, one bounded step at a time (see ``ContentInflater``): while paused
+/// no step runs, and no read is issued until the compressed bytes already received are inflated.
 final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPClientResponsePart
     typealias OutboundIn = HTTPClientRequestPart
@@ -17,6 +19,10 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
         let bodyWriter: HTTP1RequestBodyWriter
         var headReceived = false
         var keepAlive = true
+        /// Decodes the body when the response is gzip- or deflate-encoded.
+        var inflater: ContentInflater?
+        /// The response ended while compressed input still waited to be inflated.
+        var endPending = false
         /// The resource deadline, moved later by the time spent paused.
         var resourceDeadline: NIODeadline?
         var pausedAt: NIODeadline?
@@ -30,8 +36,12 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     private var state: State = .idle
     private var context: ChannelHandlerContext?
+    /// Kept past `handlerRemoved`: a body that arrived whole before the connection closed is still inflated.
+    private var eventLoop: (any EventLoop)?
+    private var allocator = ByteBufferAllocator()
     private var paused = false
     private var pendingRead = false
+    private var inflateScheduled = false
     private var requestTimer: Scheduled<Void>?
     private var lastActivity = NIODeadline.now()
     private var idleTimer: Scheduled<Void>?
@@ -52,6 +62,8 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
+        self.eventLoop = context.eventLoop
+        self.allocator = context.channel.allocator
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
@@ -116,17 +128,25 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
             active.pausedAt = nil
             state = .active(active)
             armRequestTimer()
-            if pendingRead, let context {
+            if active.inflater != nil {
+                inflateNextStep()
+            } else if pendingRead, let context {
                 pendingRead = false
                 context.read()
             }
         }
     }
 
+    /// Bytes arrived from the socket (see ``ReadActivityHandler``): they reset the request timeout, even when they
+    /// do not complete a head or a body part yet.
+    func noteReadActivity() {
+        armRequestTimer()
+    }
+
     // MARK: - Channel events
 
     func read(context: ChannelHandlerContext) {
-        if paused {
+        if paused || hasCompressedInput {
             pendingRead = true
         } else {
             context.read()
@@ -151,23 +171,110 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
             active.bodyWriter.finalResponseArrived()
             active.headReceived = true
             active.keepAlive = head.isKeepAlive
+            if let coding = ContentCoding.automaticDecoding(head.headers["Content-Encoding"]) {
+                active.inflater = ContentInflater(
+                    coding: coding,
+                    maximumRatio: active.exchange.request.maximumDecompressionRatio
+                )
+            }
             state = .active(active)
             active.exchange.consumer.transportDidReceiveHead(makeHead(head, active: active, context: context))
         case .body(let buffer):
-            active.exchange.consumer.transportDidReceiveBodyPart(buffer)
-        case .end:
-            requestTimer?.cancel()
-            requestTimer = nil
-            let reusable = active.keepAlive && active.bodyWriter.isEnded
-            state = .idle
-            paused = false
-            if reusable {
-                armIdleTimer()
-                onReusable?()
+            if let inflater = active.inflater {
+                inflater.append(buffer)
+                inflateNextStep()
             } else {
-                context.close(promise: nil)
+                active.exchange.consumer.transportDidReceiveBodyPart(buffer)
             }
-            active.exchange.finish()
+        case .end:
+            if let inflater = active.inflater, inflater.canStep {
+                // Finished once the compressed input is inflated, at the consumer's pace.
+                active.endPending = true
+                state = .active(active)
+                return
+            }
+            endResponse(active, context: context)
+        }
+    }
+
+    /// Delivers the end of the response and gives the connection back (or closes it).
+    private func endResponse(_ active: Active, context: ChannelHandlerContext?) {
+        if let inflater = active.inflater {
+            do {
+                try inflater.finish()
+            } catch {
+                fail(error, retryable: false)
+                return
+            }
+        }
+        requestTimer?.cancel()
+        requestTimer = nil
+        let isOpen = context?.channel.isActive ?? false
+        let reusable = active.keepAlive && active.bodyWriter.isEnded && isOpen
+        state = isOpen ? .idle : .closed
+        paused = false
+        if reusable {
+            armIdleTimer()
+            onReusable?()
+        } else {
+            context?.close(promise: nil)
+        }
+        active.exchange.finish()
+        if pendingRead, isOpen, let context {
+            // A read held back while the end waited for the inflater: an idle connection still reads, to notice
+            // the server closing it.
+            pendingRead = false
+            context.read()
+        }
+    }
+
+    // MARK: - Inflating
+
+    /// Whether compressed bytes wait to be inflated: no more are read from the socket until they are.
+    private var hasCompressedInput: Bool {
+        guard case .active(let active) = state, let inflater = active.inflater else { return false }
+        return inflater.canStep
+    }
+
+    /// Inflates one step of the compressed input and delivers it. Further steps run as separate event-loop
+    /// tasks, so a pause asked for from another thread lands between two steps; once the input is used up, the
+    /// held-back read is issued, or the response ends.
+    private func inflateNextStep() {
+        guard case .active(let active) = state, let inflater = active.inflater, !paused else { return }
+        if inflater.canStep {
+            let output: ByteBuffer
+            do {
+                output = try inflater.step(allocator: allocator)
+            } catch {
+                fail(error, retryable: false)
+                return
+            }
+            armRequestTimer()
+            if output.readableBytes > 0 {
+                active.exchange.consumer.transportDidReceiveBodyPart(output)
+            }
+            if inflater.canStep {
+                scheduleInflateStep()
+                return
+            }
+        }
+        // The consumer may have paused meanwhile; read the state afresh.
+        guard case .active(let current) = state, current.exchange === active.exchange else { return }
+        if current.endPending {
+            endResponse(current, context: context)
+        } else if pendingRead && !paused, let context {
+            pendingRead = false
+            context.read()
+        }
+    }
+
+    private func scheduleInflateStep() {
+        guard !inflateScheduled, let eventLoop else { return }
+        inflateScheduled = true
+        eventLoop.assumeIsolated().execute { [weak self] in
+            guard let self else { return }
+            self.inflateScheduled = false
+            self.inflateNextStep()
         }
     }
 
@@ -193,7 +300,12 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
     func channelInactive(context: ChannelHandlerContext) {
         requestTimer?.cancel()
         idleTimer?.cancel()
-        if case .active(let active) = state {
+        if case .active(var active) = state, active.endPending {
+            // The whole body arrived; what is still compressed is inflated at the consumer's pace, and the
+            // response then ends normally (see `endResponse`).
+            active.keepAlive = false
+            state = .active(active)
+        } else if case .active(let active) = state {
             active.bodyWriter.abandon()
             state = .closed
             let retryable = active.isReused && !active.headReceived && active.exchange.request.isIdempotent

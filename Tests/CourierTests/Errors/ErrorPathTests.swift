@@ -88,17 +88,20 @@ struct ErrorPathTests {
     }
 
     @Test(arguments: [
-        "garbage\r\n\r\n",
-        "HTTP/1.1 abc OK\r\n\r\n",
-        "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 7\r\n\r\nhello",
-        "HTTP/1.1 200 OK\r\nContent-Length: -3\r\n\r\n",
-        "HTTP/1.1 200 OK\r\nX-Big: " + String(repeating: "a", count: 100_000) + "\r\n\r\n",
+        // Not HTTP at all: cannot be parsed.
+        ("garbage\r\n\r\n", URLError.Code.cannotParseResponse),
+        ("HTTP/1.1 abc OK\r\n\r\n", .cannotParseResponse),
+        ("HTTP/1.1 200 OK\r\nBad Name: x\r\nContent-Length: 2\r\n\r\nhi", .cannotParseResponse),
+        // Parsed, but breaking the protocol: a bad response.
+        ("HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 7\r\n\r\nhello", .badServerResponse),
+        ("HTTP/1.1 200 OK\r\nContent-Length: -3\r\n\r\n", .badServerResponse),
+        ("HTTP/1.1 200 OK\r\nX-Big: " + String(repeating: "a", count: 100_000) + "\r\n\r\n", .badServerResponse),
     ])
-    func malformedResponsesAreBadServerResponse(raw: String) async throws {
+    func malformedResponsesFailWithDarwinsCodes(raw: String, code: URLError.Code) async throws {
         try await withServer { server in
             server.route("/bad", response: .raw(raw))
             let outcome = await makeSession().runDataTask(server.url("/bad"))
-            #expect(outcome.urlError?.code == .badServerResponse)
+            #expect(outcome.urlError?.code == code)
         }
     }
 

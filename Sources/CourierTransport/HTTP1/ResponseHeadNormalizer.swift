@@ -1,0 +1,196 @@
+import CourierHTTP
+import NIOCore
+import NIOHTTP1
+
+/// Rewrites each response head into the strict form NIO's parser (llhttp) accepts, for the leniencies
+/// RFC 9112 and RFC 9110 allow a recipient and that browsers and curl practise:
+///
+/// - lines ending in a bare LF (RFC 9112 §2.2) are ended with CRLF; a bare CR anywhere is rejected;
+/// - `Content-Length` given several times, or as a list, with one value (RFC 9110 §8.6) becomes one field;
+///   different values are rejected, since a proxy on the way may have framed the body by the other one
+///   (request smuggling).
+///
+/// It also rejects a first line that is not an HTTP status line as soon as that line is complete, so the
+/// error says that the response cannot be parsed (`cannotParseResponse`) rather than that it broke the protocol.
+///
+/// Only heads are touched. A head phase starts with each request written (it sits between the request encoder
+/// and the response decoder, and sees the request parts go out); after a final (non-1xx) head, every byte
+/// passes through untouched until the next request. Lives on the connection's event loop.
+final class ResponseHeadNormalizer: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = ByteBuffer
+    typealias InboundOut = ByteBuffer
+    typealias OutboundIn = HTTPClientRequestPart
+    typealias OutboundOut = HTTPClientRequestPart
+
+    /// Longest head accepted (NIO's parser has its own, smaller limit on the fields).
+    static let maximumHeadLength = 1 << 20
+
+    private enum Phase {
+        /// Collecting a head: the bytes so far, the lines completed, and where the current line starts.
+        case head(bytes: [UInt8], lines: [ArraySlice<UInt8>], lineStart: Int)
+        /// Passing bytes through until the next request.
+        case body
+        /// The head was rejected; nothing more is passed on.
+        case failed
+    }
+
+    private var phase = Phase.head(bytes: [], lines: [], lineStart: 0)
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        if case .head = unwrapOutboundIn(data), case .body = phase {
+            phase = .head(bytes: [], lines: [], lineStart: 0)
+        }
+        context.write(data, promise: promise)
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        var buffer = unwrapInboundIn(data)
+        switch phase {
+        case .body:
+            context.fireChannelRead(data)
+        case .failed:
+            break
+        case .head(var bytes, var lines, var lineStart):
+            phase = .failed  // while `bytes` is held here, so it is not copied on write
+            var scanFrom = bytes.count
+            bytes.append(contentsOf: buffer.readBytes(length: buffer.readableBytes) ?? [])
+            while let newline = bytes[scanFrom...].firstIndex(of: UInt8(ascii: "\n")) {
+                var line = bytes[lineStart..<newline]
+                if line.last == UInt8(ascii: "\r") { line = line.dropLast() }
+                scanFrom = newline + 1
+                lineStart = newline + 1
+                if line.contains(UInt8(ascii: "\r")) {
+                    return reject(.cannotParseResponse("the response head has a CR that does not end a line"), context)
+                }
+                if !line.isEmpty {
+                    lines.append(line)
+                    if lines.count == 1, !Self.isStatusLine(line) {
+                        return reject(
+                            .cannotParseResponse("the response is not HTTP: its first line is not a status line"),
+                            context)
+                    }
+                    continue
+                }
+                if lines.isEmpty { continue }  // blank lines before the status line (RFC 9112 §2.2)
+                // The end of a head.
+                let rewritten: [UInt8]
+                do {
+                    rewritten = try Self.rewrite(lines)
+                } catch {
+                    return reject(error, context)
+                }
+                context.fireChannelRead(wrapInboundOut(ByteBuffer(bytes: rewritten)))
+                let rest = bytes[lineStart...]
+                if Self.isInterim(lines[0]) {
+                    // 100 Continue and the like: the final head follows.
+                    bytes = Array(rest)
+                    lines = []
+                    lineStart = 0
+                    scanFrom = 0
+                    continue
+                }
+                phase = .body
+                if !rest.isEmpty { context.fireChannelRead(wrapInboundOut(ByteBuffer(bytes: rest))) }
+                return
+            }
+            if let bareCR = bytes[lineStart...].firstIndex(of: UInt8(ascii: "\r")), bareCR < bytes.count - 1 {
+                return reject(.cannotParseResponse("the response head has a CR that does not end a line"), context)
+            }
+            if lines.isEmpty, bytes.count - lineStart >= 5, !Self.isStatusLinePrefix(bytes[lineStart...]) {
+                return reject(.cannotParseResponse("the response is not HTTP: it does not start with HTTP/"), context)
+            }
+            if bytes.count > Self.maximumHeadLength {
+                return reject(.badServerResponse("the response head is longer than 1 MiB"), context)
+            }
+            phase = .head(bytes: bytes, lines: lines, lineStart: lineStart)
+        }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        // A head cut short: let the parser see it, so the error is the one for a response that ended early.
+        if case .head(let bytes, _, _) = phase, !bytes.isEmpty {
+            phase = .body
+            context.fireChannelRead(wrapInboundOut(ByteBuffer(bytes: bytes)))
+        }
+        context.fireChannelInactive()
+    }
+
+    private func reject(_ error: TransferError, _ context: ChannelHandlerContext) {
+        phase = .failed
+        context.fireErrorCaught(error)
+    }
+
+    // MARK: - Rules
+
+    /// `HTTP/d.d SP 3DIGIT`, then the end or a space and the reason phrase (RFC 9112 §4).
+    static func isStatusLine(_ line: ArraySlice<UInt8>) -> Bool {
+        let bytes = Array(line)
+        guard bytes.count >= 12, isStatusLinePrefix(line), isDigit(bytes[5]), bytes[6] == UInt8(ascii: "."),
+            isDigit(bytes[7]), bytes[8] == UInt8(ascii: " "), bytes[9...11].allSatisfy(isDigit)
+        else { return false }
+        return bytes.count == 12 || bytes[12] == UInt8(ascii: " ")
+    }
+
+    private static func isStatusLinePrefix(_ bytes: ArraySlice<UInt8>) -> Bool {
+        bytes.prefix(5).elementsEqual("HTTP/".utf8)
+    }
+
+    /// A 1xx status other than 101 (Switching Protocols): another head follows.
+    private static func isInterim(_ statusLine: ArraySlice<UInt8>) -> Bool {
+        let code = Array(statusLine.dropFirst(9).prefix(3))
+        return code.first == UInt8(ascii: "1") && code != Array("101".utf8)
+    }
+
+    private static func isDigit(_ byte: UInt8) -> Bool { byte >= 0x30 && byte <= 0x39 }
+
+    /// The head with CRLF line ends and at most one `Content-Length`.
+    static func rewrite(_ lines: [ArraySlice<UInt8>]) throws(TransferError) -> [UInt8] {
+        var output: [UInt8] = []
+        output.reserveCapacity(lines.reduce(2) { $0 + $1.count + 2 })
+        var contentLength: String?
+        for line in lines {
+            if let value = contentLengthValue(line) {
+                let values = value.split(separator: ",", omittingEmptySubsequences: false).map {
+                    $0.trimmingOWS()
+                }
+                for value in values {
+                    guard !value.isEmpty, value.utf8.allSatisfy(isDigit), value.utf8.count <= 18 else {
+                        throw .badServerResponse("the response has an invalid Content-Length: \(value)")
+                    }
+                    let normalized = String(Int64(value) ?? 0)
+                    if let contentLength, contentLength != normalized {
+                        throw .badServerResponse(
+                            "the response has conflicting Content-Length values \(contentLength) and \(normalized)"
+                        )
+                    }
+                    if contentLength == nil {
+                        contentLength = normalized
+                        output += "Content-Length: \(normalized)".utf8
+                        output += [0x0D, 0x0A]
+                    }
+                }
+                continue
+            }
+            output += line
+            output += [0x0D, 0x0A]
+        }
+        output += [0x0D, 0x0A]
+        return output
+    }
+
+    /// The value of a `Content-Length` field line, or `nil` for any other line.
+    private static func contentLengthValue(_ line: ArraySlice<UInt8>) -> String? {
+        guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else { return nil }
+        let name = String(decoding: line[..<colon], as: UTF8.self)
+        guard HeaderName.equal(name, "Content-Length") else { return nil }
+        return String(decoding: line[(colon + 1)...], as: UTF8.self)
+    }
+}
+
+extension Substring {
+    /// Without leading and trailing spaces and tabs.
+    fileprivate func trimmingOWS() -> String {
+        let isOWS: (Character) -> Bool = { $0 == " " || $0 == "\t" }
+        return String(drop(while: isOWS).reversed().drop(while: isOWS).reversed())
+    }
+}

@@ -1,0 +1,160 @@
+import Courier
+import CourierMockServer
+import Dispatch
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The `courier` executable built next to the tests.
+private func courierBinary() -> URL {
+    let directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+    let binary = directory.appendingPathComponent("courier")
+    if FileManager.default.fileExists(atPath: binary.path) { return binary }
+    // Swift Testing may run from inside the .xctest bundle directory.
+    return directory.deletingLastPathComponent().appendingPathComponent("courier")
+}
+
+/// The peak resident set size (`VmHWM`) of process `pid`, in bytes, or 0 once it is gone.
+private func peakResidentBytes(of pid: Int32) -> Int {
+    guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+        let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") })
+    else { return 0 }
+    let kibibytes = line.split(separator: " ").compactMap { Int($0) }.first ?? 0
+    return kibibytes * 1024
+}
+
+/// Runs `courier get url` and reads its standard output slowly (a pause every `pauseEvery` bytes), sampling the
+/// child's peak resident set size as it goes. The child measures only its own memory, so tests running in
+/// parallel in this process cannot disturb the figure.
+private func slowlyReadCourierGet(_ url: URL, pauseEvery: Int) async throws -> (bytes: Int, nonZero: Int, peak: Int) {
+    let process = Process()
+    process.executableURL = courierBinary()
+    process.arguments = ["get", url.absoluteString]
+    let out = Pipe()
+    process.standardOutput = out
+    process.standardError = FileHandle.nullDevice
+    try process.run()
+    let pid = process.processIdentifier
+    let result: (Int, Int, Int) = await withCheckedContinuation { continuation in
+        // Blocking reads, off the cooperative pool.
+        DispatchQueue.global().async {
+            var count = 0
+            var nonZero = 0
+            var peak = peakResidentBytes(of: pid)
+            var nextPause = pauseEvery
+            while let chunk = try? out.fileHandleForReading.read(upToCount: 64 * 1024), !chunk.isEmpty {
+                count += chunk.count
+                nonZero += chunk.reduce(0) { $0 + ($1 == 0 ? 0 : 1) }
+                if count >= nextPause {
+                    nextPause += pauseEvery
+                    peak = max(peak, peakResidentBytes(of: pid))
+                    usleep(20_000)
+                }
+            }
+            continuation.resume(returning: (count, nonZero, peak))
+        }
+    }
+    process.waitUntilExit()
+    return result
+}
+
+@Suite("Decompression safety")
+struct DecompressionSafetyTests {
+    @Test func aSlowReaderOfAHugeGzipBodyKeepsMemoryBounded() async throws {
+        let size = 128 << 20
+        let compressed = Data(Deflater.gzipZeros(count: size))
+        #expect(compressed.count < 1 << 20)
+        try await withServer { server in
+            server.route(
+                "/zeros", response: MockResponse(headers: [("Content-Encoding", "gzip")], body: .data(compressed)))
+            server.route(
+                "/small",
+                response: MockResponse(
+                    headers: [("Content-Encoding", "gzip")], body: .data(Data(Deflater.gzipZeros(count: 1 << 20)))))
+            // The same process reading a small body shows what the program itself needs.
+            let small = try await slowlyReadCourierGet(server.url("/small"), pauseEvery: 256 * 1024)
+            #expect(small.bytes == 1 << 20)
+            let huge = try await slowlyReadCourierGet(server.url("/zeros"), pauseEvery: 8 << 20)
+            #expect(huge.bytes == size)
+            #expect(huge.nonZero == 0)
+            #expect(small.peak > 0 && huge.peak > 0)
+            // Generous bound; without backpressure the decoded 128 MiB pile up waiting for the slow reader.
+            #expect(huge.peak - small.peak < 64 << 20, "peak RSS \(huge.peak >> 20) MiB vs \(small.peak >> 20) MiB")
+        }
+    }
+
+    @Test func aLowDecompressionRatioFailsAGzipBodyAndNilTurnsTheGuardOff() async throws {
+        let size = 4 << 20
+        let compressed = Data(Deflater.gzipZeros(count: size))
+        try await withServer { server in
+            server.route(
+                "/zeros",
+                response: MockResponse(headers: [("Content-Encoding", "gzip")], body: .data(compressed))
+            )
+            let limited = await makeSession { $0.courierMaximumDecompressionRatio = 50 }
+                .runDataTask(server.url("/zeros"))
+            #expect(limited.urlError?.code == .cannotDecodeContentData)
+            #expect(limited.urlError?.localizedDescription.contains("courierMaximumDecompressionRatio") == true)
+
+            let unlimited = await makeSession { $0.courierMaximumDecompressionRatio = nil }
+                .runDataTask(server.url("/zeros"))
+            #expect(unlimited.error == nil)
+            #expect(unlimited.data == Data(count: size))
+
+            let byDefault = await makeSession().runDataTask(server.url("/zeros"))
+            #expect(byDefault.error == nil)
+            #expect(byDefault.data?.count == size)
+        }
+    }
+
+    @Test func theRatioSettingDefaultsTo2000AndIsCopied() throws {
+        let configuration = URLSessionConfiguration.default
+        #expect(configuration.courierMaximumDecompressionRatio == 2_000)
+        configuration.courierMaximumDecompressionRatio = nil
+        let copy = try #require(configuration.copy() as? URLSessionConfiguration)
+        #expect(copy.courierMaximumDecompressionRatio == nil)
+        copy.courierMaximumDecompressionRatio = 0
+        #expect(copy.courierMaximumDecompressionRatio == 1)
+        #expect(URLSessionConfiguration.ephemeral.courierMaximumDecompressionRatio == 2_000)
+    }
+
+    @Test(arguments: ["gzip", "x-gzip", "deflate"])
+    func eachDecodedCodingStillDecodes(coding: String) async throws {
+        let text = Array("decoded, decoded, decoded\n".utf8)
+        let body = Deflater.compress(text, as: coding == "deflate" ? .zlib : .gzip)
+        let rawDeflate = Deflater.compress(text, as: .raw)
+        try await withServer { server in
+            server.route("/c", response: MockResponse(headers: [("Content-Encoding", coding)], body: .data(Data(body))))
+            server.route(
+                "/raw",
+                response: MockResponse(headers: [("Content-Encoding", "deflate")], body: .data(Data(rawDeflate))))
+            let session = makeSession()
+            #expect(await session.runDataTask(server.url("/c")).data == Data(text))
+            #expect(await session.runDataTask(server.url("/raw")).data == Data(text))
+        }
+    }
+
+    @Test func aGzipBodyStillBeingInflatedWhenTheServerClosesIsDeliveredWhole() async throws {
+        let size = 8 << 20
+        let compressed = Deflater.gzipZeros(count: size)
+        var response = MockResponse()
+        // The whole response in one write, then the server closes the connection.
+        let head = "HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: \(compressed.count)\r\n\r\n"
+        response.raw = Data(head.utf8) + Data(compressed)
+        try await withServer { server in
+            server.route("/closing", response: response)
+            let (bytes, _) = try await makeSession().bytes(from: server.url("/closing"))
+            // The reader is paused with most of the body still compressed when the close arrives.
+            try await Task.sleep(for: .milliseconds(300))
+            var count = 0
+            for try await byte in bytes {
+                #expect(byte == 0)
+                count += 1
+            }
+            #expect(count == size)
+        }
+    }
+}

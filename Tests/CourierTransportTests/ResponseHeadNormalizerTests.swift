@@ -1,0 +1,103 @@
+import CourierHTTP
+import Foundation
+import NIOCore
+import NIOEmbedded
+import NIOHTTP1
+import Testing
+
+@testable import CourierTransport
+
+@Suite("ResponseHeadNormalizer")
+struct ResponseHeadNormalizerTests {
+    /// Feeds `pieces` through a normalizer after a request head went out; returns what it passed on, or the
+    /// error it raised.
+    static func normalize(_ pieces: [String]) throws -> (output: String, error: TransferError?) {
+        let channel = EmbeddedChannel(handler: ResponseHeadNormalizer())
+        defer { _ = try? channel.finish(acceptAlreadyClosed: true) }
+        try channel.writeOutbound(
+            HTTPClientRequestPart.head(HTTPRequestHead(version: .http1_1, method: .GET, uri: "/")))
+        var output = ""
+        var error: TransferError?
+        for piece in pieces {
+            do {
+                try channel.writeInbound(ByteBuffer(string: piece))
+            } catch let caught as TransferError {
+                error = caught
+            }
+            while let buffer = try channel.readInbound(as: ByteBuffer.self) {
+                output += String(buffer: buffer)
+            }
+        }
+        return (output, error)
+    }
+
+    @Test(arguments: [
+        ("HTTP/1.1 200 OK\nA: b\n\nbody", "HTTP/1.1 200 OK\r\nA: b\r\n\r\nbody"),
+        ("HTTP/1.1 200 OK\r\nA: b\n\r\nbody\nstays\r", "HTTP/1.1 200 OK\r\nA: b\r\n\r\nbody\nstays\r"),
+        (
+            "HTTP/1.1 200 OK\r\nContent-Length: 4\r\ncontent-length: 4\r\n\r\nbody",
+            "HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nbody"
+        ),
+        ("HTTP/1.1 200 OK\r\nContent-Length: 4 ,4\r\n\r\nbody", "HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nbody"),
+        ("HTTP/1.1 204\r\n\r\n", "HTTP/1.1 204\r\n\r\n"),
+        ("\nHTTP/1.1 200 OK\n\n", "HTTP/1.1 200 OK\r\n\r\n"),
+        (
+            "HTTP/1.1 100 Continue\n\nHTTP/1.1 200 OK\nA: b\n\n\n",
+            "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nA: b\r\n\r\n\n"
+        ),
+    ])
+    func headsAreRewrittenAndBodiesPassUntouched(input: String, expected: String) throws {
+        #expect(try Self.normalize([input]) == (expected, nil))
+        // The same, a byte at a time.
+        let bytes = input.map { String($0) }
+        #expect(try Self.normalize(bytes).output == expected)
+    }
+
+    @Test(arguments: [
+        ("HTTP/1.1 200 OK\r\nContent-Length: 4\r\nContent-Length: 5\r\n\r\n", URLError.Code.badServerResponse),
+        ("HTTP/1.1 200 OK\r\nContent-Length: x\r\n\r\n", .badServerResponse),
+        ("HTTP/1.1 200 OK\r\nContent-Length: \r\n\r\n", .badServerResponse),
+        ("HTTP/1.1 200 OK\rA: b\r\n\r\n", .cannotParseResponse),
+        ("HTTP/1.1 200 OK\r\nA: \rb\r\n\r\n", .cannotParseResponse),
+        ("garbage", .cannotParseResponse),
+        ("HTTP/1.1 20 OK\r\n", .cannotParseResponse),
+        ("HTTP/1.1 200OK\r\n", .cannotParseResponse),
+    ])
+    func brokenHeadsAreRejected(input: String, code: URLError.Code) throws {
+        let result = try Self.normalize([input])
+        #expect(result.error?.urlErrorCode == code)
+        #expect(result.output.isEmpty)
+    }
+
+    @Test func aNewRequestStartsANewHeadPhase() throws {
+        let channel = EmbeddedChannel(handler: ResponseHeadNormalizer())
+        defer { _ = try? channel.finish(acceptAlreadyClosed: true) }
+        let request = HTTPClientRequestPart.head(HTTPRequestHead(version: .http1_1, method: .GET, uri: "/"))
+        var received = ""
+        for _ in 0..<2 {
+            try channel.writeOutbound(request)
+            try channel.writeInbound(ByteBuffer(string: "HTTP/1.1 200 OK\nContent-Length: 2\n\nhi"))
+            while let buffer = try channel.readInbound(as: ByteBuffer.self) { received += String(buffer: buffer) }
+        }
+        #expect(received == String(repeating: "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhi", count: 2))
+    }
+
+    @Test(arguments: [
+        (HTTPParserError.invalidConstant, URLError.Code.cannotParseResponse),
+        (.invalidCharactersUsed, .cannotParseResponse),
+        (.invalidVersion, .cannotParseResponse),
+        (.lfExpected, .cannotParseResponse),
+        (.invalidHeaderToken, .cannotParseResponse),
+        (.strictModeAssertion, .cannotParseResponse),
+        (.invalidStatus, .badServerResponse),
+        (.invalidContentLength, .badServerResponse),
+        (.unexpectedContentLength, .badServerResponse),
+        (.invalidChunkSize, .badServerResponse),
+        (.headerOverflow, .badServerResponse),
+        (.invalidEOFState, .networkConnectionLost),
+    ])
+    func parserErrorsMapToDarwinCodes(error: HTTPParserError, code: URLError.Code) {
+        let endpoint = Endpoint(scheme: .http, host: "a.example", port: 80)
+        #expect(TransportErrorMapping.exchangeError(error, endpoint: endpoint).urlErrorCode == code)
+    }
+}
