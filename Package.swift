@@ -53,6 +53,7 @@ let package = Package(
         .target(
             name: "CourierMockServer",
             dependencies: [
+                "CCourierZlib",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -74,7 +75,7 @@ let package = Package(
         .testTarget(
             name: "CourierTransportTests",
             dependencies: [
-                "CourierTransport", "CourierMockServer", "CCourierZlib",
+                "CourierTransport", "CourierMockServer",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
@@ -83,7 +84,7 @@ let package = Package(
         .testTarget(
             name: "CourierTests",
             dependencies: [
-                "Courier", "CourierHTTP", "CourierMockServer", "courier", "CCourierZlib",
+                "Courier", "CourierHTTP", "CourierMockServer", "courier",
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),

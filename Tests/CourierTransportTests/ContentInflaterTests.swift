@@ -1,4 +1,5 @@
 import CourierHTTP
+import CourierMockServer
 import Foundation
 import NIOCore
 import Testing

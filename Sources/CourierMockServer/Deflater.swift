@@ -1,9 +1,16 @@
 import CCourierZlib
 
-/// Compresses test bodies with the system zlib: gzip, zlib-wrapped deflate, or raw deflate.
-final class Deflater {
-    enum Format {
-        case gzip, zlib, raw
+/// Compresses response bodies for scripted servers with the system zlib: gzip, zlib-wrapped deflate, or raw
+/// deflate (serve the result with a matching `Content-Encoding`).
+public final class Deflater {
+    /// The compressed format.
+    public enum Format: Sendable {
+        /// gzip (RFC 1952), for `Content-Encoding: gzip`.
+        case gzip
+        /// zlib-wrapped deflate (RFC 1950), what `Content-Encoding: deflate` means.
+        case zlib
+        /// Raw deflate data (RFC 1951), which some servers send as `deflate`.
+        case raw
 
         var windowBits: Int32 {
             switch self {
@@ -16,7 +23,12 @@ final class Deflater {
 
     private let stream: UnsafeMutablePointer<z_stream>
 
-    init(_ format: Format, level: Int32 = 9) {
+    /// Starts a compressed stream.
+    ///
+    /// - Parameters:
+    ///   - format: The format to write.
+    ///   - level: zlib's compression level, 0 to 9.
+    public init(_ format: Format, level: Int32 = 9) {
         stream = .allocate(capacity: 1)
         stream.initialize(to: z_stream())
         let result = CCourierZlib_deflateInit2(stream, level, format.windowBits)
@@ -30,7 +42,7 @@ final class Deflater {
     }
 
     /// Compresses `input`; with `finish`, ends the stream.
-    func compress(_ input: [UInt8], finish: Bool) -> [UInt8] {
+    public func compress(_ input: [UInt8], finish: Bool) -> [UInt8] {
         var output: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 64 * 1024)
         var input = input
@@ -52,12 +64,12 @@ final class Deflater {
     }
 
     /// `input` compressed in one go.
-    static func compress(_ input: [UInt8], as format: Format) -> [UInt8] {
+    public static func compress(_ input: [UInt8], as format: Format) -> [UInt8] {
         Deflater(format).compress(input, finish: true)
     }
 
     /// A gzip body of `count` zero bytes, compressed a megabyte at a time (never holding `count` bytes).
-    static func gzipZeros(count: Int) -> [UInt8] {
+    public static func gzipZeros(count: Int) -> [UInt8] {
         let deflater = Deflater(.gzip)
         let megabyte = [UInt8](repeating: 0, count: 1 << 20)
         var output: [UInt8] = []
