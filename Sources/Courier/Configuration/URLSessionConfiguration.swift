@@ -151,7 +151,8 @@ open class URLSessionConfiguration: NSObject, NSCopying, @unchecked Sendable {
         set { settings.withLockedValue { $0.requiresDNSSECValidation = newValue } }
     }
 
-    /// Whether tasks wait for connectivity instead of failing at once when the network is unavailable. Defaults to `false`.
+    /// Whether tasks wait for connectivity instead of failing at once when the network is unavailable. Defaults to
+    /// `false`. Recorded only: Courier does not wait yet, and a task fails at once when it cannot connect.
     open var waitsForConnectivity: Bool {
         get { settings.withLockedValue { $0.waitsForConnectivity } }
         set { settings.withLockedValue { $0.waitsForConnectivity = newValue } }
@@ -176,6 +177,9 @@ open class URLSessionConfiguration: NSObject, NSCopying, @unchecked Sendable {
     }
 
     /// The proxy settings of the session's connections, or `nil` for none. Defaults to `nil`.
+    ///
+    /// Courier cannot send through a proxy yet: when an `…Enable` entry is on (for example `"HTTPEnable": 1`), the
+    /// session's tasks fail with `URLError.unsupportedURL` rather than send directly what was meant for a proxy.
     open var connectionProxyDictionary: [AnyHashable: Any]? {
         get { settings.withLockedValue { $0.connectionProxyDictionary } }
         set { settings.withLockedValue { $0.connectionProxyDictionary = newValue } }

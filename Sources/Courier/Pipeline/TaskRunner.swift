@@ -100,6 +100,15 @@ final class TaskRunner: @unchecked Sendable {
             )
             return
         }
+        if session.sessionConfiguration.requestsProxy {
+            fail(
+                TransferError.unsupportedURL(
+                    "connectionProxyDictionary enables a proxy, and Courier cannot send through proxies yet; "
+                        + "the request is not sent directly instead"
+                )
+            )
+            return
+        }
         guard var request = task.currentRequest else {
             fail(TransferError.unsupportedURL("unsupported URL: the task has no request"))
             return

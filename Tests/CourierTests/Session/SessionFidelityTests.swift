@@ -311,3 +311,28 @@ struct DelegateFallbackTests {
         }
     }
 }
+
+@Suite("Proxy settings are never silently ignored")
+struct ProxySettingsTests {
+    @Test(arguments: [
+        (["HTTPEnable": 1, "HTTPProxy": "127.0.0.1", "HTTPPort": 3128] as [String: any Sendable], true),
+        (["HTTPSEnable": true], true), (["SOCKSEnable": "1"], true), (["HTTPEnable": 0, "HTTPProxy": "x"], false),
+        ([:], false),
+    ])
+    func aSessionThatAsksForAProxyFailsInsteadOfGoingDirect(settings: [String: any Sendable], fails: Bool)
+        async throws
+    {
+        try await withServer { server in
+            server.route("/p", response: .ok("direct"))
+            let session = makeSession { $0.connectionProxyDictionary = settings }
+            defer { session.invalidateAndCancel() }
+            let outcome = await session.runDataTask(server.url("/p"))
+            if fails {
+                #expect(outcome.urlError?.code == .unsupportedURL)
+                #expect(server.requests.isEmpty)
+            } else {
+                #expect(outcome.http?.statusCode == 200)
+            }
+        }
+    }
+}
