@@ -48,6 +48,19 @@ func fileHoldsPattern(_ url: URL, length: Int64) throws -> Bool {
     return offset == length
 }
 
+extension URLSession {
+    /// Downloads `url` expecting the transfer to fail part-way, and returns the resume data its error carries
+    /// (`nil` when it succeeded or carried none).
+    func resumeDataOfFailedDownload(from url: URL) async -> Data? {
+        do {
+            _ = try await download(from: url)
+            return nil
+        } catch {
+            return (error as? URLError)?.downloadTaskResumeData
+        }
+    }
+}
+
 /// The files left in a download directory.
 func filesIn(_ directory: URL) -> [String] {
     (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []

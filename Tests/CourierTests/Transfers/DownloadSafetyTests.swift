@@ -103,12 +103,7 @@ struct DownloadSafetyTests {
             serveRanges(on: server, path: "/r", body: .pattern(length: length)) { $0.closeAfterBodyBytes = 100_000 }
             let downloads = directory.appendingPathComponent("downloads")
             let session = makeSession { $0.courierDownloadDirectory = downloads }
-            var resumeData: Data?
-            do {
-                _ = try await session.download(from: server.url("/r"))
-            } catch let error as URLError {
-                resumeData = error.downloadTaskResumeData
-            }
+            let resumeData = await session.resumeDataOfFailedDownload(from: server.url("/r"))
             let data = try #require(resumeData)
             let partial = try #require(filesIn(downloads).first)
             let partialURL = downloads.appendingPathComponent(partial)

@@ -132,12 +132,7 @@ struct ResumeTests {
             server.enqueue(first)
             let downloads = directory.appendingPathComponent("downloads")
             let session = makeSession { $0.courierDownloadDirectory = downloads }
-            var resumeData: Data?
-            do {
-                _ = try await session.download(from: server.url("/v"))
-            } catch let error as URLError {
-                resumeData = error.downloadTaskResumeData
-            }
+            let resumeData = await session.resumeDataOfFailedDownload(from: server.url("/v"))
             let data = try #require(resumeData)
             server.serveResource("/v", body: .data(new), etag: "\"new\"")
             let (url, response) = try await session.download(resumeFrom: data)
@@ -181,12 +176,7 @@ struct ResumeTests {
             server.enqueue(first, spliced, whole)
             let downloads = directory.appendingPathComponent("downloads")
             let session = makeSession { $0.courierDownloadDirectory = downloads }
-            var resumeData: Data?
-            do {
-                _ = try await session.download(from: server.url("/s"))
-            } catch let error as URLError {
-                resumeData = error.downloadTaskResumeData
-            }
+            let resumeData = await session.resumeDataOfFailedDownload(from: server.url("/s"))
             let (url, _) = try await session.download(resumeFrom: try #require(resumeData))
             #expect(try Data(contentsOf: url) == new)
             try FileManager.default.removeItem(at: url)
@@ -227,12 +217,7 @@ struct ResumeTests {
             server.enqueue(first, bad, whole)
             let downloads = directory.appendingPathComponent("downloads")
             let session = makeSession { $0.courierDownloadDirectory = downloads }
-            var resumeData: Data?
-            do {
-                _ = try await session.download(from: server.url("/z"))
-            } catch let error as URLError {
-                resumeData = error.downloadTaskResumeData
-            }
+            let resumeData = await session.resumeDataOfFailedDownload(from: server.url("/z"))
             let (url, _) = try await session.download(resumeFrom: try #require(resumeData))
             #expect(try fileHoldsPattern(url, length: length))
             try FileManager.default.removeItem(at: url)
