@@ -100,6 +100,11 @@ open class URLSessionConfiguration: NSObject, NSCopying, @unchecked Sendable {
         URLSessionConfiguration(settings: settings.withLockedValue { $0 })
     }
 
+    /// Returns an independent configuration with the same values (see ``copy(with:)``).
+    open override func copy() -> Any {
+        copy(with: nil)
+    }
+
     /// The identifier of a background configuration, or `nil`.
     open var identifier: String? { settings.withLockedValue { $0.identifier } }
 

@@ -1,29 +1,20 @@
 /// A TLS or DTLS protocol version: Courier's Linux stand-in for the Security framework's `tls_protocol_version_t`.
 ///
-/// On Apple platforms this is an imported C enumeration; here it is a structure with the same constant names and raw
-/// values, so code that uses the constants compiles unchanged.
+/// On Apple platforms this is an imported C enumeration; here, as in the toolchain's FoundationNetworking, it is a
+/// Swift enumeration with the same case names and the versions' wire values as raw values, so code that uses the
+/// constants compiles unchanged. `init(rawValue:)` returns `nil` for a value that names no TLS or DTLS version.
 // swift-format-ignore: TypeNamesShouldBeCapitalized
-public struct tls_protocol_version_t: RawRepresentable, Hashable, Sendable {
-    /// The protocol version as it appears on the wire.
-    public var rawValue: UInt16
-
-    /// Creates a protocol version from its wire value.
-    ///
-    /// - Parameter rawValue: The protocol version as it appears on the wire, such as `0x0303` for TLS 1.2.
-    public init(rawValue: UInt16) {
-        self.rawValue = rawValue
-    }
-
+public enum tls_protocol_version_t: UInt16, Sendable {
     /// TLS 1.0.
-    public static let TLSv10 = tls_protocol_version_t(rawValue: 0x0301)
+    case TLSv10 = 0x0301
     /// TLS 1.1.
-    public static let TLSv11 = tls_protocol_version_t(rawValue: 0x0302)
+    case TLSv11 = 0x0302
     /// TLS 1.2.
-    public static let TLSv12 = tls_protocol_version_t(rawValue: 0x0303)
+    case TLSv12 = 0x0303
     /// TLS 1.3.
-    public static let TLSv13 = tls_protocol_version_t(rawValue: 0x0304)
+    case TLSv13 = 0x0304
     /// DTLS 1.0.
-    public static let DTLSv10 = tls_protocol_version_t(rawValue: 0xfeff)
+    case DTLSv10 = 0xfeff
     /// DTLS 1.2.
-    public static let DTLSv12 = tls_protocol_version_t(rawValue: 0xfefd)
+    case DTLSv12 = 0xfefd
 }

@@ -42,6 +42,10 @@ public let NSURLSessionTransferSizeUnknown: Int64 = -1
 /// The `userInfo` key of the resume data in the error of a failed download task.
 public let NSURLSessionDownloadTaskResumeData = "NSURLSessionDownloadTaskResumeData"
 
+/// The `userInfo` key of the resume data in the error of a failed download task: FoundationNetworking's name for
+/// ``NSURLSessionDownloadTaskResumeData`` (the same string, `"NSURLSessionDownloadTaskResumeData"`).
+public let URLSessionDownloadTaskResumeData: String = NSURLSessionDownloadTaskResumeData
+
 /// The `userInfo` key of the reason a background task was cancelled.
 public let NSURLErrorBackgroundTaskCancelledReasonKey = "NSURLErrorBackgroundTaskCancelledReasonKey"
 

@@ -12,7 +12,9 @@ import NIOConcurrencyHelpers
 /// time, in order.
 open class URLSession: NSObject, @unchecked Sendable {
     /// The shared session: default configuration, no delegate. Invalidating it does nothing.
-    public static let shared: URLSession = URLSession(
+    open class var shared: URLSession { sharedSession }
+
+    private static let sharedSession: URLSession = URLSession(
         configuration: .default,
         delegate: nil,
         delegateQueue: nil,
@@ -23,7 +25,8 @@ open class URLSession: NSObject, @unchecked Sendable {
     private let delegateBox: NIOLockedValueBox<(any URLSessionDelegate)?>
     private let descriptionBox = NIOLockedValueBox<String?>(nil)
     /// The queue on which delegate methods and completion handlers run.
-    public let delegateQueue: OperationQueue
+    open var delegateQueue: OperationQueue { storedDelegateQueue }
+    private let storedDelegateQueue: OperationQueue
     let isShared: Bool
     let dispatcher: DelegateDispatcher
     let transport: HTTPTransport
@@ -33,15 +36,15 @@ open class URLSession: NSObject, @unchecked Sendable {
     let tlsSettings: TLSSettings
 
     /// A copy of the configuration the session was created with: changing it does not change the session.
-    public var configuration: URLSessionConfiguration {
+    open var configuration: URLSessionConfiguration {
         storedConfiguration.copy() as? URLSessionConfiguration ?? storedConfiguration
     }
 
     /// The session's delegate; `nil` after the session became invalid.
-    public var delegate: (any URLSessionDelegate)? { delegateBox.withLockedValue { $0 } }
+    open var delegate: (any URLSessionDelegate)? { delegateBox.withLockedValue { $0 } }
 
     /// A description of the session, for debugging.
-    public var sessionDescription: String? {
+    open var sessionDescription: String? {
         get { descriptionBox.withLockedValue { $0 } }
         set { descriptionBox.withLockedValue { $0 = newValue } }
     }
@@ -77,7 +80,7 @@ open class URLSession: NSObject, @unchecked Sendable {
             delegateQueue.maxConcurrentOperationCount = 1
             delegateQueue.name = "courier.session.delegate"
         }
-        self.delegateQueue = delegateQueue
+        self.storedDelegateQueue = delegateQueue
         self.isShared = isShared
         self.dispatcher = DelegateDispatcher(queue: delegateQueue)
         self.logger = Logger(label: "courier.session")
@@ -186,5 +189,151 @@ open class URLSession: NSObject, @unchecked Sendable {
     /// Flushes storages to disk (they are in memory in this release) and calls `completionHandler`.
     open func flush(completionHandler: @escaping @Sendable () -> Void) {
         dispatcher.async { completionHandler() }
+    }
+
+    // MARK: - Data tasks
+
+    /// Creates a data task for `request`; events go to the delegate.
+    open func dataTask(with request: URLRequest) -> URLSessionDataTask {
+        register { URLSessionDataTask(session: self, request: request, identifier: $0, completionMode: .delegate) }
+    }
+
+    /// Creates a data task for a GET of `url`; events go to the delegate.
+    open func dataTask(with url: URL) -> URLSessionDataTask {
+        dataTask(with: URLRequest(url: url))
+    }
+
+    /// Creates a data task whose outcome goes to `completionHandler` on the delegate queue.
+    open func dataTask(
+        with request: URLRequest,
+        completionHandler: @escaping @Sendable (Data?, URLResponse?, (any Error)?) -> Void
+    ) -> URLSessionDataTask {
+        register {
+            URLSessionDataTask(
+                session: self,
+                request: request,
+                identifier: $0,
+                completionMode: .dataHandler(completionHandler)
+            )
+        }
+    }
+
+    /// Creates a data task for a GET of `url` whose outcome goes to `completionHandler`.
+    open func dataTask(
+        with url: URL,
+        completionHandler: @escaping @Sendable (Data?, URLResponse?, (any Error)?) -> Void
+    ) -> URLSessionDataTask {
+        dataTask(with: URLRequest(url: url), completionHandler: completionHandler)
+    }
+
+    // MARK: - Upload tasks
+
+    /// Creates a task that uploads `bodyData` with `request` (whose own body is ignored).
+    open func uploadTask(with request: URLRequest, from bodyData: Data) -> URLSessionUploadTask {
+        makeUpload(request, body: .data(bodyData), mode: .delegate)
+    }
+
+    /// Creates a task that uploads `bodyData`; its outcome goes to `completionHandler`.
+    open func uploadTask(
+        with request: URLRequest,
+        from bodyData: Data?,
+        completionHandler: @escaping @Sendable (Data?, URLResponse?, (any Error)?) -> Void
+    ) -> URLSessionUploadTask {
+        makeUpload(request, body: .data(bodyData ?? Data()), mode: .dataHandler(completionHandler))
+    }
+
+    /// Creates a task that uploads the file at `fileURL`, streamed from disk.
+    open func uploadTask(with request: URLRequest, fromFile fileURL: URL) -> URLSessionUploadTask {
+        makeUpload(request, body: .file(fileURL), mode: .delegate)
+    }
+
+    /// Creates a task that uploads the file at `fileURL`; its outcome goes to `completionHandler`.
+    open func uploadTask(
+        with request: URLRequest,
+        fromFile fileURL: URL,
+        completionHandler: @escaping @Sendable (Data?, URLResponse?, (any Error)?) -> Void
+    ) -> URLSessionUploadTask {
+        makeUpload(request, body: .file(fileURL), mode: .dataHandler(completionHandler))
+    }
+
+    /// Creates a task whose body comes from the stream the delegate gives in `needNewBodyStream`, asked for the
+    /// first pass and again whenever the body must be sent again.
+    open func uploadTask(withStreamedRequest request: URLRequest) -> URLSessionUploadTask {
+        makeUpload(request, body: .streamed, mode: .delegate)
+    }
+
+    // MARK: - Download tasks
+
+    /// Creates a download task for `request`.
+    open func downloadTask(with request: URLRequest) -> URLSessionDownloadTask {
+        register { URLSessionDownloadTask(session: self, request: request, identifier: $0, completionMode: .delegate) }
+    }
+
+    /// Creates a download task for a GET of `url`.
+    open func downloadTask(with url: URL) -> URLSessionDownloadTask {
+        downloadTask(with: URLRequest(url: url))
+    }
+
+    /// Creates a download task whose outcome goes to `completionHandler`.
+    open func downloadTask(
+        with request: URLRequest,
+        completionHandler: @escaping @Sendable (URL?, URLResponse?, (any Error)?) -> Void
+    ) -> URLSessionDownloadTask {
+        register {
+            URLSessionDownloadTask(
+                session: self,
+                request: request,
+                identifier: $0,
+                completionMode: .downloadHandler(completionHandler)
+            )
+        }
+    }
+
+    /// Creates a download task for a GET of `url` whose outcome goes to `completionHandler`.
+    open func downloadTask(
+        with url: URL,
+        completionHandler: @escaping @Sendable (URL?, URLResponse?, (any Error)?) -> Void
+    ) -> URLSessionDownloadTask {
+        downloadTask(with: URLRequest(url: url), completionHandler: completionHandler)
+    }
+
+    /// Creates a download task that resumes from `resumeData` (as produced by `cancel(byProducingResumeData:)`
+    /// or found in a failed download's error). Invalid resume data makes the task fail when resumed.
+    open func downloadTask(withResumeData resumeData: Data) -> URLSessionDownloadTask {
+        makeResumedDownload(resumeData, mode: .delegate)
+    }
+
+    /// Creates a download task that resumes from `resumeData`; its outcome goes to `completionHandler`.
+    open func downloadTask(
+        withResumeData resumeData: Data,
+        completionHandler: @escaping @Sendable (URL?, URLResponse?, (any Error)?) -> Void
+    ) -> URLSessionDownloadTask {
+        makeResumedDownload(resumeData, mode: .downloadHandler(completionHandler))
+    }
+
+    // MARK: - Stream and WebSocket tasks
+
+    /// Creates a stream task to `hostname`:`port`.
+    open func streamTask(withHostName hostname: String, port: Int) -> URLSessionStreamTask {
+        register { URLSessionStreamTask(session: self, hostName: hostname, port: port, identifier: $0) }
+    }
+
+    /// Creates a WebSocket task for `url`.
+    open func webSocketTask(with url: URL) -> URLSessionWebSocketTask {
+        webSocketTask(with: URLRequest(url: url))
+    }
+
+    /// Creates a WebSocket task for `url` offering `protocols`.
+    open func webSocketTask(with url: URL, protocols: [String]) -> URLSessionWebSocketTask {
+        var request = URLRequest(url: url)
+        request.setValue(protocols.joined(separator: ", "), forHTTPHeaderField: "Sec-WebSocket-Protocol")
+        return webSocketTask(with: request)
+    }
+
+    /// Creates a WebSocket task for `request`.
+    open func webSocketTask(with request: URLRequest) -> URLSessionWebSocketTask {
+        register {
+            URLSessionWebSocketTask(session: self, request: request, identifier: $0, completionMode: .delegate)
+        }
     }
 }

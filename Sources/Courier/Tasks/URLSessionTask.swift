@@ -3,7 +3,7 @@ import Foundation
 import NIOConcurrencyHelpers
 
 /// A task in a URL session: one resource to load. Created suspended by a session's factory methods.
-open class URLSessionTask: NSObject, @unchecked Sendable {
+open class URLSessionTask: NSObject, NSCopying, ProgressReporting, @unchecked Sendable {
     /// The state of a task.
     public enum State: Int, Sendable {
         /// The task is running.
@@ -49,16 +49,19 @@ open class URLSessionTask: NSObject, @unchecked Sendable {
     /// How the task reports its outcome.
     let completionMode: TaskCompletionMode
 
+    private let storedIdentifier: Int
+    private let storedOriginalRequest: URLRequest?
+
     /// An identifier unique among the tasks of the session.
-    public let taskIdentifier: Int
+    open var taskIdentifier: Int { storedIdentifier }
     /// The request the task was created with.
-    public let originalRequest: URLRequest?
+    open var originalRequest: URLRequest? { storedOriginalRequest }
     /// Progress of the transfer in bytes. Cancelling, pausing and resuming it cancels, suspends and resumes the
     /// task.
     ///
     /// Created on first use (a `Progress` costs more than a small request): the byte counts are kept by the task
     /// and reflected into the object from then on, so it reads the same as one made with the task.
-    public var progress: Progress {
+    open var progress: Progress {
         if let existing = progressBox.withLockedValue({ $0 }) { return existing }
         let created = Progress(totalUnitCount: -1)
         let winner = progressBox.withLockedValue { box -> Progress in
@@ -79,25 +82,54 @@ open class URLSessionTask: NSObject, @unchecked Sendable {
 
     init(session: URLSession, request: URLRequest, identifier: Int, completionMode: TaskCompletionMode) {
         self.session = session
-        self.taskIdentifier = identifier
-        self.originalRequest = request
+        self.storedIdentifier = identifier
+        self.storedOriginalRequest = request
         self.completionMode = completionMode
         var initial = MutableState()
         initial.currentRequest = request
         self.mutable = NIOLockedValueBox(initial)
+        self.isDetached = false
         super.init()
+    }
+
+    /// Creates a task that belongs to no session.
+    ///
+    /// Darwin deprecates this initializer; it exists so that subclasses (test doubles, for example) can be
+    /// created. Such a task has ``taskIdentifier`` 0 and no request, and it cannot run: ``resume()`` completes it
+    /// with `URLError(.unsupportedURL)` saying that it belongs to no session.
+    public override init() {
+        self.session = URLSession.shared
+        self.storedIdentifier = 0
+        self.storedOriginalRequest = nil
+        self.completionMode = .delegate
+        self.isDetached = true
+        self.mutable = NIOLockedValueBox(MutableState())
+        super.init()
+    }
+
+    /// Whether the task was made with ``init()`` and so belongs to no session.
+    let isDetached: Bool
+
+    /// Returns the task itself: a task is an identity (one transfer), as on Darwin, so a copy is the same object.
+    open func copy(with zone: NSZone?) -> Any {
+        self
+    }
+
+    /// Returns the task itself (see ``copy(with:)``).
+    open override func copy() -> Any {
+        copy(with: nil)
     }
 
     // MARK: - Public state
 
     /// The request currently being loaded (after redirects, the redirected request).
-    public var currentRequest: URLRequest? { mutable.withLockedValue { $0.currentRequest } }
+    open var currentRequest: URLRequest? { mutable.withLockedValue { $0.currentRequest } }
 
     /// The response, once its head arrived.
-    public var response: URLResponse? { mutable.withLockedValue { $0.response } }
+    open var response: URLResponse? { mutable.withLockedValue { $0.response } }
 
     /// The task's state.
-    public var state: URLSessionTask.State {
+    open var state: URLSessionTask.State {
         switch mutable.withLockedValue({ $0.lifecycle.state }) {
         case .running: return .running
         case .suspended: return .suspended
@@ -110,59 +142,59 @@ open class URLSessionTask: NSObject, @unchecked Sendable {
     var isOutstanding: Bool { mutable.withLockedValue { $0.lifecycle.isOutstanding } }
 
     /// The error the task completed with; `nil` while running or on success.
-    public var error: (any Error)? { mutable.withLockedValue { $0.error } }
+    open var error: (any Error)? { mutable.withLockedValue { $0.error } }
 
     /// A description set by the app.
-    public var taskDescription: String? {
+    open var taskDescription: String? {
         get { mutable.withLockedValue { $0.taskDescription } }
         set { mutable.withLockedValue { $0.taskDescription = newValue } }
     }
 
     /// The relative priority, from 0.0 to 1.0.
-    public var priority: Float {
+    open var priority: Float {
         get { mutable.withLockedValue { $0.priority } }
         set { mutable.withLockedValue { $0.priority = min(1, max(0, newValue)) } }
     }
 
     /// Body bytes sent so far.
-    public var countOfBytesSent: Int64 { mutable.withLockedValue { $0.countOfBytesSent } }
+    open var countOfBytesSent: Int64 { mutable.withLockedValue { $0.countOfBytesSent } }
     /// Body bytes received so far (as received, before content decoding is counted by Darwin; Courier counts
     /// the delivered bytes).
-    public var countOfBytesReceived: Int64 { mutable.withLockedValue { $0.countOfBytesReceived } }
+    open var countOfBytesReceived: Int64 { mutable.withLockedValue { $0.countOfBytesReceived } }
     /// Body bytes the task expects to send, or ``NSURLSessionTransferSizeUnknown``.
-    public var countOfBytesExpectedToSend: Int64 { mutable.withLockedValue { $0.countOfBytesExpectedToSend } }
+    open var countOfBytesExpectedToSend: Int64 { mutable.withLockedValue { $0.countOfBytesExpectedToSend } }
     /// Body bytes the task expects to receive (from `Content-Length`), or ``NSURLSessionTransferSizeUnknown``.
-    public var countOfBytesExpectedToReceive: Int64 {
+    open var countOfBytesExpectedToReceive: Int64 {
         mutable.withLockedValue { $0.countOfBytesExpectedToReceive }
     }
 
     /// The app's estimate of the bytes to send (a scheduling hint).
-    public var countOfBytesClientExpectsToSend: Int64 {
+    open var countOfBytesClientExpectsToSend: Int64 {
         get { mutable.withLockedValue { $0.countOfBytesClientExpectsToSend } }
         set { mutable.withLockedValue { $0.countOfBytesClientExpectsToSend = newValue } }
     }
 
     /// The app's estimate of the bytes to receive (a scheduling hint).
-    public var countOfBytesClientExpectsToReceive: Int64 {
+    open var countOfBytesClientExpectsToReceive: Int64 {
         get { mutable.withLockedValue { $0.countOfBytesClientExpectsToReceive } }
         set { mutable.withLockedValue { $0.countOfBytesClientExpectsToReceive = newValue } }
     }
 
     /// The earliest date the task may start; a resumed task waits until then.
-    public var earliestBeginDate: Date? {
+    open var earliestBeginDate: Date? {
         get { mutable.withLockedValue { $0.earliestBeginDate } }
         set { mutable.withLockedValue { $0.earliestBeginDate = newValue } }
     }
 
     /// A delegate for this task only; it receives the task's events in place of the session delegate for the
     /// protocols it adopts.
-    public var delegate: (any URLSessionTaskDelegate)? {
+    open var delegate: (any URLSessionTaskDelegate)? {
         get { mutable.withLockedValue { $0.delegate } }
         set { mutable.withLockedValue { $0.delegate = newValue } }
     }
 
     /// Whether data is delivered as it arrives (the only mode Courier implements; setting `false` is recorded).
-    public var prefersIncrementalDelivery: Bool {
+    open var prefersIncrementalDelivery: Bool {
         get { mutable.withLockedValue { $0.prefersIncrementalDelivery } }
         set { mutable.withLockedValue { $0.prefersIncrementalDelivery = newValue } }
     }
@@ -269,7 +301,9 @@ open class URLSessionTask: NSObject, @unchecked Sendable {
     var progressTracksReceivedBytes: Bool { true }
 
     /// Why this kind of task cannot run yet, or `nil` when it can.
-    var unsupportedReason: String? { nil }
+    var unsupportedReason: String? {
+        isDetached ? "the task was created with init() and belongs to no session, so it cannot run" : nil
+    }
 
     /// Set when the task was created on an invalidated session: it completes with an error when resumed.
     let createdOnInvalidSession = NIOLockedValueBox(false)

@@ -36,14 +36,14 @@ open class URLSessionWebSocketTask: URLSessionTask, @unchecked Sendable {
     )
 
     /// The largest message accepted, in bytes (Darwin's default is 1 MiB).
-    public var maximumMessageSize: Int {
+    open var maximumMessageSize: Int {
         get { closeState.withLockedValue { $0.maximumMessageSize } }
         set { closeState.withLockedValue { $0.maximumMessageSize = newValue } }
     }
     /// The close code sent or received; `.invalid` while open.
-    public var closeCode: CloseCode { closeState.withLockedValue { $0.code } }
+    open var closeCode: CloseCode { closeState.withLockedValue { $0.code } }
     /// The close reason sent or received.
-    public var closeReason: Data? { closeState.withLockedValue { $0.reason } }
+    open var closeReason: Data? { closeState.withLockedValue { $0.reason } }
 
     private var unsupportedError: URLError {
         URLError(.unsupportedURL, userInfo: [NSLocalizedDescriptionKey: unsupportedReason ?? ""])
@@ -71,6 +71,14 @@ open class URLSessionWebSocketTask: URLSessionTask, @unchecked Sendable {
         throw unsupportedError
     }
 
+    /// Sends a ping and returns when the pong arrives.
+    ///
+    /// - Throws: Always, until WebSocket tasks are implemented: `URLError(.unsupportedURL)` naming the missing
+    ///   feature.
+    open func sendPing() async throws {
+        throw unsupportedError
+    }
+
     /// Sends a ping; the handler runs when the pong arrives.
     open func sendPing(pongReceiveHandler: @escaping @Sendable ((any Error)?) -> Void) {
         let error = unsupportedError
@@ -85,6 +93,22 @@ open class URLSessionWebSocketTask: URLSessionTask, @unchecked Sendable {
         }
         cancel()
     }
+
+    /// Starts the task. Until WebSocket tasks are implemented, the task then completes with
+    /// `URLError(.unsupportedURL)` naming the missing feature (reported to the delegate and in ``error``).
+    open override func resume() {
+        super.resume()
+    }
+
+    /// Cancels the task without a close frame (the close code stays as set by ``cancel(with:reason:)``, or
+    /// `.invalid`); the task completes with `URLError(.cancelled)`.
+    open override func cancel() {
+        super.cancel()
+    }
+
+    /// The error the task completed with: `URLError(.unsupportedURL)` naming the missing feature once a resumed
+    /// task has completed, `URLError(.cancelled)` after ``cancel()``, `nil` before either.
+    open override var error: (any Error)? { super.error }
 
     override var unsupportedReason: String? { "WebSocket tasks are not supported yet (a later Courier release)" }
 }

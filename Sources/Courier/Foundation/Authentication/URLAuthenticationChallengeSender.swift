@@ -4,7 +4,7 @@ import Foundation
 ///
 /// On Apple platforms ``performDefaultHandling(for:)`` and ``rejectProtectionSpaceAndContinue(with:)`` are optional
 /// Objective-C requirements; in Courier they are requirements with default implementations that cancel the challenge.
-public protocol URLAuthenticationChallengeSender: NSObjectProtocol {
+public protocol URLAuthenticationChallengeSender: NSObjectProtocol, Sendable {
     /// Answers the challenge with a credential.
     ///
     /// - Parameters:

@@ -5,7 +5,10 @@ import Foundation
 /// Credentials are immutable; ``copy(with:)`` returns the receiver. Identity (client certificate) credentials,
 /// `init(identity:certificates:persistence:)`, are not available: Linux has no `SecIdentity`; they come with client
 /// certificate support in a later release.
-open class URLCredential: NSObject, NSCopying, @unchecked Sendable {
+///
+/// A user-and-password credential archives with `NSKeyedArchiver` (secure coding). A server-trust credential
+/// archives as a marker only: a `SecTrust` cannot be archived, so ``init(coder:)`` returns `nil` for it.
+open class URLCredential: NSObject, NSSecureCoding, NSCopying, @unchecked Sendable {
     private let storedUser: String?
     private let storedPassword: String?
     private let storedPersistence: URLCredential.Persistence
@@ -57,11 +60,58 @@ open class URLCredential: NSObject, NSCopying, @unchecked Sendable {
     /// The trust of a credential created with ``init(trust:)``, or `nil`.
     package var trust: SecTrust? { storedTrust }
 
+    /// Decodes a credential archived with ``encode(with:)``.
+    ///
+    /// Returns `nil` when the coder is not a keyed coder, a value is missing or invalid, or the archive holds a
+    /// server-trust credential (whose `SecTrust` was not archived).
+    ///
+    /// - Parameter aDecoder: A keyed decoder, such as `NSKeyedUnarchiver`.
+    public required init?(coder aDecoder: NSCoder) {
+        guard aDecoder.allowsKeyedCoding, !aDecoder.decodeBool(forKey: ArchiveKey.isTrust),
+            let user = aDecoder.decodeObject(of: NSString.self, forKey: ArchiveKey.user),
+            let persistence = Persistence(
+                rawValue: UInt(clamping: aDecoder.decodeInteger(forKey: ArchiveKey.persistence)))
+        else { return nil }
+        storedUser = user as String
+        storedPassword = aDecoder.decodeObject(of: NSString.self, forKey: ArchiveKey.password).map { $0 as String }
+        storedPersistence = persistence
+        storedTrust = nil
+        super.init()
+    }
+
+    /// `true`: credentials decode with `NSKeyedUnarchiver`'s secure coding.
+    open class var supportsSecureCoding: Bool { true }
+
+    /// Archives the user name, password and persistence with a keyed coder; a server-trust credential archives
+    /// only a marker that makes ``init(coder:)`` fail (a coder that does not allow keyed coding archives nothing).
+    ///
+    /// - Parameter aCoder: A keyed coder, such as `NSKeyedArchiver`.
+    open func encode(with aCoder: NSCoder) {
+        guard aCoder.allowsKeyedCoding else { return }
+        aCoder.encode(storedTrust != nil, forKey: ArchiveKey.isTrust)
+        aCoder.encode(storedUser.map { NSString(string: $0) }, forKey: ArchiveKey.user)
+        aCoder.encode(storedPassword.map { NSString(string: $0) }, forKey: ArchiveKey.password)
+        aCoder.encode(Int(storedPersistence.rawValue), forKey: ArchiveKey.persistence)
+    }
+
+    /// The keys of a credential's archive (FoundationNetworking's where it has one).
+    private enum ArchiveKey {
+        static let user = "NS._user"
+        static let password = "NS._password"
+        static let persistence = "courier.persistence"
+        static let isTrust = "courier.isTrust"
+    }
+
     /// Returns the receiver: credentials are immutable.
     ///
     /// - Parameter zone: Ignored.
     open func copy(with zone: NSZone? = nil) -> Any {
         self
+    }
+
+    /// Returns the receiver (see ``copy(with:)``).
+    open override func copy() -> Any {
+        copy(with: nil)
     }
 
     /// Whether another object is a credential with the same user, password, persistence and trust.

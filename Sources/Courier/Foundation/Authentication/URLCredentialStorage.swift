@@ -46,12 +46,15 @@ open class URLCredentialStorage: NSObject, @unchecked Sendable {
     ///   - space: The protection space it applies to.
     open func set(_ credential: URLCredential, for space: URLProtectionSpace) {
         guard credential.persistence != .none, let user = credential.user else { return }
-        state.withLockedValue { state in
+        let changed = state.withLockedValue { state -> Bool in
+            if state.credentials[space]?[user]?.isEqual(credential) == true { return false }
             state.credentials[space, default: [:]][user] = credential
             if state.defaults[space] == nil {
                 state.defaults[space] = user
             }
+            return true
         }
+        if changed { postChanged() }
     }
 
     /// Removes a credential from a protection space.
@@ -68,11 +71,16 @@ open class URLCredentialStorage: NSObject, @unchecked Sendable {
     /// - Parameters:
     ///   - credential: The credential to remove; it is matched by user name.
     ///   - space: The protection space it applies to.
-    ///   - options: Removal options. Ignored: Courier stores no synchronized credentials, so every credential is
-    ///     removed without needing `NSURLCredentialStorageRemoveSynchronizableCredentials`.
+    ///   - options: Removal options. A stored credential with ``URLCredential/Persistence/synchronizable``
+    ///     persistence is removed only when ``NSURLCredentialStorageRemoveSynchronizableCredentials`` maps to
+    ///     `true`, as on Darwin. Posts ``NSNotification/Name/NSURLCredentialStorageChanged`` when a credential was
+    ///     removed.
     open func remove(_ credential: URLCredential, for space: URLProtectionSpace, options: [String: Any]? = nil) {
         guard let user = credential.user else { return }
-        state.withLockedValue { state in
+        let removesSynchronizable = (options?[NSURLCredentialStorageRemoveSynchronizableCredentials] as? Bool) == true
+        let changed = state.withLockedValue { state -> Bool in
+            guard let stored = state.credentials[space]?[user] else { return false }
+            if stored.persistence == .synchronizable && !removesSynchronizable { return false }
             state.credentials[space]?[user] = nil
             if state.credentials[space]?.isEmpty == true {
                 state.credentials[space] = nil
@@ -80,7 +88,9 @@ open class URLCredentialStorage: NSObject, @unchecked Sendable {
             if state.defaults[space] == user {
                 state.defaults[space] = nil
             }
+            return true
         }
+        if changed { postChanged() }
     }
 
     /// Returns the default credential of a protection space, or `nil`.
@@ -102,11 +112,24 @@ open class URLCredentialStorage: NSObject, @unchecked Sendable {
     ///   - space: The protection space.
     open func setDefaultCredential(_ credential: URLCredential, for space: URLProtectionSpace) {
         guard credential.persistence != .none, let user = credential.user else { return }
-        state.withLockedValue { state in
+        let changed = state.withLockedValue { state -> Bool in
+            let same = state.credentials[space]?[user]?.isEqual(credential) == true && state.defaults[space] == user
             state.credentials[space, default: [:]][user] = credential
             state.defaults[space] = user
+            return !same
         }
+        if changed { postChanged() }
+    }
+
+    /// Posts ``NSNotification/Name/NSURLCredentialStorageChanged`` (called after the lock is released).
+    private func postChanged() {
+        NotificationCenter.default.post(name: .NSURLCredentialStorageChanged, object: self)
     }
 }
 
 private let processCredentialStorage = URLCredentialStorage()
+
+/// The key of `remove(_:for:options:)`'s options whose `true` value allows removing a credential with
+/// ``URLCredential/Persistence/synchronizable`` persistence; without it such a credential stays stored.
+public let NSURLCredentialStorageRemoveSynchronizableCredentials: String =
+    "NSURLCredentialStorageRemoveSynchronizableCredentials"

@@ -124,6 +124,11 @@ open class URLProtectionSpace: NSObject, NSCopying, @unchecked Sendable {
         self
     }
 
+    /// Returns the receiver (see ``copy(with:)``).
+    open override func copy() -> Any {
+        copy(with: nil)
+    }
+
     /// Whether another object is a protection space with the same host (ignoring case), port, protocol, proxy type,
     /// realm and authentication method.
     open override func isEqual(_ object: Any?) -> Bool {
@@ -131,6 +136,14 @@ open class URLProtectionSpace: NSObject, NSCopying, @unchecked Sendable {
         return HeaderName.equal(host, other.host) && port == other.port && `protocol` == other.protocol
             && proxyType == other.proxyType && realm == other.realm
             && authenticationMethod == other.authenticationMethod
+    }
+
+    /// A readable summary, like `<Courier.URLProtectionSpace: 0x…>: Host:example.com, Server:https,
+    /// Auth-Scheme:NSURLAuthenticationMethodHTTPBasic, Realm:api, Port:443, Proxy:NO, Proxy-Type:(null)`.
+    open override var description: String {
+        super.description + ": Host:\(host), Server:\(`protocol` ?? "(null)"), Auth-Scheme:\(authenticationMethod), "
+            + "Realm:\(realm ?? "(null)"), Port:\(port), Proxy:\(isProxy() ? "YES" : "NO"), "
+            + "Proxy-Type:\(proxyType ?? "(null)")"
     }
 
     /// A hash consistent with ``isEqual(_:)``.

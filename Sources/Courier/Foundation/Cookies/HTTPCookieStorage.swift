@@ -7,9 +7,9 @@ import NIOConcurrencyHelpers
 /// The storage is thread-safe and, for now, kept in memory only: cookies are not persisted to disk between runs of
 /// the process (persistence comes in a later release). So that an app switching from FoundationNetworking keeps its
 /// cookies, ``shared`` starts with the unexpired cookies of FoundationNetworking's file
-/// (`$XDG_DATA_HOME/<bundle name>/.cookies.shared`), read once at first use; Courier never writes that file. `sortedCookies(using:)` is not provided, because sort
-/// descriptors rely on Objective-C key-value coding, which Linux lacks; sort ``cookies`` in Swift instead. The storage
-/// does not post `NSHTTPCookieManagerCookiesChanged` notifications.
+/// (`$XDG_DATA_HOME/<bundle name>/.cookies.shared`), read once at first use; Courier never writes that file. Every
+/// change posts ``NSNotification/Name/NSHTTPCookieManagerCookiesChanged`` on `NotificationCenter.default` (after
+/// the storage's lock is released); a call that changes nothing posts nothing.
 open class HTTPCookieStorage: NSObject, @unchecked Sendable {
     private struct Entry {
         var cookie: HTTPCookie
@@ -85,38 +85,79 @@ open class HTTPCookieStorage: NSObject, @unchecked Sendable {
     /// - Parameter cookie: The cookie to store.
     open func setCookie(_ cookie: HTTPCookie) {
         let now = Date()
-        state.withLockedValue { state in
-            guard state.acceptPolicy != .never else { return }
+        let changed = state.withLockedValue { state -> Bool in
+            guard state.acceptPolicy != .never else { return false }
             let existing = state.entries.firstIndex { Self.sameIdentity($0.cookie, cookie) }
             if cookie.isExpired(at: now) {
-                if let existing {
-                    state.entries.remove(at: existing)
-                }
+                guard let existing else { return false }
+                state.entries.remove(at: existing)
             } else if let existing {
+                if state.entries[existing].cookie.isEqual(cookie) { return false }
                 state.entries[existing].cookie = cookie
             } else {
                 state.entries.append(Entry(cookie: cookie, created: now, sequence: state.nextSequence))
                 state.nextSequence += 1
             }
+            return true
         }
+        if changed { postChanged() }
     }
 
     /// Removes a cookie: the stored cookie with the same name, domain and path.
     ///
     /// - Parameter cookie: The cookie to remove.
     open func deleteCookie(_ cookie: HTTPCookie) {
-        state.withLockedValue { state in
+        let changed = state.withLockedValue { state -> Bool in
+            let count = state.entries.count
             state.entries.removeAll { Self.sameIdentity($0.cookie, cookie) }
+            return state.entries.count != count
         }
+        if changed { postChanged() }
     }
 
     /// Removes the cookies stored at or after a date.
     ///
     /// - Parameter date: The earliest storage date of the cookies to remove.
     open func removeCookies(since date: Date) {
-        state.withLockedValue { state in
+        let changed = state.withLockedValue { state -> Bool in
+            let count = state.entries.count
             state.entries.removeAll { $0.created >= date }
+            return state.entries.count != count
         }
+        if changed { postChanged() }
+    }
+
+    /// Returns all cookies sorted by `sortOrder`: the first descriptor decides, the next ones break ties, and
+    /// cookies that compare equal under all of them keep the order of ``cookies``.
+    ///
+    /// Linux has no key-value coding, so the descriptors must be made with key paths of ``HTTPCookie``, for example
+    /// `NSSortDescriptor(keyPath: \HTTPCookie.name, ascending: true)`.
+    ///
+    /// - Parameter sortOrder: The sort descriptors, most significant first.
+    /// - Returns: The sorted cookies (empty when the storage is).
+    open func sortedCookies(using sortOrder: [NSSortDescriptor]) -> [HTTPCookie] {
+        let all = Array((cookies ?? []).enumerated())
+        return all.sorted { lhs, rhs in
+            for descriptor in sortOrder {
+                switch descriptor.compare(lhs.element, to: rhs.element) {
+                case .orderedAscending: return true
+                case .orderedDescending: return false
+                case .orderedSame: continue
+                }
+            }
+            return lhs.offset < rhs.offset
+        }.map(\.element)
+    }
+
+    /// The class, its address and the number of cookies stored, like `<Courier.HTTPCookieStorage: 0x…> { 3 cookies }`.
+    open override var description: String {
+        let count = state.withLockedValue { $0.entries.count }
+        return super.description + " { \(count) cookie\(count == 1 ? "" : "s") }"
+    }
+
+    /// Posts ``NSNotification/Name/NSHTTPCookieManagerCookiesChanged`` (called after the lock is released).
+    private func postChanged() {
+        NotificationCenter.default.post(name: .NSHTTPCookieManagerCookiesChanged, object: self)
     }
 
     /// Returns the cookies to send to a URL.

@@ -2,8 +2,8 @@ import Foundation
 
 /// Performance metrics for one request–response transaction of a session task.
 ///
-/// `negotiatedTLSCipherSuite` is not provided yet: its type, `tls_ciphersuite_t`, comes with the TLS metrics of a
-/// later release.
+/// `negotiatedTLSCipherSuite` is declared but stays `nil`: Courier's transport does not report the negotiated
+/// cipher suite yet.
 open class URLSessionTaskTransactionMetrics: NSObject, @unchecked Sendable {
     /// All the values of a transaction's metrics, filled in by the engine as the transaction progresses. Each field
     /// holds the value of the public property of the same name.
@@ -36,6 +36,7 @@ open class URLSessionTaskTransactionMetrics: NSObject, @unchecked Sendable {
         package var remoteAddress: String?
         package var remotePort: Int?
         package var negotiatedTLSProtocolVersion: tls_protocol_version_t?
+        package var negotiatedTLSCipherSuite: tls_ciphersuite_t?
         package var isCellular = false
         package var isExpensive = false
         package var isConstrained = false
@@ -114,6 +115,9 @@ open class URLSessionTaskTransactionMetrics: NSObject, @unchecked Sendable {
     open var remotePort: Int? { values.remotePort }
     /// The TLS version negotiated for the connection, or `nil` without TLS.
     open var negotiatedTLSProtocolVersion: tls_protocol_version_t? { values.negotiatedTLSProtocolVersion }
+    /// The TLS cipher suite negotiated for the connection, or `nil` without TLS or until the engine records it
+    /// (Courier's transport does not report the negotiated suite yet, so this is `nil` today).
+    open var negotiatedTLSCipherSuite: tls_ciphersuite_t? { values.negotiatedTLSCipherSuite }
     /// Whether the connection used a cellular interface (always false on Linux).
     open var isCellular: Bool { values.isCellular }
     /// Whether the connection used an expensive interface.

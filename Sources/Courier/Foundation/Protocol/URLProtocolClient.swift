@@ -5,7 +5,7 @@ import Foundation
 /// Every method is a requirement, as on Apple platforms. Courier does not run custom protocols yet (a later
 /// release), so no client is handed to a protocol by a session; the protocol exists so that `URLProtocol`
 /// subclasses written for Apple platforms compile.
-public protocol URLProtocolClient: NSObjectProtocol {
+public protocol URLProtocolClient: NSObjectProtocol, Sendable {
     /// Tells the client that the protocol was redirected to another request.
     ///
     /// - Parameters:

@@ -9,6 +9,12 @@ import Foundation
 /// with `URLProtocol.setProperty(_:forKey:in:)` travel with copies of the request but are ignored by `==` and
 /// hashing.
 public struct URLRequest: Hashable, Equatable, Sendable, CustomStringConvertible, CustomDebugStringConvertible {
+    /// Constants that specify how a request interacts with the URL cache.
+    public typealias CachePolicy = NSURLRequest.CachePolicy
+
+    /// Constants that describe the kind of traffic a request carries.
+    public typealias NetworkServiceType = NSURLRequest.NetworkServiceType
+
     /// The URL of the request.
     public var url: URL?
 
@@ -167,6 +173,43 @@ public struct URLRequest: Hashable, Equatable, Sendable, CustomStringConvertible
     /// The URL of the request, or `"url: nil"`.
     public var debugDescription: String {
         description
+    }
+
+    /// Whether two requests are equal: every property is compared (header field names case-insensitively, a body
+    /// stream by identity); properties attached with `URLProtocol.setProperty(_:forKey:in:)` are ignored.
+    public static func == (lhs: URLRequest, rhs: URLRequest) -> Bool {
+        lhs.url == rhs.url && lhs.cachePolicy == rhs.cachePolicy && lhs.timeoutInterval == rhs.timeoutInterval
+            && lhs.mainDocumentURL == rhs.mainDocumentURL && lhs.networkServiceType == rhs.networkServiceType
+            && lhs.allowsCellularAccess == rhs.allowsCellularAccess
+            && lhs.allowsExpensiveNetworkAccess == rhs.allowsExpensiveNetworkAccess
+            && lhs.allowsConstrainedNetworkAccess == rhs.allowsConstrainedNetworkAccess
+            && lhs.assumesHTTP3Capable == rhs.assumesHTTP3Capable
+            && lhs.requiresDNSSECValidation == rhs.requiresDNSSECValidation && lhs.attribution == rhs.attribution
+            && lhs.httpShouldHandleCookies == rhs.httpShouldHandleCookies
+            && lhs.httpShouldUsePipelining == rhs.httpShouldUsePipelining && lhs.method == rhs.method
+            && lhs.body == rhs.body && lhs.headerFields == rhs.headerFields
+    }
+
+    /// Hashes the properties ``==`` compares.
+    ///
+    /// - Parameter hasher: The hasher to feed.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(url)
+        hasher.combine(cachePolicy)
+        hasher.combine(timeoutInterval)
+        hasher.combine(mainDocumentURL)
+        hasher.combine(networkServiceType)
+        hasher.combine(allowsCellularAccess)
+        hasher.combine(allowsExpensiveNetworkAccess)
+        hasher.combine(allowsConstrainedNetworkAccess)
+        hasher.combine(assumesHTTP3Capable)
+        hasher.combine(requiresDNSSECValidation)
+        hasher.combine(attribution)
+        hasher.combine(httpShouldHandleCookies)
+        hasher.combine(httpShouldUsePipelining)
+        hasher.combine(method)
+        hasher.combine(body)
+        hasher.combine(headerFields)
     }
 
     /// The body of a request: none, bytes, or a stream.

@@ -54,6 +54,57 @@ open class HTTPURLResponse: URLResponse, @unchecked Sendable {
             url: url, mimeType: nil, expectedContentLength: derived.expectedContentLength, textEncodingName: nil)
     }
 
+    /// Decodes a response archived with ``encode(with:)``.
+    ///
+    /// Fails (returns `nil`) when the coder is not a keyed coder, or the archive holds no URL or no valid header
+    /// fields.
+    ///
+    /// - Parameter aDecoder: A keyed decoder, such as `NSKeyedUnarchiver`.
+    public required init?(coder aDecoder: NSCoder) {
+        guard aDecoder.allowsKeyedCoding,
+            let url = aDecoder.decodeObject(of: NSURL.self, forKey: ArchiveKey.url),
+            let flat = aDecoder.decodeObject(of: [NSArray.self, NSString.self], forKey: ArchiveKey.headerFields)
+                as? [String], flat.count.isMultiple(of: 2)
+        else { return nil }
+        let pairs = stride(from: 0, to: flat.count, by: 2).map { (flat[$0], flat[$0 + 1]) }
+        let headers = HeaderFieldDictionary(pairs: pairs)
+        storedStatusCode = aDecoder.decodeInteger(forKey: ArchiveKey.statusCode)
+        headerFields = headers
+        httpVersion = aDecoder.decodeObject(of: NSString.self, forKey: ArchiveKey.httpVersion).map { $0 as String }
+        super.init(
+            url: url as URL, mimeType: nil, expectedContentLength: Derived(headers).expectedContentLength,
+            textEncodingName: nil)
+    }
+
+    /// Archives the response: what ``URLResponse/encode(with:)`` archives, plus the status code, the header fields
+    /// (in order, with their spelling) and the HTTP version.
+    ///
+    /// - Parameter aCoder: A keyed coder, such as `NSKeyedArchiver`.
+    open override func encode(with aCoder: NSCoder) {
+        super.encode(with: aCoder)
+        guard aCoder.allowsKeyedCoding else { return }
+        aCoder.encode(storedStatusCode, forKey: ArchiveKey.statusCode)
+        let flat = headerFields.flatMap { [NSString(string: $0.name), NSString(string: $0.value)] }
+        aCoder.encode(NSArray(array: flat), forKey: ArchiveKey.headerFields)
+        aCoder.encode(httpVersion.map { NSString(string: $0) }, forKey: ArchiveKey.httpVersion)
+    }
+
+    override func hasSameContents(as other: URLResponse) -> Bool {
+        guard let other = other as? HTTPURLResponse, super.hasSameContents(as: other) else { return false }
+        return statusCode == other.statusCode && headerFields == other.headerFields && httpVersion == other.httpVersion
+    }
+
+    /// A readable summary: the object, its URL, status code and header fields in the order received, like
+    /// `<Courier.HTTPURLResponse: 0x…> { URL: https://example.com/ } { Status Code: 200, Headers { … } }`.
+    open override var description: String {
+        var result =
+            super.description + " { URL: \(url?.absoluteString ?? "(null)") } { Status Code: \(statusCode), Headers {\n"
+        for field in headerFields {
+            result += "    \"\(field.name)\" = \"\(field.value)\";\n"
+        }
+        return result + "} }"
+    }
+
     /// The response's HTTP status code.
     open var statusCode: Int { storedStatusCode }
 

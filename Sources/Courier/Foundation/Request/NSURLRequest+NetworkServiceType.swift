@@ -1,5 +1,6 @@
-extension URLRequest {
-    /// Constants that describe the kind of traffic a request carries.
+extension NSURLRequest {
+    /// Constants that describe the kind of traffic a request carries (also known as
+    /// `URLRequest.NetworkServiceType`).
     public enum NetworkServiceType: UInt, Sendable {
         /// Standard network traffic.
         case `default` = 0
@@ -19,5 +20,8 @@ extension URLRequest {
         case responsiveAV = 9
         /// Call signaling.
         case callSignaling = 11
+
+        /// FoundationNetworking's name for ``callSignaling``.
+        public static var networkServiceTypeCallSignaling: NSURLRequest.NetworkServiceType { .callSignaling }
     }
 }

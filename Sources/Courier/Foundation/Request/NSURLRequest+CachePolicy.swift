@@ -1,5 +1,5 @@
-extension URLRequest {
-    /// Constants that specify how a request interacts with the URL cache.
+extension NSURLRequest {
+    /// Constants that specify how a request interacts with the URL cache (also known as `URLRequest.CachePolicy`).
     public enum CachePolicy: UInt, Sendable {
         /// Use the caching logic defined in the protocol implementation.
         case useProtocolCachePolicy = 0
@@ -15,6 +15,6 @@ extension URLRequest {
         case reloadRevalidatingCacheData = 5
 
         /// Another name for ``reloadIgnoringLocalCacheData``.
-        public static var reloadIgnoringCacheData: URLRequest.CachePolicy { .reloadIgnoringLocalCacheData }
+        public static var reloadIgnoringCacheData: NSURLRequest.CachePolicy { .reloadIgnoringLocalCacheData }
     }
 }

@@ -1,0 +1,64 @@
+/// A TLS cipher suite: Courier's Linux stand-in for the Security framework's `tls_ciphersuite_t`.
+///
+/// On Apple platforms this is an imported C enumeration; here, as in the toolchain's FoundationNetworking, it is a
+/// Swift enumeration with the same case names whose raw values are the suites' IANA identifiers (the two bytes sent
+/// in a TLS handshake), so `tls_ciphersuite_t(rawValue: 0x1301)` is ``AES_128_GCM_SHA256``.
+/// `init(rawValue:)` returns `nil` for a suite that is not listed.
+// swift-format-ignore: TypeNamesShouldBeCapitalized
+public enum tls_ciphersuite_t: UInt16, Sendable {
+    /// TLS_AES_128_GCM_SHA256 (TLS 1.3).
+    case AES_128_GCM_SHA256 = 0x1301
+    /// TLS_AES_256_GCM_SHA384 (TLS 1.3).
+    case AES_256_GCM_SHA384 = 0x1302
+    /// TLS_CHACHA20_POLY1305_SHA256 (TLS 1.3).
+    case CHACHA20_POLY1305_SHA256 = 0x1303
+
+    /// TLS_ECDHE_ECDSA_WITH_3DES_EDE_CBC_SHA.
+    case ECDHE_ECDSA_WITH_3DES_EDE_CBC_SHA = 0xc008
+    /// TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA.
+    case ECDHE_ECDSA_WITH_AES_128_CBC_SHA = 0xc009
+    /// TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA256.
+    case ECDHE_ECDSA_WITH_AES_128_CBC_SHA256 = 0xc023
+    /// TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256.
+    case ECDHE_ECDSA_WITH_AES_128_GCM_SHA256 = 0xc02b
+    /// TLS_ECDHE_ECDSA_WITH_AES_256_CBC_SHA.
+    case ECDHE_ECDSA_WITH_AES_256_CBC_SHA = 0xc00a
+    /// TLS_ECDHE_ECDSA_WITH_AES_256_CBC_SHA384.
+    case ECDHE_ECDSA_WITH_AES_256_CBC_SHA384 = 0xc024
+    /// TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384.
+    case ECDHE_ECDSA_WITH_AES_256_GCM_SHA384 = 0xc02c
+    /// TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256.
+    case ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256 = 0xcca9
+
+    /// TLS_ECDHE_RSA_WITH_3DES_EDE_CBC_SHA.
+    case ECDHE_RSA_WITH_3DES_EDE_CBC_SHA = 0xc012
+    /// TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA.
+    case ECDHE_RSA_WITH_AES_128_CBC_SHA = 0xc013
+    /// TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA256.
+    case ECDHE_RSA_WITH_AES_128_CBC_SHA256 = 0xc027
+    /// TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256.
+    case ECDHE_RSA_WITH_AES_128_GCM_SHA256 = 0xc02f
+    /// TLS_ECDHE_RSA_WITH_AES_256_CBC_SHA.
+    case ECDHE_RSA_WITH_AES_256_CBC_SHA = 0xc014
+    /// TLS_ECDHE_RSA_WITH_AES_256_CBC_SHA384.
+    case ECDHE_RSA_WITH_AES_256_CBC_SHA384 = 0xc028
+    /// TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384.
+    case ECDHE_RSA_WITH_AES_256_GCM_SHA384 = 0xc030
+    /// TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256.
+    case ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256 = 0xcca8
+
+    /// TLS_RSA_WITH_3DES_EDE_CBC_SHA.
+    case RSA_WITH_3DES_EDE_CBC_SHA = 0x000a
+    /// TLS_RSA_WITH_AES_128_CBC_SHA.
+    case RSA_WITH_AES_128_CBC_SHA = 0x002f
+    /// TLS_RSA_WITH_AES_128_CBC_SHA256.
+    case RSA_WITH_AES_128_CBC_SHA256 = 0x003c
+    /// TLS_RSA_WITH_AES_128_GCM_SHA256.
+    case RSA_WITH_AES_128_GCM_SHA256 = 0x009c
+    /// TLS_RSA_WITH_AES_256_CBC_SHA.
+    case RSA_WITH_AES_256_CBC_SHA = 0x0035
+    /// TLS_RSA_WITH_AES_256_CBC_SHA256.
+    case RSA_WITH_AES_256_CBC_SHA256 = 0x003d
+    /// TLS_RSA_WITH_AES_256_GCM_SHA384.
+    case RSA_WITH_AES_256_GCM_SHA384 = 0x009d
+}
