@@ -72,14 +72,18 @@ final class ResponseHeadNormalizer: ChannelDuplexHandler, RemovableChannelHandle
                     continue
                 }
                 if lines.isEmpty { continue }  // blank lines before the status line (RFC 9112 §2.2)
-                // The end of a head.
-                let rewritten: [UInt8]
-                do {
-                    rewritten = try Self.rewrite(lines)
-                } catch {
-                    return reject(error, context)
+                // The end of a head. Most heads are already strict: pass them on as received, without rebuilding.
+                if Self.isStrict(lines, head: bytes[..<lineStart]) {
+                    context.fireChannelRead(wrapInboundOut(ByteBuffer(bytes: bytes[..<lineStart])))
+                } else {
+                    let rewritten: [UInt8]
+                    do {
+                        rewritten = try Self.rewrite(lines)
+                    } catch {
+                        return reject(error, context)
+                    }
+                    context.fireChannelRead(wrapInboundOut(ByteBuffer(bytes: rewritten)))
                 }
-                context.fireChannelRead(wrapInboundOut(ByteBuffer(bytes: rewritten)))
                 let rest = bytes[lineStart...]
                 if Self.isInterim(lines[0]) {
                     // 100 Continue and the like: the final head follows.
@@ -178,12 +182,37 @@ final class ResponseHeadNormalizer: ChannelDuplexHandler, RemovableChannelHandle
         return output
     }
 
-    /// The value of a `Content-Length` field line, or `nil` for any other line.
+    /// Whether a complete head needs no rewriting: every line ended in CRLF (the head's byte count is the lines'
+    /// plus two per line and two for the blank line), and at most one `Content-Length` line holds a single valid
+    /// value.
+    static func isStrict(_ lines: [ArraySlice<UInt8>], head: ArraySlice<UInt8>) -> Bool {
+        let crlfLength = lines.reduce(2) { $0 + $1.count + 2 }
+        guard head.count == crlfLength, head.first != UInt8(ascii: "\r") else { return false }
+        var contentLengthLines = 0
+        for line in lines {
+            guard let value = contentLengthValue(line) else { continue }
+            contentLengthLines += 1
+            let digits = Substring(value).trimmingOWS()
+            // Anything but one plain value goes through `rewrite`, which folds or rejects it.
+            guard contentLengthLines == 1, !digits.isEmpty, digits.utf8.count <= 18, digits.utf8.allSatisfy(isDigit)
+            else { return false }
+        }
+        return true
+    }
+
+    private static let contentLengthName = Array("content-length".utf8)
+
+    /// The value of a `Content-Length` field line, or `nil` for any other line. Compares bytes: this runs for
+    /// every header line of every response.
     private static func contentLengthValue(_ line: ArraySlice<UInt8>) -> String? {
-        guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else { return nil }
-        let name = String(decoding: line[..<colon], as: UTF8.self)
-        guard HeaderName.equal(name, "Content-Length") else { return nil }
-        return String(decoding: line[(colon + 1)...], as: UTF8.self)
+        let name = contentLengthName
+        guard line.count > name.count, line[line.startIndex + name.count] == UInt8(ascii: ":") else { return nil }
+        for (offset, expected) in name.enumerated() {
+            let byte = line[line.startIndex + offset]
+            let lowered = (byte >= 0x41 && byte <= 0x5A) ? byte + 0x20 : byte
+            if lowered != expected { return nil }
+        }
+        return String(decoding: line[(line.startIndex + name.count + 1)...], as: UTF8.self)
     }
 }
 
