@@ -29,6 +29,9 @@ struct ResumeDecisionTests {
             (100, 206, "bytes 100-499/1000", nil, .retryWithoutRange),
             (100, 206, "bytes */1000", nil, .retryWithoutRange),
             (100, 206, "bytes 100-999/999", nil, .retryWithoutRange),
+            // A range whose length overflows Int64 is refused, never computed.
+            (0, 206, "bytes 0-9223372036854775807/*", nil, .retryWithoutRange),
+            (100, 206, "bytes 0-9223372036854775807/*", nil, .retryWithoutRange),
             (-1, 206, "bytes 0-999/1000", nil, .retryWithoutRange),
             // 200: the server sent everything again.
             (100, 200, nil, 1000, .restartFromZero(expectedTotal: 1000)),

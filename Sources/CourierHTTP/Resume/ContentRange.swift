@@ -27,7 +27,8 @@ public struct ContentRange: Hashable, Sendable {
     /// Parses a `Content-Range` field value.
     ///
     /// Returns `nil` for anything that does not match the grammar, for a unit other than `bytes`, for
-    /// `last-pos < first-pos`, for `last-pos >= complete-length`, and for numbers that overflow an `Int64`.
+    /// `last-pos < first-pos`, for `last-pos >= complete-length`, for numbers that overflow an `Int64`, and for a
+    /// `last-pos` of `Int64.max` (its range's length would not fit in an `Int64`).
     ///
     /// - Parameter headerValue: The field value, for example `bytes 100-199/1000`.
     public init?(headerValue: String) {
@@ -49,7 +50,10 @@ public struct ContentRange: Hashable, Sendable {
         }
 
         guard let first = scanner.number(), scanner.consume(UInt8(ascii: "-")),
-            let last = scanner.number(), scanner.consume(UInt8(ascii: "/")), last >= first
+            let last = scanner.number(), scanner.consume(UInt8(ascii: "/")), last >= first,
+            // The range's length (last - first + 1) must fit in an Int64 too: a hostile `0-9223372036854775807/*`
+            // would otherwise overflow it.
+            last < Int64.max
         else { return nil }
         let complete: Int64?
         if scanner.consume(UInt8(ascii: "*")) {

@@ -53,8 +53,8 @@ public enum ResumeDecision: Hashable, Sendable {
         case 206:
             guard let contentRange = responseHeader("Content-Range"),
                 let parsed = ContentRange(headerValue: contentRange),
-                let range = parsed.range, let rangeLength = parsed.rangeLength,
-                range.lowerBound == partial.offset,
+                let range = parsed.range, range.lowerBound == partial.offset,
+                let rangeLength = parsed.rangeLength,
                 partial.isSameRepresentation(responseHeader: responseHeader)
             else { return .retryWithoutRange }
             if let contentLength, contentLength != rangeLength {
