@@ -49,7 +49,7 @@ struct GetCommand: AsyncParsableCommand {
         } catch {
             throw CLIError("cannot write \(output ?? "-"): \(error.localizedDescription)")
         }
-        let interruptions = InterruptionHandler(onInterrupt: sink.discard)
+        let interruptions = InterruptionHandler(onInterrupt: sink.abandon)
         defer { interruptions.stop() }
         let delegate = GetDelegate(sink: sink, includeHeaders: includeHeaders)
         let session = URLSession(configuration: .default, delegate: delegate, delegateQueue: nil)
@@ -62,13 +62,15 @@ struct GetCommand: AsyncParsableCommand {
                 "\(request.url?.absoluteString ?? url): \(error.localizedDescription) (URLError \(error.code.rawValue))"
             )
         case .success(let status):
+            // With --fail an error answer is not the file the user asked for: nothing is written (as curl -f).
+            if failOnHTTPError && status >= 400 {
+                sink.discard()
+                throw CLIError("the server answered \(status)", exitCode: 22)
+            }
             do {
                 try sink.commit()
             } catch {
                 throw CLIError("cannot write \(output ?? "-"): \(error.localizedDescription)")
-            }
-            if failOnHTTPError && status >= 400 {
-                throw CLIError("the server answered \(status)", exitCode: 22)
             }
         }
     }

@@ -11,14 +11,21 @@ import Foundation
 
 /// Catches SIGINT, SIGTERM and SIGHUP while a transfer runs, cleans up, and exits as the signal would have
 /// (status 128 + the signal number), so an interrupted `courier get -o FILE` leaves no temporary file behind.
+///
+/// A signal the tool was started with ignored (`nohup`, a script's background job) stays ignored.
 final class InterruptionHandler {
     private static let signals: [Int32] = [SIGINT, SIGTERM, SIGHUP]
-    private let sources: [any DispatchSourceSignal]
+    private var sources: [any DispatchSourceSignal] = []
+    private var previous: [(signal: Int32, action: sigaction)] = []
 
     /// Starts catching the signals; `onInterrupt` runs once, on a background queue, before the tool exits.
     init(onInterrupt: @escaping @Sendable () -> Void) {
         let queue = DispatchQueue(label: "courier.signals")
-        sources = Self.signals.map { number in
+        for number in Self.signals {
+            var old = sigaction()
+            sigaction(number, nil, &old)
+            if Self.isIgnored(old) { continue }
+            previous.append((number, old))
             // The default action would end the process before the source could run.
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
@@ -27,13 +34,28 @@ final class InterruptionHandler {
                 exit(128 + number)
             }
             source.resume()
-            return source
+            sources.append(source)
         }
     }
 
-    /// Stops catching the signals and restores their default actions.
+    /// Stops catching the signals and restores the actions they had before.
     func stop() {
         for source in sources { source.cancel() }
-        for number in Self.signals { signal(number, SIG_DFL) }
+        for (number, action) in previous {
+            var restored = action
+            sigaction(number, &restored, nil)
+        }
+        sources = []
+        previous = []
+    }
+
+    private static func isIgnored(_ action: sigaction) -> Bool {
+        #if canImport(Glibc) || canImport(Musl)
+            return unsafeBitCast(action.__sigaction_handler.sa_handler, to: Int.self)
+                == unsafeBitCast(SIG_IGN, to: Int.self)
+        #else
+            return unsafeBitCast(action.__sigaction_u.__sa_handler, to: Int.self)
+                == unsafeBitCast(SIG_IGN, to: Int.self)
+        #endif
     }
 }

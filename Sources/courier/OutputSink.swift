@@ -12,12 +12,17 @@ import NIOConcurrencyHelpers
 /// Where `courier get` writes the body: standard output, or a file that appears only when the transfer
 /// succeeded.
 ///
-/// The body goes to a new temporary file beside the destination (`O_EXCL | O_NOFOLLOW`, mode 0600, so nobody else
-/// can read it while it is written), which `rename(2)` puts in place at the end: an existing file is replaced in one
-/// step, and left untouched, byte for byte, when the transfer fails or the tool is interrupted.
+/// For a regular file (or a new one) the body goes to a new temporary file beside it (`O_EXCL | O_NOFOLLOW`, mode
+/// 0600, so nobody else can read it while it is written), which `rename(2)` puts in place at the end: an existing
+/// file is replaced in one step, and left untouched, byte for byte, when the transfer fails or the tool is
+/// interrupted. A destination that is a symbolic link is resolved first, so the link stays and its target is
+/// replaced (as curl writes through links). A destination that exists but is not a regular file — `/dev/null`, a
+/// FIFO, a terminal — is written directly, as curl does: it cannot be replaced, and must not be.
 final class OutputSink: Sendable {
     private enum State {
         case writing
+        /// The temporary file is being synced and renamed into place.
+        case committing
         case committed
         case discarded
     }
@@ -38,7 +43,21 @@ final class OutputSink: Sendable {
             finalMode = 0
             return
         }
-        let destination = URL(fileURLWithPath: path)
+        let requested = URL(fileURLWithPath: path)
+        var info = stat()
+        if stat(requested.path, &info) == 0, (info.st_mode & S_IFMT) != S_IFREG {
+            guard (info.st_mode & S_IFMT) != S_IFDIR else {
+                throw Self.posixError(EISDIR, path: requested.path)
+            }
+            let descriptor = open(requested.path, O_WRONLY | O_CLOEXEC)
+            guard descriptor >= 0 else { throw Self.posixError(errno, path: requested.path) }
+            handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
+            destination = nil
+            temporary = nil
+            finalMode = 0
+            return
+        }
+        let destination = requested.resolvingSymlinksInPath()
         let (temporary, descriptor) = try Self.createTemporary(beside: destination)
         handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
         self.destination = destination
@@ -55,7 +74,7 @@ final class OutputSink: Sendable {
         guard let destination, let temporary else { return }
         let proceed = state.withLockedValue { state in
             guard case .writing = state else { return false }
-            state = .committed
+            state = .committing
             return true
         }
         guard proceed else { return }
@@ -68,14 +87,15 @@ final class OutputSink: Sendable {
             guard rename(temporary.path, destination.path) == 0 else {
                 throw Self.posixError(errno, path: destination.path)
             }
+            state.withLockedValue { $0 = .committed }
         } catch {
             unlink(temporary.path)
+            state.withLockedValue { $0 = .discarded }
             throw error
         }
     }
 
-    /// Removes the temporary file; the destination is never touched. Safe to call from a signal handler's queue
-    /// while the transfer runs, and more than once.
+    /// Removes the temporary file; the destination is never touched.
     func discard() {
         guard let temporary else { return }
         let proceed = state.withLockedValue { state in
@@ -84,8 +104,21 @@ final class OutputSink: Sendable {
             return true
         }
         guard proceed else { return }
-        unlink(temporary.path)
         try? handle.close()
+        unlink(temporary.path)
+    }
+
+    /// The tool is being interrupted and is about to exit: removes the temporary file unless it was already renamed
+    /// into place, also while a commit is under way (the process ends before the commit could go on). Does not
+    /// touch the file handle, which a transfer thread may be writing to.
+    func abandon() {
+        guard let temporary else { return }
+        let renamed = state.withLockedValue { state in
+            if case .committed = state { return true }
+            state = .discarded
+            return false
+        }
+        if !renamed { unlink(temporary.path) }
     }
 
     // MARK: - Helpers

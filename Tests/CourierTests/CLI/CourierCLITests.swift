@@ -164,4 +164,82 @@ struct CourierCLITests {
             #expect(try fileHoldsPattern(out, length: 2_000_000))
         }
     }
+
+    /// `courier get -f -o FILE` used to replace FILE with the error page before exiting 22.
+    @Test func failOnHTTPErrorLeavesTheOutputFileUntouched() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try await withServer { server in
+            server.route("/missing", response: MockResponse(status: 404, body: .data(Data("not found".utf8))))
+            let out = directory.appendingPathComponent("out.bin")
+            try Data("keep\n".utf8).write(to: out)
+            let result = try runCourier(["get", server.url("/missing").absoluteString, "-f", "-o", out.path])
+            #expect(result.status == 22)
+            #expect(try Data(contentsOf: out) == Data("keep\n".utf8))
+            #expect(filesIn(directory) == ["out.bin"])
+        }
+    }
+
+    /// `-o /dev/null` (here through a link, so a regression could only replace the link) writes to the device;
+    /// it used to rename a regular file over it, which as root destroys /dev/null for everyone.
+    @Test func aDeviceDestinationIsWrittenNotReplaced() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try await withServer { server in
+            server.route("/file", response: MockResponse(body: .pattern(length: 100_000)))
+            let link = directory.appendingPathComponent("sink")
+            try FileManager.default.createSymbolicLink(atPath: link.path, withDestinationPath: "/dev/null")
+            let result = try runCourier(["get", server.url("/file").absoluteString, "-o", link.path])
+            #expect(result.status == 0, "\(result.stderr)")
+            #expect(try FileManager.default.destinationOfSymbolicLink(atPath: link.path) == "/dev/null")
+            #expect(filesIn(directory) == ["sink"])
+            var info = stat()
+            #expect(stat("/dev/null", &info) == 0 && (info.st_mode & S_IFMT) == S_IFCHR)
+        }
+    }
+
+    /// A destination that is a link to a regular file: the target gets the new content, the link stays.
+    @Test func aLinkedDestinationKeepsItsLink() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try await withServer { server in
+            server.route("/file", response: MockResponse(body: .pattern(length: 50_000)))
+            let target = directory.appendingPathComponent("target.bin")
+            try Data("old".utf8).write(to: target)
+            let link = directory.appendingPathComponent("link.bin")
+            try FileManager.default.createSymbolicLink(at: link, withDestinationURL: target)
+            let result = try runCourier(["get", server.url("/file").absoluteString, "-o", link.path])
+            #expect(result.status == 0, "\(result.stderr)")
+            #expect(try FileManager.default.destinationOfSymbolicLink(atPath: link.path) == target.path)
+            #expect(try fileHoldsPattern(target, length: 50_000))
+            #expect(Set(filesIn(directory)) == ["target.bin", "link.bin"])
+        }
+    }
+
+    /// Started with SIGHUP ignored (nohup), the tool keeps it ignored: a hangup does not end the download.
+    @Test func anIgnoredHangupStaysIgnored() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try await withServer { server in
+            var slow = MockResponse(body: .pattern(length: 300_000))
+            slow.chunkDelay = .milliseconds(10)
+            server.route("/slow", response: slow)
+            let out = directory.appendingPathComponent("big.bin")
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")
+            process.arguments = [
+                "-c", "trap '' HUP; exec \"$0\" \"$@\"", courierBinary().path, "get",
+                server.url("/slow").absoluteString, "-o", out.path,
+            ]
+            try process.run()
+            for _ in 0..<200 where filesIn(directory).isEmpty {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            #expect(process.isRunning)
+            kill(process.processIdentifier, SIGHUP)
+            process.waitUntilExit()
+            #expect(process.terminationStatus == 0)
+            #expect(try fileHoldsPattern(out, length: 300_000))
+        }
+    }
 }
