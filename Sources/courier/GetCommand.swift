@@ -52,7 +52,11 @@ struct GetCommand: AsyncParsableCommand {
         let interruptions = InterruptionHandler(onInterrupt: sink.abandon)
         defer { interruptions.stop() }
         let delegate = GetDelegate(sink: sink, includeHeaders: includeHeaders)
-        let session = URLSession(configuration: .default, delegate: delegate, delegateQueue: nil)
+        let configuration = URLSessionConfiguration.default
+        // The body streams to a file or standard output at the pace they take it, never piling up in memory, so
+        // like curl the tool does not cap how far a compressed body may inflate.
+        configuration.courierMaximumDecompressionRatio = nil
+        let session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)
         defer { session.finishTasksAndInvalidate() }
         let outcome = await delegate.run(session.dataTask(with: request))
         switch outcome {

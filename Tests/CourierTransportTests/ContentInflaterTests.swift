@@ -36,8 +36,10 @@ struct ContentInflaterTests {
         return output
     }
 
-    static func decodeError(_ pieces: [[UInt8]], coding: ContentCoding.Decoding, ratio: Int? = 2_000) -> URLError.Code?
-    {
+    static func decodeError(
+        _ pieces: [[UInt8]], coding: ContentCoding.Decoding,
+        ratio: Int? = ContentCoding.defaultMaximumDecompressionRatio
+    ) -> URLError.Code? {
         do {
             _ = try decode(pieces, coding: coding, ratio: ratio)
             return nil
@@ -120,10 +122,11 @@ struct ContentInflaterTests {
     }
 
     @Test func theRatioGuardStopsABombAndNilTurnsItOff() throws {
-        let zeros = Deflater.gzipZeros(count: 4 << 20)  // about 1,000:1
+        let zeros = Deflater.gzipZeros(count: 4 << 20)  // about 1,030:1
         #expect(Self.decodeError([zeros], coding: .gzip, ratio: 100) == .cannotDecodeContentData)
+        #expect(Self.decodeError([zeros], coding: .gzip) == .cannotDecodeContentData)
         #expect(try Self.decode([zeros], coding: .gzip, ratio: nil).count == 4 << 20)
-        #expect(try Self.decode([zeros], coding: .gzip).count == 4 << 20)
+        #expect(try Self.decode([zeros], coding: .gzip, ratio: 1_100).count == 4 << 20)
         // The guard trips before the output passes the limit by more than one step.
         let inflater = ContentInflater(coding: .gzip, maximumRatio: 10)
         inflater.append(ByteBuffer(bytes: zeros))
@@ -136,5 +139,17 @@ struct ContentInflaterTests {
             #expect(error.detail.contains("courierMaximumDecompressionRatio"))
         }
         #expect(produced <= 10 * zeros.count)
+    }
+
+    /// Raw deflate has no trailer: zlib can read a body's last bytes while the decoded bytes they stand for do not
+    /// fit in the step, and then a body that is complete looked cut short.
+    @Test(arguments: [65_536, 65_537, 65_600, 131_073, 200_001])
+    func rawDeflateEndingInsideAFullStepDecodesWhole(size: Int) throws {
+        let plain = [UInt8](repeating: UInt8(ascii: "a"), count: size)
+        for format in [Deflater.Format.raw, .zlib] {
+            let compressed = Deflater.compress(plain, as: format)
+            #expect(try Self.decode([compressed], coding: .deflate, ratio: nil) == plain, "\(format) \(size)")
+        }
+        #expect(try Self.decode([Deflater.compress(plain, as: .gzip)], coding: .gzip, ratio: nil) == plain)
     }
 }

@@ -57,7 +57,9 @@ struct HTTP1ClientHandlerInflationTests {
             group: loop, tlsContexts: TLSContextCache(), idleConnectionTimeout: .seconds(60))
         let pool = ConnectionPool(factory: factory, maxConnectionsPerHost: 1, logger: Logger(label: "test"))
         let consumer = SteppingConsumer()
-        let request = try makeRequest(#require(URL(string: "http://127.0.0.1/zeros")))
+        var request = try makeRequest(#require(URL(string: "http://127.0.0.1/zeros")))
+        // Zeros deflate beyond the default decompression guard; pacing is what this test is about.
+        request.maximumDecompressionRatio = nil
         let exchange = TransportExchange(request: request, consumer: consumer, pool: pool)
         handler.start(exchange, isReused: false)
         // Pause at every part, as a slow reader's buffer would.

@@ -27,7 +27,7 @@ public struct TransportRequest: Sendable {
     public var resourceDeadline: NIODeadline?
     /// A gzip or deflate body may decode to at most this many times the compressed bytes received; more fails
     /// the request with `cannotDecodeContentData`. `nil` means no limit. The default is
-    /// `ContentCoding.defaultMaximumDecompressionRatio`, which any single layer of gzip or deflate stays under.
+    /// `ContentCoding.defaultMaximumDecompressionRatio`, which real content stays far under.
     public var maximumDecompressionRatio: Int? = ContentCoding.defaultMaximumDecompressionRatio
 
     /// Creates a request; fails with `badURL` / `unsupportedURL` for URLs the transport cannot reach.

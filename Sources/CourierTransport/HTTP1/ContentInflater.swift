@@ -23,6 +23,9 @@ final class ContentInflater {
     private var initialized = false
     /// Whether the compressed data ended (zlib reported the end of the stream) and no input followed yet.
     private var streamEnded = false
+    /// The last inflate filled a whole step, so zlib may hold decoded bytes it could not write yet, even with no
+    /// input left (raw deflate ends without a trailer, so its last bytes can be read before they are decoded).
+    private var holdsOutput = false
     private var pending = CircularBuffer<ByteBuffer>()
     private var pendingBytes = 0
     /// Compressed bytes received so far.
@@ -59,6 +62,7 @@ final class ContentInflater {
 
     /// Whether a step can make progress with the input queued now.
     var canStep: Bool {
+        if holdsOutput && !streamEnded { return true }
         if initialized || coding == .gzip { return pendingBytes > 0 }
         // deflate: the first two bytes tell the zlib format from raw deflate data.
         return pendingBytes >= 2
@@ -71,24 +75,40 @@ final class ContentInflater {
     func step(allocator: ByteBufferAllocator) throws(TransferError) -> ByteBuffer {
         var output = allocator.buffer(capacity: Self.stepSize)
         if !initialized { try initialize() }
-        while output.readableBytes < Self.stepSize, var input = pending.first {
-            if streamEnded { try startNextMember() }
-            let result = inflate(&input, into: &output)
-            let consumed = pending[pending.startIndex].readableBytes - input.readableBytes
-            pendingBytes -= consumed
-            if input.readableBytes == 0 {
-                pending.removeFirst()
+        while output.readableBytes < Self.stepSize {
+            var input: ByteBuffer
+            if let first = pending.first {
+                if streamEnded { try startNextMember() }
+                input = first
+            } else if holdsOutput && !streamEnded {
+                // zlib filled the last step's output and may still hold decoded bytes with no input left to read.
+                input = ByteBuffer()
             } else {
-                pending[pending.startIndex] = input
+                break
             }
+            let before = output.readableBytes
+            let result = inflate(&input, into: &output)
+            if !pending.isEmpty {
+                let consumed = pending[pending.startIndex].readableBytes - input.readableBytes
+                pendingBytes -= consumed
+                if input.readableBytes == 0 {
+                    pending.removeFirst()
+                } else {
+                    pending[pending.startIndex] = input
+                }
+            }
+            holdsOutput = output.readableBytes == Self.stepSize
             switch result {
             case Z_OK, Z_BUF_ERROR:
-                break
+                // Nothing to read and nothing more to write: zlib is waiting for input.
+                if pending.isEmpty && output.readableBytes == before { holdsOutput = false }
             case Z_STREAM_END:
                 streamEnded = true
+                holdsOutput = false
             default:
                 throw .cannotDecodeContentData("the \(coding) response body is corrupt (\(zlibMessage(result)))")
             }
+            if pending.isEmpty && !holdsOutput { break }
         }
         producedBytes += output.readableBytes
         try checkRatio()

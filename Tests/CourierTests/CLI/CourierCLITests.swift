@@ -222,7 +222,8 @@ struct CourierCLITests {
         defer { try? FileManager.default.removeItem(at: directory) }
         try await withServer { server in
             var slow = MockResponse(body: .pattern(length: 300_000))
-            slow.chunkDelay = .milliseconds(10)
+            slow.chunkSize = 4096
+            slow.chunkDelay = .milliseconds(20)
             server.route("/slow", response: slow)
             let out = directory.appendingPathComponent("big.bin")
             let process = Process()
