@@ -45,6 +45,7 @@ let package = Package(
                 "CourierHTTP",
                 "CourierTransport",
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -86,6 +87,7 @@ let package = Package(
             dependencies: [
                 "Courier", "CourierHTTP", "CourierMockServer", "courier",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
         .testTarget(

@@ -1,7 +1,10 @@
-import Courier
+import CourierMockServer
 import Foundation
 import NIOConcurrencyHelpers
+import NIOPosix
 import Testing
+
+@testable import Courier
 
 /// Counts the notifications named `name` whose object is `object` (other tests' stores post too).
 private final class NotificationCounter {
@@ -116,5 +119,45 @@ struct StoreNotificationTests {
         #expect(byValueThenNameDescending.map(\.name) == ["c", "b", "a"])
         #expect(storage.sortedCookies(using: []).map(\.name) == ["b", "a", "c"])
         #expect(storage.description.hasSuffix("{ 3 cookies }"))
+    }
+
+    /// Observers are app code: a cookie a response set is announced off Courier's network threads.
+    @Test func cookiesAResponseSetAreAnnouncedOffTheEventLoops() async throws {
+        try await withServer { server in
+            server.route("/set", response: MockResponse(headers: [("Set-Cookie", "a=1")]))
+            let storage = HTTPCookieStorage()
+            let onEventLoop = NIOLockedValueBox<[Bool]>([])
+            let token = NotificationCenter.default.addObserver(
+                forName: .NSHTTPCookieManagerCookiesChanged, object: storage, queue: nil
+            ) { _ in
+                onEventLoop.withLockedValue { $0.append(MultiThreadedEventLoopGroup.currentEventLoop != nil) }
+            }
+            defer { NotificationCenter.default.removeObserver(token) }
+            let session = makeSession { $0.httpCookieStorage = storage }
+            defer { session.invalidateAndCancel() }
+            _ = await session.runDataTask(server.url("/set"))
+            for _ in 0..<100 where onEventLoop.withLockedValue({ $0.isEmpty }) {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            #expect(onEventLoop.withLockedValue { $0 } == [false])
+        }
+    }
+
+    /// The import of FoundationNetworking's cookie file runs while `shared` is being created: it announces nothing.
+    @Test func importingTheFoundationCookieFilePostsNothing() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("courier-import-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent(".cookies.shared")
+        let cookies: [String: [String: Any]] = [
+            "a": ["Name": "a", "Value": "1", "Domain": "example.com", "Path": "/", "Expires": 4_000_000_000.0]
+        ]
+        try PropertyListSerialization.data(fromPropertyList: cookies, format: .xml, options: 0).write(to: file)
+        let storage = HTTPCookieStorage()
+        let counter = NotificationCounter(.NSHTTPCookieManagerCookiesChanged, object: storage)
+        defer { counter.stop() }
+        storage.importFoundationCookies(fromFileAt: file.path)
+        #expect(storage.cookies?.map(\.name) == ["a"])
+        #expect(counter.value == 0)
     }
 }

@@ -123,7 +123,7 @@ open class URLCredentialStorage: NSObject, @unchecked Sendable {
 
     /// Posts ``NSNotification/Name/NSURLCredentialStorageChanged`` (called after the lock is released).
     private func postChanged() {
-        NotificationCenter.default.post(name: .NSURLCredentialStorageChanged, object: self)
+        ChangeNotification.post(.NSURLCredentialStorageChanged, object: self)
     }
 }
 

@@ -40,8 +40,10 @@ open class HTTPCookieStorage: NSObject, @unchecked Sendable {
     ///
     /// - Parameter path: The file's path; nothing happens when it is missing or corrupt.
     func importFoundationCookies(fromFileAt path: String) {
+        // Silently: this runs inside the initializer of `shared`, and an observer that touched `shared` from the
+        // notification would re-enter it.
         for cookie in FoundationCookieFile.load(path: path, now: Date()) {
-            setCookie(cookie)
+            _ = store(cookie)
         }
     }
 
@@ -84,8 +86,13 @@ open class HTTPCookieStorage: NSObject, @unchecked Sendable {
     ///
     /// - Parameter cookie: The cookie to store.
     open func setCookie(_ cookie: HTTPCookie) {
+        if store(cookie) { postChanged() }
+    }
+
+    /// Stores `cookie` under the lock; `true` when that changed the storage.
+    private func store(_ cookie: HTTPCookie) -> Bool {
         let now = Date()
-        let changed = state.withLockedValue { state -> Bool in
+        return state.withLockedValue { state -> Bool in
             guard state.acceptPolicy != .never else { return false }
             let existing = state.entries.firstIndex { Self.sameIdentity($0.cookie, cookie) }
             if cookie.isExpired(at: now) {
@@ -100,7 +107,6 @@ open class HTTPCookieStorage: NSObject, @unchecked Sendable {
             }
             return true
         }
-        if changed { postChanged() }
     }
 
     /// Removes a cookie: the stored cookie with the same name, domain and path.
@@ -155,9 +161,11 @@ open class HTTPCookieStorage: NSObject, @unchecked Sendable {
         return super.description + " { \(count) cookie\(count == 1 ? "" : "s") }"
     }
 
-    /// Posts ``NSNotification/Name/NSHTTPCookieManagerCookiesChanged`` (called after the lock is released).
+    /// Posts ``NSNotification/Name/NSHTTPCookieManagerCookiesChanged`` (called after the lock is released): on the
+    /// calling thread, except on one of Courier's network threads (cookies a response set), where observers — app
+    /// code — must not run; from a background queue then.
     private func postChanged() {
-        NotificationCenter.default.post(name: .NSHTTPCookieManagerCookiesChanged, object: self)
+        ChangeNotification.post(.NSHTTPCookieManagerCookiesChanged, object: self)
     }
 
     /// Returns the cookies to send to a URL.
