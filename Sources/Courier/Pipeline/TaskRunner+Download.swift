@@ -28,8 +28,19 @@ extension TaskRunner {
         // The name was validated as a bare file name: it cannot leave the download directory.
         let partial = session.sessionConfiguration.courierDownloadDirectory
             .appendingPathComponent(data.tempFileName, isDirectory: false)
+        // Another task resuming the same data would cut and write the same file: one at a time.
+        guard DownloadDirectory.claim(partial) else {
+            fail(
+                TransferError.cannotOpenFile(
+                    "the partial download \(data.tempFileName) is being resumed by another task"
+                )
+            )
+            return nil
+        }
+        lock.withLock { state.claimedPartialFile = partial }
         // A symbolic link or a file of another user planted under the name is refused, never followed.
         guard let size = DownloadDirectory.partialFileSize(at: partial) else {
+            releaseUnopenedPartialFile()
             fail(
                 TransferError.cannotOpenFile(
                     "the partial download \(data.tempFileName) no longer exists or is not a regular file of this user"
@@ -40,6 +51,7 @@ extension TaskRunner {
         do {
             try data.validate(partialFileSize: size)
         } catch {
+            releaseUnopenedPartialFile()
             fail(error)
             return nil
         }
@@ -55,6 +67,7 @@ extension TaskRunner {
         } else {
             // Nothing can be resumed safely: start over, and say so through didResumeAtOffset(0, …).
             try? FileManager.default.removeItem(at: partial)
+            releaseUnopenedPartialFile()
             lock.withLock { state.resume = .fromZero }
         }
         return resumed
@@ -67,7 +80,12 @@ extension TaskRunner {
             download.open()
             return
         }
-        lock.withLock { state.resume = nil }
+        lock.withLock {
+            state.resume = nil
+            // The partial file now belongs to the download file (append) or to its deletion (any other answer),
+            // which release it.
+            state.claimedPartialFile = nil
+        }
         guard let partial = resume.partialFile, let held = resume.partial, held.offset > 0 else {
             download.open()
             notifyResumed(at: 0, expectedTotal: response.expectedContentLength)
@@ -103,9 +121,23 @@ extension TaskRunner {
         }
     }
 
-    /// Deletes a partial file the server's answer made useless, off the event loop this runs on.
+    /// Deletes a partial file the server's answer made useless, off the event loop this runs on, and gives up the
+    /// task's claim on it.
     static func discardPartialFile(_ url: URL) {
-        DispatchQueue.global().async { try? FileManager.default.removeItem(at: url) }
+        DispatchQueue.global().async {
+            try? FileManager.default.removeItem(at: url)
+            DownloadDirectory.release(url)
+        }
+    }
+
+    /// Gives up the claim on a partial file the task never opened (it ended before a response, or the resume data
+    /// was refused); an opened one is released when its file closes.
+    func releaseUnopenedPartialFile() {
+        let claimed: URL? = lock.withLock {
+            defer { state.claimedPartialFile = nil }
+            return state.claimedPartialFile
+        }
+        if let claimed { DownloadDirectory.release(claimed) }
     }
 
     private func notifyResumed(at offset: Int64, expectedTotal: Int64) {

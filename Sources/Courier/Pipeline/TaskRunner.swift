@@ -45,6 +45,8 @@ final class TaskRunner: @unchecked Sendable {
         var download: DownloadSink?
         /// A resumed download waiting for the response to its range request.
         var resume: ResumeProgress?
+        /// A partial file this task claimed for resuming and has not opened yet (see `DownloadDirectory.claim`).
+        var claimedPartialFile: URL?
         /// While the delegate decides on a response (disposition, redirect), body parts and the end that the
         /// transport already decoded are held here, then replayed or dropped.
         /// Set while held events are being replayed, so that newer ones queue behind them.
@@ -556,6 +558,7 @@ final class TaskRunner: @unchecked Sendable {
             return
         }
         logger.debug("task failed", metadata: ["task": "\(task.taskIdentifier)", "error": "\(error)"])
+        releaseUnopenedPartialFile()
         running?.cancel()
         let url = task.currentRequest?.url ?? task.originalRequest?.url
         let urlError = URLErrorMapping.urlError(from: error, failingURL: url)

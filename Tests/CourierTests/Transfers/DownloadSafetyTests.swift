@@ -124,6 +124,64 @@ struct DownloadSafetyTests {
         }
     }
 
+    /// Retry code that resumes the same resume data twice: the two tasks used to cut and write one file at once,
+    /// and the first to finish delivered a "complete" file with a hole of zeros.
+    @Test func oneResumeDataIsResumedByOneTaskAtATime() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let length: Int64 = 600_000
+        try await withServer { server in
+            serveRanges(on: server, path: "/r", body: .pattern(length: length)) { $0.closeAfterBodyBytes = 100_000 }
+            let downloads = directory.appendingPathComponent("downloads")
+            let session = makeSession { $0.courierDownloadDirectory = downloads }
+            let data = try #require(await session.resumeDataOfFailedDownload(from: server.url("/r")))
+            @Sendable func resume() async -> Result<(URL, URLResponse), any Error> {
+                do { return .success(try await session.download(resumeFrom: data)) } catch { return .failure(error) }
+            }
+            async let first = resume()
+            async let second = resume()
+            let results = await [first, second]
+            let successes = results.compactMap { try? $0.get().0 }
+            let failures = results.compactMap { result -> URLError? in
+                if case .failure(let error) = result { return error as? URLError }
+                return nil
+            }
+            #expect(successes.count == 1)
+            #expect(failures.map(\.code) == [.cannotOpenFile])
+            for file in successes {
+                #expect(try fileHoldsPattern(file, length: length))
+                try FileManager.default.removeItem(at: file)
+            }
+        }
+    }
+
+    /// A resume that fails before any response gives its claim on the partial file back: the same resume data
+    /// works afterwards.
+    @Test func aResumeThatFailsEarlyLeavesThePartialFileResumable() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let length: Int64 = 300_000
+        try await withServer { server in
+            var first = MockResponse(
+                headers: [("ETag", "\"v1\""), ("Accept-Ranges", "bytes")], body: .pattern(length: length))
+            first.closeAfterBodyBytes = 100_000
+            var dropped = MockResponse()
+            dropped.closeWithoutResponse = true
+            server.enqueue(first, dropped)
+            let downloads = directory.appendingPathComponent("downloads")
+            let session = makeSession { $0.courierDownloadDirectory = downloads }
+            let data = try #require(await session.resumeDataOfFailedDownload(from: server.url("/e")))
+            do {
+                _ = try await session.download(resumeFrom: data)
+                Issue.record("expected the dropped connection to fail the resume")
+            } catch {}
+            serveRanges(on: server, path: "/e", body: .pattern(length: length))
+            let (file, _) = try await session.download(resumeFrom: data)
+            #expect(try fileHoldsPattern(file, length: length))
+            try FileManager.default.removeItem(at: file)
+        }
+    }
+
     @Test func theDefaultFolderIsAPerUserCacheFolder() {
         let uid = geteuid()
         #expect(

@@ -123,6 +123,13 @@ enum DownloadDirectory {
         ActiveFiles.shared.remove(url.path)
     }
 
+    /// Claims a partial file for a task about to resume it: `false` when another task of this process is already
+    /// using it (two resumes of the same resume data would cut and write the same file at once). A claimed file is
+    /// never swept; ``release(_:)`` gives it up.
+    static func claim(_ url: URL) -> Bool {
+        ActiveFiles.shared.claim(url.path)
+    }
+
     // MARK: - Sweeping
 
     /// Deletes download files in `directory` not modified for ``partialFileLifetime`` and not in use by this
@@ -189,6 +196,7 @@ enum DownloadDirectory {
         private let paths = NIOLockedValueBox<Set<String>>([])
 
         func insert(_ path: String) { paths.withLockedValue { _ = $0.insert(path) } }
+        func claim(_ path: String) -> Bool { paths.withLockedValue { $0.insert(path).inserted } }
         func remove(_ path: String) { paths.withLockedValue { _ = $0.remove(path) } }
         func contains(_ path: String) -> Bool { paths.withLockedValue { $0.contains(path) } }
     }

@@ -46,6 +46,11 @@ final class DownloadFile: @unchecked Sendable {
                 opened = true
                 let size = try handle.seekToEnd()
                 let keep = UInt64(max(0, length))
+                guard size >= keep else {
+                    // Shorter than the resume data says (cut meanwhile): appending would put bytes at the wrong offset.
+                    throw TransferError.cannotOpenFile(
+                        "the partial download \(url.lastPathComponent) is shorter than its resume data says")
+                }
                 if size > keep {
                     // Bytes past the recorded count were never confirmed: drop them.
                     try handle.truncate(atOffset: keep)
