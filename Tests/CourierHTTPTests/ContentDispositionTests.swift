@@ -58,6 +58,15 @@ struct ContentDispositionTests {
     }
 
     @Test(
+        "No hidden name behind spaces",
+        arguments: [
+            ("attachment; filename=\". .bashrc\"", "bashrc"), ("attachment; filename=\" ..profile\"", "profile"),
+        ])
+    func hiddenBehindSpaces(value: String, expected: String) {
+        #expect(ContentDisposition.filename(from: value) == expected)
+    }
+
+    @Test(
         "Unusable names give nil",
         arguments: [
             "attachment",
@@ -67,6 +76,10 @@ struct ContentDispositionTests {
             "attachment; filename=\"...\"",
             "attachment; filename*=UTF-8''..",
             "attachment; filename=\"   \"",
+            // Dots and spaces mixed: dropping one kind used to uncover the other.
+            "attachment; filename=\". .\"",
+            "attachment; filename=\"..  ..\"",
+            "attachment; filename=\" . . . \"",
             "",
         ])
     func unusable(value: String) {

@@ -41,6 +41,8 @@ struct ResponseHeadNormalizerTests {
         ("HTTP/1.1 200 OK\r\nContent-Length: 4 ,4\r\n\r\nbody", "HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nbody"),
         ("HTTP/1.1 204\r\n\r\n", "HTTP/1.1 204\r\n\r\n"),
         ("\nHTTP/1.1 200 OK\n\n", "HTTP/1.1 200 OK\r\n\r\n"),
+        // A leading bare LF and a bare-LF line end add up to the byte count of a strict head: still rewritten.
+        ("\nHTTP/1.1 200 OK\nA: b\r\n\r\n", "HTTP/1.1 200 OK\r\nA: b\r\n\r\n"),
         (
             "HTTP/1.1 100 Continue\n\nHTTP/1.1 200 OK\nA: b\n\n\n",
             "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nA: b\r\n\r\n\n"

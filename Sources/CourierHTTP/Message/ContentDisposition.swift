@@ -33,8 +33,10 @@ public enum ContentDisposition {
             default: return scalar
             }
         }
-        let trimmed = String(String.UnicodeScalarView(scalars)).trimmingWhitespace()
-        let visible = trimmed.drop { $0 == "." }.trimmingWhitespace()
+        // Dots and whitespace together: dropping dots, then spaces, could uncover more dots (". .bashrc").
+        let visible = String(String.UnicodeScalarView(scalars))
+            .drop { $0 == "." || $0.isWhitespace }
+            .trimmingWhitespace()
         return visible.isEmpty ? nil : visible
     }
 

@@ -187,7 +187,11 @@ final class ResponseHeadNormalizer: ChannelDuplexHandler, RemovableChannelHandle
     /// value.
     static func isStrict(_ lines: [ArraySlice<UInt8>], head: ArraySlice<UInt8>) -> Bool {
         let crlfLength = lines.reduce(2) { $0 + $1.count + 2 }
-        guard head.count == crlfLength, head.first != UInt8(ascii: "\r") else { return false }
+        // Blank lines before the status line go through `rewrite`, which drops them; without them, the byte count
+        // proves every line ended in CRLF (a leading bare LF could otherwise make up for a bare-LF line end).
+        guard head.first != UInt8(ascii: "\r"), head.first != UInt8(ascii: "\n"), head.count == crlfLength else {
+            return false
+        }
         var contentLengthLines = 0
         for line in lines {
             guard let value = contentLengthValue(line) else { continue }
