@@ -19,8 +19,9 @@ public enum FieldValue {
     /// - Parameter value: A field value.
     /// - Returns: The unfolded value, or `nil` when it holds a NUL, or a CR or LF outside a line fold.
     public static func unfolded(_ value: String) -> String? {
+        // The common case, checked without copying: nothing to unfold.
+        guard value.utf8.contains(where: { $0 == 0x0A || $0 == 0x0D || $0 == 0x00 }) else { return value }
         let bytes = Array(value.utf8)
-        guard bytes.contains(where: { $0 == 0x0A || $0 == 0x0D || $0 == 0x00 }) else { return value }
         var result: [UInt8] = []
         result.reserveCapacity(bytes.count)
         var index = 0

@@ -338,6 +338,7 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private func writeHead(_ request: TransportRequest, context: ChannelHandlerContext) {
         // Host goes first (RFC 9112 §3.2 asks for it, and Darwin sends it so): the app's value if it set one.
         var headers = HTTPHeaders()
+        headers.reserveCapacity(request.headers.count + 2)  // + Host and the framing field
         headers.add(
             name: "Host",
             value: request.headers.first { HeaderName.equal($0.0, "Host") }?.1 ?? request.endpoint.hostHeader

@@ -50,6 +50,11 @@ final class ResponseHeadNormalizer: ChannelDuplexHandler, RemovableChannelHandle
             context.fireChannelRead(data)
         case .failed:
             break
+        case .head(let held, _, _) where held.isEmpty && Self.startsWithStrictFinalHead(buffer):
+            // The common case: a whole, strict head at the start of this read. It goes on as it came, together with
+            // the body bytes behind it, without copying.
+            phase = .body
+            context.fireChannelRead(data)
         case .head(var bytes, var lines, var lineStart):
             phase = .failed  // while `bytes` is held here, so it is not copied on write
             var scanFrom = bytes.count
@@ -127,22 +132,26 @@ final class ResponseHeadNormalizer: ChannelDuplexHandler, RemovableChannelHandle
     // MARK: - Rules
 
     /// `HTTP/d.d SP 3DIGIT`, then the end or a space and the reason phrase (RFC 9112 §4).
-    static func isStatusLine(_ line: ArraySlice<UInt8>) -> Bool {
-        let bytes = Array(line)
-        guard bytes.count >= 12, isStatusLinePrefix(line), isDigit(bytes[5]), bytes[6] == UInt8(ascii: "."),
-            isDigit(bytes[7]), bytes[8] == UInt8(ascii: " "), bytes[9...11].allSatisfy(isDigit)
+    static func isStatusLine<Line: Collection<UInt8>>(_ line: Line) -> Bool where Line.Index == Int {
+        let start = line.startIndex
+        guard line.count >= 12, isStatusLinePrefix(line), isDigit(line[start + 5]),
+            line[start + 6] == UInt8(ascii: "."), isDigit(line[start + 7]), line[start + 8] == UInt8(ascii: " "),
+            (9...11).allSatisfy({ isDigit(line[start + $0]) })
         else { return false }
-        return bytes.count == 12 || bytes[12] == UInt8(ascii: " ")
+        return line.count == 12 || line[start + 12] == UInt8(ascii: " ")
     }
 
-    private static func isStatusLinePrefix(_ bytes: ArraySlice<UInt8>) -> Bool {
+    private static func isStatusLinePrefix<Line: Collection<UInt8>>(_ bytes: Line) -> Bool {
         bytes.prefix(5).elementsEqual("HTTP/".utf8)
     }
 
     /// A 1xx status other than 101 (Switching Protocols): another head follows.
-    private static func isInterim(_ statusLine: ArraySlice<UInt8>) -> Bool {
-        let code = Array(statusLine.dropFirst(9).prefix(3))
-        return code.first == UInt8(ascii: "1") && code != Array("101".utf8)
+    private static func isInterim<Line: Collection<UInt8>>(_ statusLine: Line) -> Bool where Line.Index == Int {
+        let start = statusLine.startIndex
+        guard statusLine.count >= 12 else { return false }
+        let isSwitchingProtocols =
+            statusLine[start + 10] == UInt8(ascii: "0") && statusLine[start + 11] == UInt8(ascii: "1")
+        return statusLine[start + 9] == UInt8(ascii: "1") && !isSwitchingProtocols
     }
 
     private static func isDigit(_ byte: UInt8) -> Bool { byte >= 0x30 && byte <= 0x39 }
@@ -182,6 +191,44 @@ final class ResponseHeadNormalizer: ChannelDuplexHandler, RemovableChannelHandle
         return output
     }
 
+    /// Whether `buffer` starts with a complete final (not 1xx) head that needs no rewriting: a status line, every
+    /// line ended by CRLF with no other CR or LF, at most one `Content-Length` with one plain value. Looks at the
+    /// bytes in place; anything else takes the general path, which rewrites or rejects it.
+    static func startsWithStrictFinalHead(_ buffer: ByteBuffer) -> Bool {
+        buffer.withUnsafeReadableBytes { bytes -> Bool in
+            var lineStart = 0
+            var lineNumber = 0
+            var contentLengths = 0
+            var index = 0
+            while index < bytes.count {
+                let byte = bytes[index]
+                if byte == UInt8(ascii: "\r") {
+                    // Only as the first half of CRLF.
+                    guard index + 1 < bytes.count, bytes[index + 1] == UInt8(ascii: "\n") else { return false }
+                    let line = UnsafeRawBufferPointer(rebasing: bytes[lineStart..<index])
+                    if line.isEmpty { return lineNumber > 0 }  // the blank line: the head is complete
+                    if lineNumber == 0 {
+                        guard isStatusLine(line), !isInterim(line) else { return false }
+                    } else if let value = contentLengthValue(line) {
+                        contentLengths += 1
+                        let digits = Substring(value).trimmingOWS()
+                        guard contentLengths == 1, !digits.isEmpty, digits.utf8.count <= 18,
+                            digits.utf8.allSatisfy(isDigit)
+                        else { return false }
+                    }
+                    lineNumber += 1
+                    index += 2
+                    lineStart = index
+                    continue
+                }
+                if byte == UInt8(ascii: "\n") { return false }  // a bare LF
+                index += 1
+                if index - lineStart > maximumHeadLength { return false }
+            }
+            return false  // the head does not end in this read
+        }
+    }
+
     /// Whether a complete head needs no rewriting: every line ended in CRLF (the head's byte count is the lines'
     /// plus two per line and two for the blank line), and at most one `Content-Length` line holds a single valid
     /// value.
@@ -208,7 +255,8 @@ final class ResponseHeadNormalizer: ChannelDuplexHandler, RemovableChannelHandle
 
     /// The value of a `Content-Length` field line, or `nil` for any other line. Compares bytes: this runs for
     /// every header line of every response.
-    private static func contentLengthValue(_ line: ArraySlice<UInt8>) -> String? {
+    private static func contentLengthValue<Line: Collection<UInt8>>(_ line: Line) -> String?
+    where Line.Index == Int {
         let name = contentLengthName
         guard line.count > name.count, line[line.startIndex + name.count] == UInt8(ascii: ":") else { return nil }
         for (offset, expected) in name.enumerated() {
