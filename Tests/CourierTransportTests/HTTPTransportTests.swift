@@ -52,6 +52,9 @@ struct HTTPTransportTests {
         defer { Task { try await server.shutdown() } }
         var big = MockResponse(body: .pattern(length: 8_000_000))
         big.chunkSize = 64 * 1024
+        // Paced, so that a test thread descheduled on a busy machine between execute() and pause() does not see the
+        // whole body arrive before the pause could take effect.
+        big.chunkDelay = .milliseconds(1)
         server.route("/big", response: big)
         let transport = HTTPTransport()
         let consumer = CollectingConsumer()
