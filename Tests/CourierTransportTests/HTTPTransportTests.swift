@@ -101,7 +101,8 @@ struct ConnectionLifetimeTests {
         try await server.start()
         defer { Task { try await server.shutdown() } }
         server.route("/i", response: .ok("idle"))
-        let transport = HTTPTransport(configuration: .init(idleConnectionTimeout: .seconds(1)))
+        // Long enough that a test thread held up on a busy machine still looks before the connection idles out.
+        let transport = HTTPTransport(configuration: .init(idleConnectionTimeout: .seconds(4)))
         let first = CollectingConsumer()
         transport.execute(try makeRequest(server.url("/i")), consumer: first)
         #expect(await first.outcome().finished)
@@ -110,7 +111,7 @@ struct ConnectionLifetimeTests {
         #expect(await second.outcome().finished)
         #expect(server.connectionCount == 1)
         #expect(server.openConnectionCount == 1)
-        for _ in 0..<300 where server.openConnectionCount > 0 { try await Task.sleep(for: .milliseconds(10)) }
+        for _ in 0..<1000 where server.openConnectionCount > 0 { try await Task.sleep(for: .milliseconds(10)) }
         #expect(server.openConnectionCount == 0)
         transport.shutdown()
     }

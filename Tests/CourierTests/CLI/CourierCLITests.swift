@@ -11,8 +11,10 @@ private func courierBinary() -> URL {
     return directory.deletingLastPathComponent().appendingPathComponent("courier")
 }
 
-/// Runs the built `courier` executable (it sits next to the test bundle) and captures its output.
-private func runCourier(_ arguments: [String]) throws -> (status: Int32, stdout: Data, stderr: String) {
+/// Runs the built `courier` executable (it sits next to the test bundle) and captures its output. The blocking
+/// reads and the wait run on a dispatch queue, never on Swift concurrency's few threads, which every other test
+/// needs (a blocked cooperative pool made timing tests elsewhere miss their marks).
+private func runCourier(_ arguments: [String]) async throws -> (status: Int32, stdout: Data, stderr: String) {
     let process = Process()
     process.executableURL = courierBinary()
     process.arguments = arguments
@@ -21,10 +23,14 @@ private func runCourier(_ arguments: [String]) throws -> (status: Int32, stdout:
     process.standardOutput = out
     process.standardError = err
     try process.run()
-    let stdout = out.fileHandleForReading.readDataToEndOfFile()
-    let stderr = err.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return (process.terminationStatus, stdout, String(decoding: stderr, as: UTF8.self))
+    return await withCheckedContinuation { continuation in
+        DispatchQueue.global().async {
+            let stdout = out.fileHandleForReading.readDataToEndOfFile()
+            let stderr = err.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            continuation.resume(returning: (process.terminationStatus, stdout, String(decoding: stderr, as: UTF8.self)))
+        }
+    }
 }
 
 @Suite("courier get")
@@ -32,7 +38,7 @@ struct CourierCLITests {
     @Test func getWritesTheBodyToStandardOutput() async throws {
         try await withServer { server in
             server.route("/hello", response: .ok("hello from the CLI"))
-            let result = try runCourier(["get", server.url("/hello").absoluteString])
+            let result = try await runCourier(["get", server.url("/hello").absoluteString])
             #expect(result.status == 0)
             #expect(result.stdout == Data("hello from the CLI".utf8))
         }
@@ -41,7 +47,7 @@ struct CourierCLITests {
     @Test func includeHeadersAndSendMethodHeadersAndData() async throws {
         try await withServer { server in
             server.route("/post", method: "PUT", response: MockResponse(status: 201, headers: [("X-Reply", "yes")]))
-            let result = try runCourier([
+            let result = try await runCourier([
                 "get", server.url("/post").absoluteString, "-X", "put", "-H", "X-Token: abc", "-d", "a=1", "-i",
             ])
             #expect(result.status == 0)
@@ -64,10 +70,10 @@ struct CourierCLITests {
             dropped.closeAfterBodyBytes = 1000
             server.route("/dropped", response: dropped)
             let good = directory.appendingPathComponent("good.bin")
-            #expect(try runCourier(["get", server.url("/file").absoluteString, "-o", good.path]).status == 0)
+            #expect(try await runCourier(["get", server.url("/file").absoluteString, "-o", good.path]).status == 0)
             #expect(try fileHoldsPattern(good, length: 300_000))
             let bad = directory.appendingPathComponent("bad.bin")
-            let failed = try runCourier(["get", server.url("/dropped").absoluteString, "-o", bad.path])
+            let failed = try await runCourier(["get", server.url("/dropped").absoluteString, "-o", bad.path])
             #expect(failed.status == 1)
             #expect(failed.stderr.contains("-1005"))
             #expect(filesIn(directory) == ["good.bin"])
@@ -77,19 +83,21 @@ struct CourierCLITests {
     @Test func failuresExitNonZeroWithAMessage() async throws {
         try await withServer { server in
             server.route("/missing", response: .status(404))
-            let refused = try runCourier(["get", "http://127.0.0.1:1/"])
+            let refused = try await runCourier(["get", "http://127.0.0.1:1/"])
             #expect(refused.status == 1)
             #expect(refused.stderr.contains("URLError -1004"))
-            #expect(try runCourier(["get", "ftp://example.com/"]).status != 0)
-            #expect(try runCourier(["get", server.url("/missing").absoluteString]).status == 0)
-            #expect(try runCourier(["get", server.url("/missing").absoluteString, "--fail"]).status == 22)
+            #expect(try await runCourier(["get", "ftp://example.com/"]).status != 0)
+            #expect(try await runCourier(["get", server.url("/missing").absoluteString]).status == 0)
+            #expect(try await runCourier(["get", server.url("/missing").absoluteString, "--fail"]).status == 22)
         }
     }
 
     @Test func anUnwritableOutputPathFailsBeforeAnyRequest() async throws {
         try await withServer { server in
             server.route("/x", response: .ok("x"))
-            let result = try runCourier(["get", server.url("/x").absoluteString, "-o", "/nonexistent-dir/out.bin"])
+            let result = try await runCourier([
+                "get", server.url("/x").absoluteString, "-o", "/nonexistent-dir/out.bin",
+            ])
             #expect(result.status == 1)
             #expect(result.stderr.contains("cannot write"))
             #expect(server.requests.isEmpty)
@@ -109,12 +117,12 @@ struct CourierCLITests {
             try Data("keep\n".utf8).write(to: out)
             chmod(out.path, 0o640)
 
-            let failed = try runCourier(["get", server.url("/dropped").absoluteString, "-o", out.path])
+            let failed = try await runCourier(["get", server.url("/dropped").absoluteString, "-o", out.path])
             #expect(failed.status == 1)
             #expect(try Data(contentsOf: out) == Data("keep\n".utf8))
             #expect(filesIn(directory) == ["out.bin"])
 
-            let replaced = try runCourier(["get", server.url("/file").absoluteString, "-o", out.path])
+            let replaced = try await runCourier(["get", server.url("/file").absoluteString, "-o", out.path])
             #expect(replaced.status == 0, "\(replaced.stderr)")
             #expect(try fileHoldsPattern(out, length: 300_000))
             #expect(filesIn(directory) == ["out.bin"])
@@ -154,11 +162,11 @@ struct CourierCLITests {
             }
             #expect(started)
             kill(process.processIdentifier, number)
-            process.waitUntilExit()
+            await exited(process)
             #expect(process.terminationStatus == 128 + number)
             #expect(filesIn(directory).isEmpty)
 
-            let again = try runCourier(["get", server.url("/fast").absoluteString, "-o", out.path])
+            let again = try await runCourier(["get", server.url("/fast").absoluteString, "-o", out.path])
             #expect(again.status == 0)
             #expect(filesIn(directory) == ["big.bin"])
             #expect(try fileHoldsPattern(out, length: 2_000_000))
@@ -173,7 +181,7 @@ struct CourierCLITests {
             server.route("/missing", response: MockResponse(status: 404, body: .data(Data("not found".utf8))))
             let out = directory.appendingPathComponent("out.bin")
             try Data("keep\n".utf8).write(to: out)
-            let result = try runCourier(["get", server.url("/missing").absoluteString, "-f", "-o", out.path])
+            let result = try await runCourier(["get", server.url("/missing").absoluteString, "-f", "-o", out.path])
             #expect(result.status == 22)
             #expect(try Data(contentsOf: out) == Data("keep\n".utf8))
             #expect(filesIn(directory) == ["out.bin"])
@@ -189,7 +197,7 @@ struct CourierCLITests {
             server.route("/file", response: MockResponse(body: .pattern(length: 100_000)))
             let link = directory.appendingPathComponent("sink")
             try FileManager.default.createSymbolicLink(atPath: link.path, withDestinationPath: "/dev/null")
-            let result = try runCourier(["get", server.url("/file").absoluteString, "-o", link.path])
+            let result = try await runCourier(["get", server.url("/file").absoluteString, "-o", link.path])
             #expect(result.status == 0, "\(result.stderr)")
             #expect(try FileManager.default.destinationOfSymbolicLink(atPath: link.path) == "/dev/null")
             #expect(filesIn(directory) == ["sink"])
@@ -208,7 +216,7 @@ struct CourierCLITests {
             try Data("old".utf8).write(to: target)
             let link = directory.appendingPathComponent("link.bin")
             try FileManager.default.createSymbolicLink(at: link, withDestinationURL: target)
-            let result = try runCourier(["get", server.url("/file").absoluteString, "-o", link.path])
+            let result = try await runCourier(["get", server.url("/file").absoluteString, "-o", link.path])
             #expect(result.status == 0, "\(result.stderr)")
             #expect(try FileManager.default.destinationOfSymbolicLink(atPath: link.path) == target.path)
             #expect(try fileHoldsPattern(target, length: 50_000))
@@ -238,7 +246,7 @@ struct CourierCLITests {
             }
             #expect(process.isRunning)
             kill(process.processIdentifier, SIGHUP)
-            process.waitUntilExit()
+            await exited(process)
             #expect(process.terminationStatus == 0)
             #expect(try fileHoldsPattern(out, length: 300_000))
         }

@@ -22,6 +22,16 @@ func withServer<T>(
     }
 }
 
+/// Waits for `process` to exit without blocking one of Swift concurrency's threads.
+func exited(_ process: Process) async {
+    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+        DispatchQueue.global().async {
+            process.waitUntilExit()
+            continuation.resume()
+        }
+    }
+}
+
 /// A session with a fresh ephemeral configuration, optionally adjusted.
 func makeSession(
     delegate: (any URLSessionDelegate)? = nil,

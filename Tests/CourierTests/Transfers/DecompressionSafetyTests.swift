@@ -57,7 +57,7 @@ private func slowlyReadCourierGet(_ url: URL, pauseEvery: Int) async throws -> (
             continuation.resume(returning: (count, nonZero, peak))
         }
     }
-    process.waitUntilExit()
+    await exited(process)
     return result
 }
 

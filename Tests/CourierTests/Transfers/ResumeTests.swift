@@ -26,7 +26,11 @@ struct ResumeTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let length: Int64 = 2_000_000
         try await withServer { server in
-            serveRanges(on: server, path: "/r", body: .pattern(length: length)) { $0.chunkDelay = .milliseconds(10) }
+            // Slow enough (about 5 s in all) that a test thread held up on a busy machine still cancels mid-body.
+            serveRanges(on: server, path: "/r", body: .pattern(length: length)) {
+                $0.chunkSize = 4096
+                $0.chunkDelay = .milliseconds(10)
+            }
             let recorder = DownloadRecorder(copyDirectory: directory)
             let downloads = directory.appendingPathComponent("downloads")
             let session = makeSession(delegate: recorder) { $0.courierDownloadDirectory = downloads }
