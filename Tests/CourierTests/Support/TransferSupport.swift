@@ -66,6 +66,17 @@ func filesIn(_ directory: URL) -> [String] {
     (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
 }
 
+/// The files left in a download directory once deletions Courier runs in the background (partial files a server's
+/// answer made useless) had time to happen: polls for up to 5 seconds while files remain.
+func settledFilesIn(_ directory: URL) async -> [String] {
+    var files = filesIn(directory)
+    for _ in 0..<250 where !files.isEmpty {
+        try? await Task.sleep(for: .milliseconds(20))
+        files = filesIn(directory)
+    }
+    return files
+}
+
 /// A resource route that answers ranges itself: `first` may shape the first response (to drop it part-way).
 func serveRanges(
     on server: MockServer,

@@ -188,7 +188,7 @@ struct ResumeTests {
             #expect(requests.count == 3)
             #expect(requests[1].header("Range") == "bytes=100000-")
             #expect(requests[2].header("Range") == nil)
-            #expect(filesIn(downloads).isEmpty)
+            #expect(await settledFilesIn(downloads).isEmpty)
         }
     }
 
@@ -245,7 +245,7 @@ struct ResumeTests {
             let data = try await cancelMidway(session: session, url: server.url("/n"), after: 50_000)
             #expect(data == nil)
             try await Task.sleep(for: .milliseconds(50))
-            #expect(filesIn(downloads).isEmpty)
+            #expect(await settledFilesIn(downloads).isEmpty)
         }
     }
 
