@@ -33,6 +33,14 @@ private func runCourier(_ arguments: [String]) async throws -> (status: Int32, s
     }
 }
 
+/// `/file`: 300,000 pattern bytes; `/dropped`: the same, cut off after 1,000 bytes.
+private func routeWholeAndDroppedFiles(on server: MockServer) {
+    server.route("/file", response: MockResponse(body: .pattern(length: 300_000)))
+    var dropped = MockResponse(body: .pattern(length: 300_000))
+    dropped.closeAfterBodyBytes = 1000
+    server.route("/dropped", response: dropped)
+}
+
 @Suite("courier get")
 struct CourierCLITests {
     @Test func getWritesTheBodyToStandardOutput() async throws {
@@ -65,10 +73,7 @@ struct CourierCLITests {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         try await withServer { server in
-            server.route("/file", response: MockResponse(body: .pattern(length: 300_000)))
-            var dropped = MockResponse(body: .pattern(length: 300_000))
-            dropped.closeAfterBodyBytes = 1000
-            server.route("/dropped", response: dropped)
+            routeWholeAndDroppedFiles(on: server)
             let good = directory.appendingPathComponent("good.bin")
             #expect(try await runCourier(["get", server.url("/file").absoluteString, "-o", good.path]).status == 0)
             #expect(try fileHoldsPattern(good, length: 300_000))
@@ -109,10 +114,7 @@ struct CourierCLITests {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         try await withServer { server in
-            server.route("/file", response: MockResponse(body: .pattern(length: 300_000)))
-            var dropped = MockResponse(body: .pattern(length: 300_000))
-            dropped.closeAfterBodyBytes = 1000
-            server.route("/dropped", response: dropped)
+            routeWholeAndDroppedFiles(on: server)
             let out = directory.appendingPathComponent("out.bin")
             try Data("keep\n".utf8).write(to: out)
             chmod(out.path, 0o640)
