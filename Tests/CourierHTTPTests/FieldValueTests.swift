@@ -3,14 +3,6 @@ import Testing
 
 @Suite("FieldValue")
 struct FieldValueTests {
-    @Test(arguments: [
-        ("plain", true), ("with\ttab", true), ("ünïcode", true), ("", true),
-        ("a\r\nInjected: x", false), ("a\nb", false), ("a\rb", false), ("nul\u{0}", false),
-    ])
-    func safeValues(value: String, safe: Bool) {
-        #expect(FieldValue.isSafe(value) == safe)
-    }
-
     @Test(
         "Request values follow FoundationNetworking: a line fold is allowed, any other CR, LF or NUL is not",
         arguments: [
@@ -25,7 +17,8 @@ struct FieldValueTests {
     @Test(
         "A line fold loses its CRLF before a value is written",
         arguments: [
-            ("plain", "plain"), ("a\r\n b", "a b"), ("a\r\n\tb", "a\tb"), ("a \r\n  b", "a   b"),
+            ("plain", "plain"), ("with\ttab", "with\ttab"), ("ünïcode", "ünïcode"), ("", ""),
+            ("a\r\nInjected: x", nil), ("a\rb", nil), ("a\r\n b", "a b"), ("a\r\n\tb", "a\tb"), ("a \r\n  b", "a   b"),
             ("a\r\nb", nil), ("a\u{0}", nil), ("a\nb", nil),
         ] as [(String, String?)])
     func unfolded(value: String, expected: String?) {

@@ -17,14 +17,6 @@ struct MethodAndCodingRulesTests {
     }
 
     @Test(arguments: [
-        (["gzip"], true), (["GZIP"], true), ([" deflate "], true), (["x-gzip"], true), (["br"], false),
-        (["identity"], false), ([], false), (["br", "gzip"], true), (["compress"], false),
-    ])
-    func automaticallyDecodedCodings(values: [String], decoded: Bool) {
-        #expect(ContentCoding.isDecodedAutomatically(values) == decoded)
-    }
-
-    @Test(arguments: [
         (["gzip"], ContentCoding.Decoding?.some(.gzip)), (["X-GZIP"], .gzip), (["deflate"], .deflate),
         (["br", "gzip"], .gzip), (["br, gzip"], .gzip), (["gzip", "br"], nil), (["gzip, identity"], .gzip),
         (["gzip, deflate"], .deflate), (["identity"], nil), ([], nil), ([""], nil), (["compress"], nil),

@@ -21,12 +21,6 @@ public enum ContentCoding {
         default: return nil
         }
     }
-
-    /// Whether a response with these `Content-Encoding` values is decoded automatically (see
-    /// ``automaticDecoding(_:)``).
-    public static func isDecodedAutomatically<S: Sequence>(_ values: S) -> Bool where S.Element == String {
-        automaticDecoding(values) != nil
-    }
 }
 
 extension ContentCoding {

@@ -1,11 +1,5 @@
 /// Checks on header field values before they are written.
 public enum FieldValue {
-    /// Whether `value` can be written as a field value: no CR, LF or NUL, which would let it end the field and
-    /// smuggle in other fields or a second request (RFC 9110 §5.5). Other bytes, tabs included, are allowed.
-    public static func isSafe(_ value: String) -> Bool {
-        !value.utf8.contains { $0 == 0x0A || $0 == 0x0D || $0 == 0x00 }
-    }
-
     /// Whether `URLRequest.setValue(_:forHTTPHeaderField:)` and `addValue(_:forHTTPHeaderField:)` accept `value`
     /// (FoundationNetworking's rule): no NUL, and a CR or LF only as part of a line fold, CR LF followed by a space
     /// or a tab (`obs-fold`, RFC 9112 §5.2). Anything else could end the field and smuggle in another.

@@ -96,19 +96,6 @@ final class DownloadFile: @unchecked Sendable {
         }
     }
 
-    /// Empties the file (a resume that must start over).
-    func reset(_ completion: @escaping @Sendable (Result<Void, TransferError>) -> Void) {
-        queue.async { [self] in
-            if let failure { return completion(.failure(failure)) }
-            do {
-                try handle?.truncate(atOffset: 0)
-                completion(.success(()))
-            } catch {
-                completion(.failure(.cannotWriteToFile("cannot truncate the download file: \(error)")))
-            }
-        }
-    }
-
     /// Closes the file, keeping it.
     func close(_ completion: @escaping @Sendable (Result<Void, TransferError>) -> Void) {
         queue.async { [self] in

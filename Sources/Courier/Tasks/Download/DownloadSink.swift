@@ -111,18 +111,6 @@ final class DownloadSink: Sendable {
         }
     }
 
-    /// Empties the file and starts counting from zero (a resume the server answered with the whole body).
-    func restartFromZero() {
-        let file = state.withLockedValue { state -> DownloadFile? in
-            state.written = 0
-            return state.file
-        }
-        let onFailure = self.onFailure
-        file?.reset { result in
-            if case .failure(let error) = result { onFailure(error) }
-        }
-    }
-
     /// Waits for every write and closes the file; the result is its location.
     func finish(_ completion: @escaping @Sendable (Result<URL, TransferError>) -> Void) {
         if state.withLockedValue({ $0.file == nil && !$0.ended }) {
