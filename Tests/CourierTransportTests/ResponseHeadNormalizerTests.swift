@@ -103,26 +103,6 @@ struct ResponseHeadNormalizerTests {
         #expect(TransportErrorMapping.exchangeError(error, endpoint: endpoint).urlErrorCode == code)
     }
 
-    /// Which reads take the no-copy path: a whole, strict, final head at their start.
-    @Test(arguments: [
-        ("HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nbody", true),
-        ("HTTP/1.1 204 No Content\r\n\r\n", true),
-        ("HTTP/1.1 101 Switching Protocols\r\nUpgrade: x\r\n\r\n", true),
-        ("HTTP/1.1 200 OK\r\nContent-Length: 4\r\n", false),  // the head goes on in the next read
-        ("HTTP/1.1 200 OK\nA: b\r\n\r\n", false),
-        ("HTTP/1.1 200 OK\r\nA: b\n\r\n", false),
-        ("\r\nHTTP/1.1 200 OK\r\n\r\n", false),
-        ("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\n\r\n", false),
-        ("HTTP/1.1 200 OK\r\nContent-Length: 4\r\nContent-Length: 4\r\n\r\n", false),
-        ("HTTP/1.1 200 OK\r\nContent-Length: 4, 4\r\n\r\n", false),
-        ("HTTP/1.1 200 OK\r\nContent-Length: x\r\n\r\n", false),
-        ("HTTP/1.1 200 OK\r\nA: \rb\r\n\r\n", false),
-        ("garbage\r\n\r\n", false),
-    ])
-    func strictFinalHeads(input: String, strict: Bool) {
-        #expect(ResponseHeadNormalizer.startsWithStrictFinalHead(ByteBuffer(string: input)) == strict)
-    }
-
     @Test func aStrictReadPassesAsOneBufferWithItsBody() throws {
         let channel = EmbeddedChannel(handler: ResponseHeadNormalizer())
         defer { _ = try? channel.finish(acceptAlreadyClosed: true) }

@@ -1,0 +1,147 @@
+/// The syntax rules of an HTTP/1.1 response head that the client applies before NIO's strict parser sees it
+/// (RFC 9112 §2.2, §4; RFC 9110 §8.6): which heads are already strict, and how a lenient one is rewritten.
+///
+/// Pure functions on bytes; the transport's head normalizer buffers the bytes and calls them.
+public enum ResponseHeadSyntax {
+    /// The longest head accepted.
+    public static let maximumHeadLength = 1 << 20
+
+    /// `HTTP/d.d SP 3DIGIT`, then the end or a space and the reason phrase (RFC 9112 §4).
+    public static func isStatusLine<Line: Collection<UInt8>>(_ line: Line) -> Bool where Line.Index == Int {
+        let start = line.startIndex
+        guard line.count >= 12, isStatusLinePrefix(line), isDigit(line[start + 5]),
+            line[start + 6] == UInt8(ascii: "."), isDigit(line[start + 7]), line[start + 8] == UInt8(ascii: " "),
+            (9...11).allSatisfy({ isDigit(line[start + $0]) })
+        else { return false }
+        return line.count == 12 || line[start + 12] == UInt8(ascii: " ")
+    }
+
+    /// Whether the bytes start with `HTTP/`, as every status line does.
+    public static func isStatusLinePrefix<Line: Collection<UInt8>>(_ bytes: Line) -> Bool {
+        bytes.prefix(5).elementsEqual("HTTP/".utf8)
+    }
+
+    /// Whether a status line is a 1xx other than 101 (Switching Protocols): another head follows it.
+    public static func isInterim<Line: Collection<UInt8>>(_ statusLine: Line) -> Bool where Line.Index == Int {
+        let start = statusLine.startIndex
+        guard statusLine.count >= 12 else { return false }
+        let isSwitchingProtocols =
+            statusLine[start + 10] == UInt8(ascii: "0") && statusLine[start + 11] == UInt8(ascii: "1")
+        return statusLine[start + 9] == UInt8(ascii: "1") && !isSwitchingProtocols
+    }
+
+    /// Whether `bytes` start with a complete final (not 1xx) head that needs no rewriting: a status line, every
+    /// line ended by CRLF with no other CR or LF, at most one `Content-Length` with one plain value. Looks at the
+    /// bytes in place; anything else goes through ``rewrite(_:)``, which folds or rejects it.
+    public static func startsWithStrictFinalHead(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        var lineStart = 0
+        var lineNumber = 0
+        var contentLengths = 0
+        var index = 0
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "\r") {
+                // Only as the first half of CRLF.
+                guard index + 1 < bytes.count, bytes[index + 1] == UInt8(ascii: "\n") else { return false }
+                let line = UnsafeRawBufferPointer(rebasing: bytes[lineStart..<index])
+                if line.isEmpty { return lineNumber > 0 }  // the blank line: the head is complete
+                if lineNumber == 0 {
+                    guard isStatusLine(line), !isInterim(line) else { return false }
+                } else if let value = contentLengthValue(line) {
+                    contentLengths += 1
+                    guard contentLengths == 1, isPlainLength(value) else { return false }
+                }
+                lineNumber += 1
+                index += 2
+                lineStart = index
+                continue
+            }
+            if byte == UInt8(ascii: "\n") { return false }  // a bare LF
+            index += 1
+            if index - lineStart > maximumHeadLength { return false }
+        }
+        return false  // the head does not end in these bytes
+    }
+
+    /// Whether a complete head, split into its `lines` (without line ends), needs no rewriting: every line ended in
+    /// CRLF (the head's byte count is the lines' plus two per line and two for the blank line), and at most one
+    /// `Content-Length` line holds a single plain value.
+    public static func isStrict(_ lines: [ArraySlice<UInt8>], head: ArraySlice<UInt8>) -> Bool {
+        let crlfLength = lines.reduce(2) { $0 + $1.count + 2 }
+        // Blank lines before the status line go through `rewrite`, which drops them; without them, the byte count
+        // proves every line ended in CRLF (a leading bare LF could otherwise make up for a bare-LF line end).
+        guard head.first != UInt8(ascii: "\r"), head.first != UInt8(ascii: "\n"), head.count == crlfLength else {
+            return false
+        }
+        var contentLengthLines = 0
+        for line in lines {
+            guard let value = contentLengthValue(line) else { continue }
+            contentLengthLines += 1
+            guard contentLengthLines == 1, isPlainLength(value) else { return false }
+        }
+        return true
+    }
+
+    /// The head with CRLF line ends and at most one `Content-Length`: identical values, repeated or listed, count
+    /// as one (RFC 9110 §8.6).
+    ///
+    /// - Throws: `badServerResponse` for an invalid `Content-Length` or two different ones (a request-smuggling
+    ///   defence: a proxy on the way may have framed the body by the other one).
+    public static func rewrite(_ lines: [ArraySlice<UInt8>]) throws(TransferError) -> [UInt8] {
+        var output: [UInt8] = []
+        output.reserveCapacity(lines.reduce(2) { $0 + $1.count + 2 })
+        var contentLength: String?
+        for line in lines {
+            if let value = contentLengthValue(line) {
+                for value in value.split(separator: ",", omittingEmptySubsequences: false) {
+                    guard isPlainLength(String(value)) else {
+                        throw .badServerResponse(
+                            "the response has an invalid Content-Length: \(HeaderParameters.trim(value))")
+                    }
+                    let normalized = String(Int64(HeaderParameters.trim(value)) ?? 0)
+                    if let contentLength, contentLength != normalized {
+                        throw .badServerResponse(
+                            "the response has conflicting Content-Length values \(contentLength) and \(normalized)"
+                        )
+                    }
+                    if contentLength == nil {
+                        contentLength = normalized
+                        output += "Content-Length: \(normalized)".utf8
+                        output += [0x0D, 0x0A]
+                    }
+                }
+                continue
+            }
+            output += line
+            output += [0x0D, 0x0A]
+        }
+        output += [0x0D, 0x0A]
+        return output
+    }
+
+    // MARK: - Helpers
+
+    private static func isDigit(_ byte: UInt8) -> Bool { byte >= 0x30 && byte <= 0x39 }
+
+    /// One `Content-Length` value: digits only (around optional whitespace), short enough for an `Int64`.
+    private static func isPlainLength(_ value: String) -> Bool {
+        let digits = HeaderParameters.trim(value)
+        return !digits.isEmpty && digits.utf8.count <= 18 && digits.utf8.allSatisfy(isDigit)
+    }
+
+    private static let contentLengthName = Array("content-length".utf8)
+
+    /// The value of a `Content-Length` field line, or `nil` for any other line. Compares bytes: this runs for
+    /// every header line of every response.
+    private static func contentLengthValue<Line: Collection<UInt8>>(_ line: Line) -> String?
+    where Line.Index == Int {
+        let name = contentLengthName
+        guard line.count > name.count, line[line.startIndex + name.count] == UInt8(ascii: ":") else { return nil }
+        for (offset, expected) in name.enumerated() {
+            let byte = line[line.startIndex + offset]
+            let lowered = (byte >= 0x41 && byte <= 0x5A) ? byte + 0x20 : byte
+            if lowered != expected { return nil }
+        }
+        return String(decoding: line[(line.startIndex + name.count + 1)...], as: UTF8.self)
+    }
+}

@@ -1,0 +1,40 @@
+import CourierHTTP
+import Testing
+
+@Suite("ResponseHeadSyntax")
+struct ResponseHeadSyntaxTests {
+    /// Which reads take the no-copy path: a whole, strict, final head at their start.
+    @Test(arguments: [
+        ("HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nbody", true),
+        ("HTTP/1.1 204 No Content\r\n\r\n", true),
+        ("HTTP/1.1 101 Switching Protocols\r\nUpgrade: x\r\n\r\n", true),
+        ("HTTP/1.1 200 OK\r\nContent-Length: 4\r\n", false),  // the head goes on in the next read
+        ("HTTP/1.1 200 OK\nA: b\r\n\r\n", false),
+        ("HTTP/1.1 200 OK\r\nA: b\n\r\n", false),
+        ("\r\nHTTP/1.1 200 OK\r\n\r\n", false),
+        ("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\n\r\n", false),
+        ("HTTP/1.1 200 OK\r\nContent-Length: 4\r\nContent-Length: 4\r\n\r\n", false),
+        ("HTTP/1.1 200 OK\r\nContent-Length: 4, 4\r\n\r\n", false),
+        ("HTTP/1.1 200 OK\r\nContent-Length: x\r\n\r\n", false),
+        ("HTTP/1.1 200 OK\r\nA: \rb\r\n\r\n", false),
+        ("garbage\r\n\r\n", false),
+    ])
+    func strictFinalHeads(input: String, strict: Bool) {
+        #expect(Array(input.utf8).withUnsafeBytes(ResponseHeadSyntax.startsWithStrictFinalHead) == strict)
+    }
+
+    @Test(arguments: [
+        ("HTTP/1.1 200 OK", true), ("HTTP/1.0 404", true), ("HTTP/1.1 200OK", false), ("HTTP/1.1 20 OK", false),
+        ("HTTP/1.1 2000 OK", false), ("HTTP/1 200 OK", false), ("garbage", false),
+    ])
+    func statusLines(line: String, valid: Bool) {
+        #expect(ResponseHeadSyntax.isStatusLine(Array(line.utf8)) == valid)
+    }
+
+    @Test func identicalLengthsFoldAndDifferentOnesAreRefused() throws {
+        let lines = ["HTTP/1.1 200 OK", "Content-Length: 005", "content-length: 5, 5"].map { ArraySlice($0.utf8) }
+        #expect(try ResponseHeadSyntax.rewrite(lines) == Array("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n".utf8))
+        let conflicting = ["HTTP/1.1 200 OK", "Content-Length: 4", "Content-Length: 5"].map { ArraySlice($0.utf8) }
+        #expect(throws: TransferError.self) { try ResponseHeadSyntax.rewrite(conflicting) }
+    }
+}
