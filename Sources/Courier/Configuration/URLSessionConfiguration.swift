@@ -306,7 +306,7 @@ open class URLSessionConfiguration: NSObject, NSCopying, @unchecked Sendable {
     /// task with `URLError.cannotDecodeContentData`. `nil` turns the guard off.
     ///
     /// The default, 1,000, is just under what deflate can reach at all (about 1,032:1): real content (text, JSON,
-    /// HTML: 3–100:1) never meets it, while a body that is almost entirely one repeated byte — the shape of a
+    /// HTML) stays far below it, while a body that is almost entirely one repeated byte — the shape of a
     /// decompression bomb — does. An app that buffers whole bodies from servers it does not trust may want a lower
     /// value; one that downloads such data on purpose, a higher one or `nil`. Values below 1 are treated as 1.
     public var courierMaximumDecompressionRatio: Int? {

@@ -27,7 +27,7 @@ extension ContentCoding {
     /// The default limit on how many times larger a decoded body may be than the compressed bytes received.
     ///
     /// deflate (which gzip wraps) cannot do better than about 1,032:1 — a 258-byte match costs at least two
-    /// bits. Real content stays far below that (text, JSON and HTML compress 3–100:1); only data that is almost
+    /// bits. Real content (text, JSON, HTML) stays far below that; only data that is almost
     /// entirely one repeated byte comes close — the shape of a decompression bomb, a megabyte on the wire that
     /// inflates to a gigabyte. 1,000:1 stops those and lets everything else through; an app that downloads such data
     /// on purpose (sparse images, say) raises the limit or turns it off.
