@@ -4,7 +4,7 @@ import NIOCore
 import NIOPosix
 
 /// The network transport of one URL session: a connection pool over SwiftNIO speaking HTTP/1.1 and HTTPS.
-public final class HTTPTransport: Sendable {
+public final class HTTPTransport: Transport {
     /// Pool-wide settings.
     public struct Configuration: Sendable {
         /// Connections opened at most per scheme, host, port and TLS settings (Darwin's default is 6).
@@ -29,7 +29,7 @@ public final class HTTPTransport: Sendable {
     ) {
         let factory = ConnectionFactory(
             group: eventLoopGroup,
-            tlsContexts: TLSContextCache(),
+            tlsContexts: TLSContextCache.shared,
             idleConnectionTimeout: configuration.idleConnectionTimeout
         )
         self.pool = ConnectionPool(
@@ -41,7 +41,7 @@ public final class HTTPTransport: Sendable {
 
     /// Starts `request`; events go to `consumer`. The returned exchange cancels, pauses and resumes it.
     @discardableResult
-    public func execute(_ request: TransportRequest, consumer: any TransportResponseConsumer) -> TransportExchange {
+    public func execute(_ request: TransportRequest, consumer: any TransportResponseConsumer) -> any ExchangeHandle {
         let exchange = TransportExchange(request: request, consumer: consumer, pool: pool)
         pool.lease(for: exchange)
         return exchange

@@ -139,6 +139,6 @@ final class AsyncBytesSource: Sendable {
     }
 
     private func resumeEngine() {
-        task?.mutable.withLockedValue { $0.runner }?.consumerDrained()
+        task?.mutable.withLockedValue { $0.engine }?.backpressure(false)
     }
 }

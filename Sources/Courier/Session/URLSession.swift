@@ -29,7 +29,8 @@ open class URLSession: NSObject, @unchecked Sendable {
     private let storedDelegateQueue: OperationQueue
     let isShared: Bool
     let dispatcher: DelegateDispatcher
-    let transport: HTTPTransport
+    /// The network the session's tasks run on (a fake in engine tests).
+    let transport: any Transport
     let registry = TaskRegistry()
     let logger: Logger
     /// TLS settings derived once from the configuration (it never changes after the session is created).
@@ -63,11 +64,24 @@ open class URLSession: NSObject, @unchecked Sendable {
         self.init(configuration: configuration, delegate: delegate, delegateQueue: queue, isShared: false)
     }
 
+    /// Creates a session whose tasks run on `transport` instead of the network (engine tests use a fake).
+    package convenience init(
+        configuration: URLSessionConfiguration,
+        delegate: (any URLSessionDelegate)?,
+        delegateQueue queue: OperationQueue?,
+        transport: any Transport
+    ) {
+        self.init(
+            configuration: configuration, delegate: delegate, delegateQueue: queue, isShared: false,
+            transport: transport)
+    }
+
     private init(
         configuration: URLSessionConfiguration,
         delegate: (any URLSessionDelegate)?,
         delegateQueue queue: OperationQueue?,
-        isShared: Bool
+        isShared: Bool,
+        transport: (any Transport)? = nil
     ) {
         let copied = configuration.copy() as? URLSessionConfiguration ?? configuration
         self.storedConfiguration = copied
@@ -85,10 +99,12 @@ open class URLSession: NSObject, @unchecked Sendable {
         self.dispatcher = DelegateDispatcher(queue: delegateQueue)
         self.logger = Logger(label: "courier.session")
         self.tlsSettings = TransportRequestBuilder.tlsSettings(copied)
-        self.transport = HTTPTransport(
-            configuration: .init(maximumConnectionsPerHost: copied.httpMaximumConnectionsPerHost),
-            logger: Logger(label: "courier.transport")
-        )
+        self.transport =
+            transport
+            ?? HTTPTransport(
+                configuration: .init(maximumConnectionsPerHost: copied.httpMaximumConnectionsPerHost),
+                logger: Logger(label: "courier.transport")
+            )
         super.init()
         // Partial files of resume data never used would otherwise stay forever.
         DownloadDirectory.sweepInBackground(copied.courierDownloadDirectory)

@@ -26,8 +26,10 @@ open class URLSessionDownloadTask: URLSessionTask, @unchecked Sendable {
         let action = mutable.withLockedValue { $0.lifecycle.cancel() }
         switch action {
         case .cancelTransfer:
-            if let runner = mutable.withLockedValue({ $0.runner }) {
-                runner.cancel(producingResumeData: completionHandler)
+            let (engine, adapter) = mutable.withLockedValue { ($0.engine, $0.adapter) }
+            if let engine, let adapter {
+                adapter.setResumeDataHandler(completionHandler)
+                engine.cancel(producingResumeData: true)
             } else {
                 session.dispatcher.async { completionHandler(nil) }
             }

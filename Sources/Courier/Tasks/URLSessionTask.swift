@@ -1,4 +1,5 @@
 import CourierHTTP
+import CourierTransport
 import Foundation
 import NIOConcurrencyHelpers
 
@@ -39,7 +40,12 @@ open class URLSessionTask: NSObject, NSCopying, ProgressReporting, @unchecked Se
         var earliestBeginDate: Date?
         var delegate: (any URLSessionTaskDelegate)?
         var prefersIncrementalDelivery = true
-        var runner: TaskRunner?
+        /// The engine running the task, from the first `resume()` until it completes.
+        var engine: TaskEngine?
+        /// The adapter the engine reports to (kept with the engine: the download task a data task became shares it).
+        var adapter: TaskEventAdapter?
+        /// Each exchange's timeline, for metrics.
+        var timelines: [TransportTimeline] = []
         var progressUnits: (total: Int64, completed: Int64) = (-1, 0)
     }
 
@@ -203,29 +209,30 @@ open class URLSessionTask: NSObject, NSCopying, ProgressReporting, @unchecked Se
 
     /// Starts the task, or continues it after ``suspend()``.
     open func resume() {
-        // The runner is created in the same critical section that moves the state to running, so a cancel() or
-        // suspend() racing with the first resume() always finds it.
-        let (starting, proceeding): (TaskRunner?, TaskRunner?) = mutable.withLockedValue { state in
+        // The engine is created in the same critical section that moves the state to running, so a cancel() or
+        // suspend() racing with the first resume() always finds it (its executor orders them after the start).
+        let (starting, proceeding): (TaskEngine?, TaskEngine?) = mutable.withLockedValue { state in
             switch state.lifecycle.resume() {
             case .start:
-                let runner = TaskRunner(task: self)
-                state.runner = runner
-                return (runner, nil)
+                let (engine, adapter) = makeEngine(state: state)
+                state.engine = engine
+                state.adapter = adapter
+                return (engine, nil)
             case .proceed:
-                return (nil, state.runner)
+                return (nil, state.engine)
             default:
                 return (nil, nil)
             }
         }
         starting?.start()
-        proceeding?.proceed()
+        proceeding?.resume()
     }
 
     /// Pauses the task: no bytes are read and no timer fires until ``resume()``.
     open func suspend() {
         let action = mutable.withLockedValue { $0.lifecycle.suspend() }
         if action == .pause {
-            mutable.withLockedValue { $0.runner }?.pause()
+            mutable.withLockedValue { $0.engine }?.suspend()
         }
     }
 
@@ -234,7 +241,7 @@ open class URLSessionTask: NSObject, NSCopying, ProgressReporting, @unchecked Se
         let action = mutable.withLockedValue { $0.lifecycle.cancel() }
         switch action {
         case .cancelTransfer:
-            mutable.withLockedValue { $0.runner }?.cancel()
+            mutable.withLockedValue { $0.engine }?.cancel()
         case .completeWithoutTransfer:
             let url = originalRequest?.url
             complete(with: URLErrorMapping.urlError(.cancelled, failingURL: url), body: nil)
@@ -255,21 +262,23 @@ open class URLSessionTask: NSObject, NSCopying, ProgressReporting, @unchecked Se
         let shouldDeliver: Bool = mutable.withLockedValue { state in
             guard state.lifecycle.complete() == .deliverCompletion else { return false }
             state.error = error
-            state.runner = nil
+            state.engine = nil
+            state.adapter = nil
             return true
         }
         guard shouldDeliver else { return }
         let units = mutable.withLockedValue { $0.progressUnits }
         let total = units.total < 0 || units.completed > units.total ? max(units.completed, 0) : units.total
         setProgress(total: total, completed: total)
-        TaskCompletionDelivery.deliver(task: self, error: error, body: body, file: file)
+        TaskEventAdapter.deliverCompletion(task: self, error: error, body: body, file: file)
     }
 
     /// Ends the task without any delivery (a data task that became a download task).
     func endSilently(removeFromSession: Bool = true) {
         let ended: Bool = mutable.withLockedValue { state in
             guard state.lifecycle.complete() == .deliverCompletion else { return false }
-            state.runner = nil
+            state.engine = nil
+            state.adapter = nil
             return true
         }
         guard ended, removeFromSession else { return }

@@ -1,4 +1,5 @@
 import CourierHTTP
+import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
@@ -18,16 +19,34 @@ struct ConnectionFactory: Sendable {
         trustEvaluator: (any ServerTrustEvaluator)?
     ) -> EventLoopFuture<HTTP1Connection> {
         let eventLoop = group.next()
-        let endpoint = key.endpoint
-        let sslContext: NIOSSLContext?
-        do {
-            sslContext = try key.tls.map { try tlsContexts.context(for: $0) }
-        } catch {
-            return eventLoop.makeFailedFuture(error)
+        guard let tls = key.tls else {
+            return open(
+                key: key, id: id, sslContext: nil, on: eventLoop, connectTimeout: connectTimeout, trustEvaluator: nil)
         }
+        return tlsContexts.context(for: tls, on: eventLoop)
+            .flatMapErrorThrowing { error in
+                throw error as? TransferError ?? .secureConnectionFailed("cannot set up TLS: \(error)")
+            }
+            .flatMap { sslContext in
+                open(
+                    key: key, id: id, sslContext: sslContext, on: eventLoop, connectTimeout: connectTimeout,
+                    trustEvaluator: trustEvaluator)
+            }
+    }
+
+    private func open(
+        key: PoolKey,
+        id: Int,
+        sslContext: NIOSSLContext?,
+        on eventLoop: any EventLoop,
+        connectTimeout: TimeAmount,
+        trustEvaluator: (any ServerTrustEvaluator)?
+    ) -> EventLoopFuture<HTTP1Connection> {
+        let endpoint = key.endpoint
         let ready = eventLoop.makePromise(of: Void.self)
         let serverHostname = endpoint.hostIsIPLiteral ? nil : endpoint.host
         let idleTimeout = idleConnectionTimeout
+        let connectStart = Date()
         let bootstrap = ClientBootstrap(group: eventLoop)
             .connectTimeout(connectTimeout)
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
@@ -70,6 +89,7 @@ struct ConnectionFactory: Sendable {
             }
         return bootstrap.connect(host: endpoint.host, port: endpoint.port)
             .flatMap { channel in
+                let connectEnd = Date()
                 // The TCP connect has its own timeout; the TLS handshake after it gets the same budget, or a
                 // server that accepts and never answers would hold the task and its pool slot forever.
                 let handshakeTimer = channel.eventLoop.scheduleTask(in: connectTimeout) {
@@ -80,7 +100,16 @@ struct ConnectionFactory: Sendable {
                     channel.close(promise: nil)
                     throw error
                 }.flatMapThrowing {
-                    let handler = try channel.pipeline.syncOperations.handler(type: HTTP1ClientHandler.self)
+                    let sync = channel.pipeline.syncOperations
+                    let handler = try sync.handler(type: HTTP1ClientHandler.self)
+                    var establishment = ConnectionEstablishment(connectStart: connectStart, connectEnd: connectEnd)
+                    if sslContext != nil {
+                        establishment.secureConnectionStart = connectEnd
+                        establishment.secureConnectionEnd = Date()
+                        let version = try? sync.handler(type: NIOSSLClientHandler.self).tlsVersion
+                        establishment.tlsProtocolVersion = version.map(Self.name(of:))
+                    }
+                    handler.establishment = establishment
                     return HTTP1Connection(
                         id: id, key: key, channel: channel, handler: NIOLoopBound(handler, eventLoop: channel.eventLoop)
                     )
@@ -90,6 +119,16 @@ struct ConnectionFactory: Sendable {
                 ready.fail(error)  // never leave the promise unfulfilled when the connect itself failed
                 throw TransportErrorMapping.connectError(error, endpoint: endpoint)
             }
+    }
+
+    /// The name `URLSessionTaskTransactionMetrics` uses for a TLS version.
+    private static func name(of version: TLSVersion) -> String {
+        switch version {
+        case .tlsv1: return "TLSv1.0"
+        case .tlsv11: return "TLSv1.1"
+        case .tlsv12: return "TLSv1.2"
+        case .tlsv13: return "TLSv1.3"
+        }
     }
 
     /// NIOSSL's own verification, or, with an evaluator, a verification callback that awaits it off the loop.

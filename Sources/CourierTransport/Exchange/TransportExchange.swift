@@ -2,11 +2,13 @@ import CourierHTTP
 import NIOConcurrencyHelpers
 import NIOCore
 
-/// One request on its way through the pool: the handle the task engine uses to cancel, pause and resume it.
+/// One request on its way through the pool: the request side of the transport boundary (async-http-client's
+/// executable request is the model). The pool leases it an ``ExchangeExecutor`` (a connection, or later a stream
+/// of one); from then on cancel, pause, resume and drain go to that executor.
 ///
 /// A request that fails on a reused keep-alive connection before any response byte arrived (the server had
 /// closed it) is retried once on a new connection, invisibly to the consumer.
-public final class TransportExchange: Sendable {
+public final class TransportExchange: ExchangeHandle, Sendable {
     /// The request.
     public let request: TransportRequest
     let consumer: any TransportResponseConsumer
@@ -15,7 +17,7 @@ public final class TransportExchange: Sendable {
     private enum Phase {
         case created
         case waiting
-        case leased(HTTP1Connection)
+        case leased(any ExchangeExecutor)
         case finished
     }
 
@@ -26,22 +28,27 @@ public final class TransportExchange: Sendable {
         var waitTimer: Scheduled<Void>?
         /// Set by `cancel()` in any phase, so that a cancel racing with a lease or a retry always wins.
         var cancellation: TransferError?
+        /// Set by `drain`: the consumer hears nothing more, and this runs when the connection is free or closed.
+        var drainCompletion: (@Sendable () -> Void)?
     }
 
     private let state = NIOLockedValueBox(State())
+    /// Filled on the executor's event loop while the exchange runs.
+    let timeline: NIOLockedValueBox<TransportTimeline>
 
     init(request: TransportRequest, consumer: any TransportResponseConsumer, pool: ConnectionPool) {
         self.request = request
         self.consumer = consumer
         self.pool = pool
+        self.timeline = NIOLockedValueBox(TransportTimeline())
     }
 
     /// Cancels the exchange; the consumer gets `transportDidFail` with `error` unless it already finished.
-    public func cancel(_ error: TransferError = .cancelled()) {
+    public func cancel(_ error: TransferError) {
         enum Next {
             case none
             case failNow
-            case cancelOn(HTTP1Connection)
+            case cancelOn(any ExchangeExecutor)
         }
         let next: Next = state.withLockedValue { state in
             if state.cancellation == nil { state.cancellation = error }
@@ -51,8 +58,8 @@ public final class TransportExchange: Sendable {
                 state.waitTimer?.cancel()
                 state.waitTimer = nil
                 return .failNow
-            case .leased(let connection):
-                return .cancelOn(connection)
+            case .leased(let executor):
+                return .cancelOn(executor)
             case .finished:
                 return .none
             }
@@ -61,9 +68,9 @@ public final class TransportExchange: Sendable {
         case .none: break
         case .failNow:
             pool.cancelWaiter(self)
-            consumer.transportDidFail(error)
-        case .cancelOn(let connection):
-            connection.cancel(self, error: error)
+            report(.failure(error))
+        case .cancelOn(let executor):
+            executor.cancel(self, error: error)
         }
     }
 
@@ -74,18 +81,50 @@ public final class TransportExchange: Sendable {
     public func resume() { setPaused(false) }
 
     private func setPaused(_ paused: Bool) {
-        let connection: HTTP1Connection? = state.withLockedValue { state in
+        let executor: (any ExchangeExecutor)? = state.withLockedValue { state in
             state.paused = paused
-            if case .leased(let connection) = state.phase { return connection }
+            if case .leased(let executor) = state.phase { return executor }
             return nil
         }
         // The handler applies the exchange's state as it is when the hop runs, not this call's value, so pause and
         // resume calls that reach the event loop out of order still end in the latest wish.
-        connection?.applyPause(for: self)
+        executor?.applyPause(for: self)
+    }
+
+    public func drain(limit: Int, then completion: @escaping @Sendable () -> Void) {
+        enum Next {
+            case done
+            case drainOn(any ExchangeExecutor)
+        }
+        let next: Next = state.withLockedValue { state in
+            switch state.phase {
+            case .created, .waiting:
+                state.phase = .finished
+                state.waitTimer?.cancel()
+                state.waitTimer = nil
+                return .done
+            case .leased(let executor):
+                state.drainCompletion = completion
+                state.paused = false
+                return .drainOn(executor)
+            case .finished:
+                return .done
+            }
+        }
+        switch next {
+        case .done:
+            pool.cancelWaiter(self)
+            completion()
+        case .drainOn(let executor):
+            executor.drain(self, limit: limit)
+        }
     }
 
     /// The cancellation asked for, if any (the handler checks it before sending).
     var pendingCancellation: TransferError? { state.withLockedValue { $0.cancellation } }
+
+    /// Whether the engine asked for the rest of the response to be dropped.
+    var isDraining: Bool { state.withLockedValue { $0.drainCompletion != nil } }
 
     // MARK: - Pool and handler side
 
@@ -94,10 +133,7 @@ public final class TransportExchange: Sendable {
     /// The request waits in the pool's queue. The request timeout covers the wait too: a request that gets
     /// no connection within it fails with `timedOut` instead of waiting forever.
     func markWaiting(timerLoop: any EventLoop) {
-        var timeout = request.idleTimeout
-        if let deadline = request.resourceDeadline {
-            timeout = min(timeout, max(.zero, deadline - .now()))
-        }
+        let timeout = request.idleTimeout
         state.withLockedValue { state in
             guard case .created = state.phase else { return }
             state.phase = .waiting
@@ -115,16 +151,16 @@ public final class TransportExchange: Sendable {
         }
         guard stillWaiting else { return }
         pool.cancelWaiter(self)
-        consumer.transportDidFail(.timedOut("no connection to \(request.endpoint) became free in time"))
+        report(.failure(.timedOut("no connection to \(request.endpoint) became free in time")))
     }
 
-    /// The pool leased `connection` to this exchange; `false` if the exchange was cancelled meanwhile.
-    func attach(_ connection: HTTP1Connection) -> Bool {
+    /// The pool leased `executor` to this exchange; `false` if the exchange was cancelled meanwhile.
+    func attach(_ executor: any ExchangeExecutor) -> Bool {
         state.withLockedValue { state in
             guard state.cancellation == nil else { return false }
             switch state.phase {
             case .created, .waiting:
-                state.phase = .leased(connection)
+                state.phase = .leased(executor)
                 state.waitTimer?.cancel()
                 state.waitTimer = nil
                 return true
@@ -138,7 +174,7 @@ public final class TransportExchange: Sendable {
     func connectionFailed(_ error: TransferError, retryable: Bool) {
         let retry: Bool? = state.withLockedValue { state in
             if case .finished = state.phase { return nil }
-            if retryable && state.retries == 0 && state.cancellation == nil {
+            if retryable && state.retries == 0 && state.cancellation == nil && state.drainCompletion == nil {
                 state.retries += 1
                 state.phase = .created
                 return true
@@ -149,7 +185,7 @@ public final class TransportExchange: Sendable {
         switch retry {
         case .none: break
         case .some(true): pool.lease(for: self)
-        case .some(false): consumer.transportDidFail(error)
+        case .some(false): report(.failure(error))
         }
     }
 
@@ -160,7 +196,25 @@ public final class TransportExchange: Sendable {
             state.phase = .finished
             return true
         }
-        if wasOpen { consumer.transportDidFinish() }
+        if wasOpen { report(.success(())) }
+    }
+
+    /// The one place the end of the exchange is reported: to the drain's completion when the engine drained it,
+    /// else to the consumer (the timeline first, for observers).
+    private func report(_ result: Result<Void, TransferError>) {
+        let completion: (@Sendable () -> Void)? = state.withLockedValue { state in
+            defer { state.drainCompletion = nil }
+            return state.drainCompletion
+        }
+        if let completion {
+            completion()
+            return
+        }
+        consumer.transportDidCollect(timeline.withLockedValue { $0 })
+        switch result {
+        case .success: consumer.transportDidFinish()
+        case .failure(let error): consumer.transportDidFail(error)
+        }
     }
 }
 

@@ -22,9 +22,6 @@ public struct TransportRequest: Sendable {
     public var tls: TLSSettings
     /// Replaces the built-in certificate verification when set (see ``ServerTrustEvaluator``).
     public var trustEvaluator: (any ServerTrustEvaluator)?
-    /// When the whole task must be over (the resource timeout). The transport enforces it with the same timer as
-    /// the idle timeout, on the connection's event loop, and moves it later by the time spent paused.
-    public var resourceDeadline: NIODeadline?
     /// A gzip or deflate body may decode to at most this many times the compressed bytes received; more fails
     /// the request with `cannotDecodeContentData`. `nil` means no limit. The default is
     /// `ContentCoding.defaultMaximumDecompressionRatio`, which real content stays far under.

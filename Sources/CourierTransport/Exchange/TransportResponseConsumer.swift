@@ -18,4 +18,11 @@ public protocol TransportResponseConsumer: AnyObject, Sendable {
     func transportDidFinish()
     /// The exchange failed; no further events follow.
     func transportDidFail(_ error: TransferError)
+    /// The exchange's timeline, just before `transportDidFinish` or `transportDidFail`. For observers only.
+    func transportDidCollect(_ timeline: TransportTimeline)
+}
+
+extension TransportResponseConsumer {
+    /// Consumers that do not observe timelines ignore them.
+    public func transportDidCollect(_ timeline: TransportTimeline) {}
 }

@@ -1,4 +1,5 @@
 import CourierHTTP
+import Foundation
 import NIOCore
 import NIOHTTP1
 
@@ -13,6 +14,8 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias OutboundIn = HTTPClientRequestPart
     typealias OutboundOut = HTTPClientRequestPart
 
+    /// Everything that belongs to the running exchange, not to the connection: its timers, read demand, body
+    /// decoder and timeline.
     private struct Active {
         let exchange: TransportExchange
         let isReused: Bool
@@ -23,9 +26,15 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
         var inflater: ContentInflater?
         /// The response ended while compressed input still waited to be inflated.
         var endPending = false
-        /// The resource deadline, moved later by the time spent paused.
-        var resourceDeadline: NIODeadline?
-        var pausedAt: NIODeadline?
+        /// Whether the exchange asked not to be read from (backpressure).
+        var paused = false
+        /// The request (idle) timeout: fires when nothing was sent or received for `request.idleTimeout`.
+        var requestTimer: Scheduled<Void>?
+        var lastActivity = NIODeadline.now()
+        /// Draining (a follow-up request wants this connection): bytes that may still be dropped before the
+        /// connection is closed instead.
+        var drainBudget: Int?
+        var timeline: TransportTimeline
     }
 
     private enum State {
@@ -39,16 +48,16 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// Kept past `handlerRemoved`: a body that arrived whole before the connection closed is still inflated.
     private var eventLoop: (any EventLoop)?
     private var allocator = ByteBufferAllocator()
-    private var paused = false
+    /// A read the channel asked for while the exchange was paused (the connection's read demand).
     private var pendingRead = false
     private var inflateScheduled = false
-    private var requestTimer: Scheduled<Void>?
-    private var lastActivity = NIODeadline.now()
     private var idleTimer: Scheduled<Void>?
     private var idleSince = NIODeadline.now()
     private let endpoint: Endpoint
     private let idleConnectionTimeout: TimeAmount
     private let protocolName: String
+    /// How the connection was set up; copied into its first exchange's timeline.
+    var establishment: ConnectionEstablishment?
     /// Called when the connection can take another request.
     var onReusable: (() -> Void)?
     /// Called once when the channel closes.
@@ -68,6 +77,12 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     func handlerRemoved(context: ChannelHandlerContext) {
         self.context = nil
+    }
+
+    /// Whether the running exchange is paused.
+    private var paused: Bool {
+        if case .active(let active) = state { return active.paused }
+        return false
     }
 
     // MARK: - Commands (on the event loop)
@@ -96,14 +111,26 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
             expectsContinue: expectsContinue
         )
         writer.onProgress = { [weak self] count, total in self?.didSendBody(count: count, total: total) }
+        writer.onEnded = { [weak self] in self?.recordRequestEnd() }
         writer.onFailed = { [weak self] error in self?.fail(error, retryable: false) }
-        var active = Active(exchange: exchange, isReused: isReused, bodyWriter: writer)
-        active.resourceDeadline = request.resourceDeadline
+        var timeline = exchange.timeline.withLockedValue { $0 }
+        timeline.isReusedConnection = isReused
+        timeline.protocolName = protocolName
+        if !isReused, let establishment {
+            timeline.connectStart = establishment.connectStart
+            timeline.connectEnd = establishment.connectEnd
+            timeline.secureConnectionStart = establishment.secureConnectionStart
+            timeline.secureConnectionEnd = establishment.secureConnectionEnd
+        }
+        timeline.tlsProtocolVersion = establishment?.tlsProtocolVersion
+        Self.recordAddresses(of: context.channel, into: &timeline)
+        timeline.requestStart = Date()
+        var active = Active(exchange: exchange, isReused: isReused, bodyWriter: writer, timeline: timeline)
+        active.paused = exchange.isPausedForHandler
         state = .active(active)
-        paused = exchange.isPausedForHandler
         writeHead(request, context: context)
         writer.begin()
-        if !paused { armRequestTimer() }
+        armRequestTimer()
     }
 
     /// Cancels `exchange` if it is the one running: the connection is closed (Darwin does the same).
@@ -112,20 +139,42 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
         fail(error, retryable: false)
     }
 
+    /// Drops the rest of `exchange`'s response so that the connection can serve the next request; beyond `limit`
+    /// bytes (or with a request body still being sent) the connection is closed instead.
+    func drain(_ exchange: TransportExchange, limit: Int) {
+        guard case .active(var active) = state, active.exchange === exchange else { return }
+        guard active.bodyWriter.isEnded else {
+            fail(.cancelled("drained before the request body was sent"), retryable: false)
+            return
+        }
+        active.drainBudget = limit
+        active.paused = false
+        // Compressed input need not be inflated to be dropped.
+        active.inflater = nil
+        let endPending = active.endPending
+        state = .active(active)
+        if endPending {
+            endResponse(active, context: context)
+            return
+        }
+        armRequestTimer()
+        if pendingRead, let context {
+            pendingRead = false
+            context.read()
+        }
+    }
+
     /// Pauses or resumes reading for `exchange`.
     func setPaused(_ newValue: Bool, for exchange: TransportExchange) {
-        guard case .active(var active) = state, active.exchange === exchange, paused != newValue else { return }
-        paused = newValue
-        if paused {
-            requestTimer?.cancel()
-            requestTimer = nil
-            active.pausedAt = .now()
+        guard case .active(var active) = state, active.exchange === exchange, active.paused != newValue,
+            active.drainBudget == nil
+        else { return }
+        active.paused = newValue
+        if newValue {
+            active.requestTimer?.cancel()
+            active.requestTimer = nil
             state = .active(active)
         } else {
-            if let pausedAt = active.pausedAt, let deadline = active.resourceDeadline {
-                active.resourceDeadline = deadline + (.now() - pausedAt)
-            }
-            active.pausedAt = nil
             state = .active(active)
             armRequestTimer()
             if active.inflater != nil {
@@ -171,6 +220,7 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
             active.bodyWriter.finalResponseArrived()
             active.headReceived = true
             active.keepAlive = head.isKeepAlive
+            active.timeline.responseStart = Date()
             if let coding = ContentCoding.automaticDecoding(head.headers["Content-Encoding"]) {
                 active.inflater = ContentInflater(
                     coding: coding,
@@ -178,12 +228,28 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 )
             }
             state = .active(active)
+            guard active.drainBudget == nil else { return }
             active.exchange.consumer.transportDidReceiveHead(makeHead(head, active: active, context: context))
         case .body(let buffer):
+            active.timeline.responseBodyBytesReceived += Int64(buffer.readableBytes)
+            if let budget = active.drainBudget {
+                if buffer.readableBytes > budget {
+                    // Too much to drop: a new connection is cheaper than reading it.
+                    state = .active(active)
+                    fail(.cancelled("drained"), retryable: false)
+                    return
+                }
+                active.drainBudget = budget - buffer.readableBytes
+                state = .active(active)
+                return
+            }
             if let inflater = active.inflater {
+                state = .active(active)
                 inflater.append(buffer)
                 inflateNextStep()
             } else {
+                active.timeline.responseBodyBytesDecoded += Int64(buffer.readableBytes)
+                state = .active(active)
                 active.exchange.consumer.transportDidReceiveBodyPart(buffer)
             }
         case .end:
@@ -198,7 +264,8 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     /// Delivers the end of the response and gives the connection back (or closes it).
-    private func endResponse(_ active: Active, context: ChannelHandlerContext?) {
+    private func endResponse(_ ended: Active, context: ChannelHandlerContext?) {
+        var active = ended
         if let inflater = active.inflater {
             do {
                 try inflater.finish()
@@ -207,12 +274,13 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 return
             }
         }
-        requestTimer?.cancel()
-        requestTimer = nil
+        active.requestTimer?.cancel()
+        active.requestTimer = nil
+        active.timeline.responseEnd = Date()
         let isOpen = context?.channel.isActive ?? false
         let reusable = active.keepAlive && active.bodyWriter.isEnded && isOpen
         state = isOpen ? .idle : .closed
-        paused = false
+        active.exchange.timeline.withLockedValue { $0 = active.timeline }
         if reusable {
             armIdleTimer()
             onReusable?()
@@ -240,7 +308,7 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// tasks, so a pause asked for from another thread lands between two steps; once the input is used up, the
     /// held-back read is issued, or the response ends.
     private func inflateNextStep() {
-        guard case .active(let active) = state, let inflater = active.inflater, !paused else { return }
+        guard case .active(var active) = state, let inflater = active.inflater, !active.paused else { return }
         if inflater.canStep {
             let output: ByteBuffer
             do {
@@ -249,6 +317,8 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 fail(error, retryable: false)
                 return
             }
+            active.timeline.responseBodyBytesDecoded += Int64(output.readableBytes)
+            state = .active(active)
             armRequestTimer()
             if output.readableBytes > 0 {
                 active.exchange.consumer.transportDidReceiveBodyPart(output)
@@ -262,7 +332,7 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
         guard case .active(let current) = state, current.exchange === active.exchange else { return }
         if current.endPending {
             endResponse(current, context: context)
-        } else if pendingRead && !paused, let context {
+        } else if pendingRead && !current.paused, let context {
             pendingRead = false
             context.read()
         }
@@ -298,16 +368,19 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        requestTimer?.cancel()
         idleTimer?.cancel()
         if case .active(var active) = state, active.endPending {
             // The whole body arrived; what is still compressed is inflated at the consumer's pace, and the
             // response then ends normally (see `endResponse`).
             active.keepAlive = false
+            active.requestTimer?.cancel()
+            active.requestTimer = nil
             state = .active(active)
         } else if case .active(let active) = state {
+            active.requestTimer?.cancel()
             active.bodyWriter.abandon()
             state = .closed
+            active.exchange.timeline.withLockedValue { $0 = active.timeline }
             let retryable = active.isReused && !active.headReceived && active.exchange.request.isIdempotent
             active.exchange.connectionFailed(
                 .networkConnectionLost("the connection to \(endpoint) closed before the response ended"),
@@ -328,11 +401,24 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private func fail(_ error: TransferError, retryable: Bool) {
         guard case .active(let active) = state else { return }
         state = .closed
-        requestTimer?.cancel()
-        requestTimer = nil
+        active.requestTimer?.cancel()
         active.bodyWriter.abandon()
+        active.exchange.timeline.withLockedValue { $0 = active.timeline }
         active.exchange.connectionFailed(error, retryable: retryable)
         context?.close(promise: nil)
+    }
+
+    private static func recordAddresses(of channel: any Channel, into timeline: inout TransportTimeline) {
+        timeline.localAddress = channel.localAddress?.ipAddress
+        timeline.localPort = channel.localAddress?.port
+        timeline.remoteAddress = channel.remoteAddress?.ipAddress
+        timeline.remotePort = channel.remoteAddress?.port
+    }
+
+    private func recordRequestEnd() {
+        guard case .active(var active) = state else { return }
+        active.timeline.requestEnd = Date()
+        state = .active(active)
     }
 
     private func writeHead(_ request: TransportRequest, context: ChannelHandlerContext) {
@@ -368,7 +454,9 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     private func didSendBody(count: Int64, total: Int64) {
-        guard case .active(let active) = state else { return }
+        guard case .active(var active) = state else { return }
+        active.timeline.requestBodyBytesSent = total
+        state = .active(active)
         armRequestTimer()
         active.exchange.consumer.transportDidSendBodyData(bytesSent: count, totalBytesSent: total)
     }
@@ -390,42 +478,34 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
         )
     }
 
-    /// Notes activity for the request timeout. The timer is not rescheduled on every read (that costs a heap
-    /// operation per body part): it fires at the earliest possible deadline and re-arms itself for the rest when
-    /// there was activity meanwhile.
+    /// Notes activity for the exchange's request timeout. The timer is not rescheduled on every read (that costs a
+    /// heap operation per body part): it fires at the earliest possible deadline and re-arms itself for the rest
+    /// when there was activity meanwhile.
     private func armRequestTimer() {
-        guard case .active(let active) = state, context != nil, !paused else { return }
-        lastActivity = .now()
-        if requestTimer == nil {
-            scheduleRequestTimer(at: nextTimeout(active))
+        guard case .active(var active) = state, let context, !active.paused else { return }
+        active.lastActivity = .now()
+        if active.requestTimer == nil {
+            let deadline = active.lastActivity + active.exchange.request.idleTimeout
+            active.requestTimer = context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) {
+                [weak self] in
+                self?.requestTimerFired()
+            }
         }
-    }
-
-    /// The earlier of the idle deadline and the resource deadline.
-    private func nextTimeout(_ active: Active) -> NIODeadline {
-        let idle = lastActivity + active.exchange.request.idleTimeout
-        guard let resource = active.resourceDeadline else { return idle }
-        return min(idle, resource)
-    }
-
-    private func scheduleRequestTimer(at deadline: NIODeadline) {
-        guard let context else { return }
-        requestTimer = context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { [weak self] in
-            self?.requestTimerFired()
-        }
+        state = .active(active)
     }
 
     private func requestTimerFired() {
-        requestTimer = nil
-        guard case .active(let active) = state, !paused else { return }
-        let now = NIODeadline.now()
-        if let resource = active.resourceDeadline, resource <= now {
-            fail(.timedOut("the resource timeout expired for \(endpoint)"), retryable: false)
-            return
-        }
-        let deadline = nextTimeout(active)
-        if deadline > now {
-            scheduleRequestTimer(at: deadline)
+        guard case .active(var active) = state else { return }
+        active.requestTimer = nil
+        state = .active(active)
+        guard !active.paused, let context else { return }
+        let deadline = active.lastActivity + active.exchange.request.idleTimeout
+        if deadline > .now() {
+            active.requestTimer = context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) {
+                [weak self] in
+                self?.requestTimerFired()
+            }
+            state = .active(active)
             return
         }
         fail(.timedOut("the request to \(endpoint) timed out"), retryable: false)

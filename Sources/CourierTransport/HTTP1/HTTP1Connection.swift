@@ -1,8 +1,8 @@
 import CourierHTTP
 import NIOCore
 
-/// A pooled HTTP/1.1 connection: its channel and the handler that runs exchanges on it.
-final class HTTP1Connection: Hashable, Sendable {
+/// A pooled HTTP/1.1 connection: its channel and the handler that runs exchanges on it, one at a time.
+final class HTTP1Connection: ExchangeExecutor, Hashable, Sendable {
     let id: Int
     let key: PoolKey
     let channel: any Channel
@@ -27,6 +27,13 @@ final class HTTP1Connection: Hashable, Sendable {
         let handler = self.handler
         channel.eventLoop.execute {
             handler.value.cancel(exchange, error: error)
+        }
+    }
+
+    func drain(_ exchange: TransportExchange, limit: Int) {
+        let handler = self.handler
+        channel.eventLoop.execute {
+            handler.value.drain(exchange, limit: limit)
         }
     }
 

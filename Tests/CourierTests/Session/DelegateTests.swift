@@ -16,7 +16,7 @@ struct DelegateTests {
             let task = session.dataTask(with: server.url("/d"))
             // didCreateTask is synchronous: already recorded when the factory returns.
             #expect(delegate.events == [.created(task.taskIdentifier)])
-            #expect(task.state == .suspended)
+            #expect(task.state == .suspended, "\(String(describing: task.error))")
             task.resume()
             await delegate.waitForCompletions()
             let events = delegate.events
@@ -214,7 +214,7 @@ struct DelegateTests {
             task.resume()
             while task.countOfBytesReceived == 0 { try await Task.sleep(for: .milliseconds(2)) }
             task.suspend()
-            #expect(task.state == .suspended)
+            #expect(task.state == .suspended, "\(String(describing: task.error))")
             try await Task.sleep(for: .milliseconds(200))
             task.resume()
             await delegate.waitForCompletions()

@@ -2,8 +2,8 @@ import CourierHTTP
 import Foundation
 import NIOConcurrencyHelpers
 
-/// Streams a download task's body into its ``DownloadFile`` with backpressure, and reports
-/// `didWriteData` after each write reached the file.
+/// Streams a download task's body into its ``DownloadFile`` with backpressure, and reports each write that
+/// reached the file (the engine turns it into `didWriteData`).
 final class DownloadSink: Sendable {
     /// Unwritten bytes above which the transfer pauses, and below which it continues.
     static let highWatermark = 1 << 20
@@ -20,23 +20,24 @@ final class DownloadSink: Sendable {
         var ended = false
     }
 
-    let task: URLSessionDownloadTask
     private let directory: URL
     private let state = NIOLockedValueBox(State())
     /// The sink wants the transfer paused (`true`) or continued (`false`).
     let onBackpressure: @Sendable (Bool) -> Void
+    /// Bytes reached the file: (this write, total written).
+    let onWrite: @Sendable (Int64, Int64) -> Void
     /// Writing failed; the task must end with this error.
     let onFailure: @Sendable (TransferError) -> Void
 
     init(
-        task: URLSessionDownloadTask,
         directory: URL,
         onBackpressure: @escaping @Sendable (Bool) -> Void,
+        onWrite: @escaping @Sendable (Int64, Int64) -> Void,
         onFailure: @escaping @Sendable (TransferError) -> Void
     ) {
-        self.task = task
         self.directory = directory
         self.onBackpressure = onBackpressure
+        self.onWrite = onWrite
         self.onFailure = onFailure
     }
 
@@ -96,19 +97,7 @@ final class DownloadSink: Sendable {
             return (state.written, resume)
         }
         if resume { onBackpressure(false) }
-        let task = self.task
-        let session = task.session
-        let expected = task.countOfBytesExpectedToReceive
-        guard case .delegate = task.completionMode else { return }
-        session.dispatcher.async {
-            task.resolvedDelegate(URLSessionDownloadDelegate.self)?.urlSession(
-                session,
-                downloadTask: task,
-                didWriteData: Int64(count),
-                totalBytesWritten: total,
-                totalBytesExpectedToWrite: expected
-            )
-        }
+        onWrite(Int64(count), total)
     }
 
     /// Waits for every write and closes the file; the result is its location.

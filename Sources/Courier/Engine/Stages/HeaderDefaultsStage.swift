@@ -7,8 +7,9 @@ import Foundation
 struct HeaderDefaultsStage: RequestStage {
     static let userAgent = "courier/1.0 (Linux; SwiftNIO)"
 
-    func prepare(_ request: inout URLRequest, task: URLSessionTask) throws(TransferError) {
-        let configuration = task.session.sessionConfiguration
+    func immediate(_ original: URLRequest, in context: StageContext) throws(TransferError) -> RequestStep? {
+        var request = original
+        let configuration = context.configuration
         if let additional = configuration.httpAdditionalHeaders, !additional.isEmpty {
             let pairs: [(String, String)] = additional.compactMap { key, value in
                 guard let name = key.base as? String else { return nil }
@@ -27,5 +28,6 @@ struct HeaderDefaultsStage: RequestStage {
         if request.value(forHTTPHeaderField: "User-Agent") == nil {
             request.setValue(Self.userAgent, forHTTPHeaderField: "User-Agent")
         }
+        return .proceed(request)
     }
 }

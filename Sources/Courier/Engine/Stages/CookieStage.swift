@@ -5,19 +5,47 @@ import Foundation
 /// `httpShouldHandleCookies` are both `true` and the configuration has an `httpCookieStorage`, adds a `Cookie` header
 /// with the storage's cookies for the request's URL, unless the request already has a `Cookie` header.
 ///
-/// ``storeCookies(from:for:)`` is the response side: it stores a response's `Set-Cookie` cookies. The type is
-/// package-visible so that tests can call it directly.
+/// ``storeCookies(from:configuration:request:)`` is the response side (``CookieStorageStage``): it stores a
+/// response's `Set-Cookie` cookies. The type is package-visible so that tests can call it directly.
+///
+/// The storage may be an app's subclass (user code): then both sides wait, running on a Swift concurrency
+/// thread; Courier's own `HTTPCookieStorage` is read at once.
 package struct CookieStage: RequestStage {
-    func prepare(_ request: inout URLRequest, task: URLSessionTask) throws(TransferError) {
-        let configuration = task.session.sessionConfiguration
+    func immediate(_ request: URLRequest, in context: StageContext) throws(TransferError) -> RequestStep? {
+        let configuration = context.configuration
         guard configuration.httpShouldSetCookies, request.httpShouldHandleCookies,
-            let storage = configuration.httpCookieStorage, let url = request.url,
-            request.value(forHTTPHeaderField: "Cookie") == nil, !storage.isEmpty,
+            let storage = configuration.httpCookieStorage, request.url != nil,
+            request.value(forHTTPHeaderField: "Cookie") == nil
+        else { return .proceed(request) }
+        guard Self.isBuiltIn(storage) else { return nil }
+        return .proceed(Self.addCookies(to: request, from: storage))
+    }
+
+    func process(_ request: URLRequest, in context: StageContext) async throws(TransferError) -> RequestStep {
+        guard let storage = context.configuration.httpCookieStorage else { return .proceed(request) }
+        return .proceed(Self.addCookies(to: request, from: storage))
+    }
+
+    private static func addCookies(to original: URLRequest, from storage: HTTPCookieStorage) -> URLRequest {
+        var request = original
+        guard let url = request.url, !(isBuiltIn(storage) && storage.isEmpty),
             let cookies = storage.cookies(for: url), !cookies.isEmpty
-        else { return }
+        else { return request }
         for (name, value) in HTTPCookie.requestHeaderFields(with: cookies) {
             request.setValue(value, forHTTPHeaderField: name)
         }
+        return request
+    }
+
+    /// Whether `storage` is Courier's own class, whose methods are not user code.
+    static func isBuiltIn(_ storage: HTTPCookieStorage) -> Bool {
+        type(of: storage) == HTTPCookieStorage.self
+    }
+
+    /// Stores the cookies `response` sets for `task`'s current request (see
+    /// ``storeCookies(from:configuration:request:)``).
+    package static func storeCookies(from response: HTTPURLResponse, for task: URLSessionTask) {
+        storeCookies(from: response, configuration: task.session.sessionConfiguration, request: task.currentRequest)
     }
 
     /// Stores the cookies a response sets, when the response head arrives (also for a redirect response, before
@@ -31,12 +59,15 @@ package struct CookieStage: RequestStage {
     ///
     /// - Parameters:
     ///   - response: The response, whose `Set-Cookie` fields are parsed against its URL.
-    ///   - task: The task that received it.
-    package static func storeCookies(from response: HTTPURLResponse, for task: URLSessionTask) {
+    ///   - configuration: The session's configuration.
+    ///   - request: The request the response answers.
+    static func storeCookies(
+        from response: HTTPURLResponse,
+        configuration: URLSessionConfiguration,
+        request: URLRequest?
+    ) {
         // Most responses set no cookie: leave before any other work.
         guard response.headerFields["Set-Cookie"] != nil else { return }
-        let configuration = task.session.sessionConfiguration
-        let request = task.currentRequest
         guard configuration.httpShouldSetCookies, request?.httpShouldHandleCookies ?? true,
             let storage = configuration.httpCookieStorage, let url = response.url ?? request?.url,
             let host = url.host, !host.isEmpty

@@ -3,7 +3,7 @@ import Foundation
 
 /// Rejects requests the engine cannot run: no URL, no host, or a scheme other than http and https.
 struct URLValidationStage: RequestStage {
-    func prepare(_ request: inout URLRequest, task: URLSessionTask) throws(TransferError) {
+    func immediate(_ request: URLRequest, in context: StageContext) throws(TransferError) -> RequestStep? {
         guard let url = request.url else {
             // Darwin reports a request without a URL as an unsupported URL.
             throw .unsupportedURL("unsupported URL: the request has no URL")
@@ -22,5 +22,6 @@ struct URLValidationStage: RequestStage {
         guard let host = url.host, !host.isEmpty else {
             throw .badURL("the URL \(url.absoluteString) has no host")
         }
+        return .proceed(request)
     }
 }

@@ -16,9 +16,11 @@ enum TransportRequestBuilder {
 
     static func make(
         from request: URLRequest,
-        task: URLSessionTask,
+        upload: UploadBody?,
         configuration: URLSessionConfiguration,
-        body bodyState: BodyState = BodyState()
+        tls: TLSSettings,
+        body bodyState: BodyState = BodyState(),
+        newBodyStream: @escaping @Sendable () async -> InputStream?
     ) throws(TransferError) -> TransportRequest {
         guard let url = request.url else { throw .badURL("the request has no URL") }
         let method = request.httpMethod ?? "GET"
@@ -35,14 +37,17 @@ enum TransportRequestBuilder {
             }
             headers.append((field.name, value))
         }
-        let body = bodyState.dropped ? .none : try makeBody(request: request, task: task, bodyState: bodyState)
+        let body =
+            bodyState.dropped
+            ? .none
+            : try makeBody(request: request, upload: upload, bodyState: bodyState, newBodyStream: newBodyStream)
         var transportRequest = try TransportRequest(
             method: method,
             url: url,
             headers: headers,
             body: body,
-            idleTimeout: TaskRunner.timeAmount(effectiveTimeout(request: request, configuration: configuration)),
-            tls: task.session.tlsSettings
+            idleTimeout: TaskEngine.timeAmount(effectiveTimeout(request: request, configuration: configuration)),
+            tls: tls
         )
         transportRequest.maximumDecompressionRatio = configuration.courierMaximumDecompressionRatio
         return transportRequest
@@ -52,19 +57,21 @@ enum TransportRequestBuilder {
     /// `countOfBytesExpectedToSend` follows from its length: the data, the file, or an explicit `Content-Length`.
     private static func makeBody(
         request: URLRequest,
-        task: URLSessionTask,
-        bodyState: BodyState
+        upload: UploadBody?,
+        bodyState: BodyState,
+        newBodyStream: @escaping @Sendable () async -> InputStream?
     ) throws(TransferError) -> TransportRequestBody {
         let declaredLength = request.value(forHTTPHeaderField: "Content-Length").flatMap { Int64($0) }
-        if let upload = task as? URLSessionUploadTask {
-            switch upload.uploadBody {
+        if let upload {
+            switch upload {
             case .data(let data):
                 return data.isEmpty ? .none : .bytes(ByteBuffer(bytes: data))
             case .file(let url):
                 let length = try FileBodySource.length(of: url)
                 return .stream(length: length, source: FileBodySource(url: url))
             case .streamed:
-                return .stream(length: declaredLength, source: InputStreamBodySource(initialStream: nil, task: task))
+                return .stream(
+                    length: declaredLength, source: InputStreamBodySource(initialStream: nil, newStream: newBodyStream))
             }
         }
         if let data = request.httpBody {
@@ -72,7 +79,8 @@ enum TransportRequestBuilder {
         }
         if let stream = request.httpBodyStream {
             let initial = bodyState.sentBefore ? nil : stream
-            return .stream(length: declaredLength, source: InputStreamBodySource(initialStream: initial, task: task))
+            return .stream(
+                length: declaredLength, source: InputStreamBodySource(initialStream: initial, newStream: newBodyStream))
         }
         return .none
     }

@@ -10,11 +10,12 @@ import NIOPosix
 /// `needNewBodyStream`. Streamed uploads ask the delegate from the first pass on.
 final class InputStreamBodySource: TransportBodySource {
     private let firstStream: NIOLockedValueBox<InputStreamBox?>
-    private let task: URLSessionTask
+    /// Asks the app for a new stream (`needNewBodyStream`, through the task's event adapter).
+    private let newStream: @Sendable () async -> InputStream?
 
-    init(initialStream: InputStream?, task: URLSessionTask) {
+    init(initialStream: InputStream?, newStream: @escaping @Sendable () async -> InputStream?) {
         self.firstStream = NIOLockedValueBox(initialStream.map(InputStreamBox.init))
-        self.task = task
+        self.newStream = newStream
     }
 
     func makeReader() async throws -> any TransportBodyReader {
@@ -25,25 +26,10 @@ final class InputStreamBodySource: TransportBodySource {
         if let initial {
             return try await InputStreamBodyReader.open(initial)
         }
-        guard let stream = await Self.askDelegate(task: task) else {
+        guard let stream = await newStream() else {
             throw TransferError.requestBodyStreamExhausted("no body stream was provided for the request")
         }
-        return try await InputStreamBodyReader.open(stream)
-    }
-
-    /// Asks `needNewBodyStream` on the delegate queue (task delegate first, then the session's).
-    private static func askDelegate(task: URLSessionTask) async -> InputStreamBox? {
-        guard let delegate = task.resolvedDelegate(URLSessionTaskDelegate.self) else { return nil }
-        let session = task.session
-        return await withCheckedContinuation { continuation in
-            session.dispatcher.async {
-                let answered = CompletionOnce()
-                delegate.urlSession(session, task: task) { stream in
-                    guard answered.claim() else { return }
-                    continuation.resume(returning: stream.map(InputStreamBox.init))
-                }
-            }
-        }
+        return try await InputStreamBodyReader.open(InputStreamBox(stream))
     }
 }
 

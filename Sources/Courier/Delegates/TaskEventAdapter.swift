@@ -1,0 +1,326 @@
+import CourierHTTP
+import Foundation
+import NIOConcurrencyHelpers
+
+/// Turns one task's ``TaskEvent``s into what the app sees: the task's counters and progress, delegate calls,
+/// completion handlers, async results and `AsyncBytes`. With ``TaskEventAdapter+Completion`` it is the only code
+/// that calls a task's delegate methods and completion handlers, always through the session's
+/// ``DelegateDispatcher`` (on the delegate queue, in order), never on the engine's executor.
+///
+/// Events arrive on the engine's executor, one at a time; the answers to decisions come back from the delegate
+/// queue and go to the engine, which serializes them with everything else.
+final class TaskEventAdapter: TaskEventSink {
+    /// Bytes handed to the delegate queue but not yet consumed before the transfer pauses.
+    static let delegateHighWatermark = 1 << 20
+
+    private struct State {
+        /// The task events are reported for; a data task that becomes a download hands over to its download task.
+        var task: URLSessionTask
+        /// The body, for completion handlers and `data(for:)`.
+        var body = Data()
+        var outstandingDelegateBytes = 0
+        /// Parts waiting for the delegate queue, delivered by one scheduled job (not one job per part).
+        var pendingDelegateData: [Data] = []
+        var delegateDeliveryScheduled = false
+        var backpressured = false
+        /// `cancel(byProducingResumeData:)`'s handler, answered at completion.
+        var resumeDataHandler: (@Sendable (Data?) -> Void)?
+    }
+
+    private let state: NIOLockedValueBox<State>
+    /// The engine, for answers and backpressure; weak, since the engine holds the adapter until it completes.
+    private let engineBox = NIOLockedValueBox<Weak<TaskEngine>>(Weak(nil))
+
+    init(task: URLSessionTask) {
+        self.state = NIOLockedValueBox(State(task: task))
+    }
+
+    var task: URLSessionTask { state.withLockedValue { $0.task } }
+    var engine: TaskEngine? { engineBox.withLockedValue { $0.value } }
+
+    func attach(_ engine: TaskEngine) {
+        engineBox.withLockedValue { $0 = Weak(engine) }
+    }
+
+    /// Remembers the handler of `cancel(byProducingResumeData:)`; it gets the resume data (or `nil`) at completion.
+    func setResumeDataHandler(_ handler: @escaping @Sendable (Data?) -> Void) {
+        let previous: (@Sendable (Data?) -> Void)? = state.withLockedValue { state in
+            defer { state.resumeDataHandler = handler }
+            return state.resumeDataHandler
+        }
+        if let previous { task.session.dispatcher.async { previous(nil) } }
+    }
+
+    // MARK: - Events (on the engine's executor)
+
+    func receive(_ event: TaskEvent) {
+        let task = self.task
+        switch event {
+        case .attemptStarted(let expected):
+            task.update { $0.countOfBytesExpectedToSend = expected }
+        case .sentBodyData(let bytesSent, let totalBytesSent):
+            sentBodyData(bytesSent: bytesSent, total: totalBytesSent, task: task)
+        case .currentRequest(let request):
+            task.update { $0.currentRequest = request }
+        case .decide(let decision):
+            decide(decision, task: task)
+        case .response(let response):
+            record(response, task: task)
+            if case .stream(let source) = task.completionMode { source.didReceive(response: response) }
+        case .data(let data):
+            received(data, task: task)
+        case .receivedToFile(_, let total):
+            task.update { $0.countOfBytesReceived = total }
+            if task.progressTracksReceivedBytes { task.setProgress(completed: total) }
+        case .downloadResumed(let offset, let expectedTotal):
+            downloadResumed(offset: offset, expectedTotal: expectedTotal, task: task)
+        case .downloadWrote(let bytes, let totalWritten, let totalExpected):
+            downloadWrote(bytes: bytes, total: totalWritten, expected: totalExpected, task: task)
+        case .timeline(let timeline):
+            task.update { $0.timelines.append(timeline) }
+        case .completed(let result):
+            completed(result, task: task)
+        }
+    }
+
+    private func sentBodyData(bytesSent: Int64, total: Int64, task: URLSessionTask) {
+        task.update { $0.countOfBytesSent = total }
+        let expected = task.countOfBytesExpectedToSend
+        if !task.progressTracksReceivedBytes {
+            task.setProgress(total: expected, completed: total)
+        }
+        let session = task.session
+        session.dispatcher.async {
+            task.resolvedDelegate(URLSessionTaskDelegate.self)?.urlSession(
+                session,
+                task: task,
+                didSendBodyData: bytesSent,
+                totalBytesSent: total,
+                totalBytesExpectedToSend: expected
+            )
+        }
+    }
+
+    private func record(_ response: URLResponse, task: URLSessionTask) {
+        let expected = response.expectedContentLength
+        task.update { state in
+            state.response = response
+            state.countOfBytesExpectedToReceive = expected
+        }
+        if task.progressTracksReceivedBytes { task.setProgress(total: expected) }
+    }
+
+    private func received(_ data: Data, task: URLSessionTask) {
+        var received: Int64 = 0
+        task.update { state in
+            state.countOfBytesReceived += Int64(data.count)
+            received = state.countOfBytesReceived
+        }
+        if task.progressTracksReceivedBytes { task.setProgress(completed: received) }
+        switch task.completionMode {
+        case .dataHandler, .collect:
+            state.withLockedValue { $0.body.append(data) }
+        case .stream(let source):
+            if source.append(data) { engine?.backpressure(true) }
+        case .delegate:
+            deliverToDelegate(data, task: task)
+        case .downloadHandler, .downloadCollect:
+            break
+        }
+    }
+
+    private func downloadResumed(offset: Int64, expectedTotal: Int64, task: URLSessionTask) {
+        task.update { state in
+            state.countOfBytesReceived = offset
+            state.countOfBytesExpectedToReceive = expectedTotal
+        }
+        task.setProgress(total: expectedTotal, completed: offset)
+        guard case .delegate = task.completionMode, let downloadTask = task as? URLSessionDownloadTask else { return }
+        let session = task.session
+        session.dispatcher.async {
+            downloadTask.resolvedDelegate(URLSessionDownloadDelegate.self)?.urlSession(
+                session, downloadTask: downloadTask, didResumeAtOffset: offset, expectedTotalBytes: expectedTotal)
+        }
+    }
+
+    private func downloadWrote(bytes: Int64, total: Int64, expected: Int64, task: URLSessionTask) {
+        guard case .delegate = task.completionMode, let downloadTask = task as? URLSessionDownloadTask else { return }
+        let session = task.session
+        session.dispatcher.async {
+            downloadTask.resolvedDelegate(URLSessionDownloadDelegate.self)?.urlSession(
+                session,
+                downloadTask: downloadTask,
+                didWriteData: bytes,
+                totalBytesWritten: total,
+                totalBytesExpectedToWrite: expected
+            )
+        }
+    }
+
+    // MARK: - Delegate data and backpressure
+
+    private func deliverToDelegate(_ data: Data, task: URLSessionTask) {
+        let count = data.count
+        let (pause, schedule): (Bool, Bool) = state.withLockedValue { state in
+            state.outstandingDelegateBytes += count
+            state.pendingDelegateData.append(data)
+            let schedule = !state.delegateDeliveryScheduled
+            state.delegateDeliveryScheduled = true
+            let pause = !state.backpressured && state.outstandingDelegateBytes > Self.delegateHighWatermark
+            if pause { state.backpressured = true }
+            return (pause, schedule)
+        }
+        if pause { engine?.backpressure(true) }
+        guard schedule else { return }
+        task.session.dispatcher.async { [self] in drainDelegateData() }
+    }
+
+    /// On the delegate queue: hands every waiting part to the delegate, in order.
+    private func drainDelegateData() {
+        let (parts, task): ([Data], URLSessionTask) = state.withLockedValue { state in
+            state.delegateDeliveryScheduled = false
+            defer { state.pendingDelegateData = [] }
+            return (state.pendingDelegateData, state.task)
+        }
+        // Without a data delegate the parts are dropped, but still accounted, so backpressure never sticks.
+        let dataTask = task as? URLSessionDataTask
+        let delegate = task.resolvedDelegate(URLSessionDataDelegate.self)
+        var delivered = 0
+        for part in parts {
+            if let dataTask, let delegate {
+                delegate.urlSession(task.session, dataTask: dataTask, didReceive: part)
+            }
+            delivered += part.count
+        }
+        let resume: Bool = state.withLockedValue { state in
+            state.outstandingDelegateBytes -= delivered
+            let resume = state.backpressured && state.outstandingDelegateBytes <= Self.delegateHighWatermark / 2
+            if resume { state.backpressured = false }
+            return resume
+        }
+        if resume { engine?.backpressure(false) }
+    }
+
+    // MARK: - Decisions
+
+    private func decide(_ decision: TaskDecision, task: URLSessionTask) {
+        let session = task.session
+        switch decision {
+        case .beginDelayedRequest(let request):
+            guard let delegate = task.resolvedDelegate(URLSessionTaskDelegate.self) else {
+                return answer(.beginDelayedRequest(.continueLoading, nil))
+            }
+            session.dispatcher.async { [self] in
+                let once = CompletionOnce()
+                delegate.urlSession(session, task: task, willBeginDelayedRequest: request) { disposition, newRequest in
+                    guard once.claim() else { return }
+                    self.answer(.beginDelayedRequest(disposition, newRequest))
+                }
+            }
+        case .redirect(let response, let newRequest):
+            guard let delegate = task.resolvedDelegate(URLSessionTaskDelegate.self) else {
+                return answer(.redirect(newRequest))
+            }
+            session.dispatcher.async { [self] in
+                let once = CompletionOnce()
+                delegate.urlSession(session, task: task, willPerformHTTPRedirection: response, newRequest: newRequest) {
+                    chosen in
+                    guard once.claim() else { return }
+                    self.answer(.redirect(chosen))
+                }
+            }
+        case .response(let response):
+            record(response, task: task)
+            guard let dataTask = task as? URLSessionDataTask,
+                let delegate = task.resolvedDelegate(URLSessionDataDelegate.self)
+            else { return answer(.response(.allow)) }
+            session.dispatcher.async { [self] in
+                let once = CompletionOnce()
+                delegate.urlSession(session, dataTask: dataTask, didReceive: response) { disposition in
+                    guard once.claim() else { return }
+                    if disposition == .becomeDownload { self.becomeDownload(from: dataTask) }
+                    self.answer(.response(disposition))
+                }
+            }
+        }
+    }
+
+    private func answer(_ answer: TaskDecisionAnswer) {
+        engine?.answer(answer)
+    }
+
+    /// `.becomeDownload`: a download task takes over the transfer. The body already received (held while the
+    /// delegate decided) and the rest go to its file; the data task ends without further delegate calls.
+    private func becomeDownload(from dataTask: URLSessionDataTask) {
+        let session = dataTask.session
+        let request = dataTask.currentRequest ?? dataTask.originalRequest ?? URLRequest(url: URL(fileURLWithPath: "/"))
+        let downloadTask = URLSessionDownloadTask(
+            session: session,
+            request: request,
+            identifier: session.registry.nextIdentifier(),
+            completionMode: .delegate
+        )
+        session.registry.replace(dataTask, with: downloadTask)
+        let response = dataTask.response
+        let expected = dataTask.countOfBytesExpectedToReceive
+        let engine = self.engine
+        downloadTask.update { state in
+            _ = state.lifecycle.resume()
+            state.engine = engine
+            state.adapter = self
+            state.response = response
+            state.countOfBytesExpectedToReceive = expected
+        }
+        downloadTask.setProgress(total: expected)
+        state.withLockedValue { $0.task = downloadTask }
+        dataTask.endSilently(removeFromSession: false)
+        let dataDelegate = dataTask.resolvedDelegate(URLSessionDataDelegate.self)
+        session.dispatcher.async {
+            dataDelegate?.urlSession(session, dataTask: dataTask, didBecome: downloadTask)
+        }
+    }
+
+    /// `needNewBodyStream`, asked on the delegate queue (task delegate first, then the session's); `nil` without
+    /// a delegate.
+    func askForNewBodyStream() async -> InputStream? {
+        let task = self.task
+        guard let delegate = task.resolvedDelegate(URLSessionTaskDelegate.self) else { return nil }
+        let session = task.session
+        let box: InputStreamBox? = await withCheckedContinuation { continuation in
+            session.dispatcher.async {
+                let answered = CompletionOnce()
+                delegate.urlSession(session, task: task) { stream in
+                    guard answered.claim() else { return }
+                    continuation.resume(returning: stream.map(InputStreamBox.init))
+                }
+            }
+        }
+        return box?.stream
+    }
+
+    // MARK: - Completion
+
+    private func completed(_ result: TaskResult, task: URLSessionTask) {
+        let (body, resumeDataHandler): (Data, (@Sendable (Data?) -> Void)?) = state.withLockedValue { state in
+            defer {
+                state.body = Data()
+                state.resumeDataHandler = nil
+            }
+            return (state.body, state.resumeDataHandler)
+        }
+        if let resumeDataHandler {
+            let resumeData = result.resumeData
+            task.session.dispatcher.async { resumeDataHandler(resumeData) }
+        }
+        task.complete(with: result.error, body: task.completionMode.collectsBody ? body : nil, file: result.file)
+    }
+}
+
+/// A weak reference, for a box.
+struct Weak<Object: AnyObject>: @unchecked Sendable {
+    weak var value: Object?
+
+    init(_ value: Object?) {
+        self.value = value
+    }
+}

@@ -1,0 +1,63 @@
+import CourierHTTP
+import CourierTransport
+import Foundation
+import NIOConcurrencyHelpers
+import NIOCore
+
+/// The network as a response source: runs one ``TransportRequest`` on the session's ``Transport`` and turns the
+/// transport's response head into an `HTTPURLResponse`.
+final class NetworkSource: ResponseSource {
+    /// Bytes of an unread body a follow-up request drains to keep the connection; beyond, it is closed.
+    static let drainLimit = 64 * 1024
+
+    let request: TransportRequest
+    private let transport: any Transport
+    private let exchange = NIOLockedValueBox<(any ExchangeHandle)?>(nil)
+
+    init(request: TransportRequest, transport: any Transport) {
+        self.request = request
+        self.transport = transport
+    }
+
+    func start(_ consumer: any ResponseSourceConsumer) {
+        let handle = transport.execute(request, consumer: Consumer(consumer: consumer, url: request.url))
+        exchange.withLockedValue { $0 = handle }
+    }
+
+    func pause() { exchange.withLockedValue { $0 }?.pause() }
+    func resume() { exchange.withLockedValue { $0 }?.resume() }
+    func cancel() { exchange.withLockedValue { $0 }?.cancel() }
+
+    func drain(then completion: @escaping @Sendable () -> Void) {
+        guard let handle = exchange.withLockedValue({ $0 }) else { return completion() }
+        handle.drain(limit: Self.drainLimit, then: completion)
+    }
+
+    /// Adapts the transport's consumer protocol to the source's.
+    private final class Consumer: TransportResponseConsumer {
+        let consumer: any ResponseSourceConsumer
+        let url: URL
+
+        init(consumer: any ResponseSourceConsumer, url: URL) {
+            self.consumer = consumer
+            self.url = url
+        }
+
+        func transportDidSendBodyData(bytesSent: Int64, totalBytesSent: Int64) {
+            consumer.sourceDidSendBodyData(bytesSent: bytesSent, totalBytesSent: totalBytesSent)
+        }
+
+        func transportDidReceiveHead(_ head: TransportResponseHead) {
+            guard let response = ResponseBuilder.makeResponse(head: head, url: url) else {
+                consumer.sourceDidFail(.badServerResponse("the status \(head.status) is not valid"))
+                return
+            }
+            consumer.sourceDidReceive(response: response)
+        }
+
+        func transportDidReceiveBodyPart(_ part: ByteBuffer) { consumer.sourceDidReceive(part: part) }
+        func transportDidFinish() { consumer.sourceDidFinish() }
+        func transportDidFail(_ error: TransferError) { consumer.sourceDidFail(error) }
+        func transportDidCollect(_ timeline: TransportTimeline) { consumer.sourceDidCollect(timeline) }
+    }
+}

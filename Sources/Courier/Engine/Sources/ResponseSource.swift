@@ -1,0 +1,36 @@
+import CourierHTTP
+import CourierTransport
+import Foundation
+import NIOCore
+
+/// Where an attempt's response comes from: the network today; a cached response, a custom `URLProtocol` or a
+/// `data:`/`file:` loader as they land. Every source produces the same events with the same backpressure
+/// contract, so every delivery mode (delegate, completion handler, async bytes, download file) works for every
+/// source.
+///
+/// The engine calls these methods on its executor only; `start` once, then any of the others.
+protocol ResponseSource: AnyObject, Sendable {
+    /// Starts producing events for `consumer`.
+    func start(_ consumer: any ResponseSourceConsumer)
+    /// Stops producing body parts until ``resume()`` (no buffer grows meanwhile).
+    func pause()
+    /// Continues after ``pause()``.
+    func resume()
+    /// Stops for good; the consumer may still get one failure.
+    func cancel()
+    /// Drops the rest of the body so that the underlying connection can serve a follow-up request; `completion`
+    /// runs once when that is done (or the connection was closed instead). No events follow.
+    func drain(then completion: @escaping @Sendable () -> Void)
+}
+
+/// Receives one source's events. Order: zero or more `didSendBodyData`, one `didReceive(response:)`, zero or
+/// more `didReceive(part:)`, then exactly one of `didFinish` or `didFail` (a failure may come at any point).
+/// Called on any thread (an event loop for the network); implementations hop to the engine's executor.
+protocol ResponseSourceConsumer: Sendable {
+    func sourceDidSendBodyData(bytesSent: Int64, totalBytesSent: Int64)
+    func sourceDidReceive(response: URLResponse)
+    func sourceDidReceive(part: ByteBuffer)
+    func sourceDidFinish()
+    func sourceDidFail(_ error: TransferError)
+    func sourceDidCollect(_ timeline: TransportTimeline)
+}

@@ -1,0 +1,166 @@
+import CourierHTTP
+import CourierTransport
+import Foundation
+
+/// The stage chain of every attempt, written out in one place (OkHttp's `getResponseWithInterceptorChain` is the
+/// model): the request side prepares the request or answers it, a response source produces the response, and the
+/// response side decides what becomes of it.
+///
+/// ```
+/// request:   URLProtocol lookup → URL validation → default headers → cookies → cache lookup → credentials
+/// source:    the network (or a stage's answer: cache, URLProtocol, data:/file:)
+/// response:  redirect → authentication → cookie storage → cache storage → the app's disposition
+/// ```
+///
+/// The cache and credential stages are identity stages until the cache and authentication features land; each
+/// feature adds its work to exactly one stage or source.
+enum StageChain {
+    static let requestStages: [any RequestStage] = [
+        ProtocolLookupStage(),
+        URLValidationStage(),
+        HeaderDefaultsStage(),
+        CookieStage(),
+        CacheLookupStage(),
+        CredentialStage(),
+    ]
+
+    static let responseStages: [any ResponseStage] = [
+        RedirectStage(),
+        AuthenticationStage(),
+        CookieStorageStage(),
+        CacheStorageStage(),
+        DispositionStage(),
+    ]
+
+    /// Runs the request side over `request`. Stages that answer at once run here, on the caller's executor;
+    /// from the first stage that must wait, the rest run in a Swift task. `completion` gets the outcome once:
+    /// `immediately` tells whether it came before this call returned.
+    static func runRequestSide(
+        _ request: URLRequest,
+        stages: [any RequestStage] = requestStages,
+        context: StageContext,
+        completion: @escaping @Sendable (Result<RequestStep, TransferError>, _ immediately: Bool) -> Void
+    ) {
+        var current = request
+        for (index, stage) in stages.enumerated() {
+            do {
+                switch try stage.immediate(current, in: context) {
+                case .proceed(let next)?:
+                    current = next
+                case .respond(let source)?:
+                    return completion(.success(.respond(source)), true)
+                case nil:
+                    let rest = Array(stages[index...])
+                    let waiting = current
+                    Task {
+                        completion(await runWaiting(waiting, stages: rest, context: context), false)
+                    }
+                    return
+                }
+            } catch {
+                return completion(.failure(error), true)
+            }
+        }
+        completion(.success(.proceed(current)), true)
+    }
+
+    private static func runWaiting(
+        _ request: URLRequest,
+        stages: [any RequestStage],
+        context: StageContext
+    ) async -> Result<RequestStep, TransferError> {
+        var current = request
+        do {
+            for stage in stages {
+                // A stage does its waiting work only when it cannot answer at once.
+                let step: RequestStep
+                if let immediate = try stage.immediate(current, in: context) {
+                    step = immediate
+                } else {
+                    step = try await stage.process(current, in: context)
+                }
+                switch step {
+                case .proceed(let next): current = next
+                case .respond(let source): return .success(.respond(source))
+                }
+            }
+        } catch {
+            return .failure(error)
+        }
+        return .success(.proceed(current))
+    }
+
+    /// Runs the response side over `response`, with the same split as ``runRequestSide(_:stages:context:completion:)``.
+    /// A stage that asks for a follow-up ends the side; `.proceedAsDownload` is carried to the end. Returns whether
+    /// the side continues asynchronously (a stage waits).
+    @discardableResult
+    static func runResponseSide(
+        _ response: URLResponse,
+        stages: [any ResponseStage] = responseStages,
+        context: StageContext,
+        completion: @escaping @Sendable (Result<ResponseStep, TransferError>, _ immediately: Bool) -> Void
+    ) -> Bool {
+        var current = response
+        var asDownload = false
+        for (index, stage) in stages.enumerated() {
+            do {
+                switch try stage.immediate(current, in: context) {
+                case .proceed(let next)?:
+                    current = next
+                case .proceedAsDownload(let next)?:
+                    current = next
+                    asDownload = true
+                case .followUp(let request, let dropsBody)?:
+                    completion(.success(.followUp(request, dropsBody: dropsBody)), true)
+                    return false
+                case nil:
+                    let rest = Array(stages[index...])
+                    let waiting = current
+                    let wasDownload = asDownload
+                    Task {
+                        let result = await runWaiting(waiting, asDownload: wasDownload, stages: rest, context: context)
+                        completion(result, false)
+                    }
+                    return true
+                }
+            } catch {
+                completion(.failure(error), true)
+                return false
+            }
+        }
+        completion(.success(asDownload ? .proceedAsDownload(current) : .proceed(current)), true)
+        return false
+    }
+
+    private static func runWaiting(
+        _ response: URLResponse,
+        asDownload: Bool,
+        stages: [any ResponseStage],
+        context: StageContext
+    ) async -> Result<ResponseStep, TransferError> {
+        var current = response
+        var asDownload = asDownload
+        do {
+            for stage in stages {
+                let step: ResponseStep
+                if let immediate = try stage.immediate(current, in: context) {
+                    step = immediate
+                } else {
+                    step = try await stage.process(current, in: context)
+                }
+                switch step {
+                case .proceed(let next):
+                    current = next
+                case .proceedAsDownload(let next):
+                    current = next
+                    asDownload = true
+                case .followUp(let request, let dropsBody):
+                    return .success(.followUp(request, dropsBody: dropsBody))
+                }
+            }
+        } catch {
+            return .failure(error)
+        }
+        return .success(asDownload ? .proceedAsDownload(current) : .proceed(current))
+    }
+}

@@ -1,0 +1,23 @@
+import CourierHTTP
+import Foundation
+
+/// The app's disposition of the final response (`urlSession(_:dataTask:didReceive:completionHandler:)`), the
+/// response side's last stage: a data task with a delegate waits for it; the body is held meanwhile.
+struct DispositionStage: ResponseStage {
+    func immediate(_ response: URLResponse, in context: StageContext) throws(TransferError) -> ResponseStep? {
+        context.asksForResponses ? nil : .proceed(response)
+    }
+
+    func process(_ response: URLResponse, in context: StageContext) async throws(TransferError) -> ResponseStep {
+        switch await context.decide(.response(response)) {
+        case .response(.allow):
+            return .proceed(response)
+        case .response(.becomeDownload):
+            return .proceedAsDownload(response)
+        case .response(.becomeStream):
+            throw .unsupportedURL("becomeStream is not supported yet (stream tasks come later)")
+        default:
+            throw .cancelled()
+        }
+    }
+}

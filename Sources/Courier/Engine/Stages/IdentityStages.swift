@@ -1,0 +1,34 @@
+import CourierHTTP
+import Foundation
+
+/// The cache lookup (request side): will answer from `URLCache` or make the request conditional, by the
+/// request's cache policy. Courier has no HTTP cache yet, so it passes every request on unchanged.
+struct CacheLookupStage: RequestStage {
+    func immediate(_ request: URLRequest, in context: StageContext) throws(TransferError) -> RequestStep? {
+        .proceed(request)
+    }
+}
+
+/// Credentials (request side): will add `Authorization` from `URLCredentialStorage` for a known protection
+/// space. Until authentication lands it passes every request on unchanged.
+struct CredentialStage: RequestStage {
+    func immediate(_ request: URLRequest, in context: StageContext) throws(TransferError) -> RequestStep? {
+        .proceed(request)
+    }
+}
+
+/// Authentication (response side): will answer a 401/407 with a challenge to the delegate and a follow-up
+/// request. Until authentication lands a 401 or 407 is delivered as the response, as before.
+struct AuthenticationStage: ResponseStage {
+    func immediate(_ response: URLResponse, in context: StageContext) throws(TransferError) -> ResponseStep? {
+        .proceed(response)
+    }
+}
+
+/// Cache storage (response side): will store cacheable responses (and ask `willCacheResponse`). Courier has no
+/// HTTP cache yet, so nothing is stored.
+struct CacheStorageStage: ResponseStage {
+    func immediate(_ response: URLResponse, in context: StageContext) throws(TransferError) -> ResponseStep? {
+        .proceed(response)
+    }
+}

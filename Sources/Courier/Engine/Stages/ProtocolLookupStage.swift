@@ -1,0 +1,44 @@
+import CourierHTTP
+import Foundation
+
+/// Looks for a custom `URLProtocol` subclass that claims the request, in Darwin's order: the configuration's
+/// `protocolClasses` in order, then the classes registered with `URLProtocol.registerClass(_:)`, most recently
+/// registered first. Entries of `protocolClasses` that are not `URLProtocol` subclasses are skipped.
+///
+/// Courier does not run custom protocols yet (a later release), so a claimed request fails the task with
+/// `URLError(.unsupportedURL)` naming the class; it is never loaded behind the protocol's back.
+///
+/// A class is asked with `canInit(with: task)` (which by default asks `canInit(with: task.currentRequest)`) when
+/// the task's current request is the request being prepared. On a redirect hop the engine prepares the new
+/// request before making it the current one, so there the class is asked `canInit(with: request)` directly.
+///
+/// `canInit` is user code: the stage asks it in ``process(_:in:)``, on a Swift concurrency thread, never on an
+/// event loop or under a lock.
+struct ProtocolLookupStage: RequestStage {
+    /// Without any class to ask, there is nothing to wait for; `canInit` is user code, so asking waits.
+    func immediate(_ request: URLRequest, in context: StageContext) throws(TransferError) -> RequestStep? {
+        candidates(context).isEmpty ? .proceed(request) : nil
+    }
+
+    func process(_ request: URLRequest, in context: StageContext) async throws(TransferError) -> RequestStep {
+        let isCurrentRequest = context.currentRequest == request
+        for protocolClass in candidates(context) {
+            let claims: Bool
+            if isCurrentRequest, let task = context.task {
+                claims = protocolClass.canInit(with: task)
+            } else {
+                claims = protocolClass.canInit(with: request)
+            }
+            if claims {
+                throw .unsupportedURL(
+                    "custom URLProtocol subclasses are not run yet (a later Courier release): \(protocolClass)")
+            }
+        }
+        return .proceed(request)
+    }
+
+    private func candidates(_ context: StageContext) -> [URLProtocol.Type] {
+        let configured = (context.configuration.protocolClasses ?? []).compactMap { $0 as? URLProtocol.Type }
+        return configured + URLProtocol.registeredClasses
+    }
+}

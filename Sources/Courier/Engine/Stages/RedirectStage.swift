@@ -1,0 +1,61 @@
+import CourierHTTP
+import Foundation
+
+/// Redirects: the response side's first stage. A 3xx with a usable `Location` becomes a follow-up request
+/// (method and body rewritten, credentials and cookies of another origin removed, by ``RedirectPolicy``); the
+/// app's delegate, when there is one, may follow it, change it, or refuse it (the redirect response is then
+/// delivered as the final one).
+struct RedirectStage: ResponseStage {
+    func immediate(_ response: URLResponse, in context: StageContext) throws(TransferError) -> ResponseStep? {
+        guard let plan = plan(for: response, in: context) else { return .proceed(response) }
+        if context.redirectCount + 1 > RedirectPolicy.maximumRedirects {
+            // Darwin's wording; the limit (RedirectPolicy.maximumRedirects) is Darwin's too.
+            throw .httpTooManyRedirects("too many HTTP redirects")
+        }
+        guard context.asksForRedirects else {
+            return .followUp(Self.redirectedRequest(context.currentRequest, plan: plan), dropsBody: plan.dropsBody)
+        }
+        return nil
+    }
+
+    func process(_ response: URLResponse, in context: StageContext) async throws(TransferError) -> ResponseStep {
+        guard let http = response as? HTTPURLResponse, let plan = plan(for: response, in: context) else {
+            return .proceed(response)
+        }
+        let proposed = Self.redirectedRequest(context.currentRequest, plan: plan)
+        switch await context.decide(.redirect(http, newRequest: proposed)) {
+        case .redirect(let chosen?):
+            return .followUp(chosen, dropsBody: plan.dropsBody)
+        case .redirect(nil):
+            return .proceed(response)
+        default:
+            throw .cancelled()
+        }
+    }
+
+    private func plan(for response: URLResponse, in context: StageContext) -> RedirectPlan? {
+        guard let http = response as? HTTPURLResponse, RedirectPolicy.isRedirectStatus(http.statusCode),
+            let url = context.currentRequest.url
+        else { return nil }
+        return RedirectPolicy.plan(
+            status: http.statusCode,
+            location: http.value(forHTTPHeaderField: "Location"),
+            method: context.currentRequest.httpMethod ?? "GET",
+            currentURL: url
+        )
+    }
+
+    static func redirectedRequest(_ request: URLRequest, plan: RedirectPlan) -> URLRequest {
+        var next = request
+        next.url = plan.url
+        next.httpMethod = plan.method
+        if plan.dropsBody {
+            next.httpBody = nil
+            next.httpBodyStream = nil
+        }
+        for name in plan.removedHeaderNames {
+            next.setValue(nil, forHTTPHeaderField: name)
+        }
+        return next
+    }
+}

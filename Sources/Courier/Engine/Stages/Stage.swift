@@ -1,0 +1,69 @@
+import CourierHTTP
+import Foundation
+
+/// What a request stage decided.
+enum RequestStep: Sendable {
+    /// Go on with this request.
+    case proceed(URLRequest)
+    /// Answer without the network: this source produces the response (a cache hit, a custom `URLProtocol`).
+    case respond(any ResponseSource)
+}
+
+/// What a response stage decided.
+enum ResponseStep: Sendable {
+    /// Go on with this response (the last stage's answer is delivered).
+    case proceed(URLResponse)
+    /// Send this request instead (a redirect, a retry with credentials): the current body is drained.
+    /// `dropsBody` when the follow-up must not carry the request body (a 303, or a 301/302 POST).
+    case followUp(URLRequest, dropsBody: Bool)
+    /// Deliver this response, to a download file instead of the data consumer (`.becomeDownload`).
+    case proceedAsDownload(URLResponse)
+}
+
+/// One step of the request side. Stages run in the order ``StageChain`` lists them, on every attempt.
+///
+/// ``immediate(_:in:)`` runs on the engine's executor and must be cheap and never call user code; it answers
+/// `nil` when the stage must wait for something (user code, a delegate, storage I/O): the chain then continues
+/// in ``process(_:in:)``, on a Swift concurrency thread — never an event loop, never under a lock.
+protocol RequestStage: Sendable {
+    func immediate(_ request: URLRequest, in context: StageContext) throws(TransferError) -> RequestStep?
+    func process(_ request: URLRequest, in context: StageContext) async throws(TransferError) -> RequestStep
+}
+
+/// One step of the response side; same contract as ``RequestStage``.
+protocol ResponseStage: Sendable {
+    func immediate(_ response: URLResponse, in context: StageContext) throws(TransferError) -> ResponseStep?
+    func process(_ response: URLResponse, in context: StageContext) async throws(TransferError) -> ResponseStep
+}
+
+extension RequestStage {
+    /// A stage that never waits.
+    func process(_ request: URLRequest, in context: StageContext) async throws(TransferError) -> RequestStep {
+        try immediate(request, in: context) ?? .proceed(request)
+    }
+}
+
+extension ResponseStage {
+    /// A stage that never waits.
+    func process(_ response: URLResponse, in context: StageContext) async throws(TransferError) -> ResponseStep {
+        try immediate(response, in: context) ?? .proceed(response)
+    }
+}
+
+/// What stages may know and ask about the task they work for.
+struct StageContext: Sendable {
+    /// The session's configuration.
+    let configuration: URLSessionConfiguration
+    /// The task object, for `URLProtocol.canInit(with:)`; `nil` where the engine runs without one.
+    let task: URLSessionTask?
+    /// The request the task is loading (before this attempt's stages).
+    let currentRequest: URLRequest
+    /// Redirects followed so far.
+    let redirectCount: Int
+    /// Whether the app is asked about redirects (a task or session delegate exists).
+    let asksForRedirects: Bool
+    /// Whether the app decides on each response (a data task with a delegate).
+    let asksForResponses: Bool
+    /// Asks the app; waits for the answer (or a cancellation answer when the task ends first).
+    let decide: @Sendable (TaskDecision) async -> TaskDecisionAnswer?
+}

@@ -1,0 +1,226 @@
+import CourierHTTP
+import Foundation
+
+/// A resumed download's partial file and what it holds (the offset its range request asked for and the validators
+/// a 206 must repeat to be appended).
+struct ResumeProgress: Sendable {
+    /// What the partial file holds; `nil` when the download starts over.
+    var partial: PartialDownload?
+    /// The partial file, when there is one to continue.
+    var partialFile: URL?
+
+    /// The download starts over from byte 0.
+    static let fromZero = ResumeProgress(partial: nil, partialFile: nil)
+}
+
+/// Download tasks: the file the body streams into, resuming from resume data, and resume data when a download
+/// fails. Everything here runs on the engine's executor; file I/O runs on the download file's own queue.
+extension TaskEngine {
+    /// Transient failures after which a download offers resume data.
+    static let resumableFailures: Set<URLError.Code> = [.networkConnectionLost, .timedOut, .notConnectedToInternet]
+
+    func makeDownloadSink() -> DownloadSink {
+        DownloadSink(
+            directory: environment.configuration.courierDownloadDirectory,
+            onBackpressure: { [weak self] pause in self?.backpressure(pause) },
+            onWrite: { [weak self] count, total in
+                self?.onExecutor { engine in
+                    engine.emit(
+                        .downloadWrote(bytes: count, totalWritten: total, totalExpected: engine.expectedToReceive))
+                }
+            },
+            onFailure: { [weak self] error in self?.fail(error) }
+        )
+    }
+
+    /// Checks resume data against the partial file and adds the range fields to `request`; `nil` when the task
+    /// failed instead (invalid resume data, a missing or too short partial file).
+    func prepareResume(_ resumeState: DownloadResumeState, request: URLRequest) -> URLRequest? {
+        guard let data = resumeState.resumeData else {
+            fail(resumeState.error ?? TransferError.cannotDecodeRawData("the resume data cannot be used"))
+            return nil
+        }
+        // The name was validated as a bare file name: it cannot leave the download directory.
+        let partial = environment.configuration.courierDownloadDirectory
+            .appendingPathComponent(data.tempFileName, isDirectory: false)
+        // Another task resuming the same data would cut and write the same file: one at a time.
+        guard DownloadDirectory.claim(partial) else {
+            fail(.cannotOpenFile("the partial download \(data.tempFileName) is being resumed by another task"))
+            return nil
+        }
+        claimedPartialFile = partial
+        // A symbolic link or a file of another user planted under the name is refused, never followed.
+        guard let size = DownloadDirectory.partialFileSize(at: partial) else {
+            releaseUnopenedPartialFile()
+            fail(
+                .cannotOpenFile(
+                    "the partial download \(data.tempFileName) no longer exists or is not a regular file of this user"
+                )
+            )
+            return nil
+        }
+        do {
+            try data.validate(partialFileSize: size)
+        } catch {
+            releaseUnopenedPartialFile()
+            fail(error)
+            return nil
+        }
+        var resumed = request
+        let fields = ResumeRequestHeaders.fields(
+            resumingAt: data.bytesReceived,
+            entityTag: data.entityTag,
+            lastModified: data.serverDownloadDate
+        )
+        if let fields {
+            for field in fields { resumed.setValue(field.value, forHTTPHeaderField: field.name) }
+            resumeProgress = ResumeProgress(partial: data.partialDownload, partialFile: partial)
+        } else {
+            // Nothing can be resumed safely: start over, and say so through didResumeAtOffset(0, …).
+            try? FileManager.default.removeItem(at: partial)
+            releaseUnopenedPartialFile()
+            resumeProgress = .fromZero
+        }
+        return resumed
+    }
+
+    /// The request without range fields, when the response to a range request says the partial file cannot be
+    /// continued and the whole resource must be asked for again; `nil` otherwise.
+    func resumeRetry(for response: HTTPURLResponse) -> URLRequest? {
+        guard let resume = resumeProgress, let partial = resume.partial, partial.offset > 0,
+            let file = resume.partialFile
+        else {
+            return nil
+        }
+        let decision = ResumeDecision.decide(resuming: partial, status: response.statusCode) {
+            response.value(forHTTPHeaderField: $0)
+        }
+        guard case .retryWithoutRange = decision else { return nil }
+        Self.discardPartialFile(file)
+        claimedPartialFile = nil
+        resumeProgress = .fromZero
+        var plain = currentRequest
+        plain.setValue(nil, forHTTPHeaderField: "Range")
+        plain.setValue(nil, forHTTPHeaderField: "If-Range")
+        return plain
+    }
+
+    /// Opens the download file for the final response: a fresh file, or the partial one when the server sent
+    /// the rest of a resumed download.
+    func openDownload(for response: HTTPURLResponse, in download: DownloadSink) {
+        guard let resume = resumeProgress else {
+            download.open()
+            return
+        }
+        resumeProgress = nil
+        // The partial file now belongs to the download file (append) or to its deletion (any other answer), which
+        // release it.
+        claimedPartialFile = nil
+        guard let partial = resume.partialFile, let held = resume.partial, held.offset > 0 else {
+            download.open()
+            emit(.downloadResumed(offset: 0, expectedTotal: response.expectedContentLength))
+            return
+        }
+        let decision = ResumeDecision.decide(resuming: held, status: response.statusCode) {
+            response.value(forHTTPHeaderField: $0)
+        }
+        switch decision {
+        case .append(let offset, let total):
+            download.open(existing: partial, offset: offset)
+            receivedBytes = offset
+            expectedToReceive = total
+            emit(.downloadResumed(offset: offset, expectedTotal: total))
+        case .restartFromZero(let total):
+            Self.discardPartialFile(partial)
+            download.open()
+            emit(.downloadResumed(offset: 0, expectedTotal: total))
+        case .notResumable, .retryWithoutRange:
+            // `.retryWithoutRange` was turned into a follow-up before the response was accepted.
+            Self.discardPartialFile(partial)
+            download.open()
+            emit(.downloadResumed(offset: 0, expectedTotal: response.expectedContentLength))
+        }
+    }
+
+    /// Deletes a partial file the server's answer made useless, off the executor, and gives up the task's claim.
+    static func discardPartialFile(_ url: URL) {
+        DispatchQueue.global().async {
+            try? FileManager.default.removeItem(at: url)
+            DownloadDirectory.release(url)
+        }
+    }
+
+    /// Gives up the claim on a partial file the task never opened (it ended before a response, or the resume data
+    /// was refused); an opened one is released when its file closes.
+    func releaseUnopenedPartialFile() {
+        if let claimed = claimedPartialFile {
+            claimedPartialFile = nil
+            DownloadDirectory.release(claimed)
+        }
+    }
+
+    /// Ends a failed or cancelled download: keeps the partial file and attaches resume data when the download
+    /// can be resumed (asked for, or a transient failure), else deletes the file.
+    func finishDownload(_ download: DownloadSink, after error: URLError, producingResumeData: Bool) {
+        let wantsResumeData = producingResumeData || Self.resumableFailures.contains(error.code)
+        guard wantsResumeData, let response = lastResponse as? HTTPURLResponse else {
+            download.discard()
+            finishEmitting(TaskResult(error: error, file: nil, resumeData: nil))
+            return
+        }
+        let request = currentRequest
+        let originalRequest = spec.request
+        let expected = expectedToReceive
+        download.keepForResume { [self] result in
+            let resumeData: Data? =
+                if case .success(let kept) = result {
+                    Self.makeResumeData(
+                        response: response,
+                        file: kept.url,
+                        length: kept.length,
+                        request: request,
+                        originalRequest: originalRequest,
+                        expectedTotal: expected
+                    )
+                } else {
+                    nil
+                }
+            if resumeData == nil { download.discard() }
+            var userInfo = error.userInfo
+            if let resumeData { userInfo[NSURLSessionDownloadTaskResumeData] = resumeData }
+            let final = URLError(error.code, userInfo: userInfo)
+            onExecutor { engine in
+                engine.finishEmitting(TaskResult(error: final, file: nil, resumeData: resumeData))
+            }
+        }
+    }
+
+    private static func makeResumeData(
+        response: HTTPURLResponse,
+        file: URL,
+        length: Int64,
+        request: URLRequest,
+        originalRequest: URLRequest,
+        expectedTotal: Int64
+    ) -> Data? {
+        guard
+            let validators = Resumability(
+                method: request.httpMethod ?? "GET",
+                status: response.statusCode,
+                responseHeader: { response.value(forHTTPHeaderField: $0) },
+                bytesReceived: length
+            ),
+            let url = request.url ?? originalRequest.url
+        else { return nil }
+        return try? ResumeData(
+            downloadURL: url,
+            bytesReceived: length,
+            entityTag: validators.entityTag,
+            serverDownloadDate: validators.lastModified,
+            tempFileName: file.lastPathComponent,
+            originalRequest: DownloadResumeState.stored(originalRequest, fallbackURL: url),
+            currentRequest: DownloadResumeState.stored(request, fallbackURL: url),
+            expectedTotalLength: expectedTotal
+        ).encoded()
+    }
+}

@@ -1,0 +1,500 @@
+import CourierHTTP
+import CourierTransport
+import Foundation
+import Logging
+import NIOCore
+import NIOFoundationCompat
+
+/// Runs one task: steps its ``TransferMachine`` on a serial ``EngineExecutor`` and performs the actions the
+/// machine returns — running the ``StageChain``, starting and pausing the ``ResponseSource``, writing the download
+/// file, and emitting ``TaskEvent``s to its sink.
+///
+/// The engine knows no delegate protocol and calls no user code: it talks to the app only through events and
+/// the answers to ``TaskDecision``s. Every public method may be called from any thread; each becomes a job on the
+/// executor. The properties below the executor are confined to it (that is why the class is `@unchecked
+/// Sendable`: no two jobs run at once, and no job runs under a lock).
+///
+/// Reading order for a data task: ``start()`` → ``TransferMachine/start(delayed:)`` → `.prepare` →
+/// ``StageChain/runRequestSide(_:stages:context:completion:)`` → `.startSource` (``NetworkSource`` → the
+/// transport) → `head` → ``StageChain/runResponseSide(_:stages:context:completion:)`` → `.deliverHead`,
+/// `.deliver`, `.deliverEnd` → `.complete` → ``TaskEvent/completed(_:)`` → ``TaskEventAdapter``.
+final class TaskEngine: @unchecked Sendable {
+    /// What the task is.
+    struct Spec: Sendable {
+        enum Kind: Sendable {
+            case data
+            case upload(UploadBody)
+            case download(resume: DownloadResumeState?)
+        }
+
+        var request: URLRequest
+        var kind: Kind
+        var earliestBeginDate: Date?
+        /// The task cannot run at all (an invalidated session, an unsupported task kind): it fails at start.
+        var failure: TransferError?
+        var asksForRedirects: Bool
+        var asksForResponses: Bool
+    }
+
+    /// What the engine runs on.
+    struct Environment: Sendable {
+        let configuration: URLSessionConfiguration
+        let transport: any Transport
+        let tls: TLSSettings
+        let logger: Logger
+        /// Schedules the engine's timers (an `EmbeddedEventLoop` in tests, whose time is advanced by hand).
+        let timerLoop: any EventLoop
+        /// The task object, for `URLProtocol.canInit(with:)`.
+        let task: URLSessionTask?
+        /// Asks the app for a new body stream (`needNewBodyStream`).
+        let newBodyStream: @Sendable () async -> InputStream?
+    }
+
+    let executor = EngineExecutor()
+    let spec: Spec
+    let environment: Environment
+    /// Held strongly until the task completes, so that the adapter lives as long as the transfer.
+    private var sink: (any TaskEventSink)?
+
+    // MARK: Confined to `executor`
+
+    private var machine = TransferMachine<ByteBuffer>()
+    private var request: URLRequest
+    private var pendingResponse: URLResponse?
+    private var response: URLResponse?
+    private var source: (any ResponseSource)?
+    private var preparedSource: (any ResponseSource)?
+    private var redirectCount = 0
+    private var bodyState = TransportRequestBuilder.BodyState()
+    private var resourceClock: ResourceClock
+    private var beginTimer: Scheduled<Void>?
+    private var awaitingBegin = false
+    private var pendingDecision: CheckedContinuation<TaskDecisionAnswer?, Never>?
+    private var completed = false
+    var receivedBytes: Int64 = 0
+    var expectedToReceive: Int64 = NSURLSessionTransferSizeUnknown
+    /// Download tasks stream the body into a file.
+    var download: DownloadSink?
+    /// A resumed download waiting for the response to its range request.
+    var resumeProgress: ResumeProgress?
+    /// A partial file this task claimed for resuming and has not opened yet (see `DownloadDirectory.claim`).
+    var claimedPartialFile: URL?
+
+    init(spec: Spec, environment: Environment, sink: any TaskEventSink) {
+        self.spec = spec
+        self.environment = environment
+        self.sink = sink
+        self.request = spec.request
+        self.resourceClock = ResourceClock(
+            timeout: Self.timeAmount(environment.configuration.timeoutIntervalForResource))
+    }
+
+    // MARK: - Control (any thread)
+
+    /// The first `resume()`.
+    func start() {
+        executor.execute { [self] in
+            if let failure = spec.failure {
+                step { $0.failed(failure) }
+                return
+            }
+            if case .download(let resumeState) = spec.kind {
+                if let resumeState {
+                    guard let resumed = prepareResume(resumeState, request: request) else { return }
+                    request = resumed
+                }
+                download = makeDownloadSink()
+            }
+            let delayed = spec.earliestBeginDate.map { $0.timeIntervalSinceNow > 0 } ?? false
+            step { $0.start(delayed: delayed) }
+        }
+    }
+
+    func suspend() { executor.execute { [self] in step { $0.suspend() } } }
+
+    func resume() { executor.execute { [self] in step { $0.resume() } } }
+
+    func cancel(producingResumeData: Bool = false) {
+        executor.execute { [self] in step { $0.cancel(producingResumeData: producingResumeData) } }
+    }
+
+    /// The consumer's buffer is full (`true`) or has room again (`false`).
+    func backpressure(_ on: Bool) { executor.execute { [self] in step { $0.backpressure(on) } } }
+
+    /// The app answered the pending ``TaskDecision``.
+    func answer(_ answer: TaskDecisionAnswer) {
+        executor.execute { [self] in
+            if case .beginDelayedRequest(let disposition, let newRequest) = answer, awaitingBegin {
+                awaitingBegin = false
+                switch disposition {
+                case .continueLoading:
+                    step { $0.beginAnswered() }
+                case .useNewRequest:
+                    if let newRequest { setRequest(newRequest) }
+                    step { $0.beginAnswered() }
+                case .cancel:
+                    step { $0.cancel() }
+                }
+                return
+            }
+            let waiting = pendingDecision
+            pendingDecision = nil
+            waiting?.resume(returning: answer)
+        }
+    }
+
+    // MARK: - Stepping
+
+    /// Feeds one event to the machine and performs its actions, in order. Only ever called on the executor.
+    private func step(_ event: (inout TransferMachine<ByteBuffer>) -> [TransferMachine<ByteBuffer>.Action]) {
+        let actions = event(&machine)
+        for action in actions { perform(action) }
+    }
+
+    /// Runs `job` on the executor after the current job (never nested inside it).
+    private func later(_ job: @escaping @Sendable (TaskEngine) -> Void) {
+        executor.execute { [self] in job(self) }
+    }
+
+    private func perform(_ action: TransferMachine<ByteBuffer>.Action) {
+        switch action {
+        case .armBeginTimer:
+            let delay = spec.earliestBeginDate?.timeIntervalSinceNow ?? 0
+            beginTimer = environment.timerLoop.scheduleTask(in: Self.timeAmount(delay)) { [self] in
+                executor.execute { [self] in step { $0.beginTimerFired() } }
+            }
+        case .askToBegin:
+            awaitingBegin = true
+            emit(.decide(.beginDelayedRequest(request)))
+        case .startResourceClock:
+            resourceClock.start(on: environment.timerLoop) { [self] in
+                executor.execute { [self] in step { $0.resourceTimerFired() } }
+            }
+        case .pauseResourceClock:
+            resourceClock.pause(on: environment.timerLoop)
+        case .resumeResourceClock:
+            resourceClock.resume(on: environment.timerLoop)
+        case .prepare(let attempt):
+            prepare(attempt: attempt)
+        case .startSource(let attempt):
+            source = preparedSource
+            preparedSource = nil
+            source?.start(AttemptConsumer(engine: self, attempt: attempt))
+        case .pauseSource:
+            source?.pause()
+        case .resumeSource:
+            source?.resume()
+        case .runResponseSide(let attempt):
+            runResponseSide(attempt: attempt)
+        case .deliverHead:
+            deliverHead()
+        case .deliver(let part):
+            deliver(part)
+        case .deliverEnd:
+            deliverEnd()
+        case .drainSource:
+            let draining = source
+            source = nil
+            guard let draining else {
+                later { engine in engine.step { $0.drained() } }
+                return
+            }
+            draining.drain { [self] in executor.execute { [self] in step { $0.drained() } } }
+        case .cancelSource:
+            source?.cancel()
+            source = nil
+        case .complete(let outcome):
+            complete(outcome)
+        }
+    }
+
+    // MARK: - Request side
+
+    private func prepare(attempt: Int) {
+        environment.logger.debug(
+            "preparing request", metadata: ["attempt": "\(attempt)", "url": "\(request.url?.absoluteString ?? "")"])
+        StageChain.runRequestSide(request, context: makeContext()) { [self] result, _ in
+            executor.execute { [self] in requestSideDone(result, attempt: attempt) }
+        }
+    }
+
+    private func requestSideDone(_ result: Result<RequestStep, TransferError>, attempt: Int) {
+        guard machine.attempt == attempt, !machine.isOver else { return }
+        switch result {
+        case .failure(let error):
+            step { $0.failed(attempt: attempt, error) }
+        case .success(.respond(let answering)):
+            preparedSource = answering
+            step { $0.prepared(attempt: attempt) }
+        case .success(.proceed(let prepared)):
+            do {
+                let transportRequest = try TransportRequestBuilder.make(
+                    from: prepared,
+                    upload: uploadBody,
+                    configuration: environment.configuration,
+                    tls: environment.tls,
+                    body: bodyState,
+                    newBodyStream: environment.newBodyStream
+                )
+                bodyState.sentBefore = true
+                emit(.attemptStarted(expectedToSend: transportRequest.body.length ?? NSURLSessionTransferSizeUnknown))
+                preparedSource = NetworkSource(request: transportRequest, transport: environment.transport)
+            } catch {
+                step { $0.failed(attempt: attempt, error) }
+                return
+            }
+            step { $0.prepared(attempt: attempt) }
+        }
+    }
+
+    private var uploadBody: UploadBody? {
+        if case .upload(let body) = spec.kind { return body }
+        return nil
+    }
+
+    // MARK: - Response side
+
+    private func runResponseSide(attempt: Int) {
+        guard let response = pendingResponse else { return }
+        let waits = StageChain.runResponseSide(response, context: makeContext()) { [self] result, _ in
+            executor.execute { [self] in responseSideDone(result, attempt: attempt) }
+        }
+        if waits { later { engine in engine.step { $0.awaitingDecision(attempt: attempt) } } }
+    }
+
+    private func responseSideDone(_ result: Result<ResponseStep, TransferError>, attempt: Int) {
+        guard machine.attempt == attempt, !machine.isOver else { return }
+        switch result {
+        case .failure(let error):
+            step { $0.failed(attempt: attempt, error) }
+        case .success(.followUp(let next, let dropsBody)):
+            followUp(next, dropsBody: dropsBody, attempt: attempt)
+        case .success(.proceedAsDownload(let accepted)):
+            download = makeDownloadSink()
+            accept(accepted, attempt: attempt)
+        case .success(.proceed(let accepted)):
+            accept(accepted, attempt: attempt)
+        }
+    }
+
+    private func followUp(_ next: URLRequest, dropsBody: Bool, attempt: Int) {
+        redirectCount += 1
+        if dropsBody { bodyState.dropped = true }
+        environment.logger.debug("follow-up", metadata: ["url": "\(next.url?.absoluteString ?? "")"])
+        setRequest(next)
+        step { $0.followUp(attempt: attempt) }
+    }
+
+    private func accept(_ accepted: URLResponse, attempt: Int) {
+        if download != nil, let http = accepted as? HTTPURLResponse, let retry = resumeRetry(for: http) {
+            // The server cannot continue the partial file: ask again for the whole resource.
+            followUp(retry, dropsBody: false, attempt: attempt)
+            return
+        }
+        response = accepted
+        step { $0.responseAccepted(attempt: attempt) }
+    }
+
+    private func deliverHead() {
+        guard let response else { return }
+        expectedToReceive = response.expectedContentLength
+        emit(.response(response))
+        if let download, let http = response as? HTTPURLResponse {
+            openDownload(for: http, in: download)
+        } else {
+            download?.open()
+        }
+    }
+
+    private func deliver(_ part: ByteBuffer) {
+        let count = part.readableBytes
+        // Large parts are wrapped, not copied (the Data keeps the buffer's storage alive); NIO's `.automatic`
+        // would copy anything up to 256 KiB, which is every read.
+        let data = Data(buffer: part, byteTransferStrategy: count > 16 * 1024 ? .noCopy : .copy)
+        receivedBytes += Int64(count)
+        if let download {
+            emit(.receivedToFile(count: count, total: receivedBytes))
+            download.append(data)
+        } else {
+            emit(.data(data))
+        }
+    }
+
+    private func deliverEnd() {
+        guard let download else {
+            later { engine in engine.step { $0.consumerClosed(nil) } }
+            return
+        }
+        // The task completes once every byte reached the file.
+        download.finish { [self] result in
+            executor.execute { [self] in
+                switch result {
+                case .success(let file):
+                    downloadedFile = file
+                    step { $0.consumerClosed(nil) }
+                case .failure(let error):
+                    step { $0.consumerClosed(error) }
+                }
+            }
+        }
+    }
+
+    /// The finished download's file.
+    private var downloadedFile: URL?
+
+    // MARK: - Ending
+
+    private func complete(_ outcome: TransferMachine<ByteBuffer>.Outcome) {
+        beginTimer?.cancel()
+        beginTimer = nil
+        resourceClock.stop()
+        preparedSource = nil
+        let waiting = pendingDecision
+        pendingDecision = nil
+        waiting?.resume(returning: nil)
+        releaseUnopenedPartialFile()
+        let url = request.url ?? spec.request.url
+        switch outcome {
+        case .success:
+            environment.logger.debug("task finished", metadata: ["bytes": "\(receivedBytes)"])
+            finishEmitting(TaskResult(error: nil, file: downloadedFile, resumeData: nil))
+        case .failure(let error, let producingResumeData):
+            environment.logger.debug("task failed", metadata: ["error": "\(error)"])
+            let urlError = URLErrorMapping.urlError(from: error, failingURL: url)
+            if let download {
+                finishDownload(download, after: urlError, producingResumeData: producingResumeData)
+            } else {
+                finishEmitting(TaskResult(error: urlError, file: nil, resumeData: nil))
+            }
+        }
+    }
+
+    /// Emits the completion, the last event.
+    func finishEmitting(_ result: TaskResult) {
+        guard !completed else { return }
+        sink?.receive(.completed(result))
+        completed = true
+        sink = nil
+    }
+
+    /// Hands `event` to the sink, unless the task already completed.
+    func emit(_ event: TaskEvent) {
+        guard !completed else { return }
+        sink?.receive(event)
+    }
+
+    /// Runs `job` on the executor (for the download helpers' callbacks).
+    func onExecutor(_ job: @escaping @Sendable (TaskEngine) -> Void) {
+        later(job)
+    }
+
+    /// A failure that is not about one attempt (writing the download file).
+    func fail(_ error: TransferError) {
+        executor.execute { [self] in step { $0.failed(error) } }
+    }
+
+    // MARK: - Helpers
+
+    private func setRequest(_ newRequest: URLRequest) {
+        request = newRequest
+        emit(.currentRequest(newRequest))
+    }
+
+    /// The request being loaded.
+    var currentRequest: URLRequest { request }
+
+    /// The accepted response, once there is one.
+    var lastResponse: URLResponse? { response }
+
+    private func makeContext() -> StageContext {
+        StageContext(
+            configuration: environment.configuration,
+            task: environment.task,
+            currentRequest: request,
+            redirectCount: redirectCount,
+            asksForRedirects: spec.asksForRedirects,
+            asksForResponses: spec.asksForResponses && download == nil,
+            decide: { [weak self] decision in await self?.ask(decision) }
+        )
+    }
+
+    /// Emits a decision and waits for ``answer(_:)``; `nil` when the task ended first.
+    private func ask(_ decision: TaskDecision) async -> TaskDecisionAnswer? {
+        await withCheckedContinuation { continuation in
+            executor.execute { [self] in
+                guard !machine.isOver, pendingDecision == nil else {
+                    continuation.resume(returning: nil)
+                    return
+                }
+                pendingDecision = continuation
+                emit(.decide(decision))
+            }
+        }
+    }
+
+    fileprivate func sourceEvent(attempt: Int, _ body: @escaping @Sendable (TaskEngine) -> Void) {
+        executor.execute { [self] in
+            guard machine.attempt == attempt else { return }
+            body(self)
+        }
+    }
+
+    fileprivate func received(_ response: URLResponse, attempt: Int) {
+        pendingResponse = response
+        step { $0.head(attempt: attempt) }
+    }
+
+    fileprivate func bodyPart(_ part: ByteBuffer, attempt: Int) {
+        step { $0.bodyPart(part, attempt: attempt) }
+    }
+
+    fileprivate func ended(attempt: Int) {
+        step { $0.end(attempt: attempt) }
+    }
+
+    fileprivate func failed(_ error: TransferError, attempt: Int) {
+        step { $0.failed(attempt: attempt, error) }
+    }
+
+    static func timeAmount(_ interval: TimeInterval) -> TimeAmount {
+        guard interval.isFinite, interval > 0 else { return .hours(24 * 365) }
+        return .nanoseconds(Int64(min(interval, 1e9) * 1_000_000_000))
+    }
+}
+
+/// Forwards one attempt's source events to the engine's executor, tagged with the attempt, so that events of an
+/// abandoned attempt (a followed redirect) are ignored.
+private struct AttemptConsumer: ResponseSourceConsumer {
+    let engine: TaskEngine
+    let attempt: Int
+
+    func sourceDidSendBodyData(bytesSent: Int64, totalBytesSent: Int64) {
+        engine.sourceEvent(attempt: attempt) { engine in
+            engine.emit(.sentBodyData(bytesSent: bytesSent, totalBytesSent: totalBytesSent))
+        }
+    }
+
+    func sourceDidReceive(response: URLResponse) {
+        let attempt = self.attempt
+        engine.sourceEvent(attempt: attempt) { $0.received(response, attempt: attempt) }
+    }
+
+    func sourceDidReceive(part: ByteBuffer) {
+        let attempt = self.attempt
+        engine.sourceEvent(attempt: attempt) { $0.bodyPart(part, attempt: attempt) }
+    }
+
+    func sourceDidFinish() {
+        let attempt = self.attempt
+        engine.sourceEvent(attempt: attempt) { $0.ended(attempt: attempt) }
+    }
+
+    func sourceDidFail(_ error: TransferError) {
+        let attempt = self.attempt
+        engine.sourceEvent(attempt: attempt) { $0.failed(error, attempt: attempt) }
+    }
+
+    func sourceDidCollect(_ timeline: TransportTimeline) {
+        engine.sourceEvent(attempt: attempt) { $0.emit(.timeline(timeline)) }
+    }
+}

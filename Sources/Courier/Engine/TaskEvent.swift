@@ -1,0 +1,66 @@
+import CourierHTTP
+import CourierTransport
+import Foundation
+
+/// What the engine tells the outside world about one task, as data, in order.
+///
+/// The engine emits events to a ``TaskEventSink``; the in-process sink (``TaskEventAdapter``) turns them into
+/// delegate calls and completion handlers. Decisions (``decide(_:)``) are events too: the engine waits for the
+/// answer to come back through ``TaskEngine/answer(_:)``.
+enum TaskEvent: Sendable {
+    /// An attempt goes to the network with a body of this many bytes (or `NSURLSessionTransferSizeUnknown`).
+    case attemptStarted(expectedToSend: Int64)
+    /// Request body bytes were written.
+    case sentBodyData(bytesSent: Int64, totalBytesSent: Int64)
+    /// The request being loaded changed (a followed redirect, a delayed request the app replaced).
+    case currentRequest(URLRequest)
+    /// The engine needs the app's answer before it goes on.
+    case decide(TaskDecision)
+    /// The final response, accepted: body bytes follow.
+    case response(URLResponse)
+    /// Body bytes for the consumer (data tasks: delegate, completion handler or async bytes).
+    case data(Data)
+    /// Body bytes went to the download file (download tasks); `total` counts all received so far.
+    case receivedToFile(count: Int, total: Int64)
+    /// A resumed download continues at `offset` (0 when it starts over).
+    case downloadResumed(offset: Int64, expectedTotal: Int64)
+    /// Bytes reached the download file.
+    case downloadWrote(bytes: Int64, totalWritten: Int64, totalExpected: Int64)
+    /// One exchange's timeline (observers only).
+    case timeline(TransportTimeline)
+    /// The task is over. Emitted exactly once, last.
+    case completed(TaskResult)
+}
+
+/// A question for the app.
+enum TaskDecision: Sendable {
+    /// `willBeginDelayedRequest`: the `earliestBeginDate` arrived.
+    case beginDelayedRequest(URLRequest)
+    /// `willPerformHTTPRedirection`: follow `newRequest`, another request, or none.
+    case redirect(HTTPURLResponse, newRequest: URLRequest)
+    /// `didReceive response`: allow, cancel or become a download.
+    case response(URLResponse)
+}
+
+/// The app's answer to a ``TaskDecision``.
+enum TaskDecisionAnswer: Sendable {
+    case beginDelayedRequest(URLSession.DelayedRequestDisposition, URLRequest?)
+    case redirect(URLRequest?)
+    case response(URLSession.ResponseDisposition)
+}
+
+/// How a task ended.
+struct TaskResult: Sendable {
+    /// `nil` on success.
+    var error: URLError?
+    /// A download task's file, on success (the consumer owns it from here).
+    var file: URL?
+    /// Resume data, when the download can be resumed (also inside `error`'s user info).
+    var resumeData: Data?
+}
+
+/// Receives a task's events, in order, on the engine's executor. An implementation must return quickly, never
+/// block and never call user code directly (it queues that on the delegate queue).
+protocol TaskEventSink: AnyObject, Sendable {
+    func receive(_ event: TaskEvent)
+}

@@ -1,0 +1,75 @@
+import CourierHTTP
+import CourierTransport
+import Foundation
+import NIOPosix
+
+extension URLSessionTask {
+    /// Builds the engine that runs this task and the adapter it reports to: what the task is (``TaskEngine/Spec``)
+    /// and what it runs on (``TaskEngine/Environment``). Called once, at the first `resume()`, under the task's
+    /// lock: it reads the task's state but calls no user code.
+    func makeEngine(state: MutableState) -> (TaskEngine, TaskEventAdapter) {
+        let adapter = TaskEventAdapter(task: self)
+        let configuration = session.sessionConfiguration
+        let kind: TaskEngine.Spec.Kind
+        if let upload = self as? URLSessionUploadTask {
+            kind = .upload(upload.uploadBody)
+        } else if let download = self as? URLSessionDownloadTask {
+            kind = .download(resume: download.resume)
+        } else {
+            kind = .data
+        }
+        // The task's lock is held: read the task's own delegate from `state`, not through `delegate`.
+        func has<P>(_ type: P.Type) -> Bool { state.delegate is P || session.delegate is P }
+        let isDelegateDataTask: Bool
+        if case .delegate = completionMode, self is URLSessionDataTask {
+            isDelegateDataTask = has(URLSessionDataDelegate.self)
+        } else {
+            isDelegateDataTask = false
+        }
+        let spec = TaskEngine.Spec(
+            request: state.currentRequest ?? URLRequest(url: URL(fileURLWithPath: "/")),
+            kind: kind,
+            earliestBeginDate: state.earliestBeginDate,
+            failure: startFailure(hasRequest: state.currentRequest != nil, configuration: configuration),
+            asksForRedirects: has(URLSessionTaskDelegate.self),
+            asksForResponses: isDelegateDataTask
+        )
+        var logger = session.logger
+        logger[metadataKey: "task"] = "\(taskIdentifier)"
+        let environment = TaskEngine.Environment(
+            configuration: configuration,
+            transport: session.transport,
+            tls: session.tlsSettings,
+            logger: logger,
+            timerLoop: MultiThreadedEventLoopGroup.singleton.any(),
+            task: self,
+            newBodyStream: { [weak adapter] in await adapter?.askForNewBodyStream() }
+        )
+        let engine = TaskEngine(spec: spec, environment: environment, sink: adapter)
+        adapter.attach(engine)
+        return (engine, adapter)
+    }
+
+    /// Why the task fails as soon as it starts, if it cannot run.
+    private func startFailure(hasRequest: Bool, configuration: URLSessionConfiguration) -> TransferError? {
+        if createdOnInvalidSession.withLockedValue({ $0 }) {
+            return .cancelled("the task was created after its session was invalidated")
+        }
+        if let reason = unsupportedReason {
+            return .unsupportedURL(reason)
+        }
+        if configuration.identifier != nil {
+            return .unsupportedURL(
+                "background sessions need the courierd daemon, which is not available yet (a later Courier release)")
+        }
+        if configuration.requestsProxy {
+            return .unsupportedURL(
+                "connectionProxyDictionary enables a proxy, and Courier cannot send through proxies yet; "
+                    + "the request is not sent directly instead")
+        }
+        if !hasRequest {
+            return .unsupportedURL("unsupported URL: the task has no request")
+        }
+        return nil
+    }
+}

@@ -1,0 +1,39 @@
+import CourierHTTP
+
+/// What the task engine needs from a network: run one request and stream its response to a consumer.
+///
+/// ``HTTPTransport`` is the real one (a connection pool over SwiftNIO); engine tests use a fake that scripts
+/// responses without sockets. One transport serves one session.
+public protocol Transport: Sendable {
+    /// Starts `request`; its events go to `consumer` (see ``TransportResponseConsumer`` for their order). The
+    /// handle cancels, pauses, resumes or drains it.
+    func execute(_ request: TransportRequest, consumer: any TransportResponseConsumer) -> any ExchangeHandle
+
+    /// Closes idle connections and fails queued requests. Requests already running finish.
+    func shutdown()
+}
+
+/// The engine's handle on one running request.
+///
+/// Every method may be called from any thread, in any order, any number of times; calls after the exchange
+/// ended do nothing.
+public protocol ExchangeHandle: AnyObject, Sendable {
+    /// Stops the request; the consumer gets `transportDidFail(error)` unless the exchange already ended.
+    func cancel(_ error: TransferError)
+
+    /// Stops reading the response (backpressure); the request timeout does not run while paused.
+    func pause()
+
+    /// Continues reading after ``pause()``.
+    func resume()
+
+    /// Reads and discards the rest of the response so that its connection can serve the next request (a redirect
+    /// or an authentication retry); when more than `limit` bytes remain, the connection is closed instead. The
+    /// consumer gets no further events; `completion` runs once, when the connection is free or closed.
+    func drain(limit: Int, then completion: @escaping @Sendable () -> Void)
+}
+
+extension ExchangeHandle {
+    /// Cancels with `URLError(.cancelled)`.
+    public func cancel() { cancel(.cancelled()) }
+}
