@@ -12,6 +12,15 @@ public struct TransportResponseHead: Sendable {
     public var headers: [(String, String)]
     /// Facts about the connection the response came on.
     public var connection: ConnectionInfo
+
+    /// Creates a head (the transport makes them; other sources and tests may too).
+    public init(status: Int, reason: String, version: String, headers: [(String, String)], connection: ConnectionInfo) {
+        self.status = status
+        self.reason = reason
+        self.version = version
+        self.headers = headers
+        self.connection = connection
+    }
 }
 
 /// Facts about a connection, for metrics.
@@ -24,4 +33,17 @@ public struct ConnectionInfo: Sendable {
     public var remoteAddress: SocketAddress?
     /// The negotiated protocol name, e.g. `http/1.1`.
     public var protocolName: String
+
+    /// Creates connection facts.
+    public init(
+        isReused: Bool,
+        localAddress: SocketAddress? = nil,
+        remoteAddress: SocketAddress? = nil,
+        protocolName: String
+    ) {
+        self.isReused = isReused
+        self.localAddress = localAddress
+        self.remoteAddress = remoteAddress
+        self.protocolName = protocolName
+    }
 }
