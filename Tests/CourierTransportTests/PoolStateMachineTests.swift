@@ -2,6 +2,7 @@ import Testing
 
 @testable import CourierTransport
 
+/// The pool's bookkeeping: connects up to the limit, the FIFO queue, HTTP/1 reuse, closes, failures and counts.
 @Suite("PoolStateMachine")
 struct PoolStateMachineTests {
     typealias Machine = PoolStateMachine<String, Int, String>
@@ -20,6 +21,7 @@ struct PoolStateMachineTests {
         _ = machine.lease("a", for: "r1")
         _ = machine.lease("a", for: "r2")
         _ = machine.lease("a", for: "r3")
+        _ = machine.connected("a", 10, protocol: .http1, capacity: 1, for: "r1")
         #expect(machine.release("a", 10) == .hand(10, to: "r2"))
         #expect(machine.release("a", 10) == .hand(10, to: "r3"))
         #expect(machine.release("a", 10) == .none)
@@ -31,6 +33,7 @@ struct PoolStateMachineTests {
         var machine = Machine(maxConnectionsPerHost: 1)
         _ = machine.lease("a", for: "r1")
         _ = machine.lease("a", for: "r2")
+        _ = machine.connected("a", 10, protocol: .http1, capacity: 1, for: "r1")
         #expect(machine.closed("a", 10) == .connect(for: "r2"))
         #expect(machine.counts("a") == (0, 1, 0))
     }
@@ -45,6 +48,7 @@ struct PoolStateMachineTests {
     @Test func idleConnectionsThatCloseAreForgotten() {
         var machine = Machine(maxConnectionsPerHost: 1)
         _ = machine.lease("a", for: "r1")
+        _ = machine.connected("a", 10, protocol: .http1, capacity: 1, for: "r1")
         _ = machine.release("a", 10)
         #expect(machine.closed("a", 10) == .none)
         #expect(machine.counts("a") == (0, 0, 0))
@@ -55,6 +59,7 @@ struct PoolStateMachineTests {
         var machine = Machine(maxConnectionsPerHost: 1)
         _ = machine.lease("a", for: "r1")
         _ = machine.lease("a", for: "r2")
+        _ = machine.connected("a", 10, protocol: .http1, capacity: 1, for: "r1")
         let first = machine.cancelWaiter("a", "r2")
         let second = machine.cancelWaiter("a", "r2")
         #expect(first)
@@ -65,14 +70,73 @@ struct PoolStateMachineTests {
     @Test func shutdownReturnsIdleConnectionsAndWaitersAndRefusesNewLeases() {
         var machine = Machine(maxConnectionsPerHost: 1)
         _ = machine.lease("a", for: "r1")
+        _ = machine.connected("a", 10, protocol: .http1, capacity: 1, for: "r1")
         _ = machine.release("a", 10)
         _ = machine.lease("b", for: "r2")
+        _ = machine.connected("b", 11, protocol: .http1, capacity: 1, for: "r2")
         _ = machine.lease("b", for: "r3")
         let (idle, waiters) = machine.shutdown()
         #expect(idle == [10])
         #expect(waiters == ["r3"])
         #expect(machine.lease("a", for: "r4") == .failShutdown)
         #expect(machine.release("b", 11) == .close(11))
+    }
+
+    @Test func idleHTTP1ConnectionsAreReusedMostRecentFirst() {
+        var machine = Machine(maxConnectionsPerHost: 2)
+        _ = machine.lease("a", for: "r1")
+        _ = machine.lease("a", for: "r2")
+        _ = machine.connected("a", 10, protocol: .http1, capacity: 1, for: "r1")
+        _ = machine.connected("a", 11, protocol: .http1, capacity: 1, for: "r2")
+        _ = machine.release("a", 10)
+        _ = machine.release("a", 11)
+        #expect(machine.lease("a", for: "r3") == .use(11))
+        #expect(machine.lease("a", for: "r4") == .use(10))
+        #expect(machine.lease("a", for: "r5") == .wait)
+    }
+
+    @Test func anHTTP1ConnectionRunsOnlyItsTriggerWhateverItsCapacity() {
+        var machine = Machine(maxConnectionsPerHost: 1)
+        _ = machine.lease("a", for: "r1")
+        _ = machine.lease("a", for: "r2")
+        let assignments = machine.connected("a", 10, protocol: "http/1.1", capacity: 5, for: "r1")
+        #expect(assignments == [.init(connection: 10, waiter: "r1")])
+        #expect(machine.detailedCounts("a") == .init(busy: 1, inFlight: 1, waiting: 1))
+        #expect(machine.release("a", 10) == .hand(10, to: "r2"))
+    }
+
+    @Test func aConnectFailureHandsTheNextWaiterANewConnectBelowTheLimit() {
+        var machine = Machine(maxConnectionsPerHost: 2)
+        _ = machine.lease("a", for: "r1")
+        _ = machine.lease("a", for: "r2")
+        _ = machine.lease("a", for: "r3")
+        #expect(machine.closed("a", nil) == .connect(for: "r3"))
+        #expect(machine.detailedCounts("a") == .init(connecting: 2))
+        // Nobody waits any more: the second failure only frees its slot.
+        #expect(machine.closed("a", nil) == .none)
+        #expect(machine.detailedCounts("a") == .init(connecting: 1))
+    }
+
+    @Test func theCloseOfAConnectionThePoolDoesNotKnowFreesNoSlot() {
+        var machine = Machine(maxConnectionsPerHost: 1)
+        _ = machine.lease("a", for: "r1")
+        _ = machine.lease("a", for: "r2")
+        #expect(machine.closed("a", 99) == .none)
+        #expect(machine.release("a", 99) == .none)
+        #expect(machine.detailedCounts("a") == .init(connecting: 1, waiting: 1))
+    }
+
+    @Test func countsTellConnectionsByStateAndTheExchangesOnThem() {
+        var machine = Machine(maxConnectionsPerHost: 4)
+        for waiter in ["r1", "r2", "r3", "r4"] { _ = machine.lease("a", for: waiter) }
+        _ = machine.connected("a", 10, protocol: .http1, capacity: 1, for: "r2")
+        _ = machine.connected("a", 11, protocol: .http1, capacity: 1, for: "r3")
+        _ = machine.release("a", 11)
+        _ = machine.connected("a", 12, protocol: "h2", capacity: 5, for: "r4")
+        #expect(machine.lease("a", for: "r5") == .use(12))
+        #expect(machine.detailedCounts("a") == .init(connecting: 1, idle: 1, busy: 2, inFlight: 3, waiting: 0))
+        #expect(machine.counts("a") == (1, 3, 0))
+        #expect(machine.detailedCounts("b") == .init())
     }
 }
 
@@ -82,6 +146,7 @@ struct PoolAccountingTests {
         var machine = PoolStateMachine<String, Int, String>(maxConnectionsPerHost: 1)
         for round in 0..<10 {
             #expect(machine.lease("a", for: "r\(round)") == .connect)
+            _ = machine.connected("a", round, protocol: .http1, capacity: 1, for: "r\(round)")
             // Failed, cancelled or `Connection: close`: the connection closes while leased.
             #expect(machine.closed("a", round) == .none)
         }
@@ -91,10 +156,181 @@ struct PoolAccountingTests {
     @Test func releaseDuringShutdownIsSettledByTheClose() {
         var machine = PoolStateMachine<String, Int, String>(maxConnectionsPerHost: 2)
         _ = machine.lease("a", for: "r1")
+        _ = machine.connected("a", 10, protocol: .http1, capacity: 1, for: "r1")
         _ = machine.shutdown()
         #expect(machine.release("a", 10) == .close(10))
         #expect(machine.counts("a") == (0, 1, 0))
         _ = machine.closed("a", 10)
         #expect(machine.counts("a") == (0, 0, 0))
+    }
+}
+
+extension PoolStateMachineTests {
+    /// Connections whose protocol is only known once they opened, multiplexed ones (a fake "h2" with several
+    /// streams per connection), and detached connections.
+    @Suite("PoolStateMachine per protocol")
+    struct PerProtocol {
+        @Test func waitersQueueOnAConnectionWhoseProtocolIsNotKnownYet() {
+            var machine = Machine(maxConnectionsPerHost: 1)
+            #expect(machine.lease("a", for: "r1") == .connect)
+            #expect(machine.lease("a", for: "r2") == .wait)
+            #expect(machine.lease("a", for: "r3") == .wait)
+            #expect(machine.detailedCounts("a") == .init(connecting: 1, waiting: 2))
+            let assignments = machine.connected("a", 10, protocol: "h2", capacity: 3, for: "r1")
+            #expect(assignments.map(\.waiter) == ["r1", "r2", "r3"])
+            #expect(assignments.allSatisfy { $0.connection == 10 })
+            #expect(machine.detailedCounts("a") == .init(busy: 1, inFlight: 3))
+        }
+
+        @Test func aMultiplexedConnectionServesWaitersOnlyUpToItsCapacity() {
+            var machine = Machine(maxConnectionsPerHost: 1)
+            for waiter in ["r1", "r2", "r3", "r4", "r5"] { _ = machine.lease("a", for: waiter) }
+            let assignments = machine.connected("a", 10, protocol: "h2", capacity: 2, for: "r1")
+            #expect(assignments == [.init(connection: 10, waiter: "r1"), .init(connection: 10, waiter: "r2")])
+            #expect(machine.detailedCounts("a") == .init(busy: 1, inFlight: 2, waiting: 3))
+        }
+
+        @Test func freeStreamsServeNewLeasesBeforeAnyNewConnection() {
+            var machine = Machine(maxConnectionsPerHost: 2)
+            _ = machine.lease("a", for: "r1")
+            _ = machine.connected("a", 10, protocol: "h2", capacity: 3, for: "r1")
+            #expect(machine.lease("a", for: "r2") == .use(10))
+            #expect(machine.lease("a", for: "r3") == .use(10))
+            // Full: a second connection, below the limit.
+            #expect(machine.lease("a", for: "r4") == .connect)
+            #expect(machine.detailedCounts("a") == .init(connecting: 1, busy: 1, inFlight: 3))
+        }
+
+        @Test func theConnectionWithTheMostFreeStreamsIsLeasedFirstTheOldestOnATie() {
+            var machine = Machine(maxConnectionsPerHost: 2)
+            _ = machine.lease("a", for: "r1")
+            _ = machine.lease("a", for: "r2")
+            _ = machine.connected("a", 10, protocol: "h2", capacity: 2, for: "r1")
+            _ = machine.connected("a", 11, protocol: "h2", capacity: 4, for: "r2")
+            let leases = ["r3", "r4", "r5", "r6", "r7"].map { machine.lease("a", for: $0) }
+            #expect(leases == [.use(11), .use(11), .use(10), .use(11), .wait])
+        }
+
+        @Test func aReleasedStreamGoesToTheFirstWaiterElseFreesUp() {
+            var machine = Machine(maxConnectionsPerHost: 1)
+            _ = machine.lease("a", for: "r1")
+            _ = machine.connected("a", 10, protocol: "h2", capacity: 2, for: "r1")
+            _ = machine.lease("a", for: "r2")
+            #expect(machine.lease("a", for: "r3") == .wait)
+            #expect(machine.release("a", 10) == .hand(10, to: "r3"))
+            #expect(machine.detailedCounts("a") == .init(busy: 1, inFlight: 2))
+            #expect(machine.release("a", 10) == .none)
+            #expect(machine.detailedCounts("a") == .init(busy: 1, inFlight: 1))
+            #expect(machine.release("a", 10) == .none)
+            #expect(machine.detailedCounts("a") == .init(idle: 1))
+            #expect(machine.lease("a", for: "r4") == .use(10))
+        }
+
+        @Test func aMultiplexedCapacityBelowOneCountsAsOne() {
+            var machine = Machine(maxConnectionsPerHost: 1)
+            _ = machine.lease("a", for: "r1")
+            #expect(machine.connected("a", 10, protocol: "h2", capacity: 0, for: "r1").count == 1)
+            _ = machine.release("a", 10)
+            #expect(machine.lease("a", for: "r2") == .use(10))
+        }
+
+        @Test func aCancelledWaiterIsNotServedWhenTheConnectionOpens() {
+            var machine = Machine(maxConnectionsPerHost: 1)
+            for waiter in ["r1", "r2", "r3"] { _ = machine.lease("a", for: waiter) }
+            let cancelled = machine.cancelWaiter("a", "r2")
+            // The request a connection is being opened for does not wait in the queue.
+            let trigger = machine.cancelWaiter("a", "r1")
+            #expect(cancelled)
+            #expect(!trigger)
+            let assignments = machine.connected("a", 10, protocol: "h2", capacity: 3, for: "r1")
+            #expect(assignments.map(\.waiter) == ["r1", "r3"])
+        }
+
+        @Test func detachFreesTheSlotAndTheFirstWaiterGetsAConnect() {
+            var machine = Machine(maxConnectionsPerHost: 1)
+            _ = machine.lease("a", for: "r1")
+            _ = machine.connected("a", 10, protocol: .http1, capacity: 1, for: "r1")
+            _ = machine.lease("a", for: "r2")
+            #expect(machine.detach("a", 10) == .connect(for: "r2"))
+            #expect(machine.detailedCounts("a") == .init(connecting: 1))
+        }
+
+        @Test func aDetachedConnectionIsNeverLeasedAgainAndItsCloseIsIgnored() {
+            var machine = Machine(maxConnectionsPerHost: 1)
+            _ = machine.lease("a", for: "r1")
+            _ = machine.connected("a", 10, protocol: .http1, capacity: 1, for: "r1")
+            #expect(machine.detach("a", 10) == .none)
+            #expect(machine.release("a", 10) == .none)
+            #expect(machine.lease("a", for: "r2") == .connect)
+            #expect(machine.lease("a", for: "r3") == .wait)
+            // Not the pool's any more: its close frees nothing and starts no connect for r3.
+            #expect(machine.closed("a", 10) == .none)
+            #expect(machine.detach("a", 10) == .none)
+            #expect(machine.detailedCounts("a") == .init(connecting: 1, waiting: 1))
+        }
+
+        @Test func detachingAMultiplexedConnectionDropsItsStreamsFromTheCount() {
+            var machine = Machine(maxConnectionsPerHost: 1)
+            _ = machine.lease("a", for: "r1")
+            _ = machine.connected("a", 10, protocol: "h2", capacity: 2, for: "r1")
+            _ = machine.lease("a", for: "r2")
+            _ = machine.lease("a", for: "r3")
+            #expect(machine.detach("a", 10) == .connect(for: "r3"))
+            #expect(machine.release("a", 10) == .none)
+            #expect(machine.detailedCounts("a") == .init(connecting: 1))
+        }
+
+        @Test func shutdownClosesIdleConnectionsAndLetsConnectingAndBusyOnesFinish() {
+            var machine = Machine(maxConnectionsPerHost: 4)
+            for waiter in ["r1", "r2", "r3", "r4"] { _ = machine.lease("a", for: waiter) }
+            _ = machine.connected("a", 10, protocol: .http1, capacity: 1, for: "r2")
+            _ = machine.connected("a", 11, protocol: "h2", capacity: 2, for: "r3")
+            _ = machine.release("a", 11)
+            _ = machine.connected("a", 12, protocol: .http1, capacity: 1, for: "r4")
+            _ = machine.detach("a", 12)
+            let (idle, waiters) = machine.shutdown()
+            #expect(idle == [11])
+            #expect(waiters.isEmpty)
+            #expect(machine.lease("a", for: "r5") == .failShutdown)
+            // The connection still being opened runs its request, then closes.
+            #expect(machine.connected("a", 13, protocol: .http1, capacity: 1, for: "r1").map(\.waiter) == ["r1"])
+            #expect(machine.release("a", 13) == .close(13))
+            #expect(machine.release("a", 10) == .close(10))
+            #expect(machine.closed("a", 12) == .none)
+            #expect(machine.closed("a", 11) == .none)
+            #expect(machine.detailedCounts("a") == .init(busy: 2, inFlight: 2))
+            _ = machine.closed("a", 10)
+            _ = machine.closed("a", 13)
+            #expect(machine.detailedCounts("a") == .init())
+        }
+
+        @Test func aMultiplexedConnectionClosesAtShutdownWhenItsLastStreamEnds() {
+            var machine = Machine(maxConnectionsPerHost: 1)
+            _ = machine.lease("a", for: "r1")
+            _ = machine.connected("a", 10, protocol: "h2", capacity: 3, for: "r1")
+            _ = machine.lease("a", for: "r2")
+            let (idle, _) = machine.shutdown()
+            #expect(idle.isEmpty)
+            #expect(machine.release("a", 10) == .none)
+            #expect(machine.release("a", 10) == .close(10))
+            #expect(machine.closed("a", 10) == .none)
+            #expect(machine.detailedCounts("a") == .init())
+        }
+
+        @Test func closingAMultiplexedConnectionFreesItsSlotForAWaiter() {
+            var machine = Machine(maxConnectionsPerHost: 1)
+            _ = machine.lease("a", for: "r1")
+            _ = machine.connected("a", 10, protocol: "h2", capacity: 1, for: "r1")
+            _ = machine.lease("a", for: "r2")
+            #expect(machine.closed("a", 10) == .connect(for: "r2"))
+            #expect(machine.detailedCounts("a") == .init(connecting: 1))
+        }
+
+        @Test func onlyHTTP1NamesAreNotMultiplexed() {
+            #expect(!ApplicationProtocol.http1.isMultiplexed)
+            #expect(!ApplicationProtocol("http/1.0").isMultiplexed)
+            #expect(ApplicationProtocol("h2").isMultiplexed)
+            #expect(ApplicationProtocol("h3").isMultiplexed)
+        }
     }
 }

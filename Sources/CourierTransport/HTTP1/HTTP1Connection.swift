@@ -15,6 +15,12 @@ final class HTTP1Connection: ExchangeExecutor, Hashable, Sendable {
         self.handler = handler
     }
 
+    /// What the pool accounts this connection as: HTTP/1.1.
+    var applicationProtocol: ApplicationProtocol { .http1 }
+
+    /// The exchanges it runs at once: one.
+    var capacity: Int { 1 }
+
     /// Runs `exchange` on this connection.
     func execute(_ exchange: TransportExchange, isReused: Bool) {
         let handler = self.handler

@@ -3,10 +3,11 @@ import Logging
 import NIOConcurrencyHelpers
 import NIOCore
 
-/// The HTTP/1.1 keep-alive pool: leases connections to exchanges, opens new ones up to the per-host limit,
-/// queues requests beyond it, and parks finished connections for reuse.
+/// The connection pool: leases connections to exchanges, opens new ones up to the per-host limit, queues requests
+/// beyond it, parks finished connections for reuse, and lets a connection be detached (handed over for good).
 ///
-/// The bookkeeping is ``PoolStateMachine`` under a lock; all I/O happens after the lock is released.
+/// The bookkeeping is ``PoolStateMachine`` under a lock; all I/O and callbacks happen after the lock is released.
+/// Connections are HTTP/1.1 today; the machine already accounts for multiplexed ones.
 final class ConnectionPool: Sendable {
     private typealias Machine = PoolStateMachine<PoolKey, HTTP1Connection, TransportExchange>
 
@@ -15,6 +16,7 @@ final class ConnectionPool: Sendable {
     private let factory: ConnectionFactory
     private let logger: Logger
 
+    /// Makes a pool that opens connections with `factory`, at most `maxConnectionsPerHost` per key.
     init(factory: ConnectionFactory, maxConnectionsPerHost: Int, logger: Logger) {
         self.factory = factory
         self.machine = NIOLockedValueBox(Machine(maxConnectionsPerHost: maxConnectionsPerHost))
@@ -49,6 +51,14 @@ final class ConnectionPool: Sendable {
         perform(action, key: connection.key)
     }
 
+    /// Takes `connection` out of the pool for good (handed over to a WebSocket or stream task): it is never leased
+    /// again, its release or close is ignored, and its slot may open a connection for a waiting request. The new
+    /// owner closes it.
+    func detach(_ connection: HTTP1Connection) {
+        let action = machine.withLockedValue { $0.detach(connection.key, connection) }
+        perform(action, key: connection.key)
+    }
+
     /// Removes a cancelled exchange from the waiting queue.
     func cancelWaiter(_ exchange: TransportExchange) {
         let key = PoolKey(request: exchange.request)
@@ -62,6 +72,7 @@ final class ConnectionPool: Sendable {
         for waiter in waiters { waiter.connectionFailed(.cancelled("the session was invalidated"), retryable: false) }
     }
 
+    /// Carries out what the machine decided after a release, close or detach.
     private func perform(_ action: Machine.ReleaseAction, key: PoolKey) {
         switch action {
         case .none:
@@ -75,6 +86,7 @@ final class ConnectionPool: Sendable {
         }
     }
 
+    /// Runs `exchange` on `connection`, or gives the connection back if the exchange was cancelled meanwhile.
     private func run(_ exchange: TransportExchange, on connection: HTTP1Connection, isReused: Bool) {
         if exchange.attach(connection) {
             connection.execute(exchange, isReused: isReused)
@@ -84,6 +96,7 @@ final class ConnectionPool: Sendable {
         }
     }
 
+    /// Opens a connection for `exchange` (the machine counted it as connecting) and reports how that went.
     private func connect(_ key: PoolKey, for exchange: TransportExchange) {
         let id = nextConnectionID.withLockedValue { value in
             value += 1
@@ -99,14 +112,7 @@ final class ConnectionPool: Sendable {
             switch result {
             case .success(let connection):
                 connection.channel.eventLoop.execute {
-                    if !connection.channel.isActive {
-                        // It closed before the handler could report it (and it is never bound, so no cycle).
-                        self.connectionClosed(connection)
-                        exchange.connectionFailed(.networkConnectionLost("the connection closed"), retryable: true)
-                        return
-                    }
-                    connection.bind(to: self)
-                    self.run(exchange, on: connection, isReused: false)
+                    self.opened(connection, for: exchange)
                 }
             case .failure(let error):
                 let action = self.machine.withLockedValue { $0.closed(key, nil) }
@@ -114,6 +120,28 @@ final class ConnectionPool: Sendable {
                 exchange.connectionFailed(transfer, retryable: false)
                 self.perform(action, key: key)
             }
+        }
+    }
+
+    /// A connection opened for `exchange`: reports its protocol and capacity and runs the exchanges the machine
+    /// assigns to it. Runs on the connection's event loop.
+    private func opened(_ connection: HTTP1Connection, for exchange: TransportExchange) {
+        let key = connection.key
+        if !connection.channel.isActive {
+            // It closed before the handler could report it (and it is never bound, so no cycle): a failed connect.
+            let action = machine.withLockedValue { $0.closed(key, nil) }
+            perform(action, key: key)
+            exchange.connectionFailed(.networkConnectionLost("the connection closed"), retryable: true)
+            return
+        }
+        connection.bind(to: self)
+        let assignments = machine.withLockedValue {
+            $0.connected(
+                key, connection, protocol: connection.applicationProtocol, capacity: connection.capacity,
+                for: exchange)
+        }
+        for assignment in assignments {
+            run(assignment.waiter, on: assignment.connection, isReused: false)
         }
     }
 }

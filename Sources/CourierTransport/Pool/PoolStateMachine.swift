@@ -1,16 +1,22 @@
 import NIOCore
 
-/// The bookkeeping of the HTTP/1.1 connection pool, without I/O.
+/// The bookkeeping of the connection pool, without I/O: events in, actions out.
 ///
-/// For every key (scheme, host, port, TLS settings) it tracks idle connections, connections that are leased
-/// or being opened, and the requests waiting for one. `maxConnectionsPerHost` bounds idle + busy. Each event
-/// returns what the owner must do; the owner runs it under a lock and acts after unlocking.
+/// For every key (scheme, host, port, TLS settings) it tracks each connection: `connecting` (opened for a request;
+/// its protocol is unknown until the connect and ALPN finish), then ready with its protocol, capacity and the
+/// exchanges it runs, until it closes. The per-protocol rules live in ``HTTP1Connections`` (one exchange per
+/// connection, idle ones reused LIFO) and ``MultiplexedConnections`` (up to the capacity per connection, the one
+/// with the most free streams first). Requests that find no free connection wait in a FIFO queue.
+///
+/// `maxConnectionsPerHost` bounds connecting + ready connections per key. A detached connection (handed over to a
+/// WebSocket or stream task) leaves the accounting entirely: its slot frees up, and the pool never leases it
+/// again and ignores its release or close. The owner runs each event under a lock and acts after unlocking.
 struct PoolStateMachine<Key: Hashable, Connection: Hashable, Waiter: Hashable> {
     /// What to do with a request that asks for a connection.
     enum LeaseAction: Equatable {
-        /// Run it on this idle connection (reused).
+        /// Run it on this connection (reused, or a free stream of a multiplexed one).
         case use(Connection)
-        /// Open a new connection for it.
+        /// Open a new connection for it, then report ``PoolStateMachine/connected(_:_:protocol:capacity:for:)``.
         case connect
         /// It waits in the queue for a connection.
         case wait
@@ -18,82 +24,159 @@ struct PoolStateMachine<Key: Hashable, Connection: Hashable, Waiter: Hashable> {
         case failShutdown
     }
 
-    /// What to do after a connection finished a request or closed.
+    /// What to do after an exchange ended on a connection, a connection closed, or one was detached.
     enum ReleaseAction: Equatable {
-        /// Hand this connection to the waiter.
+        /// Run the waiter on this connection.
         case hand(Connection, to: Waiter)
         /// Open a new connection for the waiter.
         case connect(for: Waiter)
-        /// Nothing to do (the connection is parked idle, or nobody waits).
+        /// Nothing to do (the connection is parked idle, nobody waits, or it is not the pool's).
         case none
-        /// Close the connection (the pool is shut down).
+        /// Close the connection (the pool is shut down and it runs nothing).
         case close(Connection)
     }
 
-    fileprivate struct Host {
-        var idle: [Connection] = []
+    /// A waiter to run on a connection.
+    struct Assignment: Equatable {
+        /// The connection.
+        let connection: Connection
+        /// The request to run on it.
+        let waiter: Waiter
+    }
+
+    /// A key's connections and waiters, for tests and metrics.
+    struct Counts: Equatable {
+        /// Connections being opened (protocol unknown).
+        var connecting = 0
+        /// Ready connections that run nothing.
+        var idle = 0
+        /// Ready connections that run at least one exchange.
         var busy = 0
+        /// Exchanges running on ready connections.
+        var inFlight = 0
+        /// Requests waiting for a connection.
+        var waiting = 0
+    }
+
+    /// One key's connections, by state and protocol, and its queue.
+    fileprivate struct Host {
+        /// Connections being opened, protocol unknown (identified only when they report `connected`).
+        var connecting = 0
+        /// Ready HTTP/1 connections.
+        var http1 = HTTP1Connections<Connection>()
+        /// Ready multiplexed connections.
+        var multiplexed = MultiplexedConnections<Connection>()
+        /// Requests waiting for a connection, first come first served.
         var waiters = CircularBuffer<Waiter>()
-        var isEmpty: Bool { idle.isEmpty && busy == 0 && waiters.isEmpty }
+
+        /// The connections that count against the limit.
+        var connectionCount: Int { connecting + http1.count + multiplexed.count }
+        /// Whether the key can be forgotten.
+        var isEmpty: Bool { connectionCount == 0 && waiters.isEmpty }
+
+        /// Forgets a ready connection; `false` if it is not (or no longer) the pool's.
+        mutating func remove(_ connection: Connection) -> Bool {
+            http1.remove(connection) || multiplexed.remove(connection)
+        }
     }
 
     private var hosts: [Key: Host] = [:]
+    /// Whether ``shutdown()`` ran.
     private(set) var isShutdown = false
+    /// The most connections (connecting + ready) per key.
     let maxConnectionsPerHost: Int
 
+    /// A pool that opens at most `maxConnectionsPerHost` connections per key (at least one).
     init(maxConnectionsPerHost: Int) {
         self.maxConnectionsPerHost = max(1, maxConnectionsPerHost)
     }
 
-    /// A request asks for a connection to `key`.
+    /// A request asks for a connection to `key`: a free stream of a multiplexed connection, else an idle HTTP/1
+    /// connection, else a new connection below the limit, else the queue.
     mutating func lease(_ key: Key, for waiter: Waiter) -> LeaseAction {
         if isShutdown { return .failShutdown }
         var host = hosts[key, default: Host()]
-        defer { hosts[key] = host }
-        if let connection = host.idle.popLast() {
-            host.busy += 1
+        defer { store(key, host) }
+        if let connection = host.multiplexed.leaseStream() ?? host.http1.leaseIdle() {
             return .use(connection)
         }
-        if host.busy < maxConnectionsPerHost {
-            host.busy += 1
+        if host.connectionCount < maxConnectionsPerHost {
+            host.connecting += 1
             return .connect
         }
         host.waiters.append(waiter)
         return .wait
     }
 
-    /// A leased connection finished its request and can serve another.
-    mutating func release(_ key: Key, _ connection: Connection) -> ReleaseAction {
-        if isShutdown {
-            // Still counted busy: its close will settle the count.
-            return .close(connection)
-        }
-        guard var host = hosts[key] else { return .close(connection) }
+    /// A connection opened for `trigger` (after a `connect` action) speaks `protocol` and runs up to `capacity`
+    /// exchanges at once. It runs `trigger` and, when multiplexed, further waiters up to its capacity; HTTP/1 runs
+    /// one exchange whatever `capacity` says, and a multiplexed capacity below 1 counts as 1.
+    mutating func connected(
+        _ key: Key,
+        _ connection: Connection,
+        protocol applicationProtocol: ApplicationProtocol,
+        capacity: Int,
+        for trigger: Waiter
+    ) -> [Assignment] {
+        var host = hosts[key, default: Host()]
         defer { store(key, host) }
-        if let waiter = host.waiters.popFirst() {
-            return .hand(connection, to: waiter)
+        host.connecting = max(0, host.connecting - 1)
+        var assignments = [Assignment(connection: connection, waiter: trigger)]
+        guard applicationProtocol.isMultiplexed else {
+            host.http1.addBusy(connection)
+            return assignments
         }
-        host.busy -= 1
-        host.idle.append(connection)
+        let capacity = max(1, capacity)
+        while assignments.count < capacity, let waiter = host.waiters.popFirst() {
+            assignments.append(Assignment(connection: connection, waiter: waiter))
+        }
+        host.multiplexed.add(
+            connection, applicationProtocol: applicationProtocol, capacity: capacity, inFlight: assignments.count)
+        return assignments
+    }
+
+    /// An exchange on `connection` ended and the connection can run another: the first waiter gets it, else it
+    /// waits idle (HTTP/1) or has a free stream more (multiplexed). After shutdown, a connection that runs nothing
+    /// more is closed; it stays counted until its close.
+    mutating func release(_ key: Key, _ connection: Connection) -> ReleaseAction {
+        guard var host = hosts[key] else { return .none }
+        defer { store(key, host) }
+        if host.http1.isRunning(connection) {
+            if isShutdown { return .close(connection) }
+            if let waiter = host.waiters.popFirst() { return .hand(connection, to: waiter) }
+            host.http1.park(connection)
+            return .none
+        }
+        if host.multiplexed.isRunning(connection) {
+            if let waiter = host.waiters.popFirst() { return .hand(connection, to: waiter) }
+            let remaining = host.multiplexed.endStream(connection)
+            return isShutdown && remaining == 0 ? .close(connection) : .none
+        }
+        // Not the pool's (detached), or released twice.
         return .none
     }
 
-    /// A connection closed, or a connection attempt failed (`connection == nil`). A connection that is not
-    /// parked idle was counted busy (leased, or opened and not yet used), whatever it was doing when it closed.
+    /// A connection closed, or a connection attempt failed (`connection == nil`). Its slot may go to a waiter.
+    /// The close of a connection the pool does not track (detached, or dropped at shutdown) is ignored.
     mutating func closed(_ key: Key, _ connection: Connection?) -> ReleaseAction {
         guard var host = hosts[key] else { return .none }
         defer { store(key, host) }
-        if let connection, let index = host.idle.firstIndex(of: connection) {
-            host.idle.remove(at: index)
+        if let connection {
+            guard host.remove(connection) else { return .none }
         } else {
-            host.busy = max(0, host.busy - 1)
+            guard host.connecting > 0 else { return .none }
+            host.connecting -= 1
         }
-        if !isShutdown, let waiter = host.waiters.first, host.busy + host.idle.count < maxConnectionsPerHost {
-            host.waiters.removeFirst()
-            host.busy += 1
-            return .connect(for: waiter)
-        }
-        return .none
+        return connectForFirstWaiter(&host)
+    }
+
+    /// `connection` was handed over (to a WebSocket or stream task) and leaves the pool's accounting: it is never
+    /// leased again, its later release or close is ignored, and its slot may go to a waiter.
+    mutating func detach(_ key: Key, _ connection: Connection) -> ReleaseAction {
+        guard var host = hosts[key] else { return .none }
+        defer { store(key, host) }
+        guard host.remove(connection) else { return .none }
+        return connectForFirstWaiter(&host)
     }
 
     /// A waiting request was cancelled; `true` if it was still waiting.
@@ -104,26 +187,54 @@ struct PoolStateMachine<Key: Hashable, Connection: Hashable, Waiter: Hashable> {
         return true
     }
 
-    /// Shuts the pool down: returns the idle connections to close and the waiters to fail.
+    /// Shuts the pool down: returns the connections that run nothing (to close; the pool forgets them) and the
+    /// waiters (to fail). Busy connections close when their last exchange ends; a connection still being opened
+    /// runs the request it was opened for. Detached connections are not the pool's.
     mutating func shutdown() -> (idle: [Connection], waiters: [Waiter]) {
         isShutdown = true
         var idle: [Connection] = []
         var waiters: [Waiter] = []
-        for key in hosts.keys {
-            idle += hosts[key]?.idle ?? []
-            waiters += hosts[key]?.waiters ?? []
-            hosts[key]?.idle = []
-            hosts[key]?.waiters = []
+        for key in Array(hosts.keys) {
+            guard var host = hosts[key] else { continue }
+            idle += host.http1.takeIdle() + host.multiplexed.takeIdle()
+            waiters += host.waiters
+            host.waiters.removeAll()
+            store(key, host)
         }
         return (idle, waiters)
     }
 
-    /// Counts for tests and metrics.
+    /// Counts for tests and metrics: `busy` is every connection that is not idle, connecting ones included.
     func counts(_ key: Key) -> (idle: Int, busy: Int, waiting: Int) {
-        let host = hosts[key] ?? Host()
-        return (host.idle.count, host.busy, host.waiters.count)
+        let counts = detailedCounts(key)
+        return (counts.idle, counts.connecting + counts.busy, counts.waiting)
     }
 
+    /// The key's connections by state, the exchanges running on them, and its waiters.
+    func detailedCounts(_ key: Key) -> Counts {
+        let host = hosts[key] ?? Host()
+        let streams = host.multiplexed.entries
+        let busyStreams = streams.filter { $0.inFlight > 0 }
+        return Counts(
+            connecting: host.connecting,
+            idle: host.http1.idle.count + streams.count - busyStreams.count,
+            busy: host.http1.busy.count + busyStreams.count,
+            inFlight: host.http1.busy.count + streams.reduce(0) { $0 + $1.inFlight },
+            waiting: host.waiters.count
+        )
+    }
+
+    /// A slot freed up: the first waiter gets a new connection, unless the pool is still full. (After shutdown
+    /// nobody waits.)
+    private func connectForFirstWaiter(_ host: inout Host) -> ReleaseAction {
+        guard host.connectionCount < maxConnectionsPerHost, let waiter = host.waiters.popFirst() else {
+            return .none
+        }
+        host.connecting += 1
+        return .connect(for: waiter)
+    }
+
+    /// Keeps `host` under `key`, or forgets the key when nothing is left.
     private mutating func store(_ key: Key, _ host: Host) {
         hosts[key] = host.isEmpty ? nil : host
     }
