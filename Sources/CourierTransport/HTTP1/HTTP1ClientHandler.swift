@@ -79,6 +79,10 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
         self.context = nil
     }
 
+    /// The event loop's clock, which its scheduled tasks run by: the timers' deadlines and their "is it due yet"
+    /// checks must use it (`NIODeadline.now()` on a real loop; an embedded test loop's virtual time).
+    private var now: NIODeadline { eventLoop?.now ?? .now() }
+
     /// Whether the running exchange is paused.
     private var paused: Bool {
         if case .active(let active) = state { return active.paused }
@@ -483,7 +487,7 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// when there was activity meanwhile.
     private func armRequestTimer() {
         guard case .active(var active) = state, let context, !active.paused else { return }
-        active.lastActivity = .now()
+        active.lastActivity = now
         if active.requestTimer == nil {
             let deadline = active.lastActivity + active.exchange.request.idleTimeout
             active.requestTimer = context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) {
@@ -500,7 +504,7 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
         state = .active(active)
         guard !active.paused, let context else { return }
         let deadline = active.lastActivity + active.exchange.request.idleTimeout
-        if deadline > .now() {
+        if deadline > now {
             active.requestTimer = context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) {
                 [weak self] in
                 self?.requestTimerFired()
@@ -515,7 +519,7 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// instead of scheduling and cancelling one per request: when it fires it checks how long the connection
     /// has really been idle, and re-arms itself for the rest.
     private func armIdleTimer() {
-        idleSince = .now()
+        idleSince = now
         if idleTimer == nil { scheduleIdleTimer(at: idleSince + idleConnectionTimeout) }
     }
 
@@ -531,7 +535,7 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
         // Busy again: the next release re-arms the timer.
         guard case .idle = state else { return }
         let deadline = idleSince + idleConnectionTimeout
-        if deadline > .now() {
+        if deadline > now {
             scheduleIdleTimer(at: deadline)
         } else {
             context?.close(promise: nil)
