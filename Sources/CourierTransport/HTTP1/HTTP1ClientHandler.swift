@@ -208,12 +208,14 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let part = unwrapInboundIn(data)
-        guard case .active(var active) = state else {
+        guard case .active = state else {
             // Bytes on an idle connection: the server is confused; never reuse it.
             if case .idle = state { context.close(promise: nil) }
             return
         }
+        // Before the copy below: the timer lives in the exchange's state, and a stale copy written back would lose it.
         armRequestTimer()
+        guard case .active(var active) = state else { return }
         switch part {
         case .head(let head):
             if head.status.code >= 100 && head.status.code < 200 && head.status.code != 101 {

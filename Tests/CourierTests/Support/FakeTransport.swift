@@ -3,12 +3,12 @@ import CourierTransport
 import Foundation
 import NIOConcurrencyHelpers
 import NIOCore
+import Testing
 
 /// A transport without sockets, for engine tests: it records every request and hands the test a
 /// ``FakeExchange`` to script the response with, and records what the engine asked of each exchange.
 final class FakeTransport: Transport {
-    private let state = NIOLockedValueBox<(exchanges: [FakeExchange], waiters: [CheckedContinuation<Void, Never>])>(
-        ([], []))
+    private let state = NIOLockedValueBox<[FakeExchange]>([])
     /// Runs for each new exchange (on the engine's executor): a test may answer it at once.
     let onExchange: @Sendable (FakeExchange) -> Void
 
@@ -16,36 +16,28 @@ final class FakeTransport: Transport {
         self.onExchange = onExchange
     }
 
-    var exchanges: [FakeExchange] { state.withLockedValue { $0.exchanges } }
+    var exchanges: [FakeExchange] { state.withLockedValue { $0 } }
 
     func execute(_ request: TransportRequest, consumer: any TransportResponseConsumer) -> any ExchangeHandle {
         let exchange = FakeExchange(request: request, consumer: consumer)
-        let waiters = state.withLockedValue { state in
-            state.exchanges.append(exchange)
-            defer { state.waiters = [] }
-            return state.waiters
-        }
-        for waiter in waiters { waiter.resume() }
+        state.withLockedValue { $0.append(exchange) }
         onExchange(exchange)
         return exchange
     }
 
     func shutdown() {}
 
-    /// Waits until the transport has run `count` exchanges and returns the last one.
-    func exchange(_ count: Int) async -> FakeExchange {
-        while true {
+    /// Waits (up to ten seconds) until the transport has run `count` exchanges and returns the last one; a test
+    /// whose task ended before reaching the transport fails here instead of hanging.
+    func exchange(_ count: Int) async throws -> FakeExchange {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while ContinuousClock.now < deadline {
             let current = exchanges
             if current.count >= count { return current[count - 1] }
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let ready = state.withLockedValue { state in
-                    if state.exchanges.count >= count { return true }
-                    state.waiters.append(continuation)
-                    return false
-                }
-                if ready { continuation.resume() }
-            }
+            try await Task.sleep(for: .milliseconds(2))
         }
+        Issue.record("the task never started exchange \(count)")
+        throw CancellationError()
     }
 }
 
