@@ -50,7 +50,8 @@ let package = Package(
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Logging", package: "swift-log"),
-            ]
+            ],
+            exclude: ["Engine/README.md"]
         ),
         .target(
             name: "CourierMockServer",

@@ -495,6 +495,16 @@ private struct AttemptConsumer: ResponseSourceConsumer {
     }
 
     func sourceDidCollect(_ timeline: TransportTimeline) {
-        engine.sourceEvent(attempt: attempt) { $0.emit(.timeline(timeline)) }
+        engine.sourceEvent(attempt: attempt) { engine in
+            engine.environment.logger.debug(
+                "exchange",
+                metadata: [
+                    "protocol": "\(timeline.protocolName ?? "-")", "reused": "\(timeline.isReusedConnection)",
+                    "remote": "\(timeline.remoteAddress ?? "-"):\(timeline.remotePort ?? 0)",
+                    "bodyBytes": "\(timeline.responseBodyBytesReceived)",
+                ]
+            )
+            engine.emit(.timeline(timeline))
+        }
     }
 }

@@ -7,7 +7,7 @@ import Foundation
 /// Times are wall-clock `Date`s, as `URLSessionTaskTransactionMetrics` reports them. Fields the transport cannot
 /// know stay `nil`: name resolution happens inside the connect (happy eyeballs), so there are no separate DNS
 /// times; a reused connection has no connect or TLS times.
-public struct TransportTimeline: Sendable, Hashable {
+public struct TransportTimeline: Sendable, Hashable, Codable {
     /// The exchange was created (the request reached the transport).
     public var fetchStart: Date
     /// The TCP connect began / completed (a new connection only).
