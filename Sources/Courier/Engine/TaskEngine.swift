@@ -348,6 +348,9 @@ final class TaskEngine: @unchecked Sendable {
         beginTimer?.cancel()
         beginTimer = nil
         resourceClock.stop()
+        // The source's exchange holds the consumer, which holds this engine: let go of both, or each task would
+        // leak its whole attempt.
+        source = nil
         preparedSource = nil
         let waiting = pendingDecision
         pendingDecision = nil

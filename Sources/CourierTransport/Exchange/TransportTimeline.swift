@@ -6,7 +6,8 @@ import Foundation
 ///
 /// Times are wall-clock `Date`s, as `URLSessionTaskTransactionMetrics` reports them. Fields the transport cannot
 /// know stay `nil`: name resolution happens inside the connect (happy eyeballs), so there are no separate DNS
-/// times; a reused connection has no connect or TLS times.
+/// times; a reused connection has no connect or TLS times. Header byte counts are not recorded yet (the response
+/// head's fast path passes it on without measuring it); body bytes are, before and after content decoding.
 public struct TransportTimeline: Sendable, Hashable, Codable {
     /// The exchange was created (the request reached the transport).
     public var fetchStart: Date

@@ -51,4 +51,21 @@ struct FollowUpConnectionTests {
             #expect(server.connectionCount == 2)
         }
     }
+
+    /// Nothing keeps a finished task's engine alive (the exchange holds the engine's consumer: a cycle through the
+    /// source leaked every request's engine and body).
+    @Test func aFinishedTaskReleasesItsEngine() async throws {
+        try await withServer { server in
+            server.route("/bye", response: .ok("bye"))
+            let session = makeSession()
+            let done = AsyncFlag()
+            let task = session.dataTask(with: server.url("/bye")) { _, _, _ in done.set() }
+            task.resume()
+            weak let engine = task.mutable.withLockedValue { $0.engine }
+            #expect(engine != nil)
+            await done.wait()
+            try await waitUntil { engine == nil }
+            #expect(engine == nil)
+        }
+    }
 }
