@@ -34,6 +34,9 @@ final class AsyncBytesSource: Sendable {
 
     // MARK: - Engine side
 
+    /// Whether the buffer holds more than the reader took, so the transfer should wait.
+    var isHoldingBack: Bool { state.withLockedValue { $0.pausedByUs } }
+
     func didReceive(response: URLResponse) {
         let waiter: CheckedContinuation<URLResponse, any Error>? = state.withLockedValue { state in
             state.response = response
@@ -139,6 +142,6 @@ final class AsyncBytesSource: Sendable {
     }
 
     private func resumeEngine() {
-        task?.mutable.withLockedValue { $0.engine }?.backpressure(false)
+        task?.mutable.withLockedValue { $0.engine }?.backpressureChanged()
     }
 }

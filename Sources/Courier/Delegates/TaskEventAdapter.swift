@@ -25,6 +25,8 @@ final class TaskEventAdapter: TaskEventSink {
         var backpressured = false
         /// `cancel(byProducingResumeData:)`'s handler, answered at completion.
         var resumeDataHandler: (@Sendable (Data?) -> Void)?
+        /// The completion was handled: a handler set now is answered `nil` at once.
+        var completed = false
     }
 
     private let state: NIOLockedValueBox<State>
@@ -36,6 +38,15 @@ final class TaskEventAdapter: TaskEventSink {
     }
 
     var task: URLSessionTask { state.withLockedValue { $0.task } }
+
+    /// Whether the consumer wants the source paused: the delegate queue is behind, or `AsyncBytes` holds more than
+    /// its reader took.
+    var wantsSourcePaused: Bool {
+        let (backpressured, task) = state.withLockedValue { ($0.backpressured, $0.task) }
+        if backpressured { return true }
+        if case .stream(let source) = task.completionMode { return source.isHoldingBack }
+        return false
+    }
     var engine: TaskEngine? { engineBox.withLockedValue { $0.value } }
 
     func attach(_ engine: TaskEngine) {
@@ -44,11 +55,12 @@ final class TaskEventAdapter: TaskEventSink {
 
     /// Remembers the handler of `cancel(byProducingResumeData:)`; it gets the resume data (or `nil`) at completion.
     func setResumeDataHandler(_ handler: @escaping @Sendable (Data?) -> Void) {
-        let previous: (@Sendable (Data?) -> Void)? = state.withLockedValue { state in
+        let unanswered: (@Sendable (Data?) -> Void)? = state.withLockedValue { state in
+            if state.completed { return handler }
             defer { state.resumeDataHandler = handler }
             return state.resumeDataHandler
         }
-        if let previous { task.session.dispatcher.async { previous(nil) } }
+        if let unanswered { task.session.dispatcher.async { unanswered(nil) } }
     }
 
     // MARK: - Events (on the engine's executor)
@@ -64,6 +76,8 @@ final class TaskEventAdapter: TaskEventSink {
             task.update { $0.currentRequest = request }
         case .decide(let decision):
             decide(decision, task: task)
+        case .becameDownload:
+            if let dataTask = task as? URLSessionDataTask { becomeDownload(from: dataTask) }
         case .response(let response):
             record(response, task: task)
             if case .stream(let source) = task.completionMode { source.didReceive(response: response) }
@@ -121,7 +135,7 @@ final class TaskEventAdapter: TaskEventSink {
         case .dataHandler, .collect:
             state.withLockedValue { $0.body.append(data) }
         case .stream(let source):
-            if source.append(data) { engine?.backpressure(true) }
+            if source.append(data) { engine?.backpressureChanged() }
         case .delegate:
             deliverToDelegate(data, task: task)
         case .downloadHandler, .downloadCollect:
@@ -170,7 +184,7 @@ final class TaskEventAdapter: TaskEventSink {
             if pause { state.backpressured = true }
             return (pause, schedule)
         }
-        if pause { engine?.backpressure(true) }
+        if pause { engine?.backpressureChanged() }
         guard schedule else { return }
         task.session.dispatcher.async { [self] in drainDelegateData() }
     }
@@ -198,7 +212,7 @@ final class TaskEventAdapter: TaskEventSink {
             if resume { state.backpressured = false }
             return resume
         }
-        if resume { engine?.backpressure(false) }
+        if resume { engine?.backpressureChanged() }
     }
 
     // MARK: - Decisions
@@ -238,7 +252,8 @@ final class TaskEventAdapter: TaskEventSink {
                 let once = CompletionOnce()
                 delegate.urlSession(session, dataTask: dataTask, didReceive: response) { disposition in
                     guard once.claim() else { return }
-                    if disposition == .becomeDownload { self.becomeDownload(from: dataTask) }
+                    // The hand-over to a download task happens when the engine accepts it (`.becameDownload`):
+                    // a task that ended meanwhile gets no download task.
                     self.answer(.response(disposition))
                 }
             }
@@ -305,6 +320,7 @@ final class TaskEventAdapter: TaskEventSink {
             defer {
                 state.body = Data()
                 state.resumeDataHandler = nil
+                state.completed = true
             }
             return (state.body, state.resumeDataHandler)
         }

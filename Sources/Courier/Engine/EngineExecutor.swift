@@ -16,6 +16,18 @@ final class EngineExecutor: Sendable {
 
     private let queue = NIOLockedValueBox(Queue())
 
+    /// From inside a job: runs `job` right after the current one, before jobs other threads queued meanwhile (the
+    /// outcome of a step that completed at once must not be overtaken by events that arrived during it).
+    func executeNext(_ job: @escaping @Sendable () -> Void) {
+        let drain: Bool = queue.withLockedValue { queue in
+            queue.jobs.prepend(job)
+            if queue.draining { return false }
+            queue.draining = true
+            return true
+        }
+        if drain { run() }
+    }
+
     /// Runs `job` after every job submitted before it.
     func execute(_ job: @escaping @Sendable () -> Void) {
         let drain: Bool = queue.withLockedValue { queue in
@@ -25,6 +37,10 @@ final class EngineExecutor: Sendable {
             return true
         }
         guard drain else { return }
+        run()
+    }
+
+    private func run() {
         while let next = queue.withLockedValue({ queue -> (@Sendable () -> Void)? in
             if let job = queue.jobs.popFirst() { return job }
             queue.draining = false

@@ -9,8 +9,12 @@ import Foundation
 /// ```
 /// request:   URLProtocol lookup → URL validation → default headers → cookies → cache lookup → credentials
 /// source:    the network (or a stage's answer: cache, URLProtocol, data:/file:)
-/// response:  redirect → authentication → cookie storage → cache storage → the app's disposition
+/// response:  cookie storage → redirect → authentication → cache storage → the app's disposition
 /// ```
+///
+/// Cookie storage comes first on the response side: the cookies of every response are stored, also of a redirect
+/// or a challenge that ends the side with a follow-up (a login's `302` sets the session cookie the next request
+/// must carry).
 ///
 /// The cache and credential stages are identity stages until the cache and authentication features land; each
 /// feature adds its work to exactly one stage or source.
@@ -25,9 +29,9 @@ enum StageChain {
     ]
 
     static let responseStages: [any ResponseStage] = [
+        CookieStorageStage(),
         RedirectStage(),
         AuthenticationStage(),
-        CookieStorageStage(),
         CacheStorageStage(),
         DispositionStage(),
     ]
@@ -52,7 +56,7 @@ enum StageChain {
                 case nil:
                     let rest = Array(stages[index...])
                     let waiting = current
-                    Task {
+                    Task(executorPreference: StageExecutor.shared) {
                         completion(await runWaiting(waiting, stages: rest, context: context), false)
                     }
                     return
@@ -117,7 +121,7 @@ enum StageChain {
                     let rest = Array(stages[index...])
                     let waiting = current
                     let wasDownload = asDownload
-                    Task {
+                    Task(executorPreference: StageExecutor.shared) {
                         let result = await runWaiting(waiting, asDownload: wasDownload, stages: rest, context: context)
                         completion(result, false)
                     }

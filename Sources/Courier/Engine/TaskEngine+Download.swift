@@ -22,7 +22,7 @@ extension TaskEngine {
     func makeDownloadSink() -> DownloadSink {
         DownloadSink(
             directory: environment.configuration.courierDownloadDirectory,
-            onBackpressure: { [weak self] pause in self?.backpressure(pause) },
+            onBackpressure: { [weak self] in self?.backpressureChanged() },
             onWrite: { [weak self] count, total in
                 self?.onExecutor { engine in
                     engine.emit(

@@ -42,12 +42,16 @@ final class TaskEngine: @unchecked Sendable {
         let transport: any Transport
         let tls: TLSSettings
         let logger: Logger
-        /// Schedules the engine's timers (an `EmbeddedEventLoop` in tests, whose time is advanced by hand).
+        /// Schedules the `earliestBeginDate` timer.
         let timerLoop: any EventLoop
+        /// Holds the resource deadline.
+        var deadlines: DeadlineScheduler = .shared
         /// The task object, for `URLProtocol.canInit(with:)`.
         let task: URLSessionTask?
         /// Asks the app for a new body stream (`needNewBodyStream`).
         let newBodyStream: @Sendable () async -> InputStream?
+        /// Whether the app has the task suspended now.
+        let isSuspended: @Sendable () -> Bool
     }
 
     let executor = EngineExecutor()
@@ -86,7 +90,8 @@ final class TaskEngine: @unchecked Sendable {
         self.sink = sink
         self.request = spec.request
         self.resourceClock = ResourceClock(
-            timeout: Self.timeAmount(environment.configuration.timeoutIntervalForResource))
+            timeout: Self.timeAmount(environment.configuration.timeoutIntervalForResource),
+            scheduler: environment.deadlines)
     }
 
     // MARK: - Control (any thread)
@@ -94,6 +99,8 @@ final class TaskEngine: @unchecked Sendable {
     /// The first `resume()`.
     func start() {
         executor.execute { [self] in
+            // Cancelled between resume() and this job: nothing may be claimed or started any more.
+            guard case .idle = machine.phase else { return }
             if let failure = spec.failure {
                 step { $0.failed(failure) }
                 return
@@ -110,16 +117,27 @@ final class TaskEngine: @unchecked Sendable {
         }
     }
 
-    func suspend() { executor.execute { [self] in step { $0.suspend() } } }
-
-    func resume() { executor.execute { [self] in step { $0.resume() } } }
+    /// `suspend()` or `resume()` changed the task's state. The job reads the state as it is when it runs, so that
+    /// calls from two threads that reach the executor in the other order still end in the latest state.
+    func suspensionChanged() {
+        executor.execute { [self] in
+            let suspended = environment.isSuspended()
+            step { suspended ? $0.suspend() : $0.resume() }
+        }
+    }
 
     func cancel(producingResumeData: Bool = false) {
         executor.execute { [self] in step { $0.cancel(producingResumeData: producingResumeData) } }
     }
 
-    /// The consumer's buffer is full (`true`) or has room again (`false`).
-    func backpressure(_ on: Bool) { executor.execute { [self] in step { $0.backpressure(on) } } }
+    /// A consumer's buffer filled up or drained. The job asks the consumers what they want when it runs (not what
+    /// they wanted when they called), so signals that reach the executor out of order cannot leave it paused.
+    func backpressureChanged() {
+        executor.execute { [self] in
+            let wanted = (sink?.wantsSourcePaused ?? false) || (download?.isPaused ?? false)
+            step { $0.backpressure(wanted) }
+        }
+    }
 
     /// The app answered the pending ``TaskDecision``.
     func answer(_ answer: TaskDecisionAnswer) {
@@ -167,13 +185,14 @@ final class TaskEngine: @unchecked Sendable {
             awaitingBegin = true
             emit(.decide(.beginDelayedRequest(request)))
         case .startResourceClock:
-            resourceClock.start(on: environment.timerLoop) { [self] in
-                executor.execute { [self] in step { $0.resourceTimerFired() } }
+            // Weak: the scheduler's table must not keep a finished task's engine alive.
+            resourceClock.start { [weak self] in
+                self?.executor.execute { [weak self] in self?.step { $0.resourceTimerFired() } }
             }
         case .pauseResourceClock:
-            resourceClock.pause(on: environment.timerLoop)
+            resourceClock.pause()
         case .resumeResourceClock:
-            resourceClock.resume(on: environment.timerLoop)
+            resourceClock.resume()
         case .prepare(let attempt):
             prepare(attempt: attempt)
         case .startSource(let attempt):
@@ -213,8 +232,12 @@ final class TaskEngine: @unchecked Sendable {
     private func prepare(attempt: Int) {
         environment.logger.debug(
             "preparing request", metadata: ["attempt": "\(attempt)", "url": "\(request.url?.absoluteString ?? "")"])
-        StageChain.runRequestSide(request, context: makeContext()) { [self] result, _ in
-            executor.execute { [self] in requestSideDone(result, attempt: attempt) }
+        StageChain.runRequestSide(request, context: makeContext()) { [self] result, immediately in
+            if immediately {
+                executor.executeNext { [self] in requestSideDone(result, attempt: attempt) }
+            } else {
+                executor.execute { [self] in requestSideDone(result, attempt: attempt) }
+            }
         }
     }
 
@@ -256,8 +279,13 @@ final class TaskEngine: @unchecked Sendable {
 
     private func runResponseSide(attempt: Int) {
         guard let response = pendingResponse else { return }
-        let waits = StageChain.runResponseSide(response, context: makeContext()) { [self] result, _ in
-            executor.execute { [self] in responseSideDone(result, attempt: attempt) }
+        let waits = StageChain.runResponseSide(response, context: makeContext()) { [self] result, immediately in
+            if immediately {
+                // Before any body part or failure that arrived meanwhile: they find the response accepted.
+                executor.executeNext { [self] in responseSideDone(result, attempt: attempt) }
+            } else {
+                executor.execute { [self] in responseSideDone(result, attempt: attempt) }
+            }
         }
         if waits { later { engine in engine.step { $0.awaitingDecision(attempt: attempt) } } }
     }
@@ -271,6 +299,7 @@ final class TaskEngine: @unchecked Sendable {
             followUp(next, dropsBody: dropsBody, attempt: attempt)
         case .success(.proceedAsDownload(let accepted)):
             download = makeDownloadSink()
+            emit(.becameDownload)
             accept(accepted, attempt: attempt)
         case .success(.proceed(let accepted)):
             accept(accepted, attempt: attempt)

@@ -175,7 +175,7 @@ extension TaskEvent: Codable {
     }
 
     private enum Kind: String, Codable {
-        case attemptStarted, sentBodyData, currentRequest, decide, response, data, receivedToFile
+        case attemptStarted, sentBodyData, currentRequest, decide, becameDownload, response, data, receivedToFile
         case downloadResumed, downloadWrote, timeline, completed
     }
 
@@ -191,6 +191,8 @@ extension TaskEvent: Codable {
             self = .currentRequest(try container.decode(CodableRequest.self, forKey: .request).request)
         case .decide:
             self = .decide(try container.decode(TaskDecision.self, forKey: .decision))
+        case .becameDownload:
+            self = .becameDownload
         case .response:
             self = .response(try container.decode(CodableResponse.self, forKey: .response).response)
         case .data:
@@ -225,6 +227,8 @@ extension TaskEvent: Codable {
         case .decide(let decision):
             try container.encode(Kind.decide, forKey: .kind)
             try container.encode(decision, forKey: .decision)
+        case .becameDownload:
+            try container.encode(Kind.becameDownload, forKey: .kind)
         case .response(let response):
             try container.encode(Kind.response, forKey: .kind)
             try container.encode(CodableResponse(response), forKey: .response)

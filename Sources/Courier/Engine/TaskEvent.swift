@@ -16,6 +16,8 @@ enum TaskEvent: Sendable {
     case currentRequest(URLRequest)
     /// The engine needs the app's answer before it goes on.
     case decide(TaskDecision)
+    /// The app turned the data task into a download task (`.becomeDownload`): the body goes to a file from here.
+    case becameDownload
     /// The final response, accepted: body bytes follow.
     case response(URLResponse)
     /// Body bytes for the consumer (data tasks: delegate, completion handler or async bytes).
@@ -63,4 +65,6 @@ struct TaskResult: Sendable {
 /// block and never call user code directly (it queues that on the delegate queue).
 protocol TaskEventSink: AnyObject, Sendable {
     func receive(_ event: TaskEvent)
+    /// Whether the consumer wants the source paused now (its buffer is full); asked on the engine's executor.
+    var wantsSourcePaused: Bool { get }
 }

@@ -43,7 +43,8 @@ extension URLSessionTask {
             logger: logger,
             timerLoop: MultiThreadedEventLoopGroup.singleton.any(),
             task: self,
-            newBodyStream: { [weak adapter] in await adapter?.askForNewBodyStream() }
+            newBodyStream: { [weak adapter] in await adapter?.askForNewBodyStream() },
+            isSuspended: { [weak adapter] in adapter?.task.state == .suspended }
         )
         let engine = TaskEngine(spec: spec, environment: environment, sink: adapter)
         adapter.attach(engine)

@@ -210,7 +210,8 @@ open class URLSessionTask: NSObject, NSCopying, ProgressReporting, @unchecked Se
     /// Starts the task, or continues it after ``suspend()``.
     open func resume() {
         // The engine is created in the same critical section that moves the state to running, so a cancel() or
-        // suspend() racing with the first resume() always finds it (its executor orders them after the start).
+        // suspend() racing with the first resume() always finds it; if one reaches the engine before the start
+        // job, the start job finds the machine no longer idle and does nothing.
         let (starting, proceeding): (TaskEngine?, TaskEngine?) = mutable.withLockedValue { state in
             switch state.lifecycle.resume() {
             case .start:
@@ -225,14 +226,14 @@ open class URLSessionTask: NSObject, NSCopying, ProgressReporting, @unchecked Se
             }
         }
         starting?.start()
-        proceeding?.resume()
+        proceeding?.suspensionChanged()
     }
 
     /// Pauses the task: no bytes are read and no timer fires until ``resume()``.
     open func suspend() {
         let action = mutable.withLockedValue { $0.lifecycle.suspend() }
         if action == .pause {
-            mutable.withLockedValue { $0.engine }?.suspend()
+            mutable.withLockedValue { $0.engine }?.suspensionChanged()
         }
     }
 

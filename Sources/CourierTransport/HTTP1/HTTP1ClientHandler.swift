@@ -147,8 +147,9 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// bytes (or with a request body still being sent) the connection is closed instead.
     func drain(_ exchange: TransportExchange, limit: Int) {
         guard case .active(var active) = state, active.exchange === exchange else { return }
-        guard active.bodyWriter.isEnded else {
-            fail(.cancelled("drained before the request body was sent"), retryable: false)
+        guard active.bodyWriter.isEnded, active.keepAlive else {
+            // The connection cannot serve another request anyway: close it now rather than read the rest.
+            fail(.cancelled("drained a response whose connection cannot be reused"), retryable: false)
             return
         }
         active.drainBudget = limit

@@ -68,4 +68,20 @@ struct FollowUpConnectionTests {
             #expect(engine == nil)
         }
     }
+
+    /// The cookies a redirect response sets are stored before the redirect is followed, so the follow-up carries
+    /// them (a login's `302` and its session cookie), with or without a delegate deciding.
+    @Test(arguments: [false, true])
+    func aRedirectsCookiesGoWithTheFollowUp(askTheDelegate: Bool) async throws {
+        try await withServer { server in
+            server.route(
+                "/login",
+                response: MockResponse(status: 302, headers: [("Location", "/home"), ("Set-Cookie", "sid=42")]))
+            server.route("/home", response: .ok("welcome"))
+            let delegate = askTheDelegate ? RecordingDelegate() : nil
+            let outcome = await makeSession(delegate: delegate).runDataTask(server.url("/login"))
+            #expect(outcome.data == Data("welcome".utf8))
+            #expect(server.requests(path: "/home").first?.header("Cookie") == "sid=42")
+        }
+    }
 }

@@ -164,7 +164,7 @@ struct StageChainTests {
         let responseSide = StageChain.responseStages.map { "\(type(of: $0))" }
         #expect(
             responseSide == [
-                "RedirectStage", "AuthenticationStage", "CookieStorageStage", "CacheStorageStage", "DispositionStage",
+                "CookieStorageStage", "RedirectStage", "AuthenticationStage", "CacheStorageStage", "DispositionStage",
             ])
     }
 }

@@ -209,12 +209,16 @@ struct DelegateTests {
             throttled.chunkDelay = .milliseconds(100)
             server.route("/t", response: throttled)
             let delegate = RecordingDelegate()
+            let suspended = AsyncFlag()
+            delegate.onFirstData = { task in
+                task.suspend()
+                suspended.set()
+            }
             let session = makeSession(delegate: delegate)
             let task = session.dataTask(with: server.url("/t"))
             task.resume()
-            while task.countOfBytesReceived == 0 { try await Task.sleep(for: .milliseconds(2)) }
-            task.suspend()
-            #expect(task.state == .suspended, "\(String(describing: task.error))")
+            await suspended.wait()
+            #expect(task.state == .suspended)
             try await Task.sleep(for: .milliseconds(200))
             task.resume()
             await delegate.waitForCompletions()

@@ -154,9 +154,17 @@ final class RecordingDelegate: NSObject, URLSessionDataDelegate, @unchecked Send
         completionHandler(disposition)
     }
 
+    /// Runs on the delegate queue once, with the first body bytes (a test that must act mid-body does it here,
+    /// without racing the transfer from another thread).
+    var onFirstData: (@Sendable (URLSessionDataTask) -> Void)?
+
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
         record(.data(data.count))
-        state.withLockedValue { $0.body.append(data) }
+        let first = state.withLockedValue { state in
+            defer { state.body.append(data) }
+            return state.body.isEmpty
+        }
+        if first { onFirstData?(dataTask) }
     }
 
     func urlSession(

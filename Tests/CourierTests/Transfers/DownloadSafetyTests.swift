@@ -205,7 +205,7 @@ struct DownloadSafetyTests {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let sink = DownloadSink(
-            directory: directory, onBackpressure: { _ in }, onWrite: { _, _ in }, onFailure: { _ in })
+            directory: directory, onBackpressure: {}, onWrite: { _, _ in }, onFailure: { _ in })
         sink.discard()
         sink.open()
         sink.append(Data("late".utf8))

@@ -38,10 +38,14 @@ struct SuspendTests {
                 configuration.timeoutIntervalForRequest = 0.5
                 configuration.timeoutIntervalForResource = 3
             }
+            let suspended = AsyncFlag()
+            delegate.onFirstData = { task in
+                task.suspend()
+                suspended.set()
+            }
             let task = session.dataTask(with: server.url("/t"))
             task.resume()
-            while task.countOfBytesReceived == 0 { try await Task.sleep(for: .milliseconds(2)) }
-            task.suspend()
+            await suspended.wait()
             // Longer than both timeouts: neither may fire while the task is suspended.
             try await Task.sleep(for: .milliseconds(3200))
             #expect(task.state == .suspended)

@@ -22,8 +22,8 @@ final class DownloadSink: Sendable {
 
     private let directory: URL
     private let state = NIOLockedValueBox(State())
-    /// The sink wants the transfer paused (`true`) or continued (`false`).
-    let onBackpressure: @Sendable (Bool) -> Void
+    /// The sink's wish changed (see ``isPaused``).
+    let onBackpressure: @Sendable () -> Void
     /// Bytes reached the file: (this write, total written).
     let onWrite: @Sendable (Int64, Int64) -> Void
     /// Writing failed; the task must end with this error.
@@ -31,7 +31,7 @@ final class DownloadSink: Sendable {
 
     init(
         directory: URL,
-        onBackpressure: @escaping @Sendable (Bool) -> Void,
+        onBackpressure: @escaping @Sendable () -> Void,
         onWrite: @escaping @Sendable (Int64, Int64) -> Void,
         onFailure: @escaping @Sendable (TransferError) -> Void
     ) {
@@ -40,6 +40,9 @@ final class DownloadSink: Sendable {
         self.onWrite = onWrite
         self.onFailure = onFailure
     }
+
+    /// Whether the sink wants the transfer paused: too many bytes wait to be written.
+    var isPaused: Bool { state.withLockedValue { $0.paused } }
 
     /// Starts writing a new file, or continues `existing` (resume) after `offset` bytes.
     func open(existing: URL? = nil, offset: Int64 = 0) {
@@ -73,7 +76,7 @@ final class DownloadSink: Sendable {
             return (state.file, pause)
         }
         guard let file else { return }
-        if pause { onBackpressure(true) }
+        if pause { onBackpressure() }
         file.append(data) { [self] result in
             switch result {
             case .success:
@@ -96,7 +99,7 @@ final class DownloadSink: Sendable {
             if resume { state.paused = false }
             return (state.written, resume)
         }
-        if resume { onBackpressure(false) }
+        if resume { onBackpressure() }
         onWrite(Int64(count), total)
     }
 

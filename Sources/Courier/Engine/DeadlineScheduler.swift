@@ -1,0 +1,88 @@
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOPosix
+
+/// Resource timeouts of many tasks behind one timer.
+///
+/// Every task has a resource deadline (by default a week away), and scheduling and cancelling an event-loop timer
+/// per task would wake a loop twice per request. Here a task only enters its deadline in a table; one timer runs,
+/// for the earliest deadline, and is moved earlier only when a task needs an earlier one. When it fires it calls
+/// the actions that are due (outside the lock) and re-arms for the next deadline.
+final class DeadlineScheduler: Sendable {
+    /// The process-wide scheduler on the shared event loop group.
+    static let shared = DeadlineScheduler(loop: MultiThreadedEventLoopGroup.singleton.next())
+
+    /// Identifies one registered deadline.
+    struct Token: Hashable, Sendable {
+        fileprivate let id: UInt64
+    }
+
+    private struct Entry {
+        var deadline: NIODeadline
+        var action: @Sendable () -> Void
+    }
+
+    private struct State {
+        var entries: [UInt64: Entry] = [:]
+        var nextID: UInt64 = 0
+        /// When the armed timer fires, if one is armed.
+        var armedAt: NIODeadline?
+        var timer: Scheduled<Void>?
+    }
+
+    let loop: any EventLoop
+    private let state = NIOLockedValueBox(State())
+
+    init(loop: any EventLoop) {
+        self.loop = loop
+    }
+
+    /// Calls `action` (on the scheduler's loop) at `deadline`, unless cancelled first.
+    func schedule(at deadline: NIODeadline, _ action: @escaping @Sendable () -> Void) -> Token {
+        state.withLockedValue { state in
+            state.nextID += 1
+            let id = state.nextID
+            state.entries[id] = Entry(deadline: deadline, action: action)
+            if state.armedAt.map({ deadline < $0 }) ?? true {
+                arm(&state, at: deadline)
+            }
+            return Token(id: id)
+        }
+    }
+
+    /// Forgets a deadline (the task ended or paused its clock). The armed timer is left alone: when it fires
+    /// with nothing due, it only re-arms.
+    func cancel(_ token: Token) {
+        state.withLockedValue { _ = $0.entries.removeValue(forKey: token.id) }
+    }
+
+    /// The number of registered deadlines (for tests).
+    var count: Int { state.withLockedValue { $0.entries.count } }
+
+    private func arm(_ state: inout State, at deadline: NIODeadline) {
+        state.timer?.cancel()
+        state.armedAt = deadline
+        state.timer = loop.scheduleTask(deadline: deadline) { [self] in fire() }
+    }
+
+    private func fire() {
+        let now = loop.now
+        let due: [@Sendable () -> Void] = state.withLockedValue { state in
+            state.timer = nil
+            state.armedAt = nil
+            var due: [@Sendable () -> Void] = []
+            var next: NIODeadline?
+            for (id, entry) in state.entries {
+                if entry.deadline <= now {
+                    due.append(entry.action)
+                    state.entries[id] = nil
+                } else if next.map({ entry.deadline < $0 }) ?? true {
+                    next = entry.deadline
+                }
+            }
+            if let next { arm(&state, at: next) }
+            return due
+        }
+        for action in due { action() }
+    }
+}
