@@ -28,6 +28,8 @@ final class TaskEngine: @unchecked Sendable {
         }
 
         var request: URLRequest
+        /// The task's identifier, for logs.
+        var taskIdentifier: Int
         var kind: Kind
         var earliestBeginDate: Date?
         /// The task cannot run at all (an invalidated session, an unsupported task kind): it fails at start.
@@ -231,7 +233,11 @@ final class TaskEngine: @unchecked Sendable {
 
     private func prepare(attempt: Int) {
         environment.logger.debug(
-            "preparing request", metadata: ["attempt": "\(attempt)", "url": "\(request.url?.absoluteString ?? "")"])
+            "preparing request",
+            metadata: [
+                "task": "\(spec.taskIdentifier)", "attempt": "\(attempt)",
+                "url": "\(request.url?.absoluteString ?? "")",
+            ])
         StageChain.runRequestSide(request, context: makeContext()) { [self] result, immediately in
             if immediately {
                 executor.executeNext { [self] in requestSideDone(result, attempt: attempt) }
@@ -309,7 +315,8 @@ final class TaskEngine: @unchecked Sendable {
     private func followUp(_ next: URLRequest, dropsBody: Bool, attempt: Int) {
         redirectCount += 1
         if dropsBody { bodyState.dropped = true }
-        environment.logger.debug("follow-up", metadata: ["url": "\(next.url?.absoluteString ?? "")"])
+        environment.logger.debug(
+            "follow-up", metadata: ["task": "\(spec.taskIdentifier)", "url": "\(next.url?.absoluteString ?? "")"])
         setRequest(next)
         step { $0.followUp(attempt: attempt) }
     }
@@ -388,10 +395,11 @@ final class TaskEngine: @unchecked Sendable {
         let url = request.url ?? spec.request.url
         switch outcome {
         case .success:
-            environment.logger.debug("task finished", metadata: ["bytes": "\(receivedBytes)"])
+            environment.logger.debug(
+                "task finished", metadata: ["task": "\(spec.taskIdentifier)", "bytes": "\(receivedBytes)"])
             finishEmitting(TaskResult(error: nil, file: downloadedFile, resumeData: nil))
         case .failure(let error, let producingResumeData):
-            environment.logger.debug("task failed", metadata: ["error": "\(error)"])
+            environment.logger.debug("task failed", metadata: ["task": "\(spec.taskIdentifier)", "error": "\(error)"])
             let urlError = URLErrorMapping.urlError(from: error, failingURL: url)
             if let download {
                 finishDownload(download, after: urlError, producingResumeData: producingResumeData)
@@ -531,7 +539,8 @@ private struct AttemptConsumer: ResponseSourceConsumer {
             engine.environment.logger.debug(
                 "exchange",
                 metadata: [
-                    "protocol": "\(timeline.protocolName ?? "-")", "reused": "\(timeline.isReusedConnection)",
+                    "task": "\(engine.spec.taskIdentifier)", "protocol": "\(timeline.protocolName ?? "-")",
+                    "reused": "\(timeline.isReusedConnection)",
                     "remote": "\(timeline.remoteAddress ?? "-"):\(timeline.remotePort ?? 0)",
                     "bodyBytes": "\(timeline.responseBodyBytesReceived)",
                 ]

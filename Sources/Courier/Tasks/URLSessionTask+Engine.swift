@@ -28,19 +28,18 @@ extension URLSessionTask {
         }
         let spec = TaskEngine.Spec(
             request: state.currentRequest ?? URLRequest(url: URL(fileURLWithPath: "/")),
+            taskIdentifier: taskIdentifier,
             kind: kind,
             earliestBeginDate: state.earliestBeginDate,
             failure: startFailure(hasRequest: state.currentRequest != nil, configuration: configuration),
             asksForRedirects: has(URLSessionTaskDelegate.self),
             asksForResponses: isDelegateDataTask
         )
-        var logger = session.logger
-        logger[metadataKey: "task"] = "\(taskIdentifier)"
         let environment = TaskEngine.Environment(
             configuration: configuration,
             transport: session.transport,
             tls: session.tlsSettings,
-            logger: logger,
+            logger: session.logger,
             timerLoop: MultiThreadedEventLoopGroup.singleton.any(),
             task: self,
             newBodyStream: { [weak adapter] in await adapter?.askForNewBodyStream() },

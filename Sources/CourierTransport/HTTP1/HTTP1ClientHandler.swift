@@ -127,7 +127,7 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
             timeline.secureConnectionEnd = establishment.secureConnectionEnd
         }
         timeline.tlsProtocolVersion = establishment?.tlsProtocolVersion
-        Self.recordAddresses(of: context.channel, into: &timeline)
+        recordAddresses(of: context.channel, into: &timeline)
         timeline.requestStart = Date()
         var active = Active(exchange: exchange, isReused: isReused, bodyWriter: writer, timeline: timeline)
         active.paused = exchange.isPausedForHandler
@@ -415,11 +415,21 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
         context?.close(promise: nil)
     }
 
-    private static func recordAddresses(of channel: any Channel, into timeline: inout TransportTimeline) {
-        timeline.localAddress = channel.localAddress?.ipAddress
-        timeline.localPort = channel.localAddress?.port
-        timeline.remoteAddress = channel.remoteAddress?.ipAddress
-        timeline.remotePort = channel.remoteAddress?.port
+    /// The connection's addresses as text, formatted once per connection (not per exchange).
+    private var addresses: (local: String?, localPort: Int?, remote: String?, remotePort: Int?)?
+
+    private func recordAddresses(of channel: any Channel, into timeline: inout TransportTimeline) {
+        let known =
+            addresses
+            ?? (
+                channel.localAddress?.ipAddress, channel.localAddress?.port, channel.remoteAddress?.ipAddress,
+                channel.remoteAddress?.port
+            )
+        addresses = known
+        timeline.localAddress = known.local
+        timeline.localPort = known.localPort
+        timeline.remoteAddress = known.remote
+        timeline.remotePort = known.remotePort
     }
 
     private func recordRequestEnd() {

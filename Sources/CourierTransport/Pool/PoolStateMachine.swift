@@ -95,7 +95,9 @@ struct PoolStateMachine<Key: Hashable, Connection: Hashable, Waiter: Hashable> {
     /// connection, else a new connection below the limit, else the queue.
     mutating func lease(_ key: Key, for waiter: Waiter) -> LeaseAction {
         if isShutdown { return .failShutdown }
-        var host = hosts[key, default: Host()]
+        // Taken out of the table while it changes: a copy still in the table would make every change copy the
+        // host's collections.
+        var host = hosts.removeValue(forKey: key) ?? Host()
         defer { store(key, host) }
         if let connection = host.multiplexed.leaseStream() ?? host.http1.leaseIdle() {
             return .use(connection)
@@ -118,7 +120,9 @@ struct PoolStateMachine<Key: Hashable, Connection: Hashable, Waiter: Hashable> {
         capacity: Int,
         for trigger: Waiter
     ) -> [Assignment] {
-        var host = hosts[key, default: Host()]
+        // Taken out of the table while it changes: a copy still in the table would make every change copy the
+        // host's collections.
+        var host = hosts.removeValue(forKey: key) ?? Host()
         defer { store(key, host) }
         host.connecting = max(0, host.connecting - 1)
         var assignments = [Assignment(connection: connection, waiter: trigger)]
@@ -139,7 +143,7 @@ struct PoolStateMachine<Key: Hashable, Connection: Hashable, Waiter: Hashable> {
     /// waits idle (HTTP/1) or has a free stream more (multiplexed). After shutdown, a connection that runs nothing
     /// more is closed; it stays counted until its close.
     mutating func release(_ key: Key, _ connection: Connection) -> ReleaseAction {
-        guard var host = hosts[key] else { return .none }
+        guard var host = hosts.removeValue(forKey: key) else { return .none }
         defer { store(key, host) }
         if host.http1.isRunning(connection) {
             if isShutdown { return .close(connection) }
@@ -159,7 +163,7 @@ struct PoolStateMachine<Key: Hashable, Connection: Hashable, Waiter: Hashable> {
     /// A connection closed, or a connection attempt failed (`connection == nil`). Its slot may go to a waiter.
     /// The close of a connection the pool does not track (detached, or dropped at shutdown) is ignored.
     mutating func closed(_ key: Key, _ connection: Connection?) -> ReleaseAction {
-        guard var host = hosts[key] else { return .none }
+        guard var host = hosts.removeValue(forKey: key) else { return .none }
         defer { store(key, host) }
         if let connection {
             guard host.remove(connection) else { return .none }
@@ -173,7 +177,7 @@ struct PoolStateMachine<Key: Hashable, Connection: Hashable, Waiter: Hashable> {
     /// `connection` was handed over (to a WebSocket or stream task) and leaves the pool's accounting: it is never
     /// leased again, its later release or close is ignored, and its slot may go to a waiter.
     mutating func detach(_ key: Key, _ connection: Connection) -> ReleaseAction {
-        guard var host = hosts[key] else { return .none }
+        guard var host = hosts.removeValue(forKey: key) else { return .none }
         defer { store(key, host) }
         guard host.remove(connection) else { return .none }
         return connectForFirstWaiter(&host)

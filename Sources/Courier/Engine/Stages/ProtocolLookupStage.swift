@@ -9,8 +9,8 @@ import Foundation
 /// `URLError(.unsupportedURL)` naming the class; it is never loaded behind the protocol's back.
 ///
 /// A class is asked with `canInit(with: task)` (which by default asks `canInit(with: task.currentRequest)`) when
-/// the task's current request is the request being prepared. On a redirect hop the engine prepares the new
-/// request before making it the current one, so there the class is asked `canInit(with: request)` directly.
+/// the task's current request is the request being prepared — also on a redirect hop, since the engine makes the
+/// follow-up request current before preparing it; otherwise (a task-less engine) `canInit(with: request)`.
 ///
 /// `canInit` is user code: the stage asks it in ``process(_:in:)``, on a Swift concurrency thread, never on an
 /// event loop or under a lock.
