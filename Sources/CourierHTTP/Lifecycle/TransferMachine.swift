@@ -81,53 +81,59 @@ public struct TransferMachine<Part: Sendable>: Sendable {
         case complete(Outcome)
     }
 
-    public private(set) var phase: Phase = .idle
+    public var phase: Phase { _phase }
+    @usableFromInline var _phase: Phase = .idle
     /// The current attempt's number (0 before the first).
-    public private(set) var attempt = 0
+    public var attempt: Int { _attempt }
+    @usableFromInline var _attempt: Int = 0
     /// Whether the app suspended the task.
-    public private(set) var isSuspended = false
+    public var isSuspended: Bool { _isSuspended }
+    @usableFromInline var _isSuspended: Bool = false
     /// Whether the consumer asked for a pause (its buffer is full).
-    public private(set) var isBackpressured = false
+    public var isBackpressured: Bool { _isBackpressured }
+    @usableFromInline var _isBackpressured: Bool = false
     /// Whether the response side waits for an answer (a delegate decision, a storage read).
-    public private(set) var isAwaitingDecision = false
+    public var isAwaitingDecision: Bool { _isAwaitingDecision }
+    @usableFromInline var _isAwaitingDecision: Bool = false
     /// Whether the source is paused, as last told.
-    public private(set) var isSourcePaused = false
+    public var isSourcePaused: Bool { _isSourcePaused }
+    @usableFromInline var _isSourcePaused: Bool = false
     /// Body parts and the end received while holding, in order.
-    private var held: [Part] = []
-    private var heldEnd = false
+    @usableFromInline var held: [Part] = []
+    @usableFromInline var heldEnd = false
 
-    public init() {}
+    @inlinable public init() {}
 
     /// Whether body events are held rather than delivered.
-    private var isHolding: Bool { isSuspended }
+    @inlinable var isHolding: Bool { isSuspended }
 
     // MARK: - Events from the app
 
     /// `resume()` for the first time. `delayed` when `earliestBeginDate` is in the future.
-    public mutating func start(delayed: Bool) -> [Action] {
+    @inlinable public mutating func start(delayed: Bool) -> [Action] {
         guard case .idle = phase else { return [] }
         if delayed {
-            phase = .waitingToBegin
+            _phase = .waitingToBegin
             return [.armBeginTimer]
         }
         return beginLoading()
     }
 
     /// The `earliestBeginDate` arrived.
-    public mutating func beginTimerFired() -> [Action] {
+    @inlinable public mutating func beginTimerFired() -> [Action] {
         guard case .waitingToBegin = phase else { return [] }
         return [.askToBegin]
     }
 
     /// The app let the delayed request load (possibly replaced; the owner keeps the request).
-    public mutating func beginAnswered() -> [Action] {
+    @inlinable public mutating func beginAnswered() -> [Action] {
         guard case .waitingToBegin = phase else { return [] }
         return beginLoading()
     }
 
-    private mutating func beginLoading() -> [Action] {
-        attempt += 1
-        phase = .preparing(attempt: attempt)
+    @inlinable mutating func beginLoading() -> [Action] {
+        _attempt += 1
+        _phase = .preparing(attempt: attempt)
         var actions: [Action] = [.startResourceClock]
         if isSuspended { actions.append(.pauseResourceClock) }
         actions.append(.prepare(attempt: attempt))
@@ -135,22 +141,22 @@ public struct TransferMachine<Part: Sendable>: Sendable {
     }
 
     /// `suspend()`.
-    public mutating func suspend() -> [Action] {
+    @inlinable public mutating func suspend() -> [Action] {
         guard !isSuspended, !isOver else { return [] }
-        isSuspended = true
+        _isSuspended = true
         var actions: [Action] = [.pauseResourceClock]
         syncSource(&actions)
         return actions
     }
 
     /// `resume()` after `suspend()`: held events are delivered, in order, and the source continues.
-    public mutating func resume() -> [Action] {
+    @inlinable public mutating func resume() -> [Action] {
         guard isSuspended, !isOver else { return [] }
-        isSuspended = false
+        _isSuspended = false
         var actions: [Action] = [.resumeResourceClock]
         switch phase {
         case .headHeld(let current):
-            phase = .responding(attempt: current)
+            _phase = .responding(attempt: current)
             actions.append(.runResponseSide(attempt: current))
         case .receiving:
             releaseHeld(&actions)
@@ -162,13 +168,13 @@ public struct TransferMachine<Part: Sendable>: Sendable {
     }
 
     /// `cancel()` or `cancel(byProducingResumeData:)`.
-    public mutating func cancel(producingResumeData: Bool = false) -> [Action] {
+    @inlinable public mutating func cancel(producingResumeData: Bool = false) -> [Action] {
         guard !isOver else { return [] }
         return finish(.failure(.cancelled(), producingResumeData: producingResumeData))
     }
 
     /// The resource timer fired.
-    public mutating func resourceTimerFired() -> [Action] {
+    @inlinable public mutating func resourceTimerFired() -> [Action] {
         guard !isOver else { return [] }
         return finish(.failure(.timedOut("the resource timeout expired"), producingResumeData: false))
     }
@@ -176,39 +182,39 @@ public struct TransferMachine<Part: Sendable>: Sendable {
     // MARK: - Events from the chain and the source
 
     /// The request side produced a source for `attempt`.
-    public mutating func prepared(attempt current: Int) -> [Action] {
+    @inlinable public mutating func prepared(attempt current: Int) -> [Action] {
         guard case .preparing(let preparing) = phase, preparing == current else { return [] }
-        phase = .requesting(attempt: current)
+        _phase = .requesting(attempt: current)
         var actions: [Action] = [.startSource(attempt: current)]
         syncSource(&actions, force: true)
         return actions
     }
 
     /// The final response head of `attempt` arrived.
-    public mutating func head(attempt current: Int) -> [Action] {
+    @inlinable public mutating func head(attempt current: Int) -> [Action] {
         guard case .requesting(let requesting) = phase, requesting == current else { return [] }
         if isSuspended {
-            phase = .headHeld(attempt: current)
+            _phase = .headHeld(attempt: current)
             return []
         }
-        phase = .responding(attempt: current)
+        _phase = .responding(attempt: current)
         return [.runResponseSide(attempt: current)]
     }
 
     /// The response side waits for an answer: the source pauses until it comes (the body is held meanwhile).
-    public mutating func awaitingDecision(attempt current: Int) -> [Action] {
+    @inlinable public mutating func awaitingDecision(attempt current: Int) -> [Action] {
         guard case .responding(let responding) = phase, responding == current else { return [] }
-        isAwaitingDecision = true
+        _isAwaitingDecision = true
         var actions: [Action] = []
         syncSource(&actions)
         return actions
     }
 
     /// The response side accepted the head: it and the held body go to the consumer.
-    public mutating func responseAccepted(attempt current: Int) -> [Action] {
+    @inlinable public mutating func responseAccepted(attempt current: Int) -> [Action] {
         guard case .responding(let responding) = phase, responding == current else { return [] }
-        isAwaitingDecision = false
-        phase = .receiving(attempt: current)
+        _isAwaitingDecision = false
+        _phase = .receiving(attempt: current)
         var actions: [Action] = [.deliverHead]
         releaseHeld(&actions)
         syncSource(&actions)
@@ -217,27 +223,27 @@ public struct TransferMachine<Part: Sendable>: Sendable {
 
     /// The response side chose a follow-up request (a redirect, a retry with credentials): the current body is
     /// drained and dropped, then the next attempt is prepared.
-    public mutating func followUp(attempt current: Int) -> [Action] {
+    @inlinable public mutating func followUp(attempt current: Int) -> [Action] {
         guard case .responding(let responding) = phase, responding == current else { return [] }
-        isAwaitingDecision = false
-        isBackpressured = false
+        _isAwaitingDecision = false
+        _isBackpressured = false
         held = []
         heldEnd = false
-        attempt += 1
-        phase = .draining(nextAttempt: attempt)
-        isSourcePaused = false
+        _attempt += 1
+        _phase = .draining(nextAttempt: attempt)
+        _isSourcePaused = false
         return [.drainSource(attempt: current)]
     }
 
     /// The old attempt's source was drained (or closed): the next attempt is prepared.
-    public mutating func drained() -> [Action] {
+    @inlinable public mutating func drained() -> [Action] {
         guard case .draining(let next) = phase else { return [] }
-        phase = .preparing(attempt: next)
+        _phase = .preparing(attempt: next)
         return [.prepare(attempt: next)]
     }
 
     /// A body part of `attempt`.
-    public mutating func bodyPart(_ part: Part, attempt current: Int) -> [Action] {
+    @inlinable public mutating func bodyPart(_ part: Part, attempt current: Int) -> [Action] {
         guard current == attempt else { return [] }
         switch phase {
         case .receiving where !isHolding && held.isEmpty:
@@ -251,11 +257,11 @@ public struct TransferMachine<Part: Sendable>: Sendable {
     }
 
     /// The body of `attempt` ended normally.
-    public mutating func end(attempt current: Int) -> [Action] {
+    @inlinable public mutating func end(attempt current: Int) -> [Action] {
         guard current == attempt else { return [] }
         switch phase {
         case .receiving where !isHolding && held.isEmpty:
-            phase = .finishing
+            _phase = .finishing
             return [.deliverEnd]
         case .receiving, .responding, .headHeld:
             heldEnd = true
@@ -266,30 +272,30 @@ public struct TransferMachine<Part: Sendable>: Sendable {
     }
 
     /// The consumer wants the source paused (`true`) or continued (`false`).
-    public mutating func backpressure(_ on: Bool) -> [Action] {
+    @inlinable public mutating func backpressure(_ on: Bool) -> [Action] {
         guard !isOver, isBackpressured != on else { return [] }
-        isBackpressured = on
+        _isBackpressured = on
         var actions: [Action] = []
         syncSource(&actions)
         return actions
     }
 
     /// The consumer closed the body it was handed (a download's file): the task succeeds, or fails with `error`.
-    public mutating func consumerClosed(_ error: TransferError?) -> [Action] {
+    @inlinable public mutating func consumerClosed(_ error: TransferError?) -> [Action] {
         guard case .finishing = phase else { return [] }
         if let error { return finish(.failure(error, producingResumeData: false)) }
         return finish(.success)
     }
 
     /// `attempt` failed (the chain, the source, or the consumer). Failures of abandoned attempts are ignored.
-    public mutating func failed(attempt current: Int, _ error: TransferError) -> [Action] {
+    @inlinable public mutating func failed(attempt current: Int, _ error: TransferError) -> [Action] {
         guard current == attempt, !isOver else { return [] }
         if case .draining = phase { return [] }
         return finish(.failure(error, producingResumeData: false))
     }
 
     /// A failure that is not about one attempt (writing the download file, an invalid task).
-    public mutating func failed(_ error: TransferError) -> [Action] {
+    @inlinable public mutating func failed(_ error: TransferError) -> [Action] {
         guard !isOver else { return [] }
         return finish(.failure(error, producingResumeData: false))
     }
@@ -297,7 +303,7 @@ public struct TransferMachine<Part: Sendable>: Sendable {
     // MARK: - Helpers
 
     /// Whether the task ended or its body is being closed (a cancel or timeout then changes nothing).
-    public var isOver: Bool {
+    @inlinable public var isOver: Bool {
         switch phase {
         case .finishing, .completed: return true
         default: return false
@@ -305,40 +311,40 @@ public struct TransferMachine<Part: Sendable>: Sendable {
     }
 
     /// The one terminal path.
-    private mutating func finish(_ outcome: Outcome) -> [Action] {
+    @inlinable mutating func finish(_ outcome: Outcome) -> [Action] {
         let hadSource: Bool
         switch phase {
         case .requesting, .headHeld, .responding, .receiving, .draining: hadSource = true
         default: hadSource = false
         }
-        phase = .completed
+        _phase = .completed
         held = []
         heldEnd = false
         return hadSource ? [.cancelSource, .complete(outcome)] : [.complete(outcome)]
     }
 
-    private mutating func releaseHeld(_ actions: inout [Action]) {
+    @inlinable mutating func releaseHeld(_ actions: inout [Action]) {
         guard !isHolding else { return }
         for part in held { actions.append(.deliver(part)) }
         held = []
         if heldEnd {
             heldEnd = false
-            phase = .finishing
+            _phase = .finishing
             actions.append(.deliverEnd)
         }
     }
 
     /// Tells the source to pause or continue when the wish changed (`force` for a new source, which starts
     /// reading: only a pause is sent).
-    private mutating func syncSource(_ actions: inout [Action], force: Bool = false) {
+    @inlinable mutating func syncSource(_ actions: inout [Action], force: Bool = false) {
         let wanted = isSuspended || isBackpressured || isAwaitingDecision
         if force {
-            isSourcePaused = wanted
+            _isSourcePaused = wanted
             if wanted { actions.append(.pauseSource) }
             return
         }
         guard wanted != isSourcePaused else { return }
-        isSourcePaused = wanted
+        _isSourcePaused = wanted
         switch phase {
         case .requesting, .headHeld, .responding, .receiving:
             actions.append(wanted ? .pauseSource : .resumeSource)
