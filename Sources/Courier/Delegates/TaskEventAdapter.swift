@@ -30,8 +30,9 @@ final class TaskEventAdapter: TaskEventSink {
     }
 
     private let state: NIOLockedValueBox<State>
-    /// The engine, for answers and backpressure; weak, since the engine holds the adapter until it completes.
-    private let engineBox = NIOLockedValueBox<Weak<TaskEngine>>(Weak(nil))
+    /// The engine, for answers and backpressure; let go at completion (the engine holds the adapter until then).
+    /// Not a weak reference: that would make every retain and release of the engine slow.
+    private let engineBox = NIOLockedValueBox<TaskEngine?>(nil)
 
     init(task: URLSessionTask) {
         self.state = NIOLockedValueBox(State(task: task))
@@ -47,10 +48,10 @@ final class TaskEventAdapter: TaskEventSink {
         if case .stream(let source) = task.completionMode { return source.isHoldingBack }
         return false
     }
-    var engine: TaskEngine? { engineBox.withLockedValue { $0.value } }
+    var engine: TaskEngine? { engineBox.withLockedValue { $0 } }
 
     func attach(_ engine: TaskEngine) {
-        engineBox.withLockedValue { $0 = Weak(engine) }
+        engineBox.withLockedValue { $0 = engine }
     }
 
     /// Remembers the handler of `cancel(byProducingResumeData:)`; it gets the resume data (or `nil`) at completion.
@@ -324,19 +325,11 @@ final class TaskEventAdapter: TaskEventSink {
             }
             return (state.body, state.resumeDataHandler)
         }
+        engineBox.withLockedValue { $0 = nil }
         if let resumeDataHandler {
             let resumeData = result.resumeData
             task.session.dispatcher.async { resumeDataHandler(resumeData) }
         }
         task.complete(with: result.error, body: task.completionMode.collectsBody ? body : nil, file: result.file)
-    }
-}
-
-/// A weak reference, for a box.
-struct Weak<Object: AnyObject>: @unchecked Sendable {
-    weak var value: Object?
-
-    init(_ value: Object?) {
-        self.value = value
     }
 }

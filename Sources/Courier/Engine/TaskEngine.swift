@@ -187,9 +187,11 @@ final class TaskEngine: @unchecked Sendable {
             awaitingBegin = true
             emit(.decide(.beginDelayedRequest(request)))
         case .startResourceClock:
-            // Weak: the scheduler's table must not keep a finished task's engine alive.
-            resourceClock.start { [weak self] in
-                self?.executor.execute { [weak self] in self?.step { $0.resourceTimerFired() } }
+            // Strong, with no weak reference anywhere on the hot path (a weak reference gives the object a side
+            // table, which makes every retain and release of it slow): `complete` stops the clock, which removes
+            // the entry, so nothing outlives the task.
+            resourceClock.start { [self] in
+                executor.execute { [self] in step { $0.resourceTimerFired() } }
             }
         case .pauseResourceClock:
             resourceClock.pause()
@@ -454,7 +456,8 @@ final class TaskEngine: @unchecked Sendable {
             redirectCount: redirectCount,
             asksForRedirects: spec.asksForRedirects,
             asksForResponses: spec.asksForResponses && download == nil,
-            decide: { [weak self] decision in await self?.ask(decision) }
+            // The context lives only while the chain runs: holding the engine strongly makes no lasting cycle.
+            decide: { [self] decision in await ask(decision) }
         )
     }
 

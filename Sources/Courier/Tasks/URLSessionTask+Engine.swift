@@ -42,8 +42,10 @@ extension URLSessionTask {
             logger: session.logger,
             timerLoop: MultiThreadedEventLoopGroup.singleton.any(),
             task: self,
-            newBodyStream: { [weak adapter] in await adapter?.askForNewBodyStream() },
-            isSuspended: { [weak adapter] in adapter?.task.state == .suspended }
+            // The adapter strongly: it holds the engine only until completion, so there is no lasting cycle, and a
+            // weak reference would slow every retain and release of it.
+            newBodyStream: { await adapter.askForNewBodyStream() },
+            isSuspended: { adapter.task.state == .suspended }
         )
         let engine = TaskEngine(spec: spec, environment: environment, sink: adapter)
         adapter.attach(engine)
