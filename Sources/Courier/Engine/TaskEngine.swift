@@ -242,7 +242,9 @@ final class TaskEngine: @unchecked Sendable {
             ])
         StageChain.runRequestSide(request, context: makeContext()) { [self] result, immediately in
             if immediately {
-                executor.executeNext { [self] in requestSideDone(result, attempt: attempt) }
+                // Still inside this job: `.prepare` is always the last action of its step, so the outcome can be
+                // stepped at once (no job, and nothing queued meanwhile can overtake it).
+                requestSideDone(result, attempt: attempt)
             } else {
                 executor.execute { [self] in requestSideDone(result, attempt: attempt) }
             }
@@ -289,8 +291,10 @@ final class TaskEngine: @unchecked Sendable {
         guard let response = pendingResponse else { return }
         let waits = StageChain.runResponseSide(response, context: makeContext()) { [self] result, immediately in
             if immediately {
-                // Before any body part or failure that arrived meanwhile: they find the response accepted.
-                executor.executeNext { [self] in responseSideDone(result, attempt: attempt) }
+                // Still inside this job, before any body part or failure that arrived meanwhile (they find the
+                // response accepted). The step's later actions only pause or resume the source, which the
+                // machine's state already accounts for.
+                responseSideDone(result, attempt: attempt)
             } else {
                 executor.execute { [self] in responseSideDone(result, attempt: attempt) }
             }
@@ -360,7 +364,9 @@ final class TaskEngine: @unchecked Sendable {
 
     private func deliverEnd() {
         guard let download else {
-            later { engine in engine.step { $0.consumerClosed(nil) } }
+            // Nothing to close: the body is complete now. (`.deliverEnd` is followed at most by a pause or resume
+            // of a source the completion has already let go of.)
+            step { $0.consumerClosed(nil) }
             return
         }
         // The task completes once every byte reached the file.
@@ -482,21 +488,26 @@ final class TaskEngine: @unchecked Sendable {
         }
     }
 
+    // The frequent source events each make one job (one closure), not a closure inside a job.
+
     fileprivate func received(_ response: URLResponse, attempt: Int) {
-        pendingResponse = response
-        step { $0.head(attempt: attempt) }
+        executor.execute { [self] in
+            guard machine.attempt == attempt else { return }
+            pendingResponse = response
+            step { $0.head(attempt: attempt) }
+        }
     }
 
     fileprivate func bodyPart(_ part: ByteBuffer, attempt: Int) {
-        step { $0.bodyPart(part, attempt: attempt) }
+        executor.execute { [self] in step { $0.bodyPart(part, attempt: attempt) } }
     }
 
     fileprivate func ended(attempt: Int) {
-        step { $0.end(attempt: attempt) }
+        executor.execute { [self] in step { $0.end(attempt: attempt) } }
     }
 
     fileprivate func failed(_ error: TransferError, attempt: Int) {
-        step { $0.failed(attempt: attempt, error) }
+        executor.execute { [self] in step { $0.failed(attempt: attempt, error) } }
     }
 
     static func timeAmount(_ interval: TimeInterval) -> TimeAmount {
@@ -518,23 +529,21 @@ private struct AttemptConsumer: ResponseSourceConsumer {
     }
 
     func sourceDidReceive(response: URLResponse) {
-        let attempt = self.attempt
-        engine.sourceEvent(attempt: attempt) { $0.received(response, attempt: attempt) }
+        engine.received(response, attempt: attempt)
     }
 
+    // The machine ignores parts, ends and failures of an attempt that is not the current one.
+
     func sourceDidReceive(part: ByteBuffer) {
-        let attempt = self.attempt
-        engine.sourceEvent(attempt: attempt) { $0.bodyPart(part, attempt: attempt) }
+        engine.bodyPart(part, attempt: attempt)
     }
 
     func sourceDidFinish() {
-        let attempt = self.attempt
-        engine.sourceEvent(attempt: attempt) { $0.ended(attempt: attempt) }
+        engine.ended(attempt: attempt)
     }
 
     func sourceDidFail(_ error: TransferError) {
-        let attempt = self.attempt
-        engine.sourceEvent(attempt: attempt) { $0.failed(error, attempt: attempt) }
+        engine.failed(error, attempt: attempt)
     }
 
     func sourceDidCollect(_ timeline: TransportTimeline) {
