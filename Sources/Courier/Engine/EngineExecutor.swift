@@ -16,18 +16,6 @@ final class EngineExecutor: Sendable {
 
     private let queue = NIOLockedValueBox(Queue())
 
-    /// From inside a job: runs `job` right after the current one, before jobs other threads queued meanwhile (the
-    /// outcome of a step that completed at once must not be overtaken by events that arrived during it).
-    func executeNext(_ job: @escaping @Sendable () -> Void) {
-        let drain: Bool = queue.withLockedValue { queue in
-            queue.jobs.prepend(job)
-            if queue.draining { return false }
-            queue.draining = true
-            return true
-        }
-        if drain { run() }
-    }
-
     /// Runs `job` after every job submitted before it.
     func execute(_ job: @escaping @Sendable () -> Void) {
         let drain: Bool = queue.withLockedValue { queue in
