@@ -5,7 +5,6 @@ import NIOCore
 /// still bound by it). Confined to the engine's executor; the deadline lives in a ``DeadlineScheduler``, so a
 /// task does not cost an event-loop timer of its own.
 struct ResourceClock {
-    private let timeout: TimeAmount
     private let scheduler: DeadlineScheduler
     private var remaining: TimeAmount
     private var runningSince: NIODeadline?
@@ -13,7 +12,6 @@ struct ResourceClock {
     private var onExpiry: (@Sendable () -> Void)?
 
     init(timeout: TimeAmount, scheduler: DeadlineScheduler) {
-        self.timeout = timeout
         self.scheduler = scheduler
         self.remaining = timeout
     }

@@ -24,7 +24,7 @@ extension TaskEngine {
             directory: environment.configuration.courierDownloadDirectory,
             onBackpressure: { [weak self] in self?.backpressureChanged() },
             onWrite: { [weak self] count, total in
-                self?.onExecutor { engine in
+                self?.later { engine in
                     engine.emit(
                         .downloadWrote(bytes: count, totalWritten: total, totalExpected: engine.expectedToReceive))
                 }
@@ -189,7 +189,7 @@ extension TaskEngine {
             var userInfo = error.userInfo
             if let resumeData { userInfo[NSURLSessionDownloadTaskResumeData] = resumeData }
             let final = URLError(error.code, userInfo: userInfo)
-            onExecutor { engine in
+            later { engine in
                 engine.finishEmitting(TaskResult(error: final, file: nil, resumeData: resumeData))
             }
         }

@@ -171,8 +171,9 @@ final class TaskEngine: @unchecked Sendable {
         for action in actions { perform(action) }
     }
 
-    /// Runs `job` on the executor after the current job (never nested inside it).
-    private func later(_ job: @escaping @Sendable (TaskEngine) -> Void) {
+    /// Runs `job` on the executor after the current job (never nested inside it); also for the download file's
+    /// callbacks, which come from its I/O queue.
+    func later(_ job: @escaping @Sendable (TaskEngine) -> Void) {
         executor.execute { [self] in job(self) }
     }
 
@@ -429,11 +430,6 @@ final class TaskEngine: @unchecked Sendable {
     func emit(_ event: TaskEvent) {
         guard !completed else { return }
         sink?.receive(event)
-    }
-
-    /// Runs `job` on the executor (for the download helpers' callbacks).
-    func onExecutor(_ job: @escaping @Sendable (TaskEngine) -> Void) {
-        later(job)
     }
 
     /// A failure that is not about one attempt (writing the download file).

@@ -123,9 +123,6 @@ public final class TransportExchange: ExchangeHandle, Sendable {
     /// The cancellation asked for, if any (the handler checks it before sending).
     var pendingCancellation: TransferError? { state.withLockedValue { $0.cancellation } }
 
-    /// Whether the engine asked for the rest of the response to be dropped.
-    var isDraining: Bool { state.withLockedValue { $0.drainCompletion != nil } }
-
     // MARK: - Pool and handler side
 
     var isPausedForHandler: Bool { state.withLockedValue { $0.paused } }

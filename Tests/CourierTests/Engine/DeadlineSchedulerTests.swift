@@ -1,0 +1,66 @@
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOEmbedded
+import Testing
+
+@testable import Courier
+
+/// ``DeadlineScheduler`` and ``ResourceClock`` on an embedded loop whose time only moves when the test says so.
+@Suite("Resource deadlines")
+struct DeadlineSchedulerTests {
+    private final class Fired: Sendable {
+        private let box = NIOLockedValueBox<[String]>([])
+        var names: [String] { box.withLockedValue { $0 } }
+        func add(_ name: String) { box.withLockedValue { $0.append(name) } }
+    }
+
+    /// Deadlines fire in time order, a later one after an earlier one re-arms the timer, and a cancelled one never
+    /// fires.
+    @Test func deadlinesFireInOrderAndCancelledOnesNever() {
+        let loop = EmbeddedEventLoop()
+        let scheduler = DeadlineScheduler(loop: loop)
+        let fired = Fired()
+        let start = loop.now
+        _ = scheduler.schedule(at: start + .seconds(5)) { fired.add("late") }
+        let cancelled = scheduler.schedule(at: start + .seconds(2)) { fired.add("cancelled") }
+        _ = scheduler.schedule(at: start + .seconds(1)) { fired.add("early") }
+        scheduler.cancel(cancelled)
+        #expect(scheduler.count == 2)
+        loop.advanceTime(by: .seconds(1))
+        #expect(fired.names == ["early"])
+        loop.advanceTime(by: .seconds(3))
+        #expect(fired.names == ["early"])
+        loop.advanceTime(by: .seconds(1))
+        #expect(fired.names == ["early", "late"])
+        #expect(scheduler.count == 0)
+    }
+
+    /// Time spent paused does not count: a 3 s clock paused for 10 s after 2 s fires 1 s after it resumes.
+    @Test func aPausedClockDoesNotCountThePause() {
+        let loop = EmbeddedEventLoop()
+        let scheduler = DeadlineScheduler(loop: loop)
+        let fired = Fired()
+        var clock = ResourceClock(timeout: .seconds(3), scheduler: scheduler)
+        clock.start { fired.add("expired") }
+        loop.advanceTime(by: .seconds(2))
+        clock.pause()
+        loop.advanceTime(by: .seconds(10))
+        #expect(fired.names.isEmpty)
+        clock.resume()
+        loop.advanceTime(by: .milliseconds(900))
+        #expect(fired.names.isEmpty)
+        loop.advanceTime(by: .milliseconds(100))
+        #expect(fired.names == ["expired"])
+    }
+
+    /// A stopped clock leaves nothing in the scheduler (a finished task's deadline must not keep its engine).
+    @Test func aStoppedClockLeavesNoEntry() {
+        let loop = EmbeddedEventLoop()
+        let scheduler = DeadlineScheduler(loop: loop)
+        var clock = ResourceClock(timeout: .seconds(3), scheduler: scheduler)
+        clock.start {}
+        #expect(scheduler.count == 1)
+        clock.stop()
+        #expect(scheduler.count == 0)
+    }
+}
