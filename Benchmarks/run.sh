@@ -10,6 +10,10 @@
 # RESULTS=path/to/RESULTS.md, BENCH_TMP=dir (work directory; default: a new mktemp directory),
 # KEEP=1 (keep the work directory), SKIP_BUILD=1 (use the last release build), WRK_SECONDS=10.
 #
+#   BASELINE_BIN=/path/to/courier-bench CLIENTS="courier baseline ahc" Benchmarks/run.sh
+#                                      also runs a courier-bench built from another commit (a worktree's
+#                                      `swift build -c release --package-path Benchmarks`), interleaved with the rest
+#
 #   PROFILE=courier:b QUICK=1 Benchmarks/run.sh
 #                                      runs that one client and scenario under `perf record` and writes
 #                                      Benchmarks/results/perf.courier.b.{data,self.txt,inclusive.txt,callers.txt}
@@ -168,7 +172,7 @@ python3 "$here/Scripts/bench.py" \
     --big-path "$big_path" --big-size "$big_size" --requests-a "$requests_a" --requests-b "$requests_b" \
     --wrk-seconds "${WRK_SECONDS:-$([ "$QUICK" = 1 ] && echo 2 || echo 10)}" \
     --results "$RESULTS" --raw "$here/results/raw-$(date -u +%Y%m%dT%H%M%SZ).jsonl" \
-    --command "$command_line" ${PROFILE:+--profile "$PROFILE" --profile-event "${PROFILE_EVENT:-cpu}"} &
+    --command "$command_line" ${BASELINE_BIN:+--baseline-bin "$BASELINE_BIN"} ${PROFILE:+--profile "$PROFILE" --profile-event "${PROFILE_EVENT:-cpu}"} &
 driver=$!
 trap 'kill "$driver" 2>/dev/null; wait "$driver"; exit 143' TERM INT
 wait "$driver"

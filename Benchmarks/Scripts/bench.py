@@ -31,7 +31,8 @@ SCENARIOS = {
 }
 RATE = {"a", "b", "e"}
 REFERENCE_NAME = {"a": "wrk", "b": "wrk", "e": "wrk", "c": "curl", "d": "curl", "f": "curl"}
-NAMES = {"courier": "Courier", "foundation": "FoundationNetworking", "ahc": "async-http-client"}
+NAMES = {"courier": "Courier", "foundation": "FoundationNetworking", "ahc": "async-http-client",
+         "baseline": "Courier (baseline)"}
 TIMEOUT = 900
 CURRENT_CHILD = [None]
 
@@ -99,8 +100,11 @@ class Harness:
     # --- Swift clients -----------------------------------------------------------------------------------
     def client_argv(self, client, scenario):
         requests = self.args.requests_a if scenario == "a" else self.args.requests_b
+        # "baseline" is a courier-bench built from another commit (BASELINE_BIN in run.sh), so a change can be
+        # compared with the code before it in the same interleaved runs.
+        binary = self.args.baseline_bin if client == "baseline" else os.path.join(self.args.bin, f"{client}-bench")
         return [
-            os.path.join(self.args.bin, f"{client}-bench"),
+            binary,
             "--scenario", scenario,
             "--base", self.base,
             "--tls-base", self.tls_base,
@@ -377,7 +381,7 @@ def write_report(args, machine, started, finished, load_before, load_after, resu
         unit = "req/s" if scenario in RATE else "MB/s"
         parts = []
         for other, label in [("ahc", "async-http-client"), ("foundation", "FoundationNetworking"),
-                             ("reference", ref)]:
+                             ("baseline", "baseline"), ("reference", ref)]:
             if other in results[scenario]:
                 parts.append(f"Courier/{label} {fmt_ratio(ratio(courier, results[scenario][other], key))}")
         add(f"Ratios of medians ({unit}): " + ", ".join(parts) + ". Peak RSS Courier/async-http-client: "
@@ -479,6 +483,7 @@ def main():
     parser.add_argument("--results", required=True)
     parser.add_argument("--raw", required=True)
     parser.add_argument("--command", default="Benchmarks/run.sh")
+    parser.add_argument("--baseline-bin", help="courier-bench built from another commit, run as client 'baseline'")
     parser.add_argument("--profile", help="CLIENT:SCENARIO: run that one process under perf record instead")
     parser.add_argument("--profile-event", default="cpu", help="cpu (cpu-clock samples) or offcpu (context switches)")
     args = parser.parse_args()
