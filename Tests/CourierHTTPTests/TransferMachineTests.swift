@@ -51,6 +51,10 @@ struct TransferMachineTests {
     // MARK: - Driving and rendering
 
     static func step(_ machine: inout Machine, _ event: Event) -> [Machine.Action] {
+        Array(actions(of: event, on: &machine))
+    }
+
+    static func actions(of event: Event, on machine: inout Machine) -> Machine.Actions {
         switch event {
         case .start(let delayed): return machine.start(delayed: delayed)
         case .beginTimerFired: return machine.beginTimerFired()

@@ -36,36 +36,36 @@ enum StageChain {
         DispositionStage(),
     ]
 
-    /// Runs the request side over `request`. Stages that answer at once run here, on the caller's executor;
-    /// from the first stage that must wait, the rest run in a Swift task. `completion` gets the outcome once:
-    /// `immediately` tells whether it came before this call returned.
+    /// Runs the request side over `request`. Stages that answer at once run here, on the caller's executor, and
+    /// their outcome is returned; from the first stage that must wait, the rest is returned as a ``ChainRun/waits(_:)``
+    /// to be started with a completion (the common path allocates no closure).
     static func runRequestSide(
         _ request: URLRequest,
         stages: [any RequestStage] = requestStages,
-        context: StageContext,
-        completion: @escaping @Sendable (Result<RequestStep, TransferError>, _ immediately: Bool) -> Void
-    ) {
+        context: StageContext
+    ) -> ChainRun<RequestStep> {
         var current = request
-        for (index, stage) in stages.enumerated() {
+        for index in stages.indices {
             do {
-                switch try stage.immediate(current, in: context) {
+                switch try stages[index].immediate(current, in: context) {
                 case .proceed(let next)?:
                     current = next
                 case .respond(let source)?:
-                    return completion(.success(.respond(source)), true)
+                    return .done(.success(.respond(source)))
                 case nil:
                     let rest = Array(stages[index...])
                     let waiting = current
-                    Task(executorPreference: StageExecutor.shared) {
-                        completion(await runWaiting(waiting, stages: rest, context: context), false)
+                    return .waits { completion in
+                        Task(executorPreference: StageExecutor.shared) {
+                            completion(await runWaiting(waiting, stages: rest, context: context))
+                        }
                     }
-                    return
                 }
             } catch {
-                return completion(.failure(error), true)
+                return .done(.failure(error))
             }
         }
-        completion(.success(.proceed(current)), true)
+        return .done(.success(.proceed(current)))
     }
 
     private static func runWaiting(
@@ -94,46 +94,41 @@ enum StageChain {
         return .success(.proceed(current))
     }
 
-    /// Runs the response side over `response`, with the same split as ``runRequestSide(_:stages:context:completion:)``.
-    /// A stage that asks for a follow-up ends the side; `.proceedAsDownload` is carried to the end. Returns whether
-    /// the side continues asynchronously (a stage waits).
-    @discardableResult
+    /// Runs the response side over `response`, with the same split as ``runRequestSide(_:stages:context:)``.
+    /// A stage that asks for a follow-up ends the side; `.proceedAsDownload` is carried to the end.
     static func runResponseSide(
         _ response: URLResponse,
         stages: [any ResponseStage] = responseStages,
-        context: StageContext,
-        completion: @escaping @Sendable (Result<ResponseStep, TransferError>, _ immediately: Bool) -> Void
-    ) -> Bool {
+        context: StageContext
+    ) -> ChainRun<ResponseStep> {
         var current = response
         var asDownload = false
-        for (index, stage) in stages.enumerated() {
+        for index in stages.indices {
             do {
-                switch try stage.immediate(current, in: context) {
+                switch try stages[index].immediate(current, in: context) {
                 case .proceed(let next)?:
                     current = next
                 case .proceedAsDownload(let next)?:
                     current = next
                     asDownload = true
                 case .followUp(let request, let dropsBody)?:
-                    completion(.success(.followUp(request, dropsBody: dropsBody)), true)
-                    return false
+                    return .done(.success(.followUp(request, dropsBody: dropsBody)))
                 case nil:
                     let rest = Array(stages[index...])
                     let waiting = current
                     let wasDownload = asDownload
-                    Task(executorPreference: StageExecutor.shared) {
-                        let result = await runWaiting(waiting, asDownload: wasDownload, stages: rest, context: context)
-                        completion(result, false)
+                    return .waits { completion in
+                        Task(executorPreference: StageExecutor.shared) {
+                            completion(
+                                await runWaiting(waiting, asDownload: wasDownload, stages: rest, context: context))
+                        }
                     }
-                    return true
                 }
             } catch {
-                completion(.failure(error), true)
-                return false
+                return .done(.failure(error))
             }
         }
-        completion(.success(asDownload ? .proceedAsDownload(current) : .proceed(current)), true)
-        return false
+        return .done(.success(asDownload ? .proceedAsDownload(current) : .proceed(current)))
     }
 
     private static func runWaiting(
@@ -167,4 +162,13 @@ enum StageChain {
         }
         return .success(asDownload ? .proceedAsDownload(current) : .proceed(current))
     }
+}
+
+/// Where a side of the chain stands once its stages that answer at once have run.
+enum ChainRun<Step: Sendable>: Sendable {
+    /// Every stage answered at once: the side's outcome.
+    case done(Result<Step, TransferError>)
+    /// A stage must wait: starting this runs the rest in a Swift task, off the caller's executor, and calls the
+    /// completion once with the outcome.
+    case waits(@Sendable (_ completion: @escaping @Sendable (Result<Step, TransferError>) -> Void) -> Void)
 }

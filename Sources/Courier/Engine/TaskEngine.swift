@@ -15,10 +15,10 @@ import NIOFoundationCompat
 /// Sendable`: no two jobs run at once, and no job runs under a lock).
 ///
 /// Reading order for a data task: ``start()`` → ``TransferMachine/start(delayed:)`` → `.prepare` →
-/// ``StageChain/runRequestSide(_:stages:context:completion:)`` → `.startSource` (``NetworkSource`` → the
-/// transport) → `head` → ``StageChain/runResponseSide(_:stages:context:completion:)`` → `.deliverHead`,
+/// ``StageChain/runRequestSide(_:stages:context:)`` → `.startSource` (``NetworkSource`` → the
+/// transport) → `head` → ``StageChain/runResponseSide(_:stages:context:)`` → `.deliverHead`,
 /// `.deliver`, `.deliverEnd` → `.complete` → ``TaskEvent/completed(_:)`` → ``TaskEventAdapter``.
-final class TaskEngine: @unchecked Sendable {
+final class TaskEngine: TaskDecider, @unchecked Sendable {
     /// What the task is.
     struct Spec: Sendable {
         enum Kind: Sendable {
@@ -56,7 +56,19 @@ final class TaskEngine: @unchecked Sendable {
         let isSuspended: @Sendable () -> Bool
     }
 
-    let executor = EngineExecutor()
+    /// A unit of work on the executor. The frequent ones — a response's head, parts, end and timeline — are values,
+    /// so that handing them over allocates nothing; the rest are closures.
+    enum Job: Sendable {
+        case run(@Sendable () -> Void)
+        case start
+        case head(URLResponse, attempt: Int)
+        case part(ByteBuffer, attempt: Int)
+        case end(attempt: Int)
+        case failed(TransferError, attempt: Int)
+        case timeline(TransportTimeline, attempt: Int)
+    }
+
+    private let executor = EngineExecutor<Job>()
     let spec: Spec
     let environment: Environment
     /// Held strongly until the task completes, so that the adapter lives as long as the transfer.
@@ -100,42 +112,44 @@ final class TaskEngine: @unchecked Sendable {
 
     /// The first `resume()`.
     func start() {
-        executor.execute { [self] in
-            // Cancelled between resume() and this job: nothing may be claimed or started any more.
-            guard case .idle = machine.phase else { return }
-            if let failure = spec.failure {
-                step { $0.failed(failure) }
-                return
-            }
-            if case .download(let resumeState) = spec.kind {
-                if let resumeState {
-                    guard let resumed = prepareResume(resumeState, request: request) else { return }
-                    request = resumed
-                }
-                download = makeDownloadSink()
-            }
-            let delayed = spec.earliestBeginDate.map { $0.timeIntervalSinceNow > 0 } ?? false
-            step { $0.start(delayed: delayed) }
+        submit(.start)
+    }
+
+    private func begin() {
+        // Cancelled between resume() and this job: nothing may be claimed or started any more.
+        guard case .idle = machine.phase else { return }
+        if let failure = spec.failure {
+            step { $0.failed(failure) }
+            return
         }
+        if case .download(let resumeState) = spec.kind {
+            if let resumeState {
+                guard let resumed = prepareResume(resumeState, request: request) else { return }
+                request = resumed
+            }
+            download = makeDownloadSink()
+        }
+        let delayed = spec.earliestBeginDate.map { $0.timeIntervalSinceNow > 0 } ?? false
+        step { $0.start(delayed: delayed) }
     }
 
     /// `suspend()` or `resume()` changed the task's state. The job reads the state as it is when it runs, so that
     /// calls from two threads that reach the executor in the other order still end in the latest state.
     func suspensionChanged() {
-        executor.execute { [self] in
+        onExecutor { [self] in
             let suspended = environment.isSuspended()
             step { suspended ? $0.suspend() : $0.resume() }
         }
     }
 
     func cancel(producingResumeData: Bool = false) {
-        executor.execute { [self] in step { $0.cancel(producingResumeData: producingResumeData) } }
+        onExecutor { [self] in step { $0.cancel(producingResumeData: producingResumeData) } }
     }
 
     /// A consumer's buffer filled up or drained. The job asks the consumers what they want when it runs (not what
     /// they wanted when they called), so signals that reach the executor out of order cannot leave it paused.
     func backpressureChanged() {
-        executor.execute { [self] in
+        onExecutor { [self] in
             let wanted = (sink?.wantsSourcePaused ?? false) || (download?.isPaused ?? false)
             step { $0.backpressure(wanted) }
         }
@@ -143,7 +157,7 @@ final class TaskEngine: @unchecked Sendable {
 
     /// The app answered the pending ``TaskDecision``.
     func answer(_ answer: TaskDecisionAnswer) {
-        executor.execute { [self] in
+        onExecutor { [self] in
             if case .beginDelayedRequest(let disposition, let newRequest) = answer, awaitingBegin {
                 awaitingBegin = false
                 switch disposition {
@@ -166,7 +180,7 @@ final class TaskEngine: @unchecked Sendable {
     // MARK: - Stepping
 
     /// Feeds one event to the machine and performs its actions, in order. Only ever called on the executor.
-    private func step(_ event: (inout TransferMachine<ByteBuffer>) -> [TransferMachine<ByteBuffer>.Action]) {
+    private func step(_ event: (inout TransferMachine<ByteBuffer>) -> TransferMachine<ByteBuffer>.Actions) {
         let actions = event(&machine)
         for action in actions { perform(action) }
     }
@@ -174,7 +188,7 @@ final class TaskEngine: @unchecked Sendable {
     /// Runs `job` on the executor after the current job (never nested inside it); also for the download file's
     /// callbacks, which come from its I/O queue.
     func later(_ job: @escaping @Sendable (TaskEngine) -> Void) {
-        executor.execute { [self] in job(self) }
+        onExecutor { [self] in job(self) }
     }
 
     private func perform(_ action: TransferMachine<ByteBuffer>.Action) {
@@ -182,7 +196,7 @@ final class TaskEngine: @unchecked Sendable {
         case .armBeginTimer:
             let delay = spec.earliestBeginDate?.timeIntervalSinceNow ?? 0
             beginTimer = environment.timerLoop.scheduleTask(in: Self.timeAmount(delay)) { [self] in
-                executor.execute { [self] in step { $0.beginTimerFired() } }
+                onExecutor { [self] in step { $0.beginTimerFired() } }
             }
         case .askToBegin:
             awaitingBegin = true
@@ -192,7 +206,7 @@ final class TaskEngine: @unchecked Sendable {
             // table, which makes every retain and release of it slow): `complete` stops the clock, which removes
             // the entry, so nothing outlives the task.
             resourceClock.start { [self] in
-                executor.execute { [self] in step { $0.resourceTimerFired() } }
+                onExecutor { [self] in step { $0.resourceTimerFired() } }
             }
         case .pauseResourceClock:
             resourceClock.pause()
@@ -223,7 +237,7 @@ final class TaskEngine: @unchecked Sendable {
                 later { engine in engine.step { $0.drained() } }
                 return
             }
-            draining.drain { [self] in executor.execute { [self] in step { $0.drained() } } }
+            draining.drain { [self] in onExecutor { [self] in step { $0.drained() } } }
         case .cancelSource:
             source?.cancel()
             source = nil
@@ -241,14 +255,13 @@ final class TaskEngine: @unchecked Sendable {
                 "task": "\(spec.taskIdentifier)", "attempt": "\(attempt)",
                 "url": "\(request.url?.absoluteString ?? "")",
             ])
-        StageChain.runRequestSide(request, context: makeContext()) { [self] result, immediately in
-            if immediately {
-                // Still inside this job: `.prepare` is always the last action of its step, so the outcome can be
-                // stepped at once (no job, and nothing queued meanwhile can overtake it).
-                requestSideDone(result, attempt: attempt)
-            } else {
-                executor.execute { [self] in requestSideDone(result, attempt: attempt) }
-            }
+        switch StageChain.runRequestSide(request, context: makeContext()) {
+        case .done(let result):
+            // Still inside this job: `.prepare` is always the last action of its step, so the outcome can be
+            // stepped at once (no job, and nothing queued meanwhile can overtake it).
+            requestSideDone(result, attempt: attempt)
+        case .waits(let rest):
+            rest { [self] result in onExecutor { [self] in requestSideDone(result, attempt: attempt) } }
         }
     }
 
@@ -290,17 +303,16 @@ final class TaskEngine: @unchecked Sendable {
 
     private func runResponseSide(attempt: Int) {
         guard let response = pendingResponse else { return }
-        let waits = StageChain.runResponseSide(response, context: makeContext()) { [self] result, immediately in
-            if immediately {
-                // Still inside this job, before any body part or failure that arrived meanwhile (they find the
-                // response accepted). The step's later actions only pause or resume the source, which the
-                // machine's state already accounts for.
-                responseSideDone(result, attempt: attempt)
-            } else {
-                executor.execute { [self] in responseSideDone(result, attempt: attempt) }
-            }
+        switch StageChain.runResponseSide(response, context: makeContext()) {
+        case .done(let result):
+            // Still inside this job, before any body part or failure that arrived meanwhile (they find the response
+            // accepted). The step's later actions only pause or resume the source, which the machine's state
+            // already accounts for.
+            responseSideDone(result, attempt: attempt)
+        case .waits(let rest):
+            rest { [self] result in onExecutor { [self] in responseSideDone(result, attempt: attempt) } }
+            later { engine in engine.step { $0.awaitingDecision(attempt: attempt) } }
         }
-        if waits { later { engine in engine.step { $0.awaitingDecision(attempt: attempt) } } }
     }
 
     private func responseSideDone(_ result: Result<ResponseStep, TransferError>, attempt: Int) {
@@ -372,7 +384,7 @@ final class TaskEngine: @unchecked Sendable {
         }
         // The task completes once every byte reached the file.
         download.finish { [self] result in
-            executor.execute { [self] in
+            onExecutor { [self] in
                 switch result {
                 case .success(let file):
                     downloadedFile = file
@@ -434,7 +446,7 @@ final class TaskEngine: @unchecked Sendable {
 
     /// A failure that is not about one attempt (writing the download file).
     func fail(_ error: TransferError) {
-        executor.execute { [self] in step { $0.failed(error) } }
+        onExecutor { [self] in step { $0.failed(error) } }
     }
 
     // MARK: - Helpers
@@ -459,14 +471,14 @@ final class TaskEngine: @unchecked Sendable {
             asksForRedirects: spec.asksForRedirects,
             asksForResponses: spec.asksForResponses && download == nil,
             // The context lives only while the chain runs: holding the engine strongly makes no lasting cycle.
-            decide: { [self] decision in await ask(decision) }
+            decider: self
         )
     }
 
     /// Emits a decision and waits for ``answer(_:)``; `nil` when the task ended first.
-    private func ask(_ decision: TaskDecision) async -> TaskDecisionAnswer? {
+    func decide(_ decision: TaskDecision) async -> TaskDecisionAnswer? {
         await withCheckedContinuation { continuation in
-            executor.execute { [self] in
+            onExecutor { [self] in
                 guard !machine.isOver, pendingDecision == nil else {
                     continuation.resume(returning: nil)
                     return
@@ -478,32 +490,53 @@ final class TaskEngine: @unchecked Sendable {
     }
 
     fileprivate func sourceEvent(attempt: Int, _ body: @escaping @Sendable (TaskEngine) -> Void) {
-        executor.execute { [self] in
+        onExecutor { [self] in
             guard machine.attempt == attempt else { return }
             body(self)
         }
     }
 
-    // The frequent source events each make one job (one closure), not a closure inside a job.
+    // MARK: - The executor
 
-    fileprivate func received(_ response: URLResponse, attempt: Int) {
-        executor.execute { [self] in
+    /// Runs `job` on the executor (see ``EngineExecutor``).
+    fileprivate func submit(_ job: Job) {
+        executor.execute(job) { [self] job in handle(job) }
+    }
+
+    private func onExecutor(_ body: @escaping @Sendable () -> Void) {
+        submit(.run(body))
+    }
+
+    private func handle(_ job: Job) {
+        switch job {
+        case .run(let body):
+            body()
+        case .start:
+            begin()
+        case .head(let response, let attempt):
             guard machine.attempt == attempt else { return }
             pendingResponse = response
             step { $0.head(attempt: attempt) }
+        // The machine ignores parts, ends and failures of an attempt that is not the current one.
+        case .part(let part, let attempt):
+            step { $0.bodyPart(part, attempt: attempt) }
+        case .end(let attempt):
+            step { $0.end(attempt: attempt) }
+        case .failed(let error, let attempt):
+            step { $0.failed(attempt: attempt, error) }
+        case .timeline(let timeline, let attempt):
+            guard machine.attempt == attempt else { return }
+            environment.logger.debug(
+                "exchange",
+                metadata: [
+                    "task": "\(spec.taskIdentifier)", "protocol": "\(timeline.protocolName ?? "-")",
+                    "reused": "\(timeline.isReusedConnection)",
+                    "remote": "\(timeline.remoteAddress ?? "-"):\(timeline.remotePort ?? 0)",
+                    "bodyBytes": "\(timeline.responseBodyBytesReceived)",
+                ]
+            )
+            emit(.timeline(timeline))
         }
-    }
-
-    fileprivate func bodyPart(_ part: ByteBuffer, attempt: Int) {
-        executor.execute { [self] in step { $0.bodyPart(part, attempt: attempt) } }
-    }
-
-    fileprivate func ended(attempt: Int) {
-        executor.execute { [self] in step { $0.end(attempt: attempt) } }
-    }
-
-    fileprivate func failed(_ error: TransferError, attempt: Int) {
-        executor.execute { [self] in step { $0.failed(attempt: attempt, error) } }
     }
 
     static func timeAmount(_ interval: TimeInterval) -> TimeAmount {
@@ -525,35 +558,22 @@ private struct AttemptConsumer: ResponseSourceConsumer {
     }
 
     func sourceDidReceive(response: URLResponse) {
-        engine.received(response, attempt: attempt)
+        engine.submit(.head(response, attempt: attempt))
     }
 
-    // The machine ignores parts, ends and failures of an attempt that is not the current one.
-
     func sourceDidReceive(part: ByteBuffer) {
-        engine.bodyPart(part, attempt: attempt)
+        engine.submit(.part(part, attempt: attempt))
     }
 
     func sourceDidFinish() {
-        engine.ended(attempt: attempt)
+        engine.submit(.end(attempt: attempt))
     }
 
     func sourceDidFail(_ error: TransferError) {
-        engine.failed(error, attempt: attempt)
+        engine.submit(.failed(error, attempt: attempt))
     }
 
     func sourceDidCollect(_ timeline: TransportTimeline) {
-        engine.sourceEvent(attempt: attempt) { engine in
-            engine.environment.logger.debug(
-                "exchange",
-                metadata: [
-                    "task": "\(engine.spec.taskIdentifier)", "protocol": "\(timeline.protocolName ?? "-")",
-                    "reused": "\(timeline.isReusedConnection)",
-                    "remote": "\(timeline.remoteAddress ?? "-"):\(timeline.remotePort ?? 0)",
-                    "bodyBytes": "\(timeline.responseBodyBytesReceived)",
-                ]
-            )
-            engine.emit(.timeline(timeline))
-        }
+        engine.submit(.timeline(timeline, attempt: attempt))
     }
 }

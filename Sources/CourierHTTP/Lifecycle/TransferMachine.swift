@@ -110,50 +110,50 @@ public struct TransferMachine<Part: Sendable>: Sendable {
     // MARK: - Events from the app
 
     /// `resume()` for the first time. `delayed` when `earliestBeginDate` is in the future.
-    @inlinable public mutating func start(delayed: Bool) -> [Action] {
-        guard case .idle = phase else { return [] }
+    @inlinable public mutating func start(delayed: Bool) -> Actions {
+        guard case .idle = phase else { return Actions() }
         if delayed {
             _phase = .waitingToBegin
-            return [.armBeginTimer]
+            return Actions(.armBeginTimer)
         }
         return beginLoading()
     }
 
     /// The `earliestBeginDate` arrived.
-    @inlinable public mutating func beginTimerFired() -> [Action] {
-        guard case .waitingToBegin = phase else { return [] }
-        return [.askToBegin]
+    @inlinable public mutating func beginTimerFired() -> Actions {
+        guard case .waitingToBegin = phase else { return Actions() }
+        return Actions(.askToBegin)
     }
 
     /// The app let the delayed request load (possibly replaced; the owner keeps the request).
-    @inlinable public mutating func beginAnswered() -> [Action] {
-        guard case .waitingToBegin = phase else { return [] }
+    @inlinable public mutating func beginAnswered() -> Actions {
+        guard case .waitingToBegin = phase else { return Actions() }
         return beginLoading()
     }
 
-    @inlinable mutating func beginLoading() -> [Action] {
+    @inlinable mutating func beginLoading() -> Actions {
         _attempt += 1
         _phase = .preparing(attempt: attempt)
-        var actions: [Action] = [.startResourceClock]
+        var actions = Actions(.startResourceClock)
         if isSuspended { actions.append(.pauseResourceClock) }
         actions.append(.prepare(attempt: attempt))
         return actions
     }
 
     /// `suspend()`.
-    @inlinable public mutating func suspend() -> [Action] {
-        guard !isSuspended, !isOver else { return [] }
+    @inlinable public mutating func suspend() -> Actions {
+        guard !isSuspended, !isOver else { return Actions() }
         _isSuspended = true
-        var actions: [Action] = [.pauseResourceClock]
+        var actions = Actions(.pauseResourceClock)
         syncSource(&actions)
         return actions
     }
 
     /// `resume()` after `suspend()`: held events are delivered, in order, and the source continues.
-    @inlinable public mutating func resume() -> [Action] {
-        guard isSuspended, !isOver else { return [] }
+    @inlinable public mutating func resume() -> Actions {
+        guard isSuspended, !isOver else { return Actions() }
         _isSuspended = false
-        var actions: [Action] = [.resumeResourceClock]
+        var actions = Actions(.resumeResourceClock)
         switch phase {
         case .headHeld(let current):
             _phase = .responding(attempt: current)
@@ -168,54 +168,54 @@ public struct TransferMachine<Part: Sendable>: Sendable {
     }
 
     /// `cancel()` or `cancel(byProducingResumeData:)`.
-    @inlinable public mutating func cancel(producingResumeData: Bool = false) -> [Action] {
-        guard !isOver else { return [] }
+    @inlinable public mutating func cancel(producingResumeData: Bool = false) -> Actions {
+        guard !isOver else { return Actions() }
         return finish(.failure(.cancelled(), producingResumeData: producingResumeData))
     }
 
     /// The resource timer fired.
-    @inlinable public mutating func resourceTimerFired() -> [Action] {
-        guard !isOver else { return [] }
+    @inlinable public mutating func resourceTimerFired() -> Actions {
+        guard !isOver else { return Actions() }
         return finish(.failure(.timedOut("the resource timeout expired"), producingResumeData: false))
     }
 
     // MARK: - Events from the chain and the source
 
     /// The request side produced a source for `attempt`.
-    @inlinable public mutating func prepared(attempt current: Int) -> [Action] {
-        guard case .preparing(let preparing) = phase, preparing == current else { return [] }
+    @inlinable public mutating func prepared(attempt current: Int) -> Actions {
+        guard case .preparing(let preparing) = phase, preparing == current else { return Actions() }
         _phase = .requesting(attempt: current)
-        var actions: [Action] = [.startSource(attempt: current)]
+        var actions = Actions(.startSource(attempt: current))
         syncSource(&actions, force: true)
         return actions
     }
 
     /// The final response head of `attempt` arrived.
-    @inlinable public mutating func head(attempt current: Int) -> [Action] {
-        guard case .requesting(let requesting) = phase, requesting == current else { return [] }
+    @inlinable public mutating func head(attempt current: Int) -> Actions {
+        guard case .requesting(let requesting) = phase, requesting == current else { return Actions() }
         if isSuspended {
             _phase = .headHeld(attempt: current)
-            return []
+            return Actions()
         }
         _phase = .responding(attempt: current)
-        return [.runResponseSide(attempt: current)]
+        return Actions(.runResponseSide(attempt: current))
     }
 
     /// The response side waits for an answer: the source pauses until it comes (the body is held meanwhile).
-    @inlinable public mutating func awaitingDecision(attempt current: Int) -> [Action] {
-        guard case .responding(let responding) = phase, responding == current else { return [] }
+    @inlinable public mutating func awaitingDecision(attempt current: Int) -> Actions {
+        guard case .responding(let responding) = phase, responding == current else { return Actions() }
         _isAwaitingDecision = true
-        var actions: [Action] = []
+        var actions = Actions()
         syncSource(&actions)
         return actions
     }
 
     /// The response side accepted the head: it and the held body go to the consumer.
-    @inlinable public mutating func responseAccepted(attempt current: Int) -> [Action] {
-        guard case .responding(let responding) = phase, responding == current else { return [] }
+    @inlinable public mutating func responseAccepted(attempt current: Int) -> Actions {
+        guard case .responding(let responding) = phase, responding == current else { return Actions() }
         _isAwaitingDecision = false
         _phase = .receiving(attempt: current)
-        var actions: [Action] = [.deliverHead]
+        var actions = Actions(.deliverHead)
         releaseHeld(&actions)
         syncSource(&actions)
         return actions
@@ -223,8 +223,8 @@ public struct TransferMachine<Part: Sendable>: Sendable {
 
     /// The response side chose a follow-up request (a redirect, a retry with credentials): the current body is
     /// drained and dropped, then the next attempt is prepared.
-    @inlinable public mutating func followUp(attempt current: Int) -> [Action] {
-        guard case .responding(let responding) = phase, responding == current else { return [] }
+    @inlinable public mutating func followUp(attempt current: Int) -> Actions {
+        guard case .responding(let responding) = phase, responding == current else { return Actions() }
         _isAwaitingDecision = false
         _isBackpressured = false
         held = []
@@ -232,71 +232,71 @@ public struct TransferMachine<Part: Sendable>: Sendable {
         _attempt += 1
         _phase = .draining(nextAttempt: attempt)
         _isSourcePaused = false
-        return [.drainSource(attempt: current)]
+        return Actions(.drainSource(attempt: current))
     }
 
     /// The old attempt's source was drained (or closed): the next attempt is prepared.
-    @inlinable public mutating func drained() -> [Action] {
-        guard case .draining(let next) = phase else { return [] }
+    @inlinable public mutating func drained() -> Actions {
+        guard case .draining(let next) = phase else { return Actions() }
         _phase = .preparing(attempt: next)
-        return [.prepare(attempt: next)]
+        return Actions(.prepare(attempt: next))
     }
 
     /// A body part of `attempt`.
-    @inlinable public mutating func bodyPart(_ part: Part, attempt current: Int) -> [Action] {
-        guard current == attempt else { return [] }
+    @inlinable public mutating func bodyPart(_ part: Part, attempt current: Int) -> Actions {
+        guard current == attempt else { return Actions() }
         switch phase {
         case .receiving where !isHolding && held.isEmpty:
-            return [.deliver(part)]
+            return Actions(.deliver(part))
         case .receiving, .responding, .headHeld:
             held.append(part)
-            return []
+            return Actions()
         default:
-            return []
+            return Actions()
         }
     }
 
     /// The body of `attempt` ended normally.
-    @inlinable public mutating func end(attempt current: Int) -> [Action] {
-        guard current == attempt else { return [] }
+    @inlinable public mutating func end(attempt current: Int) -> Actions {
+        guard current == attempt else { return Actions() }
         switch phase {
         case .receiving where !isHolding && held.isEmpty:
             _phase = .finishing
-            return [.deliverEnd]
+            return Actions(.deliverEnd)
         case .receiving, .responding, .headHeld:
             heldEnd = true
-            return []
+            return Actions()
         default:
-            return []
+            return Actions()
         }
     }
 
     /// The consumer wants the source paused (`true`) or continued (`false`).
-    @inlinable public mutating func backpressure(_ on: Bool) -> [Action] {
-        guard !isOver, isBackpressured != on else { return [] }
+    @inlinable public mutating func backpressure(_ on: Bool) -> Actions {
+        guard !isOver, isBackpressured != on else { return Actions() }
         _isBackpressured = on
-        var actions: [Action] = []
+        var actions = Actions()
         syncSource(&actions)
         return actions
     }
 
     /// The consumer closed the body it was handed (a download's file): the task succeeds, or fails with `error`.
-    @inlinable public mutating func consumerClosed(_ error: TransferError?) -> [Action] {
-        guard case .finishing = phase else { return [] }
+    @inlinable public mutating func consumerClosed(_ error: TransferError?) -> Actions {
+        guard case .finishing = phase else { return Actions() }
         if let error { return finish(.failure(error, producingResumeData: false)) }
         return finish(.success)
     }
 
     /// `attempt` failed (the chain, the source, or the consumer). Failures of abandoned attempts are ignored.
-    @inlinable public mutating func failed(attempt current: Int, _ error: TransferError) -> [Action] {
-        guard current == attempt, !isOver else { return [] }
-        if case .draining = phase { return [] }
+    @inlinable public mutating func failed(attempt current: Int, _ error: TransferError) -> Actions {
+        guard current == attempt, !isOver else { return Actions() }
+        if case .draining = phase { return Actions() }
         return finish(.failure(error, producingResumeData: false))
     }
 
     /// A failure that is not about one attempt (writing the download file, an invalid task).
-    @inlinable public mutating func failed(_ error: TransferError) -> [Action] {
-        guard !isOver else { return [] }
+    @inlinable public mutating func failed(_ error: TransferError) -> Actions {
+        guard !isOver else { return Actions() }
         return finish(.failure(error, producingResumeData: false))
     }
 
@@ -311,7 +311,7 @@ public struct TransferMachine<Part: Sendable>: Sendable {
     }
 
     /// The one terminal path.
-    @inlinable mutating func finish(_ outcome: Outcome) -> [Action] {
+    @inlinable mutating func finish(_ outcome: Outcome) -> Actions {
         let hadSource: Bool
         switch phase {
         case .requesting, .headHeld, .responding, .receiving, .draining: hadSource = true
@@ -320,10 +320,10 @@ public struct TransferMachine<Part: Sendable>: Sendable {
         _phase = .completed
         held = []
         heldEnd = false
-        return hadSource ? [.cancelSource, .complete(outcome)] : [.complete(outcome)]
+        return hadSource ? Actions(.cancelSource, .complete(outcome)) : Actions(.complete(outcome))
     }
 
-    @inlinable mutating func releaseHeld(_ actions: inout [Action]) {
+    @inlinable mutating func releaseHeld(_ actions: inout Actions) {
         guard !isHolding else { return }
         for part in held { actions.append(.deliver(part)) }
         held = []
@@ -336,7 +336,7 @@ public struct TransferMachine<Part: Sendable>: Sendable {
 
     /// Tells the source to pause or continue when the wish changed (`force` for a new source, which starts
     /// reading: only a pause is sent).
-    @inlinable mutating func syncSource(_ actions: inout [Action], force: Bool = false) {
+    @inlinable mutating func syncSource(_ actions: inout Actions, force: Bool = false) {
         let wanted = isSuspended || isBackpressured || isAwaitingDecision
         if force {
             _isSourcePaused = wanted

@@ -15,8 +15,9 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias OutboundOut = HTTPClientRequestPart
 
     /// Everything that belongs to the running exchange, not to the connection: its timers, read demand, body
-    /// decoder and timeline.
-    private struct Active {
+    /// decoder and timeline. A class, so that the handler updates it in place: as a struct in `State` every change
+    /// copied it whole (the timeline is large) and wrote it back, several times per response.
+    private final class Active {
         let exchange: TransportExchange
         let isReused: Bool
         let bodyWriter: HTTP1RequestBodyWriter
@@ -35,6 +36,15 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
         /// connection is closed instead.
         var drainBudget: Int?
         var timeline: TransportTimeline
+
+        init(
+            exchange: TransportExchange, isReused: Bool, bodyWriter: HTTP1RequestBodyWriter, timeline: TransportTimeline
+        ) {
+            self.exchange = exchange
+            self.isReused = isReused
+            self.bodyWriter = bodyWriter
+            self.timeline = timeline
+        }
     }
 
     private enum State {
@@ -129,7 +139,7 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
         timeline.tlsProtocolVersion = establishment?.tlsProtocolVersion
         recordAddresses(of: context.channel, into: &timeline)
         timeline.requestStart = Date()
-        var active = Active(exchange: exchange, isReused: isReused, bodyWriter: writer, timeline: timeline)
+        let active = Active(exchange: exchange, isReused: isReused, bodyWriter: writer, timeline: timeline)
         active.paused = exchange.isPausedForHandler
         state = .active(active)
         writeHead(request, context: context)
@@ -146,7 +156,7 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// Drops the rest of `exchange`'s response so that the connection can serve the next request; beyond `limit`
     /// bytes (or with a request body still being sent) the connection is closed instead.
     func drain(_ exchange: TransportExchange, limit: Int) {
-        guard case .active(var active) = state, active.exchange === exchange else { return }
+        guard case .active(let active) = state, active.exchange === exchange else { return }
         guard active.bodyWriter.isEnded, active.keepAlive else {
             // The connection cannot serve another request anyway: close it now rather than read the rest.
             fail(.cancelled("drained a response whose connection cannot be reused"), retryable: false)
@@ -157,7 +167,6 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
         // Compressed input need not be inflated to be dropped.
         active.inflater = nil
         let endPending = active.endPending
-        state = .active(active)
         if endPending {
             endResponse(active, context: context)
             return
@@ -171,16 +180,14 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     /// Pauses or resumes reading for `exchange`.
     func setPaused(_ newValue: Bool, for exchange: TransportExchange) {
-        guard case .active(var active) = state, active.exchange === exchange, active.paused != newValue,
+        guard case .active(let active) = state, active.exchange === exchange, active.paused != newValue,
             active.drainBudget == nil
         else { return }
         active.paused = newValue
         if newValue {
             active.requestTimer?.cancel()
             active.requestTimer = nil
-            state = .active(active)
         } else {
-            state = .active(active)
             armRequestTimer()
             if active.inflater != nil {
                 inflateNextStep()
@@ -214,9 +221,8 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
             if case .idle = state { context.close(promise: nil) }
             return
         }
-        // Before the copy below: the timer lives in the exchange's state, and a stale copy written back would lose it.
         armRequestTimer()
-        guard case .active(var active) = state else { return }
+        guard case .active(let active) = state else { return }
         switch part {
         case .head(let head):
             if head.status.code >= 100 && head.status.code < 200 && head.status.code != 101 {
@@ -234,7 +240,6 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
                     maximumRatio: active.exchange.request.maximumDecompressionRatio
                 )
             }
-            state = .active(active)
             guard active.drainBudget == nil else { return }
             active.exchange.consumer.transportDidReceiveHead(makeHead(head, active: active, context: context))
         case .body(let buffer):
@@ -242,28 +247,23 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
             if let budget = active.drainBudget {
                 if buffer.readableBytes > budget {
                     // Too much to drop: a new connection is cheaper than reading it.
-                    state = .active(active)
                     fail(.cancelled("drained"), retryable: false)
                     return
                 }
                 active.drainBudget = budget - buffer.readableBytes
-                state = .active(active)
                 return
             }
             if let inflater = active.inflater {
-                state = .active(active)
                 inflater.append(buffer)
                 inflateNextStep()
             } else {
                 active.timeline.responseBodyBytesDecoded += Int64(buffer.readableBytes)
-                state = .active(active)
                 active.exchange.consumer.transportDidReceiveBodyPart(buffer)
             }
         case .end:
             if let inflater = active.inflater, inflater.canStep {
                 // Finished once the compressed input is inflated, at the consumer's pace.
                 active.endPending = true
-                state = .active(active)
                 return
             }
             endResponse(active, context: context)
@@ -272,7 +272,7 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     /// Delivers the end of the response and gives the connection back (or closes it).
     private func endResponse(_ ended: Active, context: ChannelHandlerContext?) {
-        var active = ended
+        let active = ended
         if let inflater = active.inflater {
             do {
                 try inflater.finish()
@@ -315,7 +315,7 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// tasks, so a pause asked for from another thread lands between two steps; once the input is used up, the
     /// held-back read is issued, or the response ends.
     private func inflateNextStep() {
-        guard case .active(var active) = state, let inflater = active.inflater, !active.paused else { return }
+        guard case .active(let active) = state, let inflater = active.inflater, !active.paused else { return }
         if inflater.canStep {
             let output: ByteBuffer
             do {
@@ -325,7 +325,6 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 return
             }
             active.timeline.responseBodyBytesDecoded += Int64(output.readableBytes)
-            state = .active(active)
             armRequestTimer()
             if output.readableBytes > 0 {
                 active.exchange.consumer.transportDidReceiveBodyPart(output)
@@ -376,13 +375,12 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     func channelInactive(context: ChannelHandlerContext) {
         idleTimer?.cancel()
-        if case .active(var active) = state, active.endPending {
+        if case .active(let active) = state, active.endPending {
             // The whole body arrived; what is still compressed is inflated at the consumer's pace, and the
             // response then ends normally (see `endResponse`).
             active.keepAlive = false
             active.requestTimer?.cancel()
             active.requestTimer = nil
-            state = .active(active)
         } else if case .active(let active) = state {
             active.requestTimer?.cancel()
             active.bodyWriter.abandon()
@@ -415,27 +413,35 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
         context?.close(promise: nil)
     }
 
-    /// The connection's addresses as text, formatted once per connection (not per exchange).
-    private var addresses: (local: String?, localPort: Int?, remote: String?, remotePort: Int?)?
+    /// The connection's addresses as text, formatted once per connection (not per exchange). A struct, not a
+    /// tuple: an optional tuple of optionals is copied through the runtime's generic value witnesses, which cost
+    /// more than the rest of the exchange's bookkeeping together.
+    private struct Addresses {
+        var local: String?
+        var localPort: Int?
+        var remote: String?
+        var remotePort: Int?
+    }
+
+    private var addresses: Addresses?
 
     private func recordAddresses(of channel: any Channel, into timeline: inout TransportTimeline) {
-        let known =
-            addresses
-            ?? (
-                channel.localAddress?.ipAddress, channel.localAddress?.port, channel.remoteAddress?.ipAddress,
-                channel.remoteAddress?.port
-            )
-        addresses = known
-        timeline.localAddress = known.local
-        timeline.localPort = known.localPort
-        timeline.remoteAddress = known.remote
-        timeline.remotePort = known.remotePort
+        if addresses == nil {
+            let local = channel.localAddress
+            let remote = channel.remoteAddress
+            addresses = Addresses(
+                local: local?.ipAddress, localPort: local?.port, remote: remote?.ipAddress, remotePort: remote?.port)
+        }
+        guard let addresses else { return }
+        timeline.localAddress = addresses.local
+        timeline.localPort = addresses.localPort
+        timeline.remoteAddress = addresses.remote
+        timeline.remotePort = addresses.remotePort
     }
 
     private func recordRequestEnd() {
-        guard case .active(var active) = state else { return }
+        guard case .active(let active) = state else { return }
         active.timeline.requestEnd = Date()
-        state = .active(active)
     }
 
     private func writeHead(_ request: TransportRequest, context: ChannelHandlerContext) {
@@ -471,9 +477,8 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     private func didSendBody(count: Int64, total: Int64) {
-        guard case .active(var active) = state else { return }
+        guard case .active(let active) = state else { return }
         active.timeline.requestBodyBytesSent = total
-        state = .active(active)
         armRequestTimer()
         active.exchange.consumer.transportDidSendBodyData(bytesSent: count, totalBytesSent: total)
     }
@@ -499,7 +504,7 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// heap operation per body part): it fires at the earliest possible deadline and re-arms itself for the rest
     /// when there was activity meanwhile.
     private func armRequestTimer() {
-        guard case .active(var active) = state, let context, !active.paused else { return }
+        guard case .active(let active) = state, let context, !active.paused else { return }
         active.lastActivity = now
         if active.requestTimer == nil {
             let deadline = active.lastActivity + active.exchange.request.idleTimeout
@@ -508,13 +513,11 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 self?.requestTimerFired()
             }
         }
-        state = .active(active)
     }
 
     private func requestTimerFired() {
-        guard case .active(var active) = state else { return }
+        guard case .active(let active) = state else { return }
         active.requestTimer = nil
-        state = .active(active)
         guard !active.paused, let context else { return }
         let deadline = active.lastActivity + active.exchange.request.idleTimeout
         if deadline > now {
@@ -522,7 +525,6 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 [weak self] in
                 self?.requestTimerFired()
             }
-            state = .active(active)
             return
         }
         fail(.timedOut("the request to \(endpoint) timed out"), retryable: false)

@@ -21,17 +21,31 @@ struct StageChainTests {
             redirectCount: 0,
             asksForRedirects: true,
             asksForResponses: true,
-            decide: decide
+            decider: ClosureDecider(decide: decide)
         )
+    }
+
+    private struct ClosureDecider: TaskDecider {
+        let decide: @Sendable (TaskDecision) async -> TaskDecisionAnswer?
+        func decide(_ decision: TaskDecision) async -> TaskDecisionAnswer? { await decide(decision) }
+    }
+
+    /// Waits for `run`'s outcome; `immediately` when no stage waited.
+    private func outcome<Step>(of run: ChainRun<Step>) async -> (Result<Step, TransferError>, immediately: Bool) {
+        switch run {
+        case .done(let result):
+            return (result, true)
+        case .waits(let rest):
+            let result = await withCheckedContinuation { continuation in
+                rest { continuation.resume(returning: $0) }
+            }
+            return (result, false)
+        }
     }
 
     /// Runs the request side and waits for its outcome.
     private func runRequest(_ stages: [any RequestStage]) async -> (Result<RequestStep, TransferError>, Bool) {
-        await withCheckedContinuation { continuation in
-            StageChain.runRequestSide(request, stages: stages, context: context()) { result, immediately in
-                continuation.resume(returning: (result, immediately))
-            }
-        }
+        await outcome(of: StageChain.runRequestSide(request, stages: stages, context: context()))
     }
 
     private func runResponse(
@@ -39,15 +53,9 @@ struct StageChainTests {
         decide: @escaping @Sendable (TaskDecision) async -> TaskDecisionAnswer? = { _ in nil }
     ) async -> (Result<ResponseStep, TransferError>, immediately: Bool, waits: Bool) {
         let response = HTTPURLResponse(url: request.url!, statusCode: 200, httpVersion: nil, headerFields: nil)!
-        let waits = NIOLockedValueBox(false)
-        let (result, immediately) = await withCheckedContinuation { continuation in
-            let waiting = StageChain.runResponseSide(response, stages: stages, context: context(decide: decide)) {
-                result, immediately in
-                continuation.resume(returning: (result, immediately))
-            }
-            waits.withLockedValue { $0 = waiting }
-        }
-        return (result, immediately, waits.withLockedValue { $0 })
+        let (result, immediately) = await outcome(
+            of: StageChain.runResponseSide(response, stages: stages, context: context(decide: decide)))
+        return (result, immediately, !immediately)
     }
 
     /// Stages that answer at once run in order, before the call returns.

@@ -244,7 +244,9 @@ struct ConnectionWaitTests {
             waiting.timeoutInterval = 0.2
             let started = ContinuousClock.now
             #expect(await session.runDataTask(waiting).urlError?.code == .timedOut)
-            #expect(ContinuousClock.now - started < .seconds(3))
+            // Far below "never" (the blocker holds the only connection until the session is cancelled), with room
+            // for a loaded machine.
+            #expect(ContinuousClock.now - started < .seconds(15))
             session.invalidateAndCancel()
             #expect(await blocker.value.urlError?.code == .cancelled)
         }

@@ -173,9 +173,11 @@ extension UploadTests {
             request.httpMethod = "PUT"
             request.setValue("100", forHTTPHeaderField: "Content-Length")
             request.httpBodyStream = InputStream(data: Data(repeating: 7, count: actual))
-            var shortTimeout = request
-            shortTimeout.timeoutInterval = 5
-            let outcome = await makeSession().runDataTask(shortTimeout)
+            // Long enough that a loaded machine (the body is read in a Swift task) cannot reach it; a hang still ends
+            // in a timeout, which fails the test.
+            var bounded = request
+            bounded.timeoutInterval = 30
+            let outcome = await makeSession().runDataTask(bounded)
             #expect(outcome.urlError != nil)
             #expect(outcome.urlError?.code != .timedOut)
             #expect(server.requests.isEmpty)

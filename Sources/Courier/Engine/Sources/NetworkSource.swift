@@ -1,18 +1,20 @@
 import CourierHTTP
 import CourierTransport
 import Foundation
-import NIOConcurrencyHelpers
 import NIOCore
 
 /// The network as a response source: runs one ``TransportRequest`` on the session's ``Transport`` and turns the
 /// transport's response head into an `HTTPURLResponse`.
-final class NetworkSource: ResponseSource {
+///
+/// `@unchecked Sendable`: like every ``ResponseSource`` it is called on its engine's executor only (one call at a
+/// time), so the exchange handle needs no lock.
+final class NetworkSource: ResponseSource, @unchecked Sendable {
     /// Bytes of an unread body a follow-up request drains to keep the connection; beyond, it is closed.
     static let drainLimit = 64 * 1024
 
     let request: TransportRequest
     private let transport: any Transport
-    private let exchange = NIOLockedValueBox<(any ExchangeHandle)?>(nil)
+    private var exchange: (any ExchangeHandle)?
 
     init(request: TransportRequest, transport: any Transport) {
         self.request = request
@@ -20,16 +22,15 @@ final class NetworkSource: ResponseSource {
     }
 
     func start(_ consumer: any ResponseSourceConsumer) {
-        let handle = transport.execute(request, consumer: Consumer(consumer: consumer, url: request.url))
-        exchange.withLockedValue { $0 = handle }
+        exchange = transport.execute(request, consumer: Consumer(consumer: consumer, url: request.url))
     }
 
-    func pause() { exchange.withLockedValue { $0 }?.pause() }
-    func resume() { exchange.withLockedValue { $0 }?.resume() }
-    func cancel() { exchange.withLockedValue { $0 }?.cancel() }
+    func pause() { exchange?.pause() }
+    func resume() { exchange?.resume() }
+    func cancel() { exchange?.cancel() }
 
     func drain(then completion: @escaping @Sendable () -> Void) {
-        guard let handle = exchange.withLockedValue({ $0 }) else { return completion() }
+        guard let handle = exchange else { return completion() }
         handle.drain(limit: Self.drainLimit, then: completion)
     }
 

@@ -64,6 +64,17 @@ struct StageContext: Sendable {
     let asksForRedirects: Bool
     /// Whether the app decides on each response (a data task with a delegate).
     let asksForResponses: Bool
-    /// Asks the app; waits for the answer (or a cancellation answer when the task ends first).
-    let decide: @Sendable (TaskDecision) async -> TaskDecisionAnswer?
+    /// Who answers the stages' questions (the engine, which asks the app).
+    let decider: any TaskDecider
+
+    /// Asks the app; waits for the answer (`nil` when the task ends first).
+    func decide(_ decision: TaskDecision) async -> TaskDecisionAnswer? {
+        await decider.decide(decision)
+    }
+}
+
+/// Answers a stage's ``TaskDecision`` (the engine emits it to the app and waits). A protocol rather than a closure,
+/// so that making a ``StageContext`` for every attempt allocates nothing.
+protocol TaskDecider: Sendable {
+    func decide(_ decision: TaskDecision) async -> TaskDecisionAnswer?
 }
