@@ -744,3 +744,37 @@ struct TransferMachineTests {
         Self.checkConsumerOrder(numbered)
     }
 }
+
+@Suite("Transfer machine actions")
+struct TransferMachineActionsTests {
+    typealias Machine = TransferMachine<String>
+
+    /// The inline slots and the overflow keep the order, at every count around the boundary.
+    @Test(arguments: [0, 1, 2, 3, 4, 5, 9])
+    func actionsKeepTheirOrderInlineAndBeyond(count: Int) {
+        var actions = Machine.Actions()
+        for index in 0..<count { actions.append(.deliver("p\(index)")) }
+        #expect(actions.count == count)
+        let parts = actions.map { action -> String in
+            if case .deliver(let part) = action { return part }
+            return "?"
+        }
+        #expect(parts == (0..<count).map { "p\($0)" })
+    }
+
+    /// A resume that releases many held parts returns them all, in order, after the clock.
+    @Test func aResumeReleasesMoreHeldPartsThanTheInlineSlots() {
+        var machine = Machine()
+        _ = machine.start(delayed: false)
+        _ = machine.prepared(attempt: 1)
+        _ = machine.head(attempt: 1)
+        _ = machine.responseAccepted(attempt: 1)
+        _ = machine.suspend()
+        for index in 0..<6 { _ = machine.bodyPart("p\(index)", attempt: 1) }
+        let released = Array(machine.resume()).compactMap { action -> String? in
+            if case .deliver(let part) = action { return part }
+            return nil
+        }
+        #expect(released == (0..<6).map { "p\($0)" })
+    }
+}
