@@ -155,6 +155,30 @@ struct DownloadSafetyTests {
         }
     }
 
+    /// The same resume data resumed again after a first resume completed: the delivered file has a new name, so
+    /// the second resume finds no partial file instead of claiming (and appending to) the file the app now owns.
+    @Test func aSecondResumeAfterTheFirstCompletedCannotReachTheDeliveredFile() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let length: Int64 = 600_000
+        try await withServer { server in
+            serveRanges(on: server, path: "/r", body: .pattern(length: length)) { $0.closeAfterBodyBytes = 100_000 }
+            let downloads = directory.appendingPathComponent("downloads")
+            let session = makeSession { $0.courierDownloadDirectory = downloads }
+            let data = try #require(await session.resumeDataOfFailedDownload(from: server.url("/r")))
+            let (delivered, _) = try await session.download(resumeFrom: data)
+            #expect(try fileHoldsPattern(delivered, length: length))
+            await #expect(throws: URLError.self) { _ = try await session.download(resumeFrom: data) }
+            do {
+                _ = try await session.download(resumeFrom: data)
+            } catch let error as URLError {
+                #expect(error.code == .cannotOpenFile)
+            }
+            #expect(try fileHoldsPattern(delivered, length: length))
+            try FileManager.default.removeItem(at: delivered)
+        }
+    }
+
     /// A resume that fails before any response gives its claim on the partial file back: the same resume data
     /// works afterwards.
     @Test func aResumeThatFailsEarlyLeavesThePartialFileResumable() async throws {

@@ -1,12 +1,17 @@
 import Foundation
+import Logging
 import NIOConcurrencyHelpers
 
 /// The manager of credentials, keyed by protection space and user name.
 ///
-/// The storage is thread-safe and, for now, kept in memory only: permanent credentials are not written to a keychain
-/// or to disk (that comes in a later release). Credentials with ``URLCredential/Persistence-swift.enum/none``
-/// persistence are never stored, as on Apple platforms. The storage does not post
-/// `NSURLCredentialStorageChanged` notifications.
+/// The storage is thread-safe. Credentials with ``URLCredential/Persistence-swift.enum/none`` persistence are never
+/// stored, as on Apple platforms; `.forSession` ones live in process memory. ``shared`` keeps `.permanent` and
+/// `.synchronizable` credentials across launches in a file only the user can read —
+/// `$XDG_DATA_HOME/courier/credentials.json` (`~/.local/share/courier/credentials.json`), mode 0600 in a 0700
+/// folder, replaced atomically — since Linux has no keychain; the passwords are in plain text there, protected by the
+/// file's permissions, as in git's credential store. A storage made with ``init()`` (an ephemeral session's) is kept
+/// in memory only. Every change posts ``NSNotification/Name/NSURLCredentialStorageChanged``; a change that changes
+/// nothing posts nothing.
 open class URLCredentialStorage: NSObject, @unchecked Sendable {
     private struct State {
         var credentials: [URLProtectionSpace: [String: URLCredential]] = [:]
@@ -14,10 +19,32 @@ open class URLCredentialStorage: NSObject, @unchecked Sendable {
     }
 
     private let state = NIOLockedValueBox(State())
+    /// Where permanent credentials are kept, for the shared storage.
+    private let file: URL?
+    /// The entries last written to `file`; its lock also keeps two writers from interleaving.
+    private let saved = NIOLockedValueBox<[CredentialFile.Entry]>([])
+    private static let logger = Logger(label: "courier.credentials")
 
     /// Creates an empty in-memory credential storage, as used by ephemeral sessions.
     public override init() {
+        self.file = nil
         super.init()
+    }
+
+    /// A storage that keeps its permanent credentials in `file` (read now; rewritten on every change to them).
+    init(file: URL?) {
+        self.file = file
+        super.init()
+        guard let file else { return }
+        let entries = CredentialFile.load(from: file, logger: Self.logger)
+        state.withLockedValue { state in
+            for entry in entries {
+                let space = entry.space
+                state.credentials[space, default: [:]][entry.user] = entry.credential
+                if entry.isDefault || state.defaults[space] == nil { state.defaults[space] = entry.user }
+            }
+        }
+        saved.withLockedValue { $0 = Self.persistentEntries(of: state.withLockedValue { $0 }) }
     }
 
     /// The shared credential storage of the process.
@@ -121,13 +148,50 @@ open class URLCredentialStorage: NSObject, @unchecked Sendable {
         if changed { postChanged() }
     }
 
-    /// Posts ``NSNotification/Name/NSURLCredentialStorageChanged`` (called after the lock is released).
+    /// Writes the permanent credentials to the file when they changed, then posts
+    /// ``NSNotification/Name/NSURLCredentialStorageChanged`` (called after the state's lock is released).
     private func postChanged() {
+        persist()
         ChangeNotification.post(.NSURLCredentialStorageChanged, object: self)
+    }
+
+    /// Brings the file up to date. The snapshot is taken under the file's lock, so that of two changes racing, the
+    /// later state is the one written last. A file that cannot be written leaves the credentials in memory, with a
+    /// logged warning.
+    private func persist() {
+        guard let file else { return }
+        saved.withLockedValue { saved in
+            let entries = Self.persistentEntries(of: state.withLockedValue { $0 })
+            guard entries != saved else { return }
+            do {
+                try CredentialFile.save(entries, to: file)
+                saved = entries
+            } catch {
+                Self.logger.warning("cannot store permanent credentials in \(file.path): \(error)")
+            }
+        }
+    }
+
+    /// The credentials of `state` that go to disk, in a stable order.
+    private static func persistentEntries(of state: State) -> [CredentialFile.Entry] {
+        var entries: [CredentialFile.Entry] = []
+        for (space, byUser) in state.credentials {
+            for (user, credential) in byUser {
+                if let entry = CredentialFile.Entry(
+                    space: space, credential: credential, isDefault: state.defaults[space] == user)
+                {
+                    entries.append(entry)
+                }
+            }
+        }
+        return entries.sorted {
+            ($0.host, $0.port, $0.realm ?? "", $0.authenticationMethod, $0.user)
+                < ($1.host, $1.port, $1.realm ?? "", $1.authenticationMethod, $1.user)
+        }
     }
 }
 
-private let processCredentialStorage = URLCredentialStorage()
+private let processCredentialStorage = URLCredentialStorage(file: CredentialFile.defaultLocation())
 
 /// The key of `remove(_:for:options:)`'s options whose `true` value allows removing a credential with
 /// ``URLCredential/Persistence/synchronizable`` persistence; without it such a credential stays stored.

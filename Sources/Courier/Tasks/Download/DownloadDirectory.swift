@@ -42,44 +42,14 @@ enum DownloadDirectory {
         return URL(fileURLWithPath: temporary, isDirectory: true).appendingPathComponent("courier-\(geteuid())")
     }
 
-    /// Makes sure `directory` exists and is private: creates it (and missing parents) with mode 0700, or checks an
-    /// existing one.
-    ///
-    /// - Throws: `cannotCreateFile` when the folder cannot be created, or exists but is a symbolic link, not a
-    ///   directory, owned by another user, or writable by group or others.
+    /// Makes sure `directory` exists and is private (see ``PrivateFolder/prepare(_:purpose:hint:)``).
     static func prepare(_ directory: URL) throws(TransferError) {
-        let path = directory.path
-        if mkdir(path, 0o700) != 0 {
-            let error = errno
-            if error == ENOENT {
-                try createParents(of: directory)
-                if mkdir(path, 0o700) != 0 && errno != EEXIST {
-                    throw .cannotCreateFile("cannot create the download folder \(path): \(describe(errno))")
-                }
-            } else if error != EEXIST {
-                throw .cannotCreateFile("cannot create the download folder \(path): \(describe(error))")
-            }
-        }
-        if let problem = privacyProblem(of: path) {
-            throw .cannotCreateFile(
-                "the download folder \(path) \(problem); Courier will not write downloads there "
-                    + "(choose another folder with courierDownloadDirectory)"
-            )
-        }
+        try PrivateFolder.prepare(
+            directory, purpose: "download folder", hint: "(choose another folder with courierDownloadDirectory)")
     }
 
-    /// Why a folder is not private, or `nil` when it is: a real directory owned by the current user that neither
-    /// group nor others can write.
     static func privacyProblem(of path: String) -> String? {
-        var info = stat()
-        guard lstat(path, &info) == 0 else { return "cannot be examined: \(describe(errno))" }
-        if (info.st_mode & S_IFMT) == S_IFLNK { return "is a symbolic link" }
-        if (info.st_mode & S_IFMT) != S_IFDIR { return "is not a folder" }
-        if info.st_uid != geteuid() { return "belongs to another user (uid \(info.st_uid))" }
-        if info.st_mode & (S_IWGRP | S_IWOTH) != 0 {
-            return "can be written by other users (mode \(String(info.st_mode & 0o7777, radix: 8)))"
-        }
-        return nil
+        PrivateFolder.privacyProblem(of: path)
     }
 
     /// Creates a new, empty file at `url` for writing: `O_EXCL | O_NOFOLLOW`, mode 0600.
@@ -173,21 +143,8 @@ enum DownloadDirectory {
 
     // MARK: - Helpers
 
-    private static func createParents(of directory: URL) throws(TransferError) {
-        let parent = directory.deletingLastPathComponent()
-        do {
-            try FileManager.default.createDirectory(
-                at: parent,
-                withIntermediateDirectories: true,
-                attributes: [.posixPermissions: 0o700]
-            )
-        } catch {
-            throw .cannotCreateFile("cannot create the download folder \(parent.path): \(error)")
-        }
-    }
-
     private static func describe(_ code: Int32) -> String {
-        String(cString: strerror(code))
+        PrivateFolder.describe(code)
     }
 
     /// The files this process is writing, which a sweep must leave alone however old their last write.

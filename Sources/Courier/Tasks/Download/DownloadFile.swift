@@ -1,6 +1,14 @@
 import CourierHTTP
 import Foundation
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// The file a download streams into. Every operation runs in order on the file's own serial queue, never on an
 /// event loop; results come back through completion handlers.
 final class DownloadFile: @unchecked Sendable {
@@ -107,6 +115,29 @@ final class DownloadFile: @unchecked Sendable {
             } catch {
                 completion(.failure(.cannotWriteToFile("closing the download file failed: \(error)")))
             }
+        }
+    }
+
+    /// Closes the finished file and hands it over under a new name in the same folder (an atomic rename), then
+    /// gives up the claim on the old name. The resume data that named the old file can then never reach the
+    /// delivered one: a second resume of it finds no partial file (`cannotOpenFile`) instead of appending to a file
+    /// that now belongs to the app.
+    func closeAndHandOver(_ completion: @escaping @Sendable (Result<URL, TransferError>) -> Void) {
+        queue.async { [self] in
+            defer { DownloadDirectory.release(url) }
+            do {
+                try handle?.close()
+                handle = nil
+            } catch {
+                return completion(.failure(.cannotWriteToFile("closing the download file failed: \(error)")))
+            }
+            if let failure { return completion(.failure(failure)) }
+            let delivered = url.deletingLastPathComponent().appendingPathComponent(Self.makeName(), isDirectory: false)
+            guard rename(url.path, delivered.path) == 0 else {
+                let error = String(cString: strerror(errno))
+                return completion(.failure(.cannotWriteToFile("cannot hand over the download file: \(error)")))
+            }
+            completion(.success(delivered))
         }
     }
 

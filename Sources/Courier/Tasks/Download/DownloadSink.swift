@@ -103,7 +103,8 @@ final class DownloadSink: Sendable {
         onWrite(Int64(count), total)
     }
 
-    /// Waits for every write and closes the file; the result is its location.
+    /// Waits for every write and closes the file; the result is its location (a new name: see
+    /// ``DownloadFile/closeAndHandOver(_:)``).
     func finish(_ completion: @escaping @Sendable (Result<URL, TransferError>) -> Void) {
         if state.withLockedValue({ $0.file == nil && !$0.ended }) {
             // No body ever arrived (e.g. HEAD): an empty file still makes a download.
@@ -112,7 +113,7 @@ final class DownloadSink: Sendable {
         guard let file = end() else {
             return completion(.failure(.cannotWriteToFile("the download ended before its file was opened")))
         }
-        file.close { result in completion(result.map { file.url }) }
+        file.closeAndHandOver(completion)
     }
 
     /// Waits for every write and closes the file, keeping it for resume data.

@@ -1,0 +1,116 @@
+import Foundation
+import Testing
+
+@testable import Courier
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+/// `URLCredentialStorage.shared`'s file: permanent credentials survive a relaunch (a new storage on the same file),
+/// session ones do not, the file and folder are private, and a corrupt or planted file is ignored, never a crash.
+@Suite("Credential file")
+struct CredentialFileTests {
+    private let space = URLProtectionSpace(
+        host: "example.com", port: 443, protocol: NSURLProtectionSpaceHTTPS, realm: "api",
+        authenticationMethod: NSURLAuthenticationMethodHTTPBasic)
+    private let proxySpace = URLProtectionSpace(
+        proxyHost: "proxy.example", port: 3128, type: NSURLProtectionSpaceHTTPProxy, realm: "corp",
+        authenticationMethod: NSURLAuthenticationMethodHTTPDigest)
+
+    private func location() throws -> URL {
+        try makeTemporaryDirectory().appendingPathComponent("data/courier/credentials.json")
+    }
+
+    private func mode(_ path: String) -> mode_t {
+        var info = stat()
+        #expect(lstat(path, &info) == 0)
+        return info.st_mode & 0o777
+    }
+
+    @Test func permanentCredentialsSurviveARelaunchAndSessionOnesDoNot() throws {
+        let file = try location()
+        let first = URLCredentialStorage(file: file)
+        first.set(URLCredential(user: "alice", password: "pä:ss\"word", persistence: .permanent), for: space)
+        first.set(URLCredential(user: "bob", password: "b", persistence: .forSession), for: space)
+        first.setDefaultCredential(
+            URLCredential(user: "carol", password: "c", persistence: .synchronizable), for: space)
+        first.set(URLCredential(user: "dave", password: "d", persistence: .permanent), for: proxySpace)
+
+        let relaunched = URLCredentialStorage(file: file)
+        #expect(relaunched.credentials(for: space)?.keys.sorted() == ["alice", "carol"])
+        #expect(relaunched.credentials(for: space)?["alice"]?.password == "pä:ss\"word")
+        #expect(relaunched.credentials(for: space)?["alice"]?.persistence == .permanent)
+        #expect(relaunched.defaultCredential(for: space)?.user == "carol")
+        #expect(relaunched.defaultCredential(for: space)?.persistence == .synchronizable)
+        #expect(relaunched.defaultCredential(for: proxySpace)?.user == "dave")
+        #expect(relaunched.allCredentials.keys.contains { $0.isProxy() })
+
+        relaunched.remove(URLCredential(user: "alice", password: "", persistence: .permanent), for: space)
+        #expect(URLCredentialStorage(file: file).credentials(for: space)?.keys.sorted() == ["carol"])
+    }
+
+    @Test func theFileIsPrivateAndReplacedWithoutLeftovers() throws {
+        let file = try location()
+        let storage = URLCredentialStorage(file: file)
+        for index in 0..<5 {
+            storage.set(URLCredential(user: "u\(index)", password: "p", persistence: .permanent), for: space)
+        }
+        #expect(mode(file.path) == 0o600)
+        #expect(mode(file.deletingLastPathComponent().path) == 0o700)
+        let names = try FileManager.default.contentsOfDirectory(atPath: file.deletingLastPathComponent().path)
+        #expect(names == ["credentials.json"])
+    }
+
+    @Test func onlySessionCredentialsWriteNoFile() throws {
+        let file = try location()
+        let storage = URLCredentialStorage(file: file)
+        storage.set(URLCredential(user: "s", password: "p", persistence: .forSession), for: space)
+        #expect(!FileManager.default.fileExists(atPath: file.path))
+    }
+
+    @Test(arguments: [
+        Data("not json".utf8), Data(), Data("{\"version\":2,\"credentials\":[]}".utf8),
+        Data("{\"version\":1,\"credentials\":[{\"host\":1}]}".utf8), Data([0, 0xFF, 0xFE]),
+    ])
+    func aCorruptFileIsIgnoredAndReplacedAtTheNextChange(contents: Data) throws {
+        let file = try location()
+        try FileManager.default.createDirectory(
+            at: file.deletingLastPathComponent(), withIntermediateDirectories: true,
+            attributes: [.posixPermissions: 0o700])
+        try contents.write(to: file)
+        let storage = URLCredentialStorage(file: file)
+        #expect(storage.allCredentials.isEmpty)
+        storage.set(URLCredential(user: "new", password: "p", persistence: .permanent), for: space)
+        #expect(URLCredentialStorage(file: file).credentials(for: space)?.keys.sorted() == ["new"])
+    }
+
+    @Test func aFileInAFolderOthersCanWriteIsNotTrustedOrWritten() throws {
+        let file = try location()
+        let folder = file.deletingLastPathComponent()
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let planted = URLCredentialStorage(file: file)
+        planted.set(URLCredential(user: "x", password: "p", persistence: .permanent), for: space)
+        chmod(folder.path, 0o777)
+        // Another user could have replaced the file: it is not read, and nothing is written there.
+        let storage = URLCredentialStorage(file: file)
+        #expect(storage.allCredentials.isEmpty)
+        let before = try Data(contentsOf: file)
+        storage.set(URLCredential(user: "y", password: "secret", persistence: .permanent), for: space)
+        #expect(try Data(contentsOf: file) == before)
+        #expect(storage.credentials(for: space)?["y"] != nil)
+    }
+
+    @Test func theDefaultLocationFollowsXDG() {
+        #expect(
+            CredentialFile.defaultLocation(environment: ["XDG_DATA_HOME": "/data", "HOME": "/home/u"])?.path
+                == "/data/courier/credentials.json")
+        #expect(
+            CredentialFile.defaultLocation(environment: ["XDG_DATA_HOME": "relative", "HOME": "/home/u"])?.path
+                == "/home/u/.local/share/courier/credentials.json")
+        #expect(CredentialFile.defaultLocation(environment: ["HOME": "/"]) == nil)
+        #expect(CredentialFile.defaultLocation(environment: [:]) == nil)
+    }
+}
