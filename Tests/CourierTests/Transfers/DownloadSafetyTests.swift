@@ -127,14 +127,7 @@ struct DownloadSafetyTests {
     /// Retry code that resumes the same resume data twice: the two tasks used to cut and write one file at once,
     /// and the first to finish delivered a "complete" file with a hole of zeros.
     @Test func oneResumeDataIsResumedByOneTaskAtATime() async throws {
-        let directory = try makeTemporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let length: Int64 = 600_000
-        try await withServer { server in
-            serveRanges(on: server, path: "/r", body: .pattern(length: length)) { $0.closeAfterBodyBytes = 100_000 }
-            let downloads = directory.appendingPathComponent("downloads")
-            let session = makeSession { $0.courierDownloadDirectory = downloads }
-            let data = try #require(await session.resumeDataOfFailedDownload(from: server.url("/r")))
+        try await withResumeData { session, data, length in
             @Sendable func resume() async -> Result<(URL, URLResponse), any Error> {
                 do { return .success(try await session.download(resumeFrom: data)) } catch { return .failure(error) }
             }
@@ -158,6 +151,25 @@ struct DownloadSafetyTests {
     /// The same resume data resumed again after a first resume completed: the delivered file has a new name, so
     /// the second resume finds no partial file instead of claiming (and appending to) the file the app now owns.
     @Test func aSecondResumeAfterTheFirstCompletedCannotReachTheDeliveredFile() async throws {
+        try await withResumeData { session, data, length in
+            let (delivered, _) = try await session.download(resumeFrom: data)
+            #expect(try fileHoldsPattern(delivered, length: length))
+            do {
+                _ = try await session.download(resumeFrom: data)
+                Issue.record("the second resume of the same resume data succeeded")
+            } catch {
+                #expect((error as? URLError)?.code == .cannotOpenFile)
+            }
+            #expect(try fileHoldsPattern(delivered, length: length))
+            try FileManager.default.removeItem(at: delivered)
+        }
+    }
+
+    /// Runs `body` with a session on a private download folder and the resume data of a download of `length`
+    /// pattern bytes that broke off after 100,000.
+    private func withResumeData(
+        _ body: @Sendable (_ session: URLSession, _ data: Data, _ length: Int64) async throws -> Void
+    ) async throws {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let length: Int64 = 600_000
@@ -166,16 +178,7 @@ struct DownloadSafetyTests {
             let downloads = directory.appendingPathComponent("downloads")
             let session = makeSession { $0.courierDownloadDirectory = downloads }
             let data = try #require(await session.resumeDataOfFailedDownload(from: server.url("/r")))
-            let (delivered, _) = try await session.download(resumeFrom: data)
-            #expect(try fileHoldsPattern(delivered, length: length))
-            await #expect(throws: URLError.self) { _ = try await session.download(resumeFrom: data) }
-            do {
-                _ = try await session.download(resumeFrom: data)
-            } catch let error as URLError {
-                #expect(error.code == .cannotOpenFile)
-            }
-            #expect(try fileHoldsPattern(delivered, length: length))
-            try FileManager.default.removeItem(at: delivered)
+            try await body(session, data, length)
         }
     }
 
