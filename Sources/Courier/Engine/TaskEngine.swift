@@ -41,6 +41,8 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
     /// What the engine runs on.
     struct Environment: Sendable {
         let configuration: URLSessionConfiguration
+        /// What the stages read from the configuration (see ``StageSettings``).
+        let stageSettings: StageSettings
         let transport: any Transport
         let tls: TLSSettings
         let logger: Logger
@@ -465,6 +467,7 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
     private func makeContext() -> StageContext {
         StageContext(
             configuration: environment.configuration,
+            settings: environment.stageSettings,
             task: environment.task,
             currentRequest: request,
             redirectCount: redirectCount,

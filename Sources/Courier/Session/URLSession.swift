@@ -35,6 +35,8 @@ open class URLSession: NSObject, @unchecked Sendable {
     let logger: Logger
     /// TLS settings derived once from the configuration (it never changes after the session is created).
     let tlsSettings: TLSSettings
+    /// What the request stages read from the configuration, read once (see ``StageSettings``).
+    let stageSettings: StageSettings
 
     /// A copy of the configuration the session was created with: changing it does not change the session.
     open var configuration: URLSessionConfiguration {
@@ -99,6 +101,7 @@ open class URLSession: NSObject, @unchecked Sendable {
         self.dispatcher = DelegateDispatcher(queue: delegateQueue)
         self.logger = Logger(label: "courier.session")
         self.tlsSettings = TransportRequestBuilder.tlsSettings(copied)
+        self.stageSettings = StageSettings(copied)
         self.transport =
             transport
             ?? HTTPTransport(

@@ -37,6 +37,7 @@ extension URLSessionTask {
         )
         let environment = TaskEngine.Environment(
             configuration: configuration,
+            stageSettings: session.stageSettings,
             transport: session.transport,
             tls: session.tlsSettings,
             logger: session.logger,

@@ -117,6 +117,11 @@ public struct HeaderFieldDictionary: Hashable, Sendable, Sequence, ExpressibleBy
         }
     }
 
+    /// Makes room for `capacity` fields, so that adding several allocates once.
+    public mutating func reserveCapacity(_ capacity: Int) {
+        fields.reserveCapacity(capacity)
+    }
+
     /// Removes the header field with the given name and returns its value.
     ///
     /// - Parameter name: The header field name, compared case-insensitively.

@@ -16,6 +16,7 @@ struct StageChainTests {
     {
         StageContext(
             configuration: .ephemeral,
+            settings: StageSettings(.ephemeral),
             task: nil,
             currentRequest: request,
             redirectCount: 0,

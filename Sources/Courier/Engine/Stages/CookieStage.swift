@@ -12,9 +12,9 @@ import Foundation
 /// thread; Courier's own `HTTPCookieStorage` is read at once.
 package struct CookieStage: RequestStage {
     func immediate(_ request: URLRequest, in context: StageContext) throws(TransferError) -> RequestStep? {
-        let configuration = context.configuration
-        guard configuration.httpShouldSetCookies, request.httpShouldHandleCookies,
-            let storage = configuration.httpCookieStorage, request.url != nil,
+        let settings = context.settings
+        guard settings.shouldSetCookies, request.httpShouldHandleCookies,
+            let storage = settings.cookieStorage, request.url != nil,
             request.value(forHTTPHeaderField: "Cookie") == nil
         else { return .proceed(request) }
         guard Self.isBuiltIn(storage) else { return nil }
@@ -22,7 +22,7 @@ package struct CookieStage: RequestStage {
     }
 
     func process(_ request: URLRequest, in context: StageContext) async throws(TransferError) -> RequestStep {
-        guard let storage = context.configuration.httpCookieStorage else { return .proceed(request) }
+        guard let storage = context.settings.cookieStorage else { return .proceed(request) }
         return .proceed(Self.addCookies(to: request, from: storage))
     }
 

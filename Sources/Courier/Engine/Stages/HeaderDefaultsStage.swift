@@ -9,25 +9,22 @@ struct HeaderDefaultsStage: RequestStage {
 
     func immediate(_ original: URLRequest, in context: StageContext) throws(TransferError) -> RequestStep? {
         var request = original
-        let configuration = context.configuration
-        if let additional = configuration.httpAdditionalHeaders, !additional.isEmpty {
-            let pairs: [(String, String)] = additional.compactMap { key, value in
-                guard let name = key.base as? String else { return nil }
-                return (name, String(describing: value))
-            }
+        let additional = context.settings.additionalHeaders
+        if !additional.isEmpty {
             let current = HeaderFieldDictionary(request.allHTTPHeaderFields ?? [:])
-            let merged = AdditionalHeaderMerge.merge(additional: pairs, into: current)
+            let merged = AdditionalHeaderMerge.merge(additional: additional, into: current)
             request.allHTTPHeaderFields = merged.dictionary
         }
-        if request.value(forHTTPHeaderField: "Accept") == nil {
-            request.setValue("*/*", forHTTPHeaderField: "Accept")
-        }
-        if request.value(forHTTPHeaderField: "Accept-Encoding") == nil {
-            request.setValue("gzip, deflate", forHTTPHeaderField: "Accept-Encoding")
-        }
-        if request.value(forHTTPHeaderField: "User-Agent") == nil {
-            request.setValue(Self.userAgent, forHTTPHeaderField: "User-Agent")
-        }
+        let addsAccept = request.value(forHTTPHeaderField: "Accept") == nil
+        let addsEncoding = request.value(forHTTPHeaderField: "Accept-Encoding") == nil
+        let addsAgent = request.value(forHTTPHeaderField: "User-Agent") == nil
+        let added = (addsAccept ? 1 : 0) + (addsEncoding ? 1 : 0) + (addsAgent ? 1 : 0)
+        guard added > 0 else { return .proceed(request) }
+        // One allocation for the fields added, not one per growth of the array.
+        request.headerFields.reserveCapacity(request.headerFields.count + added)
+        if addsAccept { request.setValue("*/*", forHTTPHeaderField: "Accept") }
+        if addsEncoding { request.setValue("gzip, deflate", forHTTPHeaderField: "Accept-Encoding") }
+        if addsAgent { request.setValue(Self.userAgent, forHTTPHeaderField: "User-Agent") }
         return .proceed(request)
     }
 }

@@ -38,7 +38,8 @@ struct ProtocolLookupStage: RequestStage {
     }
 
     private func candidates(_ context: StageContext) -> [URLProtocol.Type] {
-        let configured = (context.configuration.protocolClasses ?? []).compactMap { $0 as? URLProtocol.Type }
-        return configured + URLProtocol.registeredClasses
+        let registered = URLProtocol.registeredClasses
+        if registered.isEmpty { return context.settings.protocolClasses }
+        return context.settings.protocolClasses + registered
     }
 }

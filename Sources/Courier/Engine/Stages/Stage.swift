@@ -54,6 +54,8 @@ extension ResponseStage {
 struct StageContext: Sendable {
     /// The session's configuration.
     let configuration: URLSessionConfiguration
+    /// What the request stages read from it, read once per session.
+    let settings: StageSettings
     /// The task object, for `URLProtocol.canInit(with:)`; `nil` where the engine runs without one.
     let task: URLSessionTask?
     /// The request the task is loading (before this attempt's stages).

@@ -1,0 +1,26 @@
+import CourierHTTP
+import Foundation
+
+/// What the request stages read from the session's configuration, read once when the session is created.
+///
+/// The session keeps its own copy of the configuration and never changes it, so nothing here can go stale; reading
+/// it once saves every request the configuration's locks, the `AnyClass` casts of `protocolClasses` and the
+/// conversion of `httpAdditionalHeaders`.
+struct StageSettings: Sendable {
+    /// `protocolClasses` that are `URLProtocol` subclasses, in order.
+    let protocolClasses: [URLProtocol.Type]
+    /// `httpAdditionalHeaders` as name–value pairs (entries whose key is not a string are dropped).
+    let additionalHeaders: [(String, String)]
+    let shouldSetCookies: Bool
+    let cookieStorage: HTTPCookieStorage?
+
+    init(_ configuration: URLSessionConfiguration) {
+        protocolClasses = (configuration.protocolClasses ?? []).compactMap { $0 as? URLProtocol.Type }
+        additionalHeaders = (configuration.httpAdditionalHeaders ?? [:]).compactMap { key, value in
+            guard let name = key.base as? String else { return nil }
+            return (name, String(describing: value))
+        }
+        shouldSetCookies = configuration.httpShouldSetCookies
+        cookieStorage = configuration.httpCookieStorage
+    }
+}
