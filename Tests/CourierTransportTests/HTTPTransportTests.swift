@@ -7,13 +7,13 @@ import Testing
 
 /// A trust evaluator that records what it was asked and answers as told, after a pause (it is asynchronous).
 final class RecordingEvaluator: ServerTrustEvaluator {
-    let answer: Bool
-    let asked = NIOLockedValueBox<[(chain: [[UInt8]], host: String)]>([])
+    let answer: ServerTrustDecision
+    let asked = NIOLockedValueBox<[(chain: [[UInt8]], host: String, port: Int)]>([])
 
-    init(answer: Bool) { self.answer = answer }
+    init(answer: ServerTrustDecision) { self.answer = answer }
 
-    func evaluate(certificateChain: [[UInt8]], host: String) async -> Bool {
-        asked.withLockedValue { $0.append((certificateChain, host)) }
+    func evaluate(certificateChain: [[UInt8]], host: String, port: Int) async -> ServerTrustDecision {
+        asked.withLockedValue { $0.append((certificateChain, host, port)) }
         try? await Task.sleep(for: .milliseconds(20))
         return answer
     }
@@ -21,8 +21,11 @@ final class RecordingEvaluator: ServerTrustEvaluator {
 
 @Suite("HTTPTransport")
 struct HTTPTransportTests {
-    @Test(arguments: [true, false])
-    func trustEvaluationAsksUpwardAsynchronously(answer: Bool) async throws {
+    /// The evaluator's answer decides; a rejection's own error (here: the app cancelled) reaches the exchange.
+    @Test(arguments: [
+        ServerTrustDecision.trust, .reject(.serverCertificateUntrusted("untrusted")), .reject(.cancelled("cancelled")),
+    ])
+    func trustEvaluationAsksUpwardAsynchronously(answer: ServerTrustDecision) async throws {
         let server = MockServer(scheme: .https)
         try await server.start()
         defer { Task { try await server.shutdown() } }
@@ -36,11 +39,13 @@ struct HTTPTransportTests {
         #expect(asked.count == 1)
         #expect(asked.first?.chain.first == server.certificateDER)
         #expect(asked.first?.host == "127.0.0.1")
-        if answer {
+        #expect(asked.first?.port == server.port)
+        switch answer {
+        case .trust:
             #expect(outcome.head?.status == 200)
             #expect(outcome.body == Data("trusted".utf8))
-        } else {
-            #expect(outcome.error?.urlErrorCode == .serverCertificateUntrusted)
+        case .reject(let error):
+            #expect(outcome.error?.urlErrorCode == error.urlErrorCode)
             #expect(server.requests.isEmpty)
         }
         transport.shutdown()

@@ -45,6 +45,8 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
         let stageSettings: StageSettings
         let transport: any Transport
         let tls: TLSSettings
+        /// Decides about new TLS connections (asks the session's delegate), if the session has one.
+        let trustEvaluator: (any ServerTrustEvaluator)?
         let logger: Logger
         /// Schedules the `earliestBeginDate` timer.
         let timerLoop: any EventLoop
@@ -282,6 +284,7 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
                     upload: uploadBody,
                     configuration: environment.configuration,
                     tls: environment.tls,
+                    trustEvaluator: environment.trustEvaluator,
                     body: bodyState,
                     newBodyStream: environment.newBodyStream
                 )

@@ -19,6 +19,7 @@ enum TransportRequestBuilder {
         upload: UploadBody?,
         configuration: URLSessionConfiguration,
         tls: TLSSettings,
+        trustEvaluator: (any ServerTrustEvaluator)? = nil,
         body bodyState: BodyState = BodyState(),
         newBodyStream: @escaping @Sendable () async -> InputStream?
     ) throws(TransferError) -> TransportRequest {
@@ -47,7 +48,8 @@ enum TransportRequestBuilder {
             headers: headers,
             body: body,
             idleTimeout: TaskEngine.timeAmount(effectiveTimeout(request: request, configuration: configuration)),
-            tls: tls
+            tls: tls,
+            trustEvaluator: trustEvaluator
         )
         transportRequest.maximumDecompressionRatio = configuration.courierMaximumDecompressionRatio
         return transportRequest

@@ -37,6 +37,8 @@ open class URLSession: NSObject, @unchecked Sendable {
     let tlsSettings: TLSSettings
     /// What the request stages read from the configuration, read once (see ``StageSettings``).
     let stageSettings: StageSettings
+    /// Asks the delegate about new TLS connections (sessions with a delegate only).
+    let trustEvaluator: SessionTrustEvaluator?
 
     /// A copy of the configuration the session was created with: changing it does not change the session.
     open var configuration: URLSessionConfiguration {
@@ -102,6 +104,9 @@ open class URLSession: NSObject, @unchecked Sendable {
         self.logger = Logger(label: "courier.session")
         self.tlsSettings = TransportRequestBuilder.tlsSettings(copied)
         self.stageSettings = StageSettings(copied)
+        self.trustEvaluator =
+            delegate == nil
+            ? nil : SessionTrustEvaluator(additionalTrustedCertificates: copied.courierAdditionalTrustedCertificates)
         self.transport =
             transport
             ?? HTTPTransport(
@@ -109,6 +114,7 @@ open class URLSession: NSObject, @unchecked Sendable {
                 logger: Logger(label: "courier.transport")
             )
         super.init()
+        trustEvaluator?.attach(self)
         // Partial files of resume data never used would otherwise stay forever.
         DownloadDirectory.sweepInBackground(copied.courierDownloadDirectory)
     }

@@ -18,6 +18,9 @@ public struct TransferError: Error, Hashable, Sendable, CustomStringConvertible 
         case cannotParseResponse
         case secureConnectionFailed
         case serverCertificateUntrusted
+        case serverCertificateHasBadDate
+        case serverCertificateNotYetValid
+        case serverCertificateHasUnknownRoot
         case cannotDecodeContentData
         case cannotCreateFile
         case cannotWriteToFile
@@ -65,6 +68,18 @@ public struct TransferError: Error, Hashable, Sendable, CustomStringConvertible 
     public static func serverCertificateUntrusted(_ detail: String) -> Self {
         .init(.serverCertificateUntrusted, detail)
     }
+    /// The server's certificate has expired (`URLError.serverCertificateHasBadDate`, −1201).
+    public static func serverCertificateHasBadDate(_ detail: String) -> Self {
+        .init(.serverCertificateHasBadDate, detail)
+    }
+    /// The server's certificate is not valid yet (`URLError.serverCertificateNotYetValid`, −1204).
+    public static func serverCertificateNotYetValid(_ detail: String) -> Self {
+        .init(.serverCertificateNotYetValid, detail)
+    }
+    /// The server's chain ends in a root nobody trusts (`URLError.serverCertificateHasUnknownRoot`, −1203).
+    public static func serverCertificateHasUnknownRoot(_ detail: String) -> Self {
+        .init(.serverCertificateHasUnknownRoot, detail)
+    }
     /// The content coding of the body could not be decoded.
     public static func cannotDecodeContentData(_ detail: String) -> Self { .init(.cannotDecodeContentData, detail) }
     /// A file could not be created.
@@ -104,6 +119,9 @@ public struct TransferError: Error, Hashable, Sendable, CustomStringConvertible 
         case .cannotParseResponse: return .cannotParseResponse
         case .secureConnectionFailed: return .secureConnectionFailed
         case .serverCertificateUntrusted: return .serverCertificateUntrusted
+        case .serverCertificateHasBadDate: return .serverCertificateHasBadDate
+        case .serverCertificateNotYetValid: return .serverCertificateNotYetValid
+        case .serverCertificateHasUnknownRoot: return .serverCertificateHasUnknownRoot
         case .cannotDecodeContentData: return .cannotDecodeContentData
         case .cannotCreateFile: return .cannotCreateFile
         case .cannotWriteToFile: return .cannotWriteToFile

@@ -1,5 +1,6 @@
 import CourierHTTP
 import Foundation
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOPosix
@@ -47,6 +48,8 @@ struct ConnectionFactory: Sendable {
         let serverHostname = endpoint.hostIsIPLiteral ? nil : endpoint.host
         let idleTimeout = idleConnectionTimeout
         let connectStart = Date()
+        // An evaluator's reason for rejecting the server, which the failed handshake itself cannot carry.
+        let rejection = NIOLockedValueBox<TransferError?>(nil)
         let bootstrap = ClientBootstrap(group: eventLoop)
             .connectTimeout(connectTimeout)
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
@@ -70,8 +73,9 @@ struct ConnectionFactory: Sendable {
                             Self.makeTLSHandler(
                                 context: sslContext,
                                 serverHostname: serverHostname,
-                                host: endpoint.host,
-                                evaluator: trustEvaluator
+                                endpoint: endpoint,
+                                evaluator: trustEvaluator,
+                                rejection: rejection
                             )
                         )
                     }
@@ -117,6 +121,7 @@ struct ConnectionFactory: Sendable {
             }
             .flatMapErrorThrowing { error in
                 ready.fail(error)  // never leave the promise unfulfilled when the connect itself failed
+                if let rejected = rejection.withLockedValue({ $0 }) { throw rejected }
                 throw TransportErrorMapping.connectError(error, endpoint: endpoint)
             }
     }
@@ -135,8 +140,9 @@ struct ConnectionFactory: Sendable {
     private static func makeTLSHandler(
         context: NIOSSLContext,
         serverHostname: String?,
-        host: String,
-        evaluator: (any ServerTrustEvaluator)?
+        endpoint: Endpoint,
+        evaluator: (any ServerTrustEvaluator)?,
+        rejection: NIOLockedValueBox<TransferError?>
     ) throws -> NIOSSLClientHandler {
         guard let evaluator else {
             return try NIOSSLClientHandler(context: context, serverHostname: serverHostname)
@@ -144,8 +150,13 @@ struct ConnectionFactory: Sendable {
         return try NIOSSLClientHandler(context: context, serverHostname: serverHostname) { certificates, promise in
             let chain = certificates.compactMap { try? $0.toDERBytes() }
             Task {
-                let trusted = await evaluator.evaluate(certificateChain: chain, host: host)
-                promise.succeed(trusted ? .certificateVerified : .failed)
+                switch await evaluator.evaluate(certificateChain: chain, host: endpoint.host, port: endpoint.port) {
+                case .trust:
+                    promise.succeed(.certificateVerified)
+                case .reject(let error):
+                    rejection.withLockedValue { $0 = error }
+                    promise.succeed(.failed)
+                }
             }
         }
     }

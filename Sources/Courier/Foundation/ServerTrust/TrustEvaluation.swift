@@ -1,0 +1,108 @@
+import CourierHTTP
+import Foundation
+import SwiftASN1
+import X509
+
+/// Courier's default server-trust evaluation, on swift-certificates: the chain must lead to a trusted root, every
+/// certificate must be valid at the time of evaluation (RFC 5280 rules, basic constraints and key usage included),
+/// and the leaf must be valid for the host (DNS or IP subject alternative names).
+///
+/// The answer is the `TransferError` Darwin's `URLError` code corresponds to, or `nil` when the chain is trusted.
+enum TrustEvaluation {
+    /// Evaluates `trust` now.
+    static func evaluate(_ trust: SecTrust, now: Date = Date()) async -> TransferError? {
+        let settings = trust.settings.withLockedValue { $0 }
+        let chain = trust.certificates.compactMap(\.parsed)
+        guard chain.count == trust.certificates.count, let leaf = chain.first else {
+            return .serverCertificateUntrusted("the server's certificate chain cannot be parsed")
+        }
+        if let expired = chain.first(where: { $0.notValidAfter < now }) {
+            return .serverCertificateHasBadDate("a certificate of the server expired on \(expired.notValidAfter)")
+        }
+        if let early = chain.first(where: { $0.notValidBefore > now }) {
+            return .serverCertificateNotYetValid("a certificate of the server is valid from \(early.notValidBefore)")
+        }
+        let roots = trustedRoots(settings)
+        var chainVerifier = Verifier(rootCertificates: CertificateStore(roots)) {
+            RFC5280Policy()
+        }
+        let intermediates = CertificateStore(chain.dropFirst())
+        guard case .validCertificate = await chainVerifier.validate(leaf: leaf, intermediates: intermediates) else {
+            // A self-signed server certificate is untrusted (−1202), as on Darwin; a chain that ends in a root nobody
+            // trusts has an unknown root (−1203).
+            let top = chain.last ?? leaf
+            if chain.count > 1, top.issuer == top.subject, !roots.contains(top) {
+                return .serverCertificateHasUnknownRoot(
+                    "the server's certificate chain ends in a root that is not trusted (\(top.subject))")
+            }
+            return .serverCertificateUntrusted("the server's certificate chain is not trusted")
+        }
+        if let host = settings.policy.hostname, !host.isEmpty {
+            let isIP = IPAddress.isLiteral(host)
+            var identityVerifier = Verifier(rootCertificates: CertificateStore(roots)) {
+                RFC5280Policy()
+                ServerIdentityPolicy(serverHostname: isIP ? nil : host, serverIP: isIP ? host : nil)
+            }
+            guard case .validCertificate = await identityVerifier.validate(leaf: leaf, intermediates: intermediates)
+            else {
+                return .serverCertificateUntrusted("the server's certificate is not valid for \(host)")
+            }
+        }
+        return nil
+    }
+
+    /// ``evaluate(_:now:)`` for synchronous callers (``SecTrustEvaluateWithError(_:_:)``). The evaluation runs on
+    /// Courier's own executor, not the cooperative pool, so a caller blocking a cooperative thread cannot starve it.
+    static func evaluateBlocking(_ trust: SecTrust) -> TransferError? {
+        let done = DispatchSemaphore(value: 0)
+        let result = ResultBox()
+        Task(executorPreference: StageExecutor.shared) {
+            result.value = await evaluate(trust)
+            done.signal()
+        }
+        done.wait()
+        return result.value
+    }
+
+    /// The roots `settings` trusts: the anchors, plus (unless only they count) the system's and the session's.
+    static func trustedRoots(_ settings: SecTrust.Settings) -> [Certificate] {
+        let anchors = (settings.anchors ?? []).compactMap(\.parsed)
+        let anchorsOnly = settings.anchors != nil && (settings.anchorsOnly ?? true)
+        if anchorsOnly { return anchors }
+        return anchors + SystemTrustRoots.certificates + settings.additionalRoots.compactMap(\.parsed)
+    }
+
+    /// Carries the result out of the task; written once before the semaphore is signalled.
+    private final class ResultBox: @unchecked Sendable {
+        var value: TransferError?
+    }
+}
+
+/// Whether a host string is an IP address literal.
+private enum IPAddress {
+    static func isLiteral(_ host: String) -> Bool {
+        var v4 = in_addr()
+        var v6 = in6_addr()
+        return inet_pton(AF_INET, host, &v4) == 1 || inet_pton(AF_INET6, host, &v6) == 1
+    }
+}
+
+/// The system's trusted root certificates, read once from the distribution's bundle.
+enum SystemTrustRoots {
+    /// Where Linux distributions keep the bundle: Debian and Ubuntu, Fedora and RHEL, openSUSE, Alpine.
+    static let bundlePaths = [
+        "/etc/ssl/certs/ca-certificates.crt", "/etc/pki/tls/certs/ca-bundle.crt", "/etc/ssl/ca-bundle.pem",
+        "/etc/ssl/cert.pem",
+    ]
+
+    static let certificates: [Certificate] = {
+        for path in bundlePaths {
+            guard let text = try? String(contentsOfFile: path, encoding: .utf8),
+                let documents = try? PEMDocument.parseMultiple(pemString: text)
+            else { continue }
+            let roots = documents.compactMap { try? Certificate(pemDocument: $0) }
+            if !roots.isEmpty { return roots }
+        }
+        return []
+    }()
+}

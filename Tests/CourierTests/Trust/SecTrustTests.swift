@@ -1,0 +1,115 @@
+import Courier
+import Crypto
+import Foundation
+import Testing
+import X509
+
+/// The Security subset on Linux: certificates, keys and `SecTrustEvaluateWithError` against anchors, dates and host
+/// names, with Darwin's error codes.
+@Suite("SecTrust")
+struct SecTrustTests {
+    private func trust(_ chain: [Certificate], host: String?) throws -> SecTrust {
+        let certificates = try chain.map { try #require(SecCertificateCreateWithData(nil, $0.derData)) }
+        var trust: SecTrust?
+        #expect(SecTrustCreateWithCertificates(certificates, SecPolicyCreateSSL(true, host), &trust) == errSecSuccess)
+        return try #require(trust)
+    }
+
+    private func evaluate(_ trust: SecTrust) -> (Bool, Int?) {
+        var error: NSError?
+        let trusted = SecTrustEvaluateWithError(trust, &error)
+        #expect(trusted == (error == nil))
+        if let error { #expect(error.domain == NSURLErrorDomain) }
+        return (trusted, error?.code)
+    }
+
+    @Test func certificatesRoundTripAndSummarize() throws {
+        let authority = try TestCertificateAuthority(commonName: "Summary CA")
+        let data = authority.certificate.derData
+        let certificate = try #require(SecCertificateCreateWithData(nil, data))
+        #expect(SecCertificateCopyData(certificate) == data)
+        #expect(SecCertificateCopySubjectSummary(certificate) == "Summary CA")
+        #expect(SecCertificateCreateWithData(nil, Data("not a certificate".utf8)) == nil)
+        #expect(SecCertificateCreateWithData(nil, Data()) == nil)
+    }
+
+    /// The external representation is the EC point, as on Darwin, so SPKI pins computed the Darwin way match.
+    @Test func keysExportTheirPoint() throws {
+        let authority = try TestCertificateAuthority()
+        let (leaf, leafKey) = try authority.leaf()
+        let trust = try trust([leaf, authority.certificate], host: "localhost")
+        let key = try #require(SecTrustCopyKey(trust))
+        #expect(SecKeyCopyExternalRepresentation(key, nil) == leafKey.publicKey.x963Representation)
+        let chain = try #require(SecTrustCopyCertificateChain(trust))
+        #expect(chain.count == 2 && SecTrustGetCertificateCount(trust) == 2)
+        #expect(
+            SecCertificateCopyKey(chain[1]).flatMap { SecKeyCopyExternalRepresentation($0, nil) }
+                == authority.key.publicKey.x963Representation)
+    }
+
+    @Test func aChainToAnAnchorIsTrustedForItsNames() throws {
+        let authority = try TestCertificateAuthority()
+        let (leaf, _) = try authority.leaf(dnsNames: ["example.test"], ipAddresses: [[127, 0, 0, 1]])
+        let anchor = try #require(SecCertificateCreateWithData(nil, authority.certificate.derData))
+        for host in ["example.test", "127.0.0.1", nil] as [String?] {
+            let trust = try trust([leaf, authority.certificate], host: host)
+            #expect(SecTrustSetAnchorCertificates(trust, [anchor]) == errSecSuccess)
+            #expect(evaluate(trust) == (true, nil), "host \(host ?? "none")")
+        }
+        // The leaf alone, with the CA as anchor, builds the same chain.
+        let short = try trust([leaf], host: "example.test")
+        _ = SecTrustSetAnchorCertificates(short, [anchor])
+        #expect(evaluate(short).0)
+    }
+
+    @Test(arguments: [
+        ("other.test", URLError.Code.serverCertificateUntrusted), ("127.0.0.2", .serverCertificateUntrusted),
+    ])
+    func aWrongHostIsUntrusted(host: String, code: URLError.Code) throws {
+        let authority = try TestCertificateAuthority()
+        let (leaf, _) = try authority.leaf(dnsNames: ["example.test"])
+        let trust = try trust([leaf, authority.certificate], host: host)
+        _ = SecTrustSetAnchorCertificates(
+            trust, [try #require(SecCertificateCreateWithData(nil, authority.certificate.derData))])
+        #expect(evaluate(trust) == (false, code.rawValue))
+    }
+
+    @Test(arguments: [
+        (-7200.0, -3600.0, URLError.Code.serverCertificateHasBadDate),
+        (3600.0, 7200.0, URLError.Code.serverCertificateNotYetValid),
+    ])
+    func datesAreChecked(from: TimeInterval, until: TimeInterval, code: URLError.Code) throws {
+        let authority = try TestCertificateAuthority()
+        let (leaf, _) = try authority.leaf(validFrom: from, validUntil: until)
+        let trust = try trust([leaf, authority.certificate], host: "localhost")
+        _ = SecTrustSetAnchorCertificates(
+            trust, [try #require(SecCertificateCreateWithData(nil, authority.certificate.derData))])
+        #expect(evaluate(trust) == (false, code.rawValue))
+    }
+
+    /// Without the anchor the chain ends in a root nobody trusts; a self-signed leaf is simply untrusted (as Darwin
+    /// reports them). Setting the anchors replaces the system's roots unless told otherwise.
+    @Test func unknownRootsAndAnchorsOnly() throws {
+        let authority = try TestCertificateAuthority()
+        let (leaf, _) = try authority.leaf()
+        #expect(
+            evaluate(try trust([leaf, authority.certificate], host: "localhost"))
+                == (false, URLError.Code.serverCertificateHasUnknownRoot.rawValue))
+        #expect(
+            evaluate(try trust([authority.certificate], host: nil))
+                == (false, URLError.Code.serverCertificateUntrusted.rawValue))
+        let other = try TestCertificateAuthority(commonName: "Other CA")
+        let pinnedToOther = try trust([leaf, authority.certificate], host: "localhost")
+        _ = SecTrustSetAnchorCertificates(
+            pinnedToOther, [try #require(SecCertificateCreateWithData(nil, other.certificate.derData))])
+        #expect(SecTrustSetAnchorCertificatesOnly(pinnedToOther, false) == errSecSuccess)
+        #expect(!evaluate(pinnedToOther).0)
+    }
+
+    @Test func badArgumentsAreRefused() {
+        var trust: SecTrust?
+        #expect(SecTrustCreateWithCertificates([SecCertificate](), nil, &trust) == errSecParam)
+        #expect(SecTrustCreateWithCertificates("nonsense", nil, &trust) == errSecParam)
+        #expect(trust == nil)
+    }
+}

@@ -1,0 +1,143 @@
+import Courier
+import CourierMockServer
+import Crypto
+import Foundation
+import NIOConcurrencyHelpers
+import Testing
+
+/// A session delegate that answers server-trust challenges with a fixed disposition (or by an SPKI pin) and records
+/// what it was asked.
+final class TrustDelegate: NSObject, URLSessionDelegate, @unchecked Sendable {
+    enum Answer {
+        case trust, cancel, defaultHandling, reject, otherCredential
+        /// Trust when the leaf's key hashes (SHA-256 of Darwin's external representation) to this.
+        case pin(Data)
+    }
+
+    let answer: Answer
+    let challenges = NIOLockedValueBox<[URLAuthenticationChallenge]>([])
+    let onDelegateQueue = NIOLockedValueBox<[Bool]>([])
+    weak var expectedQueue: OperationQueue?
+
+    init(_ answer: Answer) { self.answer = answer }
+
+    func urlSession(
+        _ session: URLSession, didReceive challenge: URLAuthenticationChallenge,
+        completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
+    ) {
+        challenges.withLockedValue { $0.append(challenge) }
+        onDelegateQueue.withLockedValue { $0.append(OperationQueue.current === session.delegateQueue) }
+        guard let trust = challenge.protectionSpace.serverTrust else {
+            return completionHandler(.performDefaultHandling, nil)
+        }
+        switch answer {
+        case .trust: completionHandler(.useCredential, URLCredential(trust: trust))
+        case .cancel: completionHandler(.cancelAuthenticationChallenge, nil)
+        case .defaultHandling: completionHandler(.performDefaultHandling, nil)
+        case .reject: completionHandler(.rejectProtectionSpace, nil)
+        case .otherCredential:
+            completionHandler(.useCredential, URLCredential(user: "u", password: "p", persistence: .none))
+        case .pin(let pin):
+            // The usual Darwin pinning code, unchanged but for the declared error type.
+            guard let key = SecTrustCopyKey(trust), let bytes = SecKeyCopyExternalRepresentation(key, nil),
+                Data(SHA256.hash(data: bytes)) == pin
+            else { return completionHandler(.cancelAuthenticationChallenge, nil) }
+            completionHandler(.useCredential, URLCredential(trust: trust))
+        }
+    }
+}
+
+@Suite("Server trust challenges")
+struct ServerTrustChallengeTests {
+    @Test func theSessionDelegateIsAskedAboutTheServerAndCanTrustIt() async throws {
+        try await withServer(.https) { server in
+            server.route("/t", response: .ok("trusted"))
+            let delegate = TrustDelegate(.trust)
+            let session = makeSession(delegate: delegate)
+            let outcome = await session.runDataTask(server.url("/t"))
+            #expect(outcome.error == nil)
+            #expect(outcome.data == Data("trusted".utf8))
+            let challenges = delegate.challenges.withLockedValue { $0 }
+            #expect(challenges.count == 1)
+            let space = try #require(challenges.first?.protectionSpace)
+            #expect(space.authenticationMethod == NSURLAuthenticationMethodServerTrust)
+            #expect(space.host == "127.0.0.1" && space.port == server.port && space.protocol == "https")
+            #expect(challenges.first?.previousFailureCount == 0 && challenges.first?.proposedCredential == nil)
+            let trust = try #require(space.serverTrust)
+            #expect(SecTrustGetCertificateCount(trust) == 1)
+            #expect(
+                SecTrustCopyCertificateChain(trust).map { $0.map(SecCertificateCopyData) }
+                    == [Data(server.certificateDER)])
+            #expect(delegate.onDelegateQueue.withLockedValue { $0 } == [true])
+            // A second request reuses the approved connection: no second challenge.
+            #expect(await session.runDataTask(server.url("/t")).error == nil)
+            #expect(delegate.challenges.withLockedValue { $0.count } == 1)
+            session.invalidateAndCancel()
+        }
+    }
+
+    @Test func cancellingTheChallengeFailsTheTaskAsCancelled() async throws {
+        try await withServer(.https) { server in
+            server.route("/t", response: .ok("secret"))
+            let session = makeSession(delegate: TrustDelegate(.cancel))
+            let outcome = await session.runDataTask(server.url("/t"))
+            #expect(outcome.urlError?.code == .cancelled)
+            #expect(server.requests.isEmpty)
+            session.invalidateAndCancel()
+        }
+    }
+
+    /// Default handling is Courier's own evaluation: the self-signed test server is untrusted, unless the session
+    /// trusts its certificate. Rejecting the protection space and answering with a non-trust credential mean the
+    /// same.
+    @Test(arguments: [TrustDelegate.Answer.defaultHandling, .reject, .otherCredential])
+    func defaultHandlingEvaluatesWithTheSessionsRoots(answer: TrustDelegate.Answer) async throws {
+        try await withServer(.https) { server in
+            server.route("/t", response: .ok("ok"))
+            let untrusting = makeSession(delegate: TrustDelegate(answer))
+            let refused = await untrusting.runDataTask(server.url("/t"))
+            #expect(refused.urlError?.code == .serverCertificateUntrusted)
+            #expect(server.requests.isEmpty)
+            untrusting.invalidateAndCancel()
+            let trusting = makeSession(delegate: TrustDelegate(answer)) {
+                $0.courierAdditionalTrustedCertificates = [Data(server.certificateDER)]
+            }
+            #expect(await trusting.runDataTask(server.url("/t")).data == Data("ok".utf8))
+            trusting.invalidateAndCancel()
+        }
+    }
+
+    @Test func aPinningDelegateAcceptsOnlyItsKey() async throws {
+        try await withServer(.https) { server in
+            server.route("/t", response: .ok("pinned"))
+            let certificate = try #require(SecCertificateCreateWithData(nil, Data(server.certificateDER)))
+            let key = try #require(
+                SecCertificateCopyKey(certificate).flatMap { SecKeyCopyExternalRepresentation($0, nil) })
+            let rightPin = Data(SHA256.hash(data: key))
+            let pinned = makeSession(delegate: TrustDelegate(.pin(rightPin)))
+            #expect(await pinned.runDataTask(server.url("/t")).data == Data("pinned".utf8))
+            pinned.invalidateAndCancel()
+            let wrong = makeSession(delegate: TrustDelegate(.pin(Data(repeating: 0, count: 32))))
+            #expect(await wrong.runDataTask(server.url("/t")).urlError?.code == .cancelled)
+            wrong.invalidateAndCancel()
+            #expect(server.requests.count == 1)
+        }
+    }
+
+    /// Connections are pooled per session: another session's delegate is asked again, and its refusal holds even
+    /// though the first session's connection to the same server is open and idle.
+    @Test func anApprovedConnectionNeverServesAnotherSession() async throws {
+        try await withServer(.https) { server in
+            server.route("/t", response: .ok("ok"))
+            let trusting = TrustDelegate(.trust)
+            let first = makeSession(delegate: trusting)
+            #expect(await first.runDataTask(server.url("/t")).error == nil)
+            let refusing = TrustDelegate(.cancel)
+            let second = makeSession(delegate: refusing)
+            #expect(await second.runDataTask(server.url("/t")).urlError?.code == .cancelled)
+            #expect(refusing.challenges.withLockedValue { $0.count } == 1)
+            first.invalidateAndCancel()
+            second.invalidateAndCancel()
+        }
+    }
+}
