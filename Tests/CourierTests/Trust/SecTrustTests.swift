@@ -40,7 +40,7 @@ struct SecTrustTests {
         let trust = try trust([leaf, authority.certificate], host: "localhost")
         let key = try #require(SecTrustCopyKey(trust))
         #expect(SecKeyCopyExternalRepresentation(key, nil) == leafKey.publicKey.x963Representation)
-        let chain = try #require(SecTrustCopyCertificateChain(trust))
+        let chain = try #require(SecTrustCopyCertificateChain(trust) as? [SecCertificate])
         #expect(chain.count == 2 && SecTrustGetCertificateCount(trust) == 2)
         #expect(
             SecCertificateCopyKey(chain[1]).flatMap { SecKeyCopyExternalRepresentation($0, nil) }
@@ -111,5 +111,39 @@ struct SecTrustTests {
         #expect(SecTrustCreateWithCertificates([SecCertificate](), nil, &trust) == errSecParam)
         #expect(SecTrustCreateWithCertificates("nonsense", nil, &trust) == errSecParam)
         #expect(trust == nil)
+    }
+}
+
+/// Darwin's usual trust snippets, as written there, compile and work.
+@Suite("Darwin trust snippets")
+struct DarwinTrustSnippetTests {
+    @Test func theUsualSnippetsCompileUnchanged() throws {
+        let authority = try TestCertificateAuthority()
+        let (leaf, _) = try authority.leaf(dnsNames: ["example.test"])
+        let leafData = leaf.derData
+        let anchorData = authority.certificate.derData
+        // -- As on Darwin:
+        let host = "example.test"
+        guard let certificate = SecCertificateCreateWithData(nil, leafData as CFData),
+            let anchor = SecCertificateCreateWithData(nil, anchorData as CFData)
+        else {
+            Issue.record("certificates")
+            return
+        }
+        var optionalTrust: SecTrust?
+        let policy = SecPolicyCreateSSL(true, host as CFString)
+        let status = SecTrustCreateWithCertificates([certificate, anchor] as CFArray, policy, &optionalTrust)
+        guard status == errSecSuccess, let trust = optionalTrust else {
+            Issue.record("trust")
+            return
+        }
+        SecTrustSetAnchorCertificates(trust, [anchor] as CFArray)
+        var error: CFError?
+        let trusted = SecTrustEvaluateWithError(trust, &error)
+        let chain = SecTrustCopyCertificateChain(trust) as? [SecCertificate]
+        let leafBytes = chain.flatMap { $0.first }.map { SecCertificateCopyData($0) as Data }
+        // --
+        #expect(trusted && error == nil)
+        #expect(leafBytes == leafData)
     }
 }

@@ -66,7 +66,7 @@ struct ServerTrustChallengeTests {
             let trust = try #require(space.serverTrust)
             #expect(SecTrustGetCertificateCount(trust) == 1)
             #expect(
-                SecTrustCopyCertificateChain(trust).map { $0.map(SecCertificateCopyData) }
+                (SecTrustCopyCertificateChain(trust) as? [SecCertificate]).map { $0.map(SecCertificateCopyData) }
                     == [Data(server.certificateDER)])
             #expect(delegate.onDelegateQueue.withLockedValue { $0 } == [true])
             // A second request reuses the approved connection: no second challenge.

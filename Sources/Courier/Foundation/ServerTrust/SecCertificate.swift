@@ -24,7 +24,7 @@ public final class SecCertificate: Sendable {
 /// Creates a certificate from DER data, or `nil` when the data is not a DER-encoded X.509 certificate.
 ///
 /// Darwin takes a `CFAllocator?` and a `CFData`; pass `nil` and the `Data` (Courier defines `CFData` as `Data` on
-/// Linux, so `data as CFData` compiles unchanged).
+/// Linux, so `data as CFData` compiles unchanged; see ``CFData``).
 public func SecCertificateCreateWithData(_ allocator: AnyObject?, _ data: Data) -> SecCertificate? {
     let certificate = SecCertificate(derData: data)
     return certificate.parsed == nil ? nil : certificate

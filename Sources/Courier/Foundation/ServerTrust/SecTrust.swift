@@ -77,7 +77,9 @@ public func SecTrustCreateWithCertificates(
     let chain: [SecCertificate]
     if let one = certificates as? SecCertificate {
         chain = [one]
-    } else if let many = certificates as? [SecCertificate], !many.isEmpty {
+    } else if let many = (certificates as? [Any])?.compactMap({ $0 as? SecCertificate }), !many.isEmpty,
+        many.count == (certificates as? [Any])?.count
+    {
         chain = many
     } else {
         return errSecParam
@@ -92,10 +94,11 @@ public func SecTrustGetCertificateCount(_ trust: SecTrust) -> Int {
     trust.certificates.count
 }
 
-/// The chain the server presented, leaf first.
+/// The chain the server presented, leaf first, as an array of ``SecCertificate``.
 ///
-/// Darwin returns a `CFArray?`; code that writes `as? [SecCertificate]` compiles unchanged.
-public func SecTrustCopyCertificateChain(_ trust: SecTrust) -> [SecCertificate]? {
+/// As on Darwin the result is a `CFArray?` (an `[Any]?` on Linux, see ``CFData``): read it with
+/// `as? [SecCertificate]`.
+public func SecTrustCopyCertificateChain(_ trust: SecTrust) -> CFArray? {
     trust.certificates
 }
 
@@ -106,12 +109,17 @@ public func SecTrustCopyKey(_ trust: SecTrust) -> SecKey? {
 
 /// Trusts `anchorCertificates` as roots. As on Darwin, the system's roots are then no longer trusted, unless
 /// ``SecTrustSetAnchorCertificatesOnly(_:_:)`` is called with `false`.
-public func SecTrustSetAnchorCertificates(_ trust: SecTrust, _ anchorCertificates: [SecCertificate]) -> OSStatus {
-    trust.settings.withLockedValue { $0.anchors = anchorCertificates }
+///
+/// Darwin takes a `CFArray`; an array of ``SecCertificate`` (or `[...] as CFArray`) is accepted.
+@discardableResult
+public func SecTrustSetAnchorCertificates(_ trust: SecTrust, _ anchorCertificates: Any) -> OSStatus {
+    guard let anchors = anchorCertificates as? [SecCertificate] else { return errSecParam }
+    trust.settings.withLockedValue { $0.anchors = anchors }
     return errSecSuccess
 }
 
 /// Whether only the anchor certificates are trusted (`true`), or the system's roots too (`false`).
+@discardableResult
 public func SecTrustSetAnchorCertificatesOnly(_ trust: SecTrust, _ anchorCertificatesOnly: Bool) -> OSStatus {
     trust.settings.withLockedValue { $0.anchorsOnly = anchorCertificatesOnly }
     return errSecSuccess
@@ -119,6 +127,7 @@ public func SecTrustSetAnchorCertificatesOnly(_ trust: SecTrust, _ anchorCertifi
 
 /// Replaces the policies the chain is evaluated against: a ``SecPolicy`` or an array of them (the first is used:
 /// Courier has the SSL policy only).
+@discardableResult
 public func SecTrustSetPolicies(_ trust: SecTrust, _ policies: Any) -> OSStatus {
     guard let policy = firstPolicy(policies), let policy else { return errSecParam }
     trust.settings.withLockedValue { $0.policy = policy }
