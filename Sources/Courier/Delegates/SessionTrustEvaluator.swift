@@ -46,7 +46,7 @@ final class SessionTrustEvaluator: ServerTrustEvaluator {
             authenticationMethod: NSURLAuthenticationMethodServerTrust, serverTrust: trust, distinguishedNames: nil)
         let challenge = URLAuthenticationChallenge(
             protectionSpace: space, proposedCredential: nil, previousFailureCount: 0, failureResponse: nil,
-            error: nil, sender: TrustChallengeSender())
+            error: nil, sender: CompletionHandlerChallengeSender())
         let (disposition, credential) = await withCheckedContinuation { continuation in
             session.dispatcher.async {
                 let once = CompletionOnce()
@@ -70,12 +70,4 @@ final class SessionTrustEvaluator: ServerTrustEvaluator {
         guard let failure = await TrustEvaluation.evaluate(trust) else { return .trust }
         return .reject(failure)
     }
-}
-
-/// The challenge's sender: the old-style sender calls are not how Courier is answered (the completion handler is);
-/// they do nothing.
-private final class TrustChallengeSender: NSObject, URLAuthenticationChallengeSender {
-    func use(_ credential: URLCredential, for challenge: URLAuthenticationChallenge) {}
-    func continueWithoutCredential(for challenge: URLAuthenticationChallenge) {}
-    func cancel(_ challenge: URLAuthenticationChallenge) {}
 }

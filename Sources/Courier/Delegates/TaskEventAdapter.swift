@@ -244,6 +244,8 @@ final class TaskEventAdapter: TaskEventSink {
                     self.answer(.redirect(chosen))
                 }
             }
+        case .authenticate(let question):
+            authenticate(question, task: task)
         case .response(let response):
             record(response, task: task)
             guard let dataTask = task as? URLSessionDataTask,
@@ -257,6 +259,30 @@ final class TaskEventAdapter: TaskEventSink {
                     // a task that ended meanwhile gets no download task.
                     self.answer(.response(disposition))
                 }
+            }
+        }
+    }
+
+    /// A 401 or 407: the task delegate's `urlSession(_:task:didReceive:completionHandler:)` (which falls back to the
+    /// session delegate's, as on Darwin), on the delegate queue; without a delegate, default handling.
+    private func authenticate(_ question: AuthenticationQuestion, task: URLSessionTask) {
+        guard let delegate = task.resolvedDelegate(URLSessionTaskDelegate.self) else {
+            return answer(.authenticate(.performDefaultHandling, nil))
+        }
+        let session = task.session
+        let challenge = URLAuthenticationChallenge(
+            protectionSpace: question.space.protectionSpace,
+            proposedCredential: question.proposedCredential?.urlCredential,
+            previousFailureCount: question.previousFailureCount,
+            failureResponse: question.failureResponse.response,
+            error: nil,
+            sender: CompletionHandlerChallengeSender()
+        )
+        session.dispatcher.async { [self] in
+            let once = CompletionOnce()
+            delegate.urlSession(session, task: task, didReceive: challenge) { disposition, credential in
+                guard once.claim() else { return }
+                self.answer(.authenticate(disposition, AuthenticationQuestion.Credential(credential)))
             }
         }
     }

@@ -87,6 +87,8 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
     private var source: (any ResponseSource)?
     private var preparedSource: (any ResponseSource)?
     private var redirectCount = 0
+    /// The task's HTTP authentication, from its first 401 on.
+    private var authentication: AuthenticationState?
     private var bodyState = TransportRequestBuilder.BodyState()
     private var resourceClock: ResourceClock
     private var beginTimer: Scheduled<Void>?
@@ -308,6 +310,9 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
 
     private func runResponseSide(attempt: Int) {
         guard let response = pendingResponse else { return }
+        if authentication == nil, (response as? HTTPURLResponse)?.statusCode == 401 {
+            authentication = AuthenticationState()
+        }
         switch StageChain.runResponseSide(response, context: makeContext()) {
         case .done(let result):
             // Still inside this job, before any body part or failure that arrived meanwhile (they find the response
@@ -477,7 +482,8 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
             asksForRedirects: spec.asksForRedirects,
             asksForResponses: spec.asksForResponses && download == nil,
             // The context lives only while the chain runs: holding the engine strongly makes no lasting cycle.
-            decider: self
+            decider: self,
+            authentication: authentication
         )
     }
 

@@ -125,11 +125,11 @@ extension TaskResult: Codable {
 
 extension TaskDecision: Codable {
     private enum CodingKeys: String, CodingKey {
-        case kind, request, response
+        case kind, request, response, challenge
     }
 
     private enum Kind: String, Codable {
-        case beginDelayedRequest, redirect, response
+        case beginDelayedRequest, redirect, response, authenticate
     }
 
     init(from decoder: any Decoder) throws {
@@ -149,6 +149,8 @@ extension TaskDecision: Codable {
             self = .redirect(response, newRequest: request)
         case .response:
             self = .response(try container.decode(CodableResponse.self, forKey: .response).response)
+        case .authenticate:
+            self = .authenticate(try container.decode(AuthenticationQuestion.self, forKey: .challenge))
         }
     }
 
@@ -165,6 +167,9 @@ extension TaskDecision: Codable {
         case .response(let response):
             try container.encode(Kind.response, forKey: .kind)
             try container.encode(CodableResponse(response), forKey: .response)
+        case .authenticate(let question):
+            try container.encode(Kind.authenticate, forKey: .kind)
+            try container.encode(question, forKey: .challenge)
         }
     }
 }
@@ -260,11 +265,11 @@ extension TaskEvent: Codable {
 
 extension TaskDecisionAnswer: Codable {
     private enum CodingKeys: String, CodingKey {
-        case kind, disposition, request
+        case kind, disposition, request, credential
     }
 
     private enum Kind: String, Codable {
-        case beginDelayedRequest, redirect, response
+        case beginDelayedRequest, redirect, response, authenticate
     }
 
     init(from decoder: any Decoder) throws {
@@ -286,6 +291,13 @@ extension TaskDecisionAnswer: Codable {
                     forKey: .disposition, in: container, debugDescription: "unknown disposition \(raw)")
             }
             self = .response(disposition)
+        case .authenticate:
+            guard let disposition = URLSession.AuthChallengeDisposition(rawValue: raw) else {
+                throw DecodingError.dataCorruptedError(
+                    forKey: .disposition, in: container, debugDescription: "unknown disposition \(raw)")
+            }
+            let credential = try container.decodeIfPresent(AuthenticationQuestion.Credential.self, forKey: .credential)
+            self = .authenticate(disposition, credential)
         }
     }
 
@@ -302,6 +314,10 @@ extension TaskDecisionAnswer: Codable {
         case .response(let disposition):
             try container.encode(Kind.response, forKey: .kind)
             try container.encode(disposition.rawValue, forKey: .disposition)
+        case .authenticate(let disposition, let credential):
+            try container.encode(Kind.authenticate, forKey: .kind)
+            try container.encode(disposition.rawValue, forKey: .disposition)
+            try container.encodeIfPresent(credential, forKey: .credential)
         }
     }
 }

@@ -42,6 +42,8 @@ enum TaskDecision: Sendable {
     case redirect(HTTPURLResponse, newRequest: URLRequest)
     /// `didReceive response`: allow, cancel or become a download.
     case response(URLResponse)
+    /// `didReceive challenge`: a 401 or 407 asks for credentials.
+    case authenticate(AuthenticationQuestion)
 }
 
 /// The app's answer to a ``TaskDecision``.
@@ -49,6 +51,7 @@ enum TaskDecisionAnswer: Sendable {
     case beginDelayedRequest(URLSession.DelayedRequestDisposition, URLRequest?)
     case redirect(URLRequest?)
     case response(URLSession.ResponseDisposition)
+    case authenticate(URLSession.AuthChallengeDisposition, AuthenticationQuestion.Credential?)
 }
 
 /// How a task ended.

@@ -93,6 +93,35 @@ struct TaskEventCodingTests {
         #expect(replaced.url == next.url)
     }
 
+    /// An authentication challenge travels with its space, count, proposed credential and 401; the answer with its
+    /// disposition and credential.
+    @Test func authenticationQuestionsAndAnswersRoundTrip() throws {
+        let unauthorized = HTTPURLResponse(
+            url: url, statusCode: 401, httpVersion: nil, headerFieldPairs: [("WWW-Authenticate", "Basic realm=\"r\"")])
+        let question = AuthenticationQuestion(
+            space: .init(
+                host: "example.test", port: 8443, protocol: "https", realm: "r",
+                authenticationMethod: NSURLAuthenticationMethodHTTPBasic, proxyType: nil),
+            previousFailureCount: 2,
+            proposedCredential: .init(user: "u", password: "p:w\"", persistence: .permanent),
+            failureResponse: CodableResponse(unauthorized))
+        guard case .decide(.authenticate(let decoded)) = try roundTrip(TaskEvent.decide(.authenticate(question))) else {
+            Issue.record("wrong event")
+            return
+        }
+        #expect(decoded.space == question.space && decoded.previousFailureCount == 2)
+        #expect(decoded.proposedCredential == question.proposedCredential)
+        #expect((decoded.failureResponse.response as? HTTPURLResponse)?.statusCode == 401)
+        guard
+            case .authenticate(.useCredential, let credential?) =
+                try roundTrip(TaskDecisionAnswer.authenticate(.useCredential, question.proposedCredential))
+        else {
+            Issue.record("wrong answer")
+            return
+        }
+        #expect(credential.urlCredential.password == "p:w\"" && credential.urlCredential.persistence == .permanent)
+    }
+
     @Test func progressEventsAndTimelinesRoundTrip() throws {
         var timeline = TransportTimeline(fetchStart: Date(timeIntervalSince1970: 1_000))
         timeline.remotePort = 443

@@ -17,14 +17,6 @@ struct CredentialStage: RequestStage {
     }
 }
 
-/// Authentication (response side): will answer a 401/407 with a challenge to the delegate and a follow-up
-/// request. Until authentication lands a 401 or 407 is delivered as the response, as before.
-struct AuthenticationStage: ResponseStage {
-    func immediate(_ response: URLResponse, in context: StageContext) throws(TransferError) -> ResponseStep? {
-        .proceed(response)
-    }
-}
-
 /// Cache storage (response side): will store cacheable responses (and ask `willCacheResponse`). Courier has no
 /// HTTP cache yet, so nothing is stored.
 struct CacheStorageStage: ResponseStage {

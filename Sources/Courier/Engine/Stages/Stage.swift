@@ -68,6 +68,9 @@ struct StageContext: Sendable {
     let asksForResponses: Bool
     /// Who answers the stages' questions (the engine, which asks the app).
     let decider: any TaskDecider
+    /// The task's HTTP authentication so far (see ``AuthenticationStage``): made by the engine at the task's first
+    /// 401, so that other tasks carry no such object.
+    var authentication: AuthenticationState? = nil
 
     /// Asks the app; waits for the answer (`nil` when the task ends first).
     func decide(_ decision: TaskDecision) async -> TaskDecisionAnswer? {

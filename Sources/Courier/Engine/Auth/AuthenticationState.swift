@@ -1,0 +1,45 @@
+import Foundation
+import NIOConcurrencyHelpers
+
+/// What one task's HTTP authentication has seen, across its attempts: per protection space, how many credentials
+/// were sent and the last one (for `previousFailureCount` and `proposedCredential`), and the credential of the
+/// attempt in flight, stored in the credential storage once a response shows it worked.
+final class AuthenticationState: Sendable {
+    private struct State {
+        var attempts: [AuthenticationQuestion.Space: Int] = [:]
+        var lastCredential: [AuthenticationQuestion.Space: URLCredential] = [:]
+        var inFlight: (space: AuthenticationQuestion.Space, credential: URLCredential)?
+    }
+
+    private let state = NIOLockedValueBox(State())
+
+    /// How many credentials this task sent for `space` (each drew another challenge, or this one would not exist).
+    func failures(for space: AuthenticationQuestion.Space) -> Int {
+        state.withLockedValue { $0.attempts[space] ?? 0 }
+    }
+
+    /// The credential last sent for `space`.
+    func lastCredential(for space: AuthenticationQuestion.Space) -> URLCredential? {
+        state.withLockedValue { $0.lastCredential[space] }
+    }
+
+    /// `credential` goes out for `space` with the next attempt.
+    func sending(_ credential: URLCredential, for space: AuthenticationQuestion.Space) {
+        state.withLockedValue { state in
+            state.attempts[space, default: 0] += 1
+            state.lastCredential[space] = credential
+            state.inFlight = (space, credential)
+        }
+    }
+
+    /// Whether a credential went out with the current attempt.
+    var hasCredentialInFlight: Bool { state.withLockedValue { $0.inFlight != nil } }
+
+    /// The credential of the current attempt, forgotten as it is handed out (a response answers it once).
+    func takeCredentialInFlight() -> (space: AuthenticationQuestion.Space, credential: URLCredential)? {
+        state.withLockedValue { state in
+            defer { state.inFlight = nil }
+            return state.inFlight
+        }
+    }
+}

@@ -1,0 +1,150 @@
+import Courier
+import CourierMockServer
+import Foundation
+import NIOConcurrencyHelpers
+import Testing
+
+/// A task delegate that answers HTTP authentication challenges from a script, one answer per challenge, and records
+/// the challenges.
+final class ChallengeAnsweringDelegate: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
+    let answers: NIOLockedValueBox<[(URLSession.AuthChallengeDisposition, URLCredential?)]>
+    let challenges = NIOLockedValueBox<[URLAuthenticationChallenge]>([])
+
+    init(_ answers: [(URLSession.AuthChallengeDisposition, URLCredential?)]) {
+        self.answers = NIOLockedValueBox(answers)
+    }
+
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
+        completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
+    ) {
+        challenges.withLockedValue { $0.append(challenge) }
+        let answer = answers.withLockedValue { $0.isEmpty ? (.cancelAuthenticationChallenge, nil) : $0.removeFirst() }
+        completionHandler(answer.0, answer.1)
+    }
+}
+
+@Suite("HTTP authentication")
+struct HTTPAuthenticationTests {
+    static let right = URLCredential(user: "alice", password: "wonder land", persistence: .forSession)
+    static let wrong = URLCredential(user: "alice", password: "guess", persistence: .forSession)
+
+    /// `/private` wants Basic alice / "wonder land" in realm "vault"; anything else is a 401 with a body.
+    private func protect(_ server: MockServer) {
+        let expected = "Basic " + Data("alice:wonder land".utf8).base64EncodedString()
+        server.route("/private") { request in
+            if request.headers.contains(where: { $0.name.lowercased() == "authorization" && $0.value == expected }) {
+                return .ok("secret")
+            }
+            return MockResponse(
+                status: 401,
+                headers: [("WWW-Authenticate", "Newauth realm=\"x\", Basic realm=\"vault\", charset=\"UTF-8\"")],
+                body: .data(Data("denied".utf8)))
+        }
+    }
+
+    private func authorizations(_ server: MockServer) -> [String?] {
+        server.requests.map { request in request.headers.first { $0.name.lowercased() == "authorization" }?.value }
+    }
+
+    @Test func theDelegateIsAskedAndItsCredentialIsSent() async throws {
+        try await withServer { server in
+            protect(server)
+            let delegate = ChallengeAnsweringDelegate([(.useCredential, Self.right)])
+            let session = makeSession(delegate: delegate)
+            let outcome = await session.runDataTask(server.url("/private"))
+            #expect(outcome.data == Data("secret".utf8))
+            let challenge = try #require(delegate.challenges.withLockedValue { $0 }.first)
+            let space = challenge.protectionSpace
+            #expect(space.authenticationMethod == NSURLAuthenticationMethodHTTPBasic)
+            #expect(space.realm == "vault" && space.host == "127.0.0.1" && space.port == server.port)
+            #expect(space.protocol == "http" && !space.isProxy())
+            #expect(challenge.previousFailureCount == 0 && challenge.proposedCredential == nil)
+            #expect((challenge.failureResponse as? HTTPURLResponse)?.statusCode == 401)
+            #expect(authorizations(server).count == 2)
+            #expect(authorizations(server).first == .some(nil))
+            session.invalidateAndCancel()
+        }
+    }
+
+    @Test func aWrongCredentialDrawsTheNextChallengeWithItsFailureCount() async throws {
+        try await withServer { server in
+            protect(server)
+            let delegate = ChallengeAnsweringDelegate([(.useCredential, Self.wrong), (.useCredential, Self.right)])
+            let session = makeSession(delegate: delegate)
+            #expect(await session.runDataTask(server.url("/private")).data == Data("secret".utf8))
+            let challenges = delegate.challenges.withLockedValue { $0 }
+            #expect(challenges.map(\.previousFailureCount) == [0, 1])
+            #expect(challenges.last?.proposedCredential?.password == "guess")
+            #expect(server.requests.count == 3)
+            session.invalidateAndCancel()
+        }
+    }
+
+    @Test func cancellingFailsTheTask() async throws {
+        try await withServer { server in
+            protect(server)
+            let session = makeSession(delegate: ChallengeAnsweringDelegate([(.cancelAuthenticationChallenge, nil)]))
+            #expect(await session.runDataTask(server.url("/private")).urlError?.code == .cancelled)
+            session.invalidateAndCancel()
+        }
+    }
+
+    /// Default handling (no delegate, or its answer) uses the storage's default credential once; without one, or
+    /// when it fails, the 401 is the response — never a loop or a hang.
+    @Test(arguments: [false, true])
+    func defaultHandlingUsesTheStorageOnceOrDeliversThe401(withDelegate: Bool) async throws {
+        try await withServer { server in
+            protect(server)
+            let delegate = ChallengeAnsweringDelegate(Array(repeating: (.performDefaultHandling, nil), count: 10))
+            let space = URLProtectionSpace(
+                host: "127.0.0.1", port: server.port, protocol: "http", realm: "vault",
+                authenticationMethod: NSURLAuthenticationMethodHTTPBasic)
+            let empty = makeSession(delegate: withDelegate ? delegate : nil)
+            let denied = await empty.runDataTask(server.url("/private"))
+            #expect(denied.error == nil && (denied.response as? HTTPURLResponse)?.statusCode == 401)
+            #expect(denied.data == Data("denied".utf8))
+            empty.invalidateAndCancel()
+
+            let stored = makeSession(delegate: withDelegate ? delegate : nil)
+            stored.configuration.urlCredentialStorage?.setDefaultCredential(Self.right, for: space)
+            #expect(await stored.runDataTask(server.url("/private")).data == Data("secret".utf8))
+            stored.invalidateAndCancel()
+
+            let wrongStored = makeSession(delegate: withDelegate ? delegate : nil)
+            wrongStored.configuration.urlCredentialStorage?.setDefaultCredential(Self.wrong, for: space)
+            let refused = await wrongStored.runDataTask(server.url("/private"))
+            #expect((refused.response as? HTTPURLResponse)?.statusCode == 401)
+            wrongStored.invalidateAndCancel()
+        }
+    }
+
+    @Test func rejectingTheOnlySpaceDeliversThe401() async throws {
+        try await withServer { server in
+            protect(server)
+            let session = makeSession(delegate: ChallengeAnsweringDelegate([(.rejectProtectionSpace, nil)]))
+            let outcome = await session.runDataTask(server.url("/private"))
+            #expect((outcome.response as? HTTPURLResponse)?.statusCode == 401)
+            #expect(server.requests.count == 1)
+            session.invalidateAndCancel()
+        }
+    }
+
+    /// The URL's user and password answer default handling; a credential that worked is stored for the session.
+    @Test func userInfoCredentialsWorkAndWorkingCredentialsAreStored() async throws {
+        try await withServer { server in
+            protect(server)
+            let session = makeSession()
+            var components = URLComponents(url: server.url("/private"), resolvingAgainstBaseURL: false)!
+            components.user = "alice"
+            components.password = "wonder land"
+            #expect(await session.runDataTask(components.url!).data == Data("secret".utf8))
+            let storage = try #require(session.configuration.urlCredentialStorage)
+            let space = URLProtectionSpace(
+                host: "127.0.0.1", port: server.port, protocol: "http", realm: "vault",
+                authenticationMethod: NSURLAuthenticationMethodHTTPBasic)
+            #expect(storage.credentials(for: space)?["alice"]?.password == "wonder land")
+            session.invalidateAndCancel()
+        }
+    }
+}
