@@ -63,6 +63,8 @@ struct HTTPAuthenticationTests {
             #expect((challenge.failureResponse as? HTTPURLResponse)?.statusCode == 401)
             #expect(authorizations(server).count == 2)
             #expect(authorizations(server).first == .some(nil))
+            // The 401's body was drained: the retry went over the same connection.
+            #expect(server.connectionCount == 1)
             session.invalidateAndCancel()
         }
     }
