@@ -150,3 +150,25 @@ struct HTTPAuthenticationTests {
         }
     }
 }
+
+/// A delegate that never answers.
+final class SilentChallengeDelegate: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
+        completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
+    ) {}
+}
+
+extension HTTPAuthenticationTests {
+    /// A challenge nobody answers is bounded by the resource timeout: the task fails, it does not hang.
+    @Test func anUnansweredChallengeTimesOut() async throws {
+        try await withServer { server in
+            protect(server)
+            let session = makeSession(delegate: SilentChallengeDelegate()) { $0.timeoutIntervalForResource = 1 }
+            let started = ContinuousClock.now
+            #expect(await session.runDataTask(server.url("/private")).urlError?.code == .timedOut)
+            #expect(ContinuousClock.now - started < .seconds(15))
+            session.invalidateAndCancel()
+        }
+    }
+}
