@@ -45,6 +45,8 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
         let stageSettings: StageSettings
         let transport: any Transport
         let tls: TLSSettings
+        /// The Basic spaces the session authenticated in.
+        let authenticatedSpaces: AuthenticatedSpaces
         /// Decides about new TLS connections (asks the session's delegate), if the session has one.
         let trustEvaluator: (any ServerTrustEvaluator)?
         let logger: Logger
@@ -483,7 +485,8 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
             asksForResponses: spec.asksForResponses && download == nil,
             // The context lives only while the chain runs: holding the engine strongly makes no lasting cycle.
             decider: self,
-            authentication: authentication
+            authentication: authentication,
+            authenticatedSpaces: environment.authenticatedSpaces
         )
     }
 

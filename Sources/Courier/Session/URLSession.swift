@@ -37,6 +37,8 @@ open class URLSession: NSObject, @unchecked Sendable {
     let tlsSettings: TLSSettings
     /// What the request stages read from the configuration, read once (see ``StageSettings``).
     let stageSettings: StageSettings
+    /// The Basic protection spaces this session authenticated in (preemptive credentials).
+    let authenticatedSpaces = AuthenticatedSpaces()
     /// Asks the delegate about new TLS connections (sessions with a delegate only).
     let trustEvaluator: SessionTrustEvaluator?
 

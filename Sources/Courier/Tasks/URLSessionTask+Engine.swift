@@ -40,6 +40,7 @@ extension URLSessionTask {
             stageSettings: session.stageSettings,
             transport: session.transport,
             tls: session.tlsSettings,
+            authenticatedSpaces: session.authenticatedSpaces,
             trustEvaluator: session.trustEvaluator,
             logger: session.logger,
             timerLoop: MultiThreadedEventLoopGroup.singleton.any(),

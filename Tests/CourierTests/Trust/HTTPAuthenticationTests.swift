@@ -1,8 +1,9 @@
-import Courier
 import CourierMockServer
 import Foundation
 import NIOConcurrencyHelpers
 import Testing
+
+@testable import Courier
 
 /// A task delegate that answers HTTP authentication challenges from a script, one answer per challenge, and records
 /// the challenges.
@@ -170,5 +171,62 @@ extension HTTPAuthenticationTests {
             #expect(ContinuousClock.now - started < .seconds(15))
             session.invalidateAndCancel()
         }
+    }
+}
+
+extension HTTPAuthenticationTests {
+    /// After a Basic credential worked, later requests at or below the same directory of the same origin send it at
+    /// once; other paths, other origins, and plain HTTP for an HTTPS space do not.
+    @Test func aWorkingBasicCredentialIsSentPreemptivelyInItsSpace() async throws {
+        try await withServer { server in
+            protect(server)
+            server.route("/private/deeper", response: .ok("deep"))
+            server.route("/elsewhere", response: .ok("open"))
+            let delegate = ChallengeAnsweringDelegate([(.useCredential, Self.right)])
+            let session = makeSession(delegate: delegate)
+            #expect(await session.runDataTask(server.url("/private")).data == Data("secret".utf8))
+            #expect(await session.runDataTask(server.url("/private")).data == Data("secret".utf8))
+            #expect(await session.runDataTask(server.url("/private/deeper")).data == Data("deep".utf8))
+            #expect(await session.runDataTask(server.url("/elsewhere")).data == Data("open".utf8))
+            // One challenge only; the second request went out authorized at once.
+            #expect(delegate.challenges.withLockedValue { $0.count } == 1)
+            let sent = authorizations(server)
+            #expect(sent.count == 5)
+            #expect(sent[2] != nil && sent[3] != nil)
+            // `/elsewhere` is in the authenticated directory `/` too: RFC 7617's scope is the directory.
+            #expect(sent[4] != nil)
+            // Another session knows nothing.
+            let other = makeSession()
+            #expect((await other.runDataTask(server.url("/private")).response as? HTTPURLResponse)?.statusCode == 401)
+            session.invalidateAndCancel()
+            other.invalidateAndCancel()
+        }
+    }
+
+    @Test func spacesMatchByOriginAndDirectory() {
+        let spaces = AuthenticatedSpacesProbe.make()
+        #expect(AuthenticatedSpacesProbe.matches(spaces, "https://example.test/api/v1/items"))
+        #expect(AuthenticatedSpacesProbe.matches(spaces, "https://EXAMPLE.test:443/api/v1/other"))
+        #expect(!AuthenticatedSpacesProbe.matches(spaces, "https://example.test/api/v2/items"))
+        #expect(!AuthenticatedSpacesProbe.matches(spaces, "http://example.test/api/v1/items"))
+        #expect(!AuthenticatedSpacesProbe.matches(spaces, "https://example.test:8443/api/v1/items"))
+        #expect(!AuthenticatedSpacesProbe.matches(spaces, "https://other.test/api/v1/items"))
+    }
+}
+
+/// Builds an ``AuthenticatedSpaces`` that authenticated `https://example.test/api/v1/login`.
+enum AuthenticatedSpacesProbe {
+    static func make() -> AuthenticatedSpaces {
+        let spaces = AuthenticatedSpaces()
+        spaces.remember(
+            .init(
+                host: "example.test", port: 443, protocol: "https", realm: "r",
+                authenticationMethod: NSURLAuthenticationMethodHTTPBasic),
+            for: URL(string: "https://example.test/api/v1/login")!)
+        return spaces
+    }
+
+    static func matches(_ spaces: AuthenticatedSpaces, _ url: String) -> Bool {
+        spaces.space(for: URL(string: url)!) != nil
     }
 }

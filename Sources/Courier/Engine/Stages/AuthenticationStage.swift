@@ -97,5 +97,6 @@ struct AuthenticationStage: ResponseStage {
     private func store(_ credential: URLCredential, for space: AuthenticationQuestion.Space, in context: StageContext) {
         guard credential.persistence != .none, let storage = context.configuration.urlCredentialStorage else { return }
         storage.set(credential, for: space.protectionSpace)
+        if let url = context.currentRequest.url { context.authenticatedSpaces?.remember(space, for: url) }
     }
 }

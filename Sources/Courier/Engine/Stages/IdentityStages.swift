@@ -9,14 +9,6 @@ struct CacheLookupStage: RequestStage {
     }
 }
 
-/// Credentials (request side): will add `Authorization` from `URLCredentialStorage` for a known protection
-/// space. Until authentication lands it passes every request on unchanged.
-struct CredentialStage: RequestStage {
-    func immediate(_ request: URLRequest, in context: StageContext) throws(TransferError) -> RequestStep? {
-        .proceed(request)
-    }
-}
-
 /// Cache storage (response side): will store cacheable responses (and ask `willCacheResponse`). Courier has no
 /// HTTP cache yet, so nothing is stored.
 struct CacheStorageStage: ResponseStage {

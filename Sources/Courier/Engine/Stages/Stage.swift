@@ -71,6 +71,8 @@ struct StageContext: Sendable {
     /// The task's HTTP authentication so far (see ``AuthenticationStage``): made by the engine at the task's first
     /// 401, so that other tasks carry no such object.
     var authentication: AuthenticationState? = nil
+    /// The Basic spaces the session authenticated in, for preemptive credentials (see ``CredentialStage``).
+    var authenticatedSpaces: AuthenticatedSpaces? = nil
 
     /// Asks the app; waits for the answer (`nil` when the task ends first).
     func decide(_ decision: TaskDecision) async -> TaskDecisionAnswer? {

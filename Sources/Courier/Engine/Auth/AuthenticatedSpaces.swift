@@ -1,0 +1,58 @@
+import Foundation
+import NIOConcurrencyHelpers
+
+/// The Basic protection spaces a session authenticated in, so that later requests to them send their credential
+/// at once, as Darwin does, instead of drawing a 401 first.
+///
+/// A space covers its origin (scheme, host and port: a space reached over HTTPS is never sent a credential over
+/// plain HTTP) and, as RFC 7617 §2.2 suggests, the paths at or below the directory of the URL that was
+/// authenticated. The credential itself stays in the session's credential storage and is read from there each
+/// time, so removing it there stops the preemptive use.
+final class AuthenticatedSpaces: Sendable {
+    struct Entry: Hashable {
+        var scheme: String
+        var host: String
+        var port: Int
+        /// The directory of the authenticated URL's path, ending in `/`.
+        var pathPrefix: String
+        var space: AuthenticationQuestion.Space
+    }
+
+    private let entries = NIOLockedValueBox<Set<Entry>>([])
+
+    /// Whether no space is known (the common case: nothing to look up).
+    var isEmpty: Bool { entries.withLockedValue { $0.isEmpty } }
+
+    /// Remembers that `space` authenticated `url`.
+    func remember(_ space: AuthenticationQuestion.Space, for url: URL) {
+        guard let origin = Self.origin(of: url) else { return }
+        let entry = Entry(
+            scheme: origin.scheme, host: origin.host, port: origin.port, pathPrefix: Self.directory(of: url),
+            space: space)
+        entries.withLockedValue { _ = $0.insert(entry) }
+    }
+
+    /// The space whose origin matches `url` and whose path prefix is the longest prefix of its path.
+    func space(for url: URL) -> AuthenticationQuestion.Space? {
+        guard let origin = Self.origin(of: url) else { return nil }
+        let path = url.path.isEmpty ? "/" : url.path
+        return entries.withLockedValue { entries in
+            entries.filter {
+                $0.scheme == origin.scheme && $0.host == origin.host && $0.port == origin.port
+                    && path.hasPrefix($0.pathPrefix)
+            }
+            .max { $0.pathPrefix.count < $1.pathPrefix.count }?.space
+        }
+    }
+
+    private static func origin(of url: URL) -> (scheme: String, host: String, port: Int)? {
+        guard let scheme = url.scheme?.lowercased(), let host = url.host?.lowercased() else { return nil }
+        return (scheme, host, url.port ?? (scheme == "https" ? 443 : 80))
+    }
+
+    static func directory(of url: URL) -> String {
+        let path = url.path.isEmpty ? "/" : url.path
+        guard let slash = path.lastIndex(of: "/") else { return "/" }
+        return String(path[...slash])
+    }
+}
