@@ -23,7 +23,7 @@ let package = Package(
         .systemLibrary(name: "CCourierZlib", path: "Sources/CCourierZlib"),
         .target(
             name: "CourierHTTP",
-            dependencies: []
+            dependencies: [.product(name: "Crypto", package: "swift-crypto")]
         ),
         .target(
             name: "CourierTransport",

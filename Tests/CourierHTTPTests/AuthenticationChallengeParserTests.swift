@@ -104,3 +104,71 @@ struct BasicAuthenticationTests {
         #expect(BasicAuthentication.authorizationValue(user: "a", password: "p\r\nX-Injected: 1") == nil)
     }
 }
+
+@Suite("Digest authentication")
+struct DigestAuthenticationTests {
+    /// RFC 7616 §3.9.1: the same request answered with SHA-256 and with MD5.
+    static let challengeText =
+        "Digest realm=\"http-auth@example.org\", qop=\"auth, auth-int\", algorithm=%@,"
+        + " nonce=\"7ypf/xlj9XXwfDPEoM4URrv/xwf94BcCAzFZH4GiTo0v\", opaque=\"FQhe/qaU925kfnzjCev0ciny7QMkPqMAFRtzCUYo5tdS\""
+
+    @Test(arguments: [
+        ("SHA-256", "753927fa0e85d155564e2e272a28d1802ca10daf4496794697cf8db5856cb6c1"),
+        ("MD5", "8ca523f5e9506fed4657c9700eebdbec"),
+    ])
+    func theRFCExampleGivesItsResponse(algorithm: String, expected: String) throws {
+        let text = Self.challengeText.replacingOccurrences(of: "%@", with: algorithm)
+        let challenge = try #require(AuthenticationChallengeParser.parse([text]).first)
+        let digest = try #require(DigestAuthentication(challenge))
+        #expect(digest.protection == .auth && !digest.isStale && !digest.userHash)
+        let value = digest.authorizationValue(
+            user: "Mufasa", password: "Circle of Life", method: "GET", uri: "/dir/index.html", nonceCount: 1,
+            clientNonce: "f2/wE4q74E6zIJEtWaHKaf5wv/H5QzzpXusqGemxURZJ")
+        #expect(value.contains("response=\"\(expected)\""))
+        #expect(value.hasPrefix("Digest username=\"Mufasa\", realm=\"http-auth@example.org\", uri=\"/dir/index.html\""))
+        #expect(
+            value.contains("nc=00000001") && value.contains("qop=auth,") && value.contains("algorithm=\(algorithm)"))
+        #expect(value.contains("opaque=\"FQhe/qaU925kfnzjCev0ciny7QMkPqMAFRtzCUYo5tdS\""))
+        // The answer parses back as a credentials list of the same shape.
+        let echoed = try #require(AuthenticationChallengeParser.parse([value]).first)
+        #expect(echoed.parameter("response") == expected && echoed.parameter("cnonce") != nil)
+    }
+
+    @Test func unanswerableChallengesAreRefused() {
+        func digest(_ text: String) -> DigestAuthentication? {
+            AuthenticationChallengeParser.parse([text]).first.flatMap(DigestAuthentication.init)
+        }
+        #expect(digest("Digest realm=\"r\"") == nil)  // no nonce
+        #expect(digest("Digest nonce=\"n\"") == nil)  // no realm
+        #expect(digest("Digest realm=\"r\", nonce=\"n\", algorithm=SHA-512-256") == nil)
+        #expect(digest("Digest realm=\"r\", nonce=\"n\", qop=\"auth-conf\"") == nil)
+        #expect(digest("Basic realm=\"r\"") == nil)
+        #expect(
+            digest("Digest realm=\"r\", nonce=\"n\", stale=TRUE, userhash=true, algorithm=sha-256-SESS")
+                == DigestAuthentication(
+                    AuthenticationChallenge(
+                        scheme: "Digest",
+                        parameters: [
+                            ("realm", "r"), ("nonce", "n"), ("stale", "true"), ("userhash", "true"),
+                            ("algorithm", "SHA-256-sess"),
+                        ])))
+    }
+
+    /// RFC 2069 (no qop): response = H(HA1:nonce:HA2); userhash hashes the user with the realm; quotes are escaped.
+    @Test func legacyUserhashAndEscaping() throws {
+        let challenge = try #require(
+            AuthenticationChallengeParser.parse(["Digest realm=\"r\\\"q\", nonce=\"n\", userhash=true"]).first)
+        let digest = try #require(DigestAuthentication(challenge))
+        #expect(digest.protection == nil && digest.userHash && digest.realm == "r\"q")
+        let value = digest.authorizationValue(
+            user: "u", password: "p", method: "GET", uri: "/", nonceCount: 1, clientNonce: "c")
+        #expect(value.contains("realm=\"r\\\"q\"") && !value.contains("nc=") && value.contains("userhash=true"))
+        #expect(!value.contains("username=\"u\""))
+    }
+
+    @Test func clientNoncesAreFreshHex() {
+        let one = DigestAuthentication.makeClientNonce()
+        #expect(one.count == 32 && one.allSatisfy(\.isHexDigit))
+        #expect(one != DigestAuthentication.makeClientNonce())
+    }
+}

@@ -9,6 +9,8 @@ final class AuthenticationState: Sendable {
         var attempts: [AuthenticationQuestion.Space: Int] = [:]
         var lastCredential: [AuthenticationQuestion.Space: URLCredential] = [:]
         var inFlight: (space: AuthenticationQuestion.Space, credential: URLCredential)?
+        /// Digest nonce counts, per nonce.
+        var nonceCounts: [String: Int] = [:]
     }
 
     private let state = NIOLockedValueBox(State())
@@ -29,6 +31,20 @@ final class AuthenticationState: Sendable {
             state.attempts[space, default: 0] += 1
             state.lastCredential[space] = credential
             state.inFlight = (space, credential)
+        }
+    }
+
+    /// `credential` goes out again for `space` because the server only renewed its nonce (`stale=true`): not a
+    /// failure of the credential.
+    func resending(_ credential: URLCredential, for space: AuthenticationQuestion.Space) {
+        state.withLockedValue { $0.inFlight = (space, credential) }
+    }
+
+    /// The next nonce count for `nonce` (1 for a new nonce).
+    func nextNonceCount(for nonce: String) -> Int {
+        state.withLockedValue { state in
+            state.nonceCounts[nonce, default: 0] += 1
+            return state.nonceCounts[nonce]!
         }
     }
 

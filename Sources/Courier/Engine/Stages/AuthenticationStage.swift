@@ -1,10 +1,11 @@
 import CourierHTTP
+import CourierTransport
 import Foundation
 
 /// HTTP authentication (response side): a 401 asks for credentials, as on Darwin.
 ///
-/// Each `WWW-Authenticate` challenge Courier can answer (Basic, for now) becomes a `URLAuthenticationChallenge` for
-/// the delegate, in the order the server sent them, with the protection space (host, port, scheme, realm, method),
+/// Each `WWW-Authenticate` challenge Courier can answer (Digest with SHA-256 or MD5, then Basic: the strongest first,
+/// else in the server's order) becomes a `URLAuthenticationChallenge` for the delegate, with the protection space (host, port, scheme, realm, method),
 /// `previousFailureCount` (credentials this task already sent for the space), `proposedCredential` (the storage's
 /// default for the space, or the URL's user and password, on the first try; the credential that failed after) and
 /// the 401 as `failureResponse`. The answer:
@@ -14,7 +15,8 @@ import Foundation
 /// - `.rejectProtectionSpace`: the next challenge; after the last, the 401 is the response.
 /// - `.cancelAuthenticationChallenge`: the task fails with `URLError(.cancelled)`.
 ///
-/// Without a delegate, default handling. A credential that worked (the response to it is not a 401 for its space)
+/// A Digest challenge with `stale=true` (the server renewed its nonce) is answered again with the credential last
+/// sent for its space, without asking. Without a delegate, default handling. A credential that worked (the response to it is not a 401 for its space)
 /// is stored in the session's `urlCredentialStorage` unless its persistence is `.none`. The delegate and a custom
 /// storage are user code, so the stage waits (``process(_:in:)``) whenever it has to ask or store.
 struct AuthenticationStage: ResponseStage {
@@ -37,6 +39,14 @@ struct AuthenticationStage: ResponseStage {
         }
         for challenge in Self.answerableChallenges(in: http) {
             let space = Self.space(for: challenge, url: url)
+            if let digest = DigestAuthentication(challenge), digest.isStale,
+                let previous = state.lastCredential(for: space),
+                let next = Self.authorize(
+                    context.currentRequest, challenge: challenge, credential: previous, state: state)
+            {
+                state.resending(previous, for: space)
+                return .followUp(next, dropsBody: false)
+            }
             let failures = state.failures(for: space)
             let proposed: URLCredential?
             if failures == 0 {
@@ -62,12 +72,11 @@ struct AuthenticationStage: ResponseStage {
             case .rejectProtectionSpace:
                 continue
             }
-            guard let credential, let user = credential.user, let password = credential.password,
-                let value = BasicAuthentication.authorizationValue(user: user, password: password)
+            guard let credential,
+                let next = Self.authorize(
+                    context.currentRequest, challenge: challenge, credential: credential, state: state)
             else { return .proceed(response) }
             state.sending(credential, for: space)
-            var next = context.currentRequest
-            next.setValue(value, forHTTPHeaderField: "Authorization")
             return .followUp(next, dropsBody: false)
         }
         return .proceed(response)
@@ -77,14 +86,55 @@ struct AuthenticationStage: ResponseStage {
     static func answerableChallenges(in response: HTTPURLResponse) -> [AuthenticationChallenge] {
         // Repeated fields are joined with commas, which is how challenges are separated anyway.
         guard let field = response.headerFields["WWW-Authenticate"] else { return [] }
-        return AuthenticationChallengeParser.parse([field]).filter { $0.isScheme("Basic") }
+        let answerable = AuthenticationChallengeParser.parse([field]).filter {
+            $0.isScheme("Basic") || DigestAuthentication($0) != nil
+        }
+        // The strongest first (a stable sort keeps the server's order among equals).
+        return answerable.enumerated().sorted { lhs, rhs in
+            let left = strength(lhs.element)
+            let right = strength(rhs.element)
+            return left == right ? lhs.offset < rhs.offset : left > right
+        }.map(\.element)
+    }
+
+    private static func strength(_ challenge: AuthenticationChallenge) -> Int {
+        guard let digest = DigestAuthentication(challenge) else { return 0 }
+        switch digest.algorithm {
+        case .sha256, .sha256Session: return 2
+        case .md5, .md5Session: return 1
+        }
     }
 
     static func space(for challenge: AuthenticationChallenge, url: URL) -> AuthenticationQuestion.Space {
         let scheme = url.scheme?.lowercased() ?? "http"
+        let method =
+            challenge.isScheme("Digest") ? NSURLAuthenticationMethodHTTPDigest : NSURLAuthenticationMethodHTTPBasic
         return AuthenticationQuestion.Space(
             host: url.host ?? "", port: url.port ?? (scheme == "https" ? 443 : 80), protocol: scheme,
-            realm: challenge.realm, authenticationMethod: NSURLAuthenticationMethodHTTPBasic)
+            realm: challenge.realm, authenticationMethod: method)
+    }
+
+    /// `request` with the `Authorization` that answers `challenge` with `credential`; `nil` when it cannot be made
+    /// (no password, a user name Basic cannot carry, an `auth-int` Digest for a body that is not in memory).
+    static func authorize(
+        _ request: URLRequest, challenge: AuthenticationChallenge, credential: URLCredential,
+        state: AuthenticationState
+    ) -> URLRequest? {
+        guard let user = credential.user, let password = credential.password, let url = request.url else { return nil }
+        let value: String
+        if let digest = DigestAuthentication(challenge) {
+            if digest.protection == .authInt, request.httpBodyStream != nil { return nil }
+            value = digest.authorizationValue(
+                user: user, password: password, method: request.httpMethod ?? "GET",
+                uri: Endpoint.requestTarget(of: url), nonceCount: state.nextNonceCount(for: digest.nonce),
+                clientNonce: DigestAuthentication.makeClientNonce(), body: Array(request.httpBody ?? Data()))
+        } else {
+            guard let basic = BasicAuthentication.authorizationValue(user: user, password: password) else { return nil }
+            value = basic
+        }
+        var authorized = request
+        authorized.setValue(value, forHTTPHeaderField: "Authorization")
+        return authorized
     }
 
     /// `http://user:password@host/`: a credential for this task only.
