@@ -45,6 +45,7 @@ public final class MockServer: Sendable {
 
     private let scheme: Scheme
     private let host: String
+    private let tlsIdentity: MockTLSIdentity?
     private let state = ServerState()
     private let lifecycle: NIOLockedValueBox<Lifecycle>
 
@@ -55,9 +56,12 @@ public final class MockServer: Sendable {
     ///   - host: `"127.0.0.1"` (default), `"::1"` or `"localhost"` (which listens on 127.0.0.1 and, when
     ///     available, on ::1 with the same port).
     ///   - port: The port; 0 picks an ephemeral port.
-    public init(scheme: Scheme = .http, host: String = "127.0.0.1", port: Int = 0) {
+    ///   - tlsIdentity: For `.https`, the chain and key to present instead of a generated self-signed certificate.
+    public init(scheme: Scheme = .http, host: String = "127.0.0.1", port: Int = 0, tlsIdentity: MockTLSIdentity? = nil)
+    {
         self.scheme = scheme
         self.host = host
+        self.tlsIdentity = tlsIdentity
         self.lifecycle = NIOLockedValueBox(Lifecycle(port: port))
     }
 
@@ -84,7 +88,8 @@ public final class MockServer: Sendable {
             return lifecycle.port
         }
         do {
-            let identity = scheme == .https ? try SelfSignedIdentity() : nil
+            let identity =
+                scheme == .https ? try tlsIdentity.map(SelfSignedIdentity.init(custom:)) ?? SelfSignedIdentity() : nil
             let bootstrap = makeBootstrap(sslContext: identity?.sslContext)
             let addresses = host == "localhost" ? ["127.0.0.1", "::1"] : [host]
             var listeners: [any Channel] = []

@@ -16,6 +16,21 @@ struct SelfSignedIdentity: Sendable {
     /// peer's `close_notify` when closing.
     let sslContext: NIOSSLContext
 
+    /// Presents `custom`'s chain and key (``certificateDER`` is its leaf).
+    init(custom: MockTLSIdentity) throws {
+        let chain = try custom.certificateChainDER.map { try NIOSSLCertificate(bytes: $0, format: .der) }
+        var configuration = TLSConfiguration.makeServerConfiguration(
+            certificateChain: chain.map { .certificate($0) },
+            privateKey: .privateKey(try NIOSSLPrivateKey(bytes: Array(custom.privateKeyPEM.utf8), format: .pem))
+        )
+        configuration.applicationProtocols = ["http/1.1"]
+        configuration.shutdownTimeout = .milliseconds(250)
+        let leaf = custom.certificateChainDER.first ?? []
+        self.certificateDER = leaf
+        self.certificatePEM = try Certificate(derEncoded: leaf).serializeAsPEM().pemString
+        self.sslContext = try NIOSSLContext(configuration: configuration)
+    }
+
     /// Generates a key and a certificate valid from an hour ago to a day from now.
     init() throws {
         let key = P256.Signing.PrivateKey()

@@ -1,3 +1,4 @@
+import CourierMockServer
 import Crypto
 import Foundation
 import SwiftASN1
@@ -57,5 +58,19 @@ extension Certificate {
         var serializer = DER.Serializer()
         try! serializer.serialize(self)
         return Data(serializer.serializedBytes)
+    }
+}
+
+extension TestCertificateAuthority {
+    /// A server identity with a leaf this CA signs (and the CA in the chain).
+    func serverIdentity(
+        dnsNames: [String] = ["localhost"], ipAddresses: [[UInt8]] = [[127, 0, 0, 1]], validFrom: TimeInterval = -3600,
+        validUntil: TimeInterval = 86_400
+    ) throws -> MockTLSIdentity {
+        let (leaf, key) = try self.leaf(
+            dnsNames: dnsNames, ipAddresses: ipAddresses, validFrom: validFrom, validUntil: validUntil)
+        return MockTLSIdentity(
+            certificateChainDER: [Array(leaf.derData), Array(certificate.derData)], privateKeyPEM: key.pemRepresentation
+        )
     }
 }

@@ -8,9 +8,10 @@ import Testing
 func withServer<T>(
     _ scheme: MockServer.Scheme = .http,
     host: String = "127.0.0.1",
+    tlsIdentity: MockTLSIdentity? = nil,
     _ body: (MockServer) async throws -> T
 ) async throws -> T {
-    let server = MockServer(scheme: scheme, host: host)
+    let server = MockServer(scheme: scheme, host: host, tlsIdentity: tlsIdentity)
     try await server.start()
     do {
         let result = try await body(server)

@@ -1,0 +1,71 @@
+import Courier
+import CourierMockServer
+import Foundation
+import Testing
+
+/// Courier's default evaluation over loopback TLS: a server whose chain a test CA signs, trusted through
+/// `courierAdditionalTrustedCertificates`, and the ways a certificate goes wrong. Sessions with a delegate evaluate on
+/// swift-certificates and give Darwin's specific codes; sessions without one verify with NIOSSL, which agrees on
+/// what to refuse but reports every refusal as `serverCertificateUntrusted` (BoringSSL's reason is not exposed).
+@Suite("Server certificates")
+struct ServerCertificateTests {
+    struct Case: Sendable, CustomTestStringConvertible {
+        let name: String
+        let dnsNames: [String]
+        let ipAddresses: [[UInt8]]
+        let validFrom: TimeInterval
+        let validUntil: TimeInterval
+        let trustsCA: Bool
+        /// nil: the request succeeds.
+        let delegateCode: URLError.Code?
+        let plainCode: URLError.Code?
+        var testDescription: String { name }
+    }
+
+    static let cases: [Case] = [
+        Case(
+            name: "valid", dnsNames: ["localhost"], ipAddresses: [[127, 0, 0, 1]], validFrom: -3600, validUntil: 86_400,
+            trustsCA: true, delegateCode: nil, plainCode: nil),
+        Case(
+            name: "expired", dnsNames: ["localhost"], ipAddresses: [[127, 0, 0, 1]], validFrom: -7200,
+            validUntil: -3600, trustsCA: true, delegateCode: .serverCertificateHasBadDate,
+            plainCode: .serverCertificateUntrusted),
+        Case(
+            name: "not yet valid", dnsNames: ["localhost"], ipAddresses: [[127, 0, 0, 1]], validFrom: 3600,
+            validUntil: 7200, trustsCA: true, delegateCode: .serverCertificateNotYetValid,
+            plainCode: .serverCertificateUntrusted),
+        Case(
+            name: "wrong host", dnsNames: ["elsewhere.test"], ipAddresses: [[10, 0, 0, 1]], validFrom: -3600,
+            validUntil: 86_400, trustsCA: true, delegateCode: .serverCertificateUntrusted,
+            plainCode: .serverCertificateUntrusted),
+        Case(
+            name: "unknown CA", dnsNames: ["localhost"], ipAddresses: [[127, 0, 0, 1]], validFrom: -3600,
+            validUntil: 86_400, trustsCA: false, delegateCode: .serverCertificateHasUnknownRoot,
+            plainCode: .serverCertificateUntrusted),
+    ]
+
+    @Test(arguments: cases)
+    func defaultEvaluationOverLoopback(_ check: Case) async throws {
+        let authority = try TestCertificateAuthority()
+        let identity = try authority.serverIdentity(
+            dnsNames: check.dnsNames, ipAddresses: check.ipAddresses, validFrom: check.validFrom,
+            validUntil: check.validUntil)
+        try await withServer(.https, tlsIdentity: identity) { server in
+            server.route("/c", response: .ok("ok"))
+            for (delegate, expected) in [
+                (TrustDelegate(.defaultHandling) as TrustDelegate?, check.delegateCode), (nil, check.plainCode),
+            ] {
+                let session = makeSession(delegate: delegate) {
+                    if check.trustsCA { $0.courierAdditionalTrustedCertificates = [authority.certificate.derData] }
+                }
+                let outcome = await session.runDataTask(server.url("/c"))
+                if let expected {
+                    #expect(outcome.urlError?.code == expected, "delegate: \(delegate != nil)")
+                } else {
+                    #expect(outcome.data == Data("ok".utf8), "delegate: \(delegate != nil)")
+                }
+                session.invalidateAndCancel()
+            }
+        }
+    }
+}
