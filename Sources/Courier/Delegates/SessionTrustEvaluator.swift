@@ -40,7 +40,9 @@ final class SessionTrustEvaluator: ServerTrustEvaluator {
             policy: SecPolicy(server: true, hostname: host),
             additionalRoots: additionalRoots
         )
-        guard let session, let delegate = session.delegate else { return await defaultDecision(trust) }
+        guard let session, let delegate = session.delegate else {
+            return await defaultDecision(trust, chain: certificateChain)
+        }
         let space = URLProtectionSpace(
             host: host, port: port, protocol: NSURLProtectionSpaceHTTPS, realm: nil,
             authenticationMethod: NSURLAuthenticationMethodServerTrust, serverTrust: trust, distinguishedNames: nil)
@@ -62,12 +64,12 @@ final class SessionTrustEvaluator: ServerTrustEvaluator {
         case .cancelAuthenticationChallenge:
             return .reject(.cancelled("the app cancelled the server trust challenge of \(host)"))
         default:
-            return await defaultDecision(trust)
+            return await defaultDecision(trust, chain: certificateChain)
         }
     }
 
-    private func defaultDecision(_ trust: SecTrust) async -> ServerTrustDecision {
+    private func defaultDecision(_ trust: SecTrust, chain: [[UInt8]]) async -> ServerTrustDecision {
         guard let failure = await TrustEvaluation.evaluate(trust) else { return .trust }
-        return .reject(failure)
+        return .reject(failure.withPeerCertificateChain(chain))
     }
 }

@@ -433,7 +433,8 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
             finishEmitting(TaskResult(error: nil, file: downloadedFile, resumeData: nil))
         case .failure(let error, let producingResumeData):
             environment.logger.debug("task failed", metadata: ["task": "\(spec.taskIdentifier)", "error": "\(error)"])
-            let urlError = URLErrorMapping.urlError(from: error, failingURL: url)
+            let urlError = URLErrorMapping.urlError(from: error, failingURL: url).addingPeerTrust(
+                of: error, host: url?.host)
             if let download {
                 finishDownload(download, after: urlError, producingResumeData: producingResumeData)
             } else {

@@ -35,6 +35,16 @@ public struct TransferError: Error, Hashable, Sendable, CustomStringConvertible 
     private let code: Code
     /// A human-readable explanation, used as the error's localized description.
     public let detail: String
+    /// For a refused server certificate: the chain the server presented (DER, leaf first), which the task's
+    /// `URLError` carries as `failureURLPeerTrust`, as on Darwin.
+    public private(set) var peerCertificateChain: [[UInt8]]?
+
+    /// This error, carrying the server's certificate chain.
+    public func withPeerCertificateChain(_ chain: [[UInt8]]) -> Self {
+        var copy = self
+        copy.peerCertificateChain = chain
+        return copy
+    }
 
     private init(_ code: Code, _ detail: String) {
         self.code = code

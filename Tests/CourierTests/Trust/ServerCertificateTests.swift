@@ -61,6 +61,11 @@ struct ServerCertificateTests {
                 let outcome = await session.runDataTask(server.url("/c"))
                 if let expected {
                     #expect(outcome.urlError?.code == expected, "delegate: \(delegate != nil)")
+                    if delegate != nil {
+                        // The refused chain travels with the error, as on Darwin.
+                        let trust = try #require(outcome.urlError?.failureURLPeerTrust)
+                        #expect(SecTrustGetCertificateCount(trust) == 2)
+                    }
                 } else {
                     #expect(outcome.data == Data("ok".utf8), "delegate: \(delegate != nil)")
                 }
