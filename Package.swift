@@ -23,7 +23,9 @@ let package = Package(
         .systemLibrary(name: "CCourierZlib", path: "Sources/CCourierZlib"),
         .target(
             name: "CourierHTTP",
-            dependencies: [.product(name: "Crypto", package: "swift-crypto")]
+            dependencies: [.product(name: "Crypto", package: "swift-crypto")],
+            // The Public Suffix List (MPL 2.0), used when the system has no copy (Debian: publicsuffix).
+            resources: [.copy("Cookies/public_suffix_list.dat")]
         ),
         .target(
             name: "CourierTransport",
@@ -77,7 +79,11 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
-        .testTarget(name: "CourierHTTPTests", dependencies: ["CourierHTTP"]),
+        .testTarget(
+            name: "CourierHTTPTests", dependencies: ["CourierHTTP"],
+            // The Public Suffix List's own test cases (public domain).
+            resources: [.copy("Resources/test_psl.txt")]
+        ),
         .testTarget(
             name: "CourierTransportTests",
             dependencies: [

@@ -51,16 +51,19 @@ public struct SetCookie: Hashable, Sendable {
     /// Parses a single `Set-Cookie` header value sent by `host` for a request to `requestPath`.
     ///
     /// The cookie is rejected (`nil`) when it has no `=`, an empty name, control characters, a name and value longer
-    /// than ``maximumNameValueBytes``, or a `Domain` attribute that the host does not domain-match. A `Domain` that
-    /// names a single label (such as `com`) other than the host itself is also rejected, as a minimal guard in place of
-    /// a public suffix list.
+    /// than ``maximumNameValueBytes``, or a `Domain` attribute that the host does not domain-match. A `Domain` that is a
+    /// public suffix (`com`, `co.uk`, `github.io`; see ``PublicSuffixList``) is rejected unless it is the host itself,
+    /// which then gets a host-only cookie (RFC 6265bis §5.7).
     ///
     /// - Parameters:
     ///   - headerValue: One `Set-Cookie` value.
     ///   - host: The host of the URL that sent the cookie.
     ///   - requestPath: The path of that URL.
     ///   - now: The current date, used for `Max-Age`.
-    public static func parse(_ headerValue: String, host: String, requestPath: String, now: Date) -> SetCookie? {
+    public static func parse(
+        _ headerValue: String, host: String, requestPath: String, now: Date,
+        publicSuffixes: PublicSuffixList = .shared
+    ) -> SetCookie? {
         let host = HeaderName.canonical(host)
         guard !host.isEmpty else { return nil }
         var segments = headerValue.split(separator: ";", omittingEmptySubsequences: false)
@@ -81,7 +84,10 @@ public struct SetCookie: Hashable, Sendable {
         cookie.comment = attributes.comment
         cookie.commentURL = attributes.commentURL
         cookie.isDiscard = attributes.isDiscard
-        if let domain = attributes.domain, domain != host {
+        if let domain = attributes.domain, !CookieMatching.isIPAddress(host), publicSuffixes.isPublicSuffix(domain) {
+            // A cookie for a whole registry: refused, unless the host is that suffix itself (then only for it).
+            guard domain == host else { return nil }
+        } else if let domain = attributes.domain, domain != host {
             guard CookieMatching.domainMatches(host: host, domain: domain), domain.contains(".") else { return nil }
             cookie.domain = domain
             cookie.isHostOnly = false
