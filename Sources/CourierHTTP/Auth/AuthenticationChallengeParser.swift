@@ -8,8 +8,8 @@
 ///   scheme is dropped — with the challenge it belongs to, so that a half-read challenge is never answered;
 /// - a parameter given twice keeps its first value, as RFC 9110 asks recipients to treat such a challenge.
 ///
-/// Work is linear in the input: one pass splits a field at the commas outside quoted strings, one pass reads each
-/// element.
+/// Work is linear in the input: one pass splits a field at the commas outside quoted strings (``FieldList``), one
+/// pass reads each element.
 public enum AuthenticationChallengeParser {
     /// The most challenges returned for one response.
     public static let maximumChallenges = 64
@@ -37,23 +37,23 @@ public enum AuthenticationChallengeParser {
             current = nil
             currentIsBroken = false
         }
-        for element in splitOutsideQuotes(bytes) { read(element) }
+        for element in FieldList.elements(of: bytes) { read(element) }
         finish()
 
         func read(_ element: ArraySlice<UInt8>) {
-            let element = trim(element)
+            let element = FieldList.trim(element)
             guard !element.isEmpty else { return }
-            if element.contains(where: isControl) {
+            if element.contains(where: FieldList.isControl) {
                 currentIsBroken = true
                 return
             }
             var index = element.startIndex
-            guard let first = readToken(element, &index) else {
+            guard let first = FieldList.readToken(element, &index) else {
                 currentIsBroken = true
                 return
             }
             let spaceStart = index
-            skipSpaces(element, &index)
+            FieldList.skipSpaces(element, &index)
             if index == element.endIndex {
                 // A lone token: a scheme without parameters.
                 finish()
@@ -62,7 +62,7 @@ public enum AuthenticationChallengeParser {
             }
             if element[index] == UInt8(ascii: "=") {
                 // `name=value`: a parameter of the current challenge.
-                guard current != nil, let value = readValue(element, from: index) else {
+                guard current != nil, let value = FieldList.readValue(element, from: index) else {
                     currentIsBroken = true
                     return
                 }
@@ -78,10 +78,10 @@ public enum AuthenticationChallengeParser {
             current = AuthenticationChallenge(scheme: String(decoding: first, as: UTF8.self))
             let rest = element[index...]
             var restIndex = rest.startIndex
-            if let name = readToken(rest, &restIndex) {
-                skipSpaces(rest, &restIndex)
+            if let name = FieldList.readToken(rest, &restIndex) {
+                FieldList.skipSpaces(rest, &restIndex)
                 if restIndex < rest.endIndex, rest[restIndex] == UInt8(ascii: "="),
-                    let value = readValue(rest, from: restIndex)
+                    let value = FieldList.readValue(rest, from: restIndex)
                 {
                     addParameter(String(decoding: name, as: UTF8.self), value)
                     return
@@ -98,77 +98,6 @@ public enum AuthenticationChallengeParser {
             guard current?.parameter(name) == nil else { return }  // the first value wins
             current?.parameters.append((name, value))
         }
-    }
-
-    /// The element's value after the `=` at `equals`: a token or a quoted string, then nothing but spaces.
-    private static func readValue(_ element: ArraySlice<UInt8>, from equals: Int) -> String? {
-        var index = equals + 1
-        skipSpaces(element, &index)
-        guard index < element.endIndex else { return nil }
-        let value: String
-        if element[index] == UInt8(ascii: "\"") {
-            guard let quoted = readQuoted(element, &index) else { return nil }
-            value = quoted
-        } else {
-            guard let token = readToken(element, &index) else { return nil }
-            value = String(decoding: token, as: UTF8.self)
-        }
-        skipSpaces(element, &index)
-        return index == element.endIndex ? value : nil
-    }
-
-    /// A quoted string starting at `index`, unescaped; `index` moves past its closing quote.
-    private static func readQuoted(_ bytes: ArraySlice<UInt8>, _ index: inout Int) -> String? {
-        var result: [UInt8] = []
-        var position = index + 1
-        while position < bytes.endIndex {
-            let byte = bytes[position]
-            if byte == UInt8(ascii: "\\") {
-                guard position + 1 < bytes.endIndex else { return nil }
-                result.append(bytes[position + 1])
-                position += 2
-            } else if byte == UInt8(ascii: "\"") {
-                index = position + 1
-                return String(decoding: result, as: UTF8.self)
-            } else {
-                result.append(byte)
-                position += 1
-            }
-        }
-        return nil
-    }
-
-    /// The elements of a field: the parts between commas outside quoted strings. A quoted string that never ends
-    /// runs to the end of the field, where reading its value fails (and drops its challenge).
-    private static func splitOutsideQuotes(_ bytes: [UInt8]) -> [ArraySlice<UInt8>] {
-        var elements: [ArraySlice<UInt8>] = []
-        var start = 0
-        var index = 0
-        var inQuotes = false
-        while index < bytes.count {
-            let byte = bytes[index]
-            if inQuotes {
-                if byte == UInt8(ascii: "\\") {
-                    index += 1
-                } else if byte == UInt8(ascii: "\"") {
-                    inQuotes = false
-                }
-            } else if byte == UInt8(ascii: "\"") {
-                inQuotes = true
-            } else if byte == UInt8(ascii: ",") {
-                elements.append(bytes[start..<index])
-                start = index + 1
-            }
-            index += 1
-        }
-        elements.append(bytes[start..<bytes.count])
-        return elements
-    }
-
-    private static func readToken(_ bytes: ArraySlice<UInt8>, _ index: inout Int) -> ArraySlice<UInt8>? {
-        let start = index
-        while index < bytes.endIndex, Token.isTokenByte(bytes[index]) { index += 1 }
-        return index > start ? bytes[start..<index] : nil
     }
 
     /// `token68 = 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"="`
@@ -193,19 +122,4 @@ public enum AuthenticationChallengeParser {
         }
     }
 
-    private static func isControl(_ byte: UInt8) -> Bool {
-        (byte < 0x20 && byte != 0x09) || byte == 0x7F
-    }
-
-    private static func skipSpaces(_ bytes: ArraySlice<UInt8>, _ index: inout Int) {
-        while index < bytes.endIndex, bytes[index] == 0x20 || bytes[index] == 0x09 { index += 1 }
-    }
-
-    private static func trim(_ bytes: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
-        var start = bytes.startIndex
-        var end = bytes.endIndex
-        while start < end, bytes[start] == 0x20 || bytes[start] == 0x09 { start += 1 }
-        while end > start, bytes[end - 1] == 0x20 || bytes[end - 1] == 0x09 { end -= 1 }
-        return bytes[start..<end]
-    }
 }
