@@ -113,6 +113,8 @@ enum StageChain {
                     asDownload = true
                 case .followUp(let request, let dropsBody)?:
                     return .done(.success(.followUp(request, dropsBody: dropsBody)))
+                case .retry(let request)?:
+                    return .done(.success(.retry(request)))
                 case nil:
                     let rest = Array(stages[index...])
                     let waiting = current
@@ -155,6 +157,8 @@ enum StageChain {
                     asDownload = true
                 case .followUp(let request, let dropsBody):
                     return .success(.followUp(request, dropsBody: dropsBody))
+                case .retry(let request):
+                    return .success(.retry(request))
                 }
             }
         } catch {

@@ -334,6 +334,8 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
             step { $0.failed(attempt: attempt, error) }
         case .success(.followUp(let next, let dropsBody)):
             followUp(next, dropsBody: dropsBody, attempt: attempt)
+        case .success(.retry(let next)):
+            followUp(next, dropsBody: false, attempt: attempt, isRedirect: false)
         case .success(.proceedAsDownload(let accepted)):
             download = makeDownloadSink()
             emit(.becameDownload)
@@ -343,8 +345,8 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
         }
     }
 
-    private func followUp(_ next: URLRequest, dropsBody: Bool, attempt: Int) {
-        redirectCount += 1
+    private func followUp(_ next: URLRequest, dropsBody: Bool, attempt: Int, isRedirect: Bool = true) {
+        if isRedirect { redirectCount += 1 }
         if dropsBody { bodyState.dropped = true }
         environment.logger.debug(
             "follow-up", metadata: ["task": "\(spec.taskIdentifier)", "url": "\(next.url?.absoluteString ?? "")"])

@@ -230,3 +230,21 @@ enum AuthenticatedSpacesProbe {
         spaces.space(for: URL(string: url)!) != nil
     }
 }
+
+extension HTTPAuthenticationTests {
+    /// A delegate that always answers the same wrong credential gets ten tries, then the 401 — not a redirect
+    /// error, not an endless loop.
+    @Test func anEndlesslyWrongDelegateEndsWithThe401() async throws {
+        try await withServer { server in
+            protect(server)
+            let delegate = ChallengeAnsweringDelegate(Array(repeating: (.useCredential, Self.wrong), count: 50))
+            let session = makeSession(delegate: delegate)
+            let outcome = await session.runDataTask(server.url("/private"))
+            #expect(outcome.error == nil)
+            #expect((outcome.response as? HTTPURLResponse)?.statusCode == 401)
+            #expect(delegate.challenges.withLockedValue { $0.map(\.previousFailureCount) } == Array(0..<10))
+            #expect(server.requests.count == 11)
+            session.invalidateAndCancel()
+        }
+    }
+}

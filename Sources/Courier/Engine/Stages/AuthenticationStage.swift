@@ -16,9 +16,12 @@ import Foundation
 /// - `.cancelAuthenticationChallenge`: the task fails with `URLError(.cancelled)`.
 ///
 /// A Digest challenge with `stale=true` (the server renewed its nonce) is answered again with the credential last
-/// sent for its space, without asking. Without a delegate, default handling. A credential that worked (the response to it is not a 401 for its space)
-/// is stored in the session's `urlCredentialStorage` unless its persistence is `.none`. The delegate and a custom
-/// storage are user code, so the stage waits (``process(_:in:)``) whenever it has to ask or store.
+/// sent for its space, without asking. Without a delegate, default handling. After ``maximumFailures`` credentials
+/// failed for one space, its challenge is no longer asked about and the 401 is delivered (a delegate that always
+/// answers the same wrong credential would otherwise loop until the resource timeout). A retry with credentials is
+/// not a redirect: it does not count against the redirect limit. A credential that worked (the response to it is not
+/// a 401) is stored in the session's `urlCredentialStorage` unless its persistence is `.none`. The delegate and a
+/// custom storage are user code, so the stage waits (``process(_:in:)``) whenever it has to ask or store.
 struct AuthenticationStage: ResponseStage {
     func immediate(_ response: URLResponse, in context: StageContext) throws(TransferError) -> ResponseStep? {
         guard let http = response as? HTTPURLResponse else { return .proceed(response) }
@@ -45,9 +48,11 @@ struct AuthenticationStage: ResponseStage {
                     context.currentRequest, challenge: challenge, credential: previous, state: state)
             {
                 state.resending(previous, for: space)
-                return .followUp(next, dropsBody: false)
+                return .retry(next)
             }
             let failures = state.failures(for: space)
+            // A delegate that answers with the same wrong credential forever must not loop forever.
+            guard failures < Self.maximumFailures else { continue }
             let proposed: URLCredential?
             if failures == 0 {
                 proposed =
@@ -77,10 +82,13 @@ struct AuthenticationStage: ResponseStage {
                     context.currentRequest, challenge: challenge, credential: credential, state: state)
             else { return .proceed(response) }
             state.sending(credential, for: space)
-            return .followUp(next, dropsBody: false)
+            return .retry(next)
         }
         return .proceed(response)
     }
+
+    /// Credentials sent for one space before its challenges are no longer asked about (the 401 is then delivered).
+    static let maximumFailures = 10
 
     /// The challenges of the response that Courier can answer, in order.
     static func answerableChallenges(in response: HTTPURLResponse) -> [AuthenticationChallenge] {

@@ -16,6 +16,9 @@ enum ResponseStep: Sendable {
     /// Send this request instead (a redirect, a retry with credentials): the current body is drained.
     /// `dropsBody` when the follow-up must not carry the request body (a 303, or a 301/302 POST).
     case followUp(URLRequest, dropsBody: Bool)
+    /// Send this request again, for the same resource (a retry with credentials): the current body is drained, as
+    /// for a follow-up, but it is not a redirect and does not count against the redirect limit.
+    case retry(URLRequest)
     /// Deliver this response, to a download file instead of the data consumer (`.becomeDownload`).
     case proceedAsDownload(URLResponse)
 }
