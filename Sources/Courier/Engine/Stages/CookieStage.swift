@@ -86,7 +86,10 @@ package struct CookieStage: RequestStage {
         case .always:
             break
         }
-        let cookies = HTTPCookie.cookies(withResponseHeaderFields: response.headerFields.dictionary, for: url)
+        // Line by line as received when the response came from the network; a dictionary's joined values are split.
+        let cookies =
+            response.setCookieLines.map { HTTPCookie.parseCookies(lines: $0, for: url) }
+            ?? HTTPCookie.cookies(withResponseHeaderFields: response.headerFields.dictionary, for: url)
         guard !cookies.isEmpty else { return }
         storage.setCookies(cookies, for: url, mainDocumentURL: mainDocumentURL)
     }

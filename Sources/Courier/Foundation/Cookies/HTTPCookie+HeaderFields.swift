@@ -10,11 +10,16 @@ extension HTTPCookie {
 
     /// Implements ``HTTPCookie/cookies(withResponseHeaderFields:for:)``.
     static func parseCookies(withResponseHeaderFields headerFields: [String: String], for URL: URL) -> [HTTPCookie] {
-        guard let host = URL.host, !host.isEmpty else { return [] }
         let values = headerFields.filter { HeaderName.equal($0.key, "Set-Cookie") }.map(\.value)
+        return parseCookies(lines: values.flatMap(SetCookie.split(combined:)), for: URL)
+    }
+
+    /// The cookies of `Set-Cookie` values taken one per line, as received (never split at commas).
+    static func parseCookies(lines: [String], for URL: URL) -> [HTTPCookie] {
+        guard let host = URL.host, !host.isEmpty else { return [] }
         let now = Date()
         let requestPath = URL.path(percentEncoded: true)
-        return values.flatMap(SetCookie.split(combined:)).compactMap { text in
+        return lines.compactMap { text in
             SetCookie.parse(text, host: host, requestPath: requestPath, now: now).flatMap { cookie(from: $0, url: URL) }
         }
     }

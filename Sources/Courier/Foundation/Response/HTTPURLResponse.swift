@@ -16,6 +16,10 @@ open class HTTPURLResponse: URLResponse, @unchecked Sendable {
 
     /// The HTTP version of the response, such as `"HTTP/1.1"`, if known.
     package let httpVersion: String?
+    /// The `Set-Cookie` fields as received, one per line, when the response came from the network (`nil` when it
+    /// was made from a dictionary, whose joined values must be split again): cookies are parsed line by line, so a
+    /// comma in a value never splits a cookie in two.
+    package let setCookieLines: [String]?
 
     /// Creates an HTTP response.
     ///
@@ -28,6 +32,7 @@ open class HTTPURLResponse: URLResponse, @unchecked Sendable {
     public init?(url: URL, statusCode: Int, httpVersion HTTPVersion: String?, headerFields: [String: String]?) {
         let headers = HeaderFieldDictionary(headerFields ?? [:])
         let derived = Derived(headers)
+        setCookieLines = nil
         storedStatusCode = statusCode
         self.headerFields = headers
         httpVersion = HTTPVersion
@@ -47,6 +52,7 @@ open class HTTPURLResponse: URLResponse, @unchecked Sendable {
     package init(url: URL, statusCode: Int, httpVersion: String?, headerFieldPairs: [(String, String)]) {
         let headers = HeaderFieldDictionary(pairs: headerFieldPairs)
         let derived = Derived(headers)
+        setCookieLines = headerFieldPairs.filter { HeaderName.equal($0.0, "Set-Cookie") }.map(\.1)
         storedStatusCode = statusCode
         headerFields = headers
         self.httpVersion = httpVersion
@@ -68,6 +74,7 @@ open class HTTPURLResponse: URLResponse, @unchecked Sendable {
         else { return nil }
         let pairs = stride(from: 0, to: flat.count, by: 2).map { (flat[$0], flat[$0 + 1]) }
         let headers = HeaderFieldDictionary(pairs: pairs)
+        setCookieLines = pairs.filter { HeaderName.equal($0.0, "Set-Cookie") }.map(\.1)
         storedStatusCode = aDecoder.decodeInteger(forKey: ArchiveKey.statusCode)
         headerFields = headers
         httpVersion = aDecoder.decodeObject(of: NSString.self, forKey: ArchiveKey.httpVersion).map { $0 as String }
