@@ -9,7 +9,7 @@ import NIOConcurrencyHelpers
 ///
 /// Events arrive on the engine's executor, one at a time; the answers to decisions come back from the delegate
 /// queue and go to the engine, which serializes them with everything else.
-final class TaskEventAdapter: TaskEventSink {
+final class TaskEventAdapter: TaskEventSink, TaskHost {
     /// Bytes handed to the delegate queue but not yet consumed before the transfer pauses.
     static let delegateHighWatermark = 1 << 20
 
@@ -49,6 +49,9 @@ final class TaskEventAdapter: TaskEventSink {
         return false
     }
     var engine: TaskEngine? { engineBox.withLockedValue { $0 } }
+
+    /// Whether the app has the task suspended now.
+    var isSuspended: Bool { task.state == .suspended }
 
     func attach(_ engine: TaskEngine) {
         engineBox.withLockedValue { $0 = engine }

@@ -4,6 +4,7 @@ import Foundation
 import Logging
 import NIOCore
 import NIOFoundationCompat
+import NIOPosix
 
 /// Runs one task: steps its ``TransferMachine`` on a serial ``EngineExecutor`` and performs the actions the
 /// machine returns — running the ``StageChain``, starting and pausing the ``ResponseSource``, writing the download
@@ -50,16 +51,15 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
         /// Decides about new TLS connections (asks the session's delegate), if the session has one.
         let trustEvaluator: (any ServerTrustEvaluator)?
         let logger: Logger
-        /// Schedules the `earliestBeginDate` timer.
-        let timerLoop: any EventLoop
+        /// Schedules the `earliestBeginDate` timer (looked up only for a delayed task).
+        var timerLoop: any EventLoop { MultiThreadedEventLoopGroup.singleton.any() }
         /// Holds the resource deadline.
         var deadlines: DeadlineScheduler = .shared
         /// The task object, for `URLProtocol.canInit(with:)`.
         let task: URLSessionTask?
-        /// Asks the app for a new body stream (`needNewBodyStream`).
-        let newBodyStream: @Sendable () async -> InputStream?
-        /// Whether the app has the task suspended now.
-        let isSuspended: @Sendable () -> Bool
+        /// The task's side: whether the app has it suspended, and new body streams (`needNewBodyStream`). A
+        /// reference rather than closures, so that making an engine allocates less.
+        let host: any TaskHost
     }
 
     /// A unit of work on the executor. The frequent ones — a response's head, parts, end and timeline — are values,
@@ -145,7 +145,7 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
     /// calls from two threads that reach the executor in the other order still end in the latest state.
     func suspensionChanged() {
         onExecutor { [self] in
-            let suspended = environment.isSuspended()
+            let suspended = environment.host.isSuspended
             step { suspended ? $0.suspend() : $0.resume() }
         }
     }
@@ -290,7 +290,7 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
                     tls: environment.tls,
                     trustEvaluator: environment.trustEvaluator,
                     body: bodyState,
-                    newBodyStream: environment.newBodyStream
+                    bodyStreams: environment.host
                 )
                 bodyState.sentBefore = true
                 emit(.attemptStarted(expectedToSend: transportRequest.body.length ?? NSURLSessionTransferSizeUnknown))

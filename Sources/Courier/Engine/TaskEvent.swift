@@ -71,3 +71,10 @@ protocol TaskEventSink: AnyObject, Sendable {
     /// Whether the consumer wants the source paused now (its buffer is full); asked on the engine's executor.
     var wantsSourcePaused: Bool { get }
 }
+
+/// What the engine asks of the task it runs, besides sending it events: whether the app has it suspended, and a new
+/// body stream (`needNewBodyStream`, user code, asked on the delegate queue).
+protocol TaskHost: AnyObject, Sendable {
+    var isSuspended: Bool { get }
+    func askForNewBodyStream() async -> InputStream?
+}

@@ -21,7 +21,7 @@ enum TransportRequestBuilder {
         tls: TLSSettings,
         trustEvaluator: (any ServerTrustEvaluator)? = nil,
         body bodyState: BodyState = BodyState(),
-        newBodyStream: @escaping @Sendable () async -> InputStream?
+        bodyStreams: any TaskHost
     ) throws(TransferError) -> TransportRequest {
         guard let url = request.url else { throw .badURL("the request has no URL") }
         let method = request.httpMethod ?? "GET"
@@ -41,7 +41,7 @@ enum TransportRequestBuilder {
         let body =
             bodyState.dropped
             ? .none
-            : try makeBody(request: request, upload: upload, bodyState: bodyState, newBodyStream: newBodyStream)
+            : try makeBody(request: request, upload: upload, bodyState: bodyState, bodyStreams: bodyStreams)
         var transportRequest = try TransportRequest(
             method: method,
             url: url,
@@ -61,7 +61,7 @@ enum TransportRequestBuilder {
         request: URLRequest,
         upload: UploadBody?,
         bodyState: BodyState,
-        newBodyStream: @escaping @Sendable () async -> InputStream?
+        bodyStreams: any TaskHost
     ) throws(TransferError) -> TransportRequestBody {
         let declaredLength = request.value(forHTTPHeaderField: "Content-Length").flatMap { Int64($0) }
         if let upload {
@@ -73,7 +73,9 @@ enum TransportRequestBuilder {
                 return .stream(length: length, source: FileBodySource(url: url))
             case .streamed:
                 return .stream(
-                    length: declaredLength, source: InputStreamBodySource(initialStream: nil, newStream: newBodyStream))
+                    length: declaredLength,
+                    source: InputStreamBodySource(
+                        initialStream: nil, newStream: { await bodyStreams.askForNewBodyStream() }))
             }
         }
         if let data = request.httpBody {
@@ -82,7 +84,9 @@ enum TransportRequestBuilder {
         if let stream = request.httpBodyStream {
             let initial = bodyState.sentBefore ? nil : stream
             return .stream(
-                length: declaredLength, source: InputStreamBodySource(initialStream: initial, newStream: newBodyStream))
+                length: declaredLength,
+                source: InputStreamBodySource(
+                    initialStream: initial, newStream: { await bodyStreams.askForNewBodyStream() }))
         }
         return .none
     }

@@ -37,6 +37,8 @@ open class URLSession: NSObject, @unchecked Sendable {
     let tlsSettings: TLSSettings
     /// What the request stages read from the configuration, read once (see ``StageSettings``).
     let stageSettings: StageSettings
+    /// Why no task of this session can run, read once from the configuration (a background identifier, a proxy).
+    let configurationFailure: TransferError?
     /// The Basic protection spaces this session authenticated in (preemptive credentials).
     let authenticatedSpaces = AuthenticatedSpaces()
     /// Asks the delegate about new TLS connections (sessions with a delegate only).
@@ -106,6 +108,7 @@ open class URLSession: NSObject, @unchecked Sendable {
         self.logger = Logger(label: "courier.session")
         self.tlsSettings = TransportRequestBuilder.tlsSettings(copied)
         self.stageSettings = StageSettings(copied)
+        self.configurationFailure = Self.configurationFailure(copied)
         self.trustEvaluator =
             delegate == nil
             ? nil : SessionTrustEvaluator(additionalTrustedCertificates: copied.courierAdditionalTrustedCertificates)
@@ -124,6 +127,20 @@ open class URLSession: NSObject, @unchecked Sendable {
         }
         // Partial files of resume data never used would otherwise stay forever.
         DownloadDirectory.sweepInBackground(copied.courierDownloadDirectory)
+    }
+
+    /// Why the configuration keeps every task from running, if it does.
+    private static func configurationFailure(_ configuration: URLSessionConfiguration) -> TransferError? {
+        if configuration.identifier != nil {
+            return .unsupportedURL(
+                "background sessions need the courierd daemon, which is not available yet (a later Courier release)")
+        }
+        if configuration.requestsProxy {
+            return .unsupportedURL(
+                "connectionProxyDictionary enables a proxy, and Courier cannot send through proxies yet; "
+                    + "the request is not sent directly instead")
+        }
+        return nil
     }
 
     /// The configuration as the session uses it (not a copy; never mutated).

@@ -31,7 +31,7 @@ extension URLSessionTask {
             taskIdentifier: taskIdentifier,
             kind: kind,
             earliestBeginDate: state.earliestBeginDate,
-            failure: startFailure(hasRequest: state.currentRequest != nil, configuration: configuration),
+            failure: startFailure(hasRequest: state.currentRequest != nil),
             asksForRedirects: has(URLSessionTaskDelegate.self),
             asksForResponses: isDelegateDataTask
         )
@@ -43,12 +43,10 @@ extension URLSessionTask {
             authenticatedSpaces: session.authenticatedSpaces,
             trustEvaluator: session.trustEvaluator,
             logger: session.logger,
-            timerLoop: MultiThreadedEventLoopGroup.singleton.any(),
             task: self,
             // The adapter strongly: it holds the engine only until completion, so there is no lasting cycle, and a
             // weak reference would slow every retain and release of it.
-            newBodyStream: { await adapter.askForNewBodyStream() },
-            isSuspended: { adapter.task.state == .suspended }
+            host: adapter
         )
         let engine = TaskEngine(spec: spec, environment: environment, sink: adapter)
         adapter.attach(engine)
@@ -56,21 +54,15 @@ extension URLSessionTask {
     }
 
     /// Why the task fails as soon as it starts, if it cannot run.
-    private func startFailure(hasRequest: Bool, configuration: URLSessionConfiguration) -> TransferError? {
+    private func startFailure(hasRequest: Bool) -> TransferError? {
         if createdOnInvalidSession.withLockedValue({ $0 }) {
             return .cancelled("the task was created after its session was invalidated")
         }
         if let reason = unsupportedReason {
             return .unsupportedURL(reason)
         }
-        if configuration.identifier != nil {
-            return .unsupportedURL(
-                "background sessions need the courierd daemon, which is not available yet (a later Courier release)")
-        }
-        if configuration.requestsProxy {
-            return .unsupportedURL(
-                "connectionProxyDictionary enables a proxy, and Courier cannot send through proxies yet; "
-                    + "the request is not sent directly instead")
+        if let failure = session.configurationFailure {
+            return failure
         }
         if !hasRequest {
             return .unsupportedURL("unsupported URL: the task has no request")
