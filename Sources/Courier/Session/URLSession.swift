@@ -120,11 +120,6 @@ open class URLSession: NSObject, @unchecked Sendable {
             )
         super.init()
         trustEvaluator?.attach(self)
-        if copied.httpCookieStorage != nil {
-            // The Public Suffix List (a 250 KB file) is read at the first cookie with a Domain attribute, which may be
-            // on an event loop: read it now, off the loops.
-            DispatchQueue.global(qos: .utility).async { _ = PublicSuffixList.shared.isPublicSuffix("com") }
-        }
         // Partial files of resume data never used would otherwise stay forever.
         DownloadDirectory.sweepInBackground(copied.courierDownloadDirectory)
     }
