@@ -247,7 +247,9 @@ open class URLSessionConfiguration: NSObject, NSCopying, @unchecked Sendable {
         set { settings.withLockedValue { $0.urlCredentialStorage = newValue } }
     }
 
-    /// The response cache of the session, or `nil` for none. Defaults to ``URLCache/shared``; an ephemeral configuration gets a new in-memory cache. Sessions do not consult the cache yet.
+    /// The response cache of the session, or `nil` for none. Defaults to ``URLCache/shared``; an ephemeral configuration
+    /// gets a new in-memory cache. Sessions answer the cache-only policies from it; they do not store responses in it
+    /// yet.
     open var urlCache: URLCache? {
         get { settings.withLockedValue { $0.urlCache } }
         set { settings.withLockedValue { $0.urlCache = newValue } }

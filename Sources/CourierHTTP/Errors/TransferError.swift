@@ -30,6 +30,7 @@ public struct TransferError: Error, Hashable, Sendable, CustomStringConvertible 
         case requestBodyStreamExhausted
         case cannotDecodeRawData
         case httpTooManyRedirects
+        case resourceUnavailable
     }
 
     private let code: Code
@@ -99,6 +100,10 @@ public struct TransferError: Error, Hashable, Sendable, CustomStringConvertible 
     /// Data the caller handed in (for example download resume data) could not be decoded.
     public static func cannotDecodeRawData(_ detail: String) -> Self { .init(.cannotDecodeRawData, detail) }
 
+    /// The request may only be answered from the cache, and the cache has nothing for it
+    /// (`URLError.resourceUnavailable`, −1008).
+    public static func resourceUnavailable(_ detail: String) -> Self { .init(.resourceUnavailable, detail) }
+
     /// A file could not be opened.
     public static func cannotOpenFile(_ detail: String) -> Self { .init(.cannotOpenFile, detail) }
     /// A file to upload does not exist.
@@ -128,6 +133,7 @@ public struct TransferError: Error, Hashable, Sendable, CustomStringConvertible 
         case .badServerResponse: return .badServerResponse
         case .cannotParseResponse: return .cannotParseResponse
         case .secureConnectionFailed: return .secureConnectionFailed
+        case .resourceUnavailable: return .resourceUnavailable
         case .serverCertificateUntrusted: return .serverCertificateUntrusted
         case .serverCertificateHasBadDate: return .serverCertificateHasBadDate
         case .serverCertificateNotYetValid: return .serverCertificateNotYetValid

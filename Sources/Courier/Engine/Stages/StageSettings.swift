@@ -13,6 +13,8 @@ struct StageSettings: Sendable {
     let additionalHeaders: [(String, String)]
     let shouldSetCookies: Bool
     let cookieStorage: HTTPCookieStorage?
+    /// `requestCachePolicy`: the policy of requests that ask for `.useProtocolCachePolicy`.
+    let cachePolicy: URLRequest.CachePolicy
 
     init(_ configuration: URLSessionConfiguration) {
         protocolClasses = (configuration.protocolClasses ?? []).compactMap { $0 as? URLProtocol.Type }
@@ -22,5 +24,6 @@ struct StageSettings: Sendable {
         }
         shouldSetCookies = configuration.httpShouldSetCookies
         cookieStorage = configuration.httpCookieStorage
+        cachePolicy = configuration.requestCachePolicy
     }
 }
