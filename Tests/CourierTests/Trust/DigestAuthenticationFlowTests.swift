@@ -83,3 +83,29 @@ struct DigestAuthenticationFlowTests {
         }
     }
 }
+
+extension DigestAuthenticationFlowTests {
+    /// A server that calls every nonce stale: ten silent retries, then the delegate is asked again (and here
+    /// cancels) — never an endless loop.
+    @Test func anEndlesslyStaleServerEndsTheRetries() async throws {
+        try await withServer { server in
+            let counter = DigestServer()
+            server.route("/s") { request in
+                let count = counter.seen.withLockedValue { seen in
+                    seen.append("")
+                    return seen.count
+                }
+                let stale = request.header("Authorization") == nil ? "false" : "true"
+                let challenge =
+                    "Digest realm=\"r\", qop=\"auth\", algorithm=SHA-256, nonce=\"n\(count)\", stale=\(stale)"
+                return MockResponse(status: 401, headers: [("WWW-Authenticate", challenge)])
+            }
+            let delegate = ChallengeAnsweringDelegate([(.useCredential, HTTPAuthenticationTests.right)])
+            let session = makeSession(delegate: delegate)
+            #expect(await session.runDataTask(server.url("/s")).urlError?.code == .cancelled)
+            #expect(delegate.challenges.withLockedValue { $0.map(\.previousFailureCount) } == [0, 1])
+            #expect(server.requests.count == 12)
+            session.invalidateAndCancel()
+        }
+    }
+}

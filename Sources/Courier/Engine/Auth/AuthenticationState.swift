@@ -11,6 +11,8 @@ final class AuthenticationState: Sendable {
         var inFlight: (space: AuthenticationQuestion.Space, credential: URLCredential)?
         /// Digest nonce counts, per nonce.
         var nonceCounts: [String: Int] = [:]
+        /// Credentials sent again because the server only renewed its nonce, per space.
+        var staleResends: [AuthenticationQuestion.Space: Int] = [:]
     }
 
     private let state = NIOLockedValueBox(State())
@@ -37,7 +39,15 @@ final class AuthenticationState: Sendable {
     /// `credential` goes out again for `space` because the server only renewed its nonce (`stale=true`): not a
     /// failure of the credential.
     func resending(_ credential: URLCredential, for space: AuthenticationQuestion.Space) {
-        state.withLockedValue { $0.inFlight = (space, credential) }
+        state.withLockedValue { state in
+            state.staleResends[space, default: 0] += 1
+            state.inFlight = (space, credential)
+        }
+    }
+
+    /// How many times a credential went out again for `space` after a `stale=true` challenge.
+    func staleResends(for space: AuthenticationQuestion.Space) -> Int {
+        state.withLockedValue { $0.staleResends[space] ?? 0 }
     }
 
     /// The next nonce count for `nonce` (1 for a new nonce).

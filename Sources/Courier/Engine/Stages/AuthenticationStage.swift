@@ -42,7 +42,9 @@ struct AuthenticationStage: ResponseStage {
         }
         for challenge in Self.answerableChallenges(in: http) {
             let space = Self.space(for: challenge, url: url)
+            // A server that calls every nonce stale gets a bounded number of silent retries, then the delegate again.
             if let digest = DigestAuthentication(challenge), digest.isStale,
+                state.staleResends(for: space) < Self.maximumFailures,
                 let previous = state.lastCredential(for: space),
                 let next = Self.authorize(
                     context.currentRequest, challenge: challenge, credential: previous, state: state)
