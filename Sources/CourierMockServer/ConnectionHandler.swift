@@ -1,6 +1,7 @@
 import Foundation
 import NIOCore
 import NIOHTTP1
+import NIOSSL
 
 /// Serves the requests of one connection: records each complete request, picks its response from the
 /// ``ServerState`` and writes it with a ``ResponseWriter``. Requests that arrive while a response is being
@@ -44,7 +45,8 @@ final class ConnectionHandler: ChannelInboundHandler, RemovableChannelHandler {
         case .end:
             guard let accumulator = current else { return }
             current = nil
-            let request = accumulator.finish(connectionID: connectionID)
+            var request = accumulator.finish(connectionID: connectionID)
+            request.clientCertificateDER = clientCertificate(context: context)
             state.record(request)
             let head = accumulator.head
             // HTTP/1.0 always closes; HTTP/1.1 unless the client sent `Connection: close`.
@@ -52,6 +54,12 @@ final class ConnectionHandler: ChannelInboundHandler, RemovableChannelHandler {
             pending.append(PendingRequest(request: request, keepAlive: keepAlive))
             answerNext(context: context)
         }
+    }
+
+    /// The certificate the client presented on this connection, if it is TLS and presented one.
+    private func clientCertificate(context: ChannelHandlerContext) -> [UInt8]? {
+        let tls = try? context.pipeline.syncOperations.handler(type: NIOSSLServerHandler.self)
+        return try? tls?.peerCertificate?.toDERBytes()
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {

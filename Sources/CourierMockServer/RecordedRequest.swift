@@ -22,6 +22,8 @@ public struct RecordedRequest: Sendable {
     public var bodySHA256: String
     /// The 1-based id of the TCP connection the request came on.
     public var connectionID: Int
+    /// The DER certificate the client presented in the TLS handshake, or `nil` (plain HTTP, or no certificate).
+    public var clientCertificateDER: [UInt8]? = nil
 
     /// The value of the first header called `name`, compared case-insensitively.
     public func header(_ name: String) -> String? {

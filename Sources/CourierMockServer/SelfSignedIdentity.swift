@@ -25,6 +25,14 @@ struct SelfSignedIdentity: Sendable {
         )
         configuration.applicationProtocols = ["http/1.1"]
         configuration.shutdownTimeout = .milliseconds(250)
+        if !custom.requiredClientCertificateAuthoritiesDER.isEmpty {
+            let authorities = try custom.requiredClientCertificateAuthoritiesDER.map {
+                try NIOSSLCertificate(bytes: $0, format: .der)
+            }
+            configuration.certificateVerification = .noHostnameVerification
+            configuration.trustRoots = .certificates(authorities)
+            configuration.sendCANameList = true
+        }
         let leaf = custom.certificateChainDER.first ?? []
         self.certificateDER = leaf
         self.certificatePEM = try Certificate(derEncoded: leaf).serializeAsPEM().pemString

@@ -2,6 +2,7 @@ import CourierHTTP
 import CourierTransport
 import Foundation
 import NIOConcurrencyHelpers
+import NIOSSL
 
 /// Asks a session's delegate about every new TLS connection, as Darwin does: an
 /// `NSURLAuthenticationMethodServerTrust` challenge whose `protectionSpace.serverTrust` holds the server's chain goes
@@ -12,16 +13,23 @@ import NIOConcurrencyHelpers
 ///   own evaluation decides (``TrustEvaluation``; the session's `courierAdditionalTrustedCertificates` count as roots).
 /// - `.cancelAuthenticationChallenge`: the connection fails with `URLError(.cancelled)`.
 ///
+/// When a server asks for a client certificate, it also asks the delegate an `NSURLAuthenticationMethodClientCertificate`
+/// challenge (``clientIdentity(host:port:)``).
+///
 /// A delegate that never answers is bounded by the connection's handshake timeout. The session makes one evaluator,
-/// and connections are pooled per evaluator, so a connection one session's delegate approved never serves another
-/// session. Sessions without a delegate have no evaluator: NIOSSL verifies against the same roots.
-final class SessionTrustEvaluator: ServerTrustEvaluator {
+/// and connections are pooled per evaluator, so a connection one session's delegate approved (or presented a
+/// certificate for) never serves another session. Sessions without a delegate have no evaluator: NIOSSL verifies
+/// against the same roots, and the credential storage's default identity is presented when a server asks.
+final class SessionTrustEvaluator: ServerTrustEvaluator, ClientCertificateProvider {
     /// The session, attached once it exists; weak, as the session holds the evaluator.
     private let sessionBox = NIOLockedValueBox<WeakSession>(WeakSession())
     private let additionalRoots: [SecCertificate]
+    /// Where `.performDefaultHandling` looks for a client certificate: the session's `urlCredentialStorage`.
+    private let credentialStorage: URLCredentialStorage?
 
-    init(additionalTrustedCertificates: [Data]) {
+    init(additionalTrustedCertificates: [Data], credentialStorage: URLCredentialStorage?) {
         self.additionalRoots = additionalTrustedCertificates.map { SecCertificate(derData: $0) }
+        self.credentialStorage = credentialStorage
     }
 
     func attach(_ session: URLSession) {
@@ -49,15 +57,7 @@ final class SessionTrustEvaluator: ServerTrustEvaluator {
         let challenge = URLAuthenticationChallenge(
             protectionSpace: space, proposedCredential: nil, previousFailureCount: 0, failureResponse: nil,
             error: nil, sender: CompletionHandlerChallengeSender())
-        let (disposition, credential) = await withCheckedContinuation { continuation in
-            session.dispatcher.async {
-                let once = CompletionOnce()
-                delegate.urlSession(session, didReceive: challenge) { disposition, credential in
-                    guard once.claim() else { return }
-                    continuation.resume(returning: (disposition, credential))
-                }
-            }
-        }
+        let (disposition, credential) = await ask(delegate, of: session, challenge)
         switch disposition {
         case .useCredential where credential?.trust != nil:
             return .trust
@@ -71,5 +71,50 @@ final class SessionTrustEvaluator: ServerTrustEvaluator {
     private func defaultDecision(_ trust: SecTrust, chain: [[UInt8]]) async -> ServerTrustDecision {
         guard let failure = await TrustEvaluation.evaluate(trust) else { return .trust }
         return .reject(failure.withPeerCertificateChain(chain))
+    }
+
+    /// Asks the delegate on the delegate queue; the first answer counts.
+    private func ask(
+        _ delegate: any URLSessionDelegate, of session: URLSession, _ challenge: URLAuthenticationChallenge
+    ) async -> (URLSession.AuthChallengeDisposition, URLCredential?) {
+        await withCheckedContinuation { continuation in
+            session.dispatcher.async {
+                let once = CompletionOnce()
+                delegate.urlSession(session, didReceive: challenge) { disposition, credential in
+                    guard once.claim() else { return }
+                    continuation.resume(returning: (disposition, credential))
+                }
+            }
+        }
+    }
+
+    /// The server asked for a client certificate: an `NSURLAuthenticationMethodClientCertificate` challenge whose
+    /// `proposedCredential` is the storage's default identity for the space.
+    ///
+    /// - `.useCredential` with an identity credential: present it (with its `certificates` as the intermediates, or
+    ///   the identity's own chain); with any other credential, continue without a certificate.
+    /// - `.performDefaultHandling` or `.rejectProtectionSpace`: the storage's default identity, else none.
+    /// - `.cancelAuthenticationChallenge`: the connection fails with `URLError(.cancelled)`.
+    ///
+    /// `protectionSpace.distinguishedNames` is empty: NIOSSL does not expose the certificate authorities the
+    /// server named.
+    func clientIdentity(host: String, port: Int) async -> ClientIdentityDecision {
+        let space = ClientCertificateCredentials.space(host: host, port: port)
+        let stored = credentialStorage?.defaultCredential(for: space)
+        guard let session, let delegate = session.delegate else {
+            return ClientCertificateCredentials.decision(presenting: stored)
+        }
+        let challenge = URLAuthenticationChallenge(
+            protectionSpace: space, proposedCredential: stored, previousFailureCount: 0, failureResponse: nil,
+            error: nil, sender: CompletionHandlerChallengeSender())
+        let (disposition, credential) = await ask(delegate, of: session, challenge)
+        switch disposition {
+        case .useCredential:
+            return ClientCertificateCredentials.decision(presenting: credential)
+        case .cancelAuthenticationChallenge:
+            return .reject(.cancelled("the app cancelled the client certificate challenge of \(host)"))
+        default:
+            return ClientCertificateCredentials.decision(presenting: stored)
+        }
     }
 }

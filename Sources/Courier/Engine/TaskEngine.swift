@@ -50,6 +50,10 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
         let authenticatedSpaces: AuthenticatedSpaces
         /// Decides about new TLS connections (asks the session's delegate), if the session has one.
         let trustEvaluator: (any ServerTrustEvaluator)?
+        /// Chooses client certificates (asks the session's delegate), if the session has one.
+        let clientCertificateProvider: (any ClientCertificateProvider)?
+        /// Without a delegate: the storage whose default identity for an origin is presented when a server asks.
+        let identityStorage: URLCredentialStorage?
         let logger: Logger
         /// Schedules the `earliestBeginDate` timer (looked up only for a delayed task).
         var timerLoop: any EventLoop { MultiThreadedEventLoopGroup.singleton.any() }
@@ -287,8 +291,13 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
                     from: prepared,
                     upload: uploadBody,
                     configuration: environment.configuration,
-                    tls: environment.tls,
+                    tls: environment.identityStorage == nil
+                        ? environment.tls
+                        : ClientCertificateCredentials.settings(
+                            environment.tls, for: prepared.url ?? URL(fileURLWithPath: "/"),
+                            storage: environment.identityStorage),
                     trustEvaluator: environment.trustEvaluator,
+                    clientCertificateProvider: environment.clientCertificateProvider,
                     body: bodyState,
                     bodyStreams: environment.host
                 )

@@ -20,6 +20,7 @@ enum TransportRequestBuilder {
         configuration: URLSessionConfiguration,
         tls: TLSSettings,
         trustEvaluator: (any ServerTrustEvaluator)? = nil,
+        clientCertificateProvider: (any ClientCertificateProvider)? = nil,
         body bodyState: BodyState = BodyState(),
         bodyStreams: any TaskHost
     ) throws(TransferError) -> TransportRequest {
@@ -51,6 +52,7 @@ enum TransportRequestBuilder {
             tls: tls,
             trustEvaluator: trustEvaluator
         )
+        transportRequest.clientCertificateProvider = clientCertificateProvider
         transportRequest.maximumDecompressionRatio = configuration.courierMaximumDecompressionRatio
         return transportRequest
     }

@@ -43,6 +43,9 @@ open class URLSession: NSObject, @unchecked Sendable {
     let authenticatedSpaces = AuthenticatedSpaces()
     /// Asks the delegate about new TLS connections (sessions with a delegate only).
     let trustEvaluator: SessionTrustEvaluator?
+    /// Without a delegate, the storage whose default identity a connection presents when a server asks for a client
+    /// certificate (with one, the delegate is asked instead).
+    let identityStorage: URLCredentialStorage?
 
     /// A copy of the configuration the session was created with: changing it does not change the session.
     open var configuration: URLSessionConfiguration {
@@ -111,7 +114,11 @@ open class URLSession: NSObject, @unchecked Sendable {
         self.configurationFailure = Self.configurationFailure(copied)
         self.trustEvaluator =
             delegate == nil
-            ? nil : SessionTrustEvaluator(additionalTrustedCertificates: copied.courierAdditionalTrustedCertificates)
+            ? nil
+            : SessionTrustEvaluator(
+                additionalTrustedCertificates: copied.courierAdditionalTrustedCertificates,
+                credentialStorage: copied.urlCredentialStorage)
+        self.identityStorage = delegate == nil ? copied.urlCredentialStorage : nil
         self.transport =
             transport
             ?? HTTPTransport(

@@ -42,6 +42,8 @@ extension URLSessionTask {
             tls: session.tlsSettings,
             authenticatedSpaces: session.authenticatedSpaces,
             trustEvaluator: session.trustEvaluator,
+            clientCertificateProvider: session.trustEvaluator,
+            identityStorage: session.identityStorage,
             logger: session.logger,
             task: self,
             // The adapter strongly: it holds the engine only until completion, so there is no lasting cycle, and a

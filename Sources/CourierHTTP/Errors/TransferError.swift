@@ -21,6 +21,8 @@ public struct TransferError: Error, Hashable, Sendable, CustomStringConvertible 
         case serverCertificateHasBadDate
         case serverCertificateNotYetValid
         case serverCertificateHasUnknownRoot
+        case clientCertificateRejected
+        case clientCertificateRequired
         case cannotDecodeContentData
         case cannotCreateFile
         case cannotWriteToFile
@@ -91,6 +93,11 @@ public struct TransferError: Error, Hashable, Sendable, CustomStringConvertible 
     public static func serverCertificateHasUnknownRoot(_ detail: String) -> Self {
         .init(.serverCertificateHasUnknownRoot, detail)
     }
+    /// The server refused the client certificate Courier presented (`URLError.clientCertificateRejected`, −1205).
+    public static func clientCertificateRejected(_ detail: String) -> Self { .init(.clientCertificateRejected, detail) }
+    /// The server requires a client certificate and none was presented (`URLError.clientCertificateRequired`,
+    /// −1206).
+    public static func clientCertificateRequired(_ detail: String) -> Self { .init(.clientCertificateRequired, detail) }
     /// The content coding of the body could not be decoded.
     public static func cannotDecodeContentData(_ detail: String) -> Self { .init(.cannotDecodeContentData, detail) }
     /// A file could not be created.
@@ -138,6 +145,8 @@ public struct TransferError: Error, Hashable, Sendable, CustomStringConvertible 
         case .serverCertificateHasBadDate: return .serverCertificateHasBadDate
         case .serverCertificateNotYetValid: return .serverCertificateNotYetValid
         case .serverCertificateHasUnknownRoot: return .serverCertificateHasUnknownRoot
+        case .clientCertificateRejected: return .clientCertificateRejected
+        case .clientCertificateRequired: return .clientCertificateRequired
         case .cannotDecodeContentData: return .cannotDecodeContentData
         case .cannotCreateFile: return .cannotCreateFile
         case .cannotWriteToFile: return .cannotWriteToFile

@@ -17,14 +17,24 @@ struct ConnectionFactory: Sendable {
         key: PoolKey,
         id: Int,
         connectTimeout: TimeAmount,
-        trustEvaluator: (any ServerTrustEvaluator)?
+        trustEvaluator: (any ServerTrustEvaluator)?,
+        clientCertificateProvider: (any ClientCertificateProvider)? = nil
     ) -> EventLoopFuture<HTTP1Connection> {
         let eventLoop = group.next()
         guard let tls = key.tls else {
             return open(
                 key: key, id: id, sslContext: nil, on: eventLoop, connectTimeout: connectTimeout, trustEvaluator: nil)
         }
-        return tlsContexts.context(for: tls, on: eventLoop)
+        let context: EventLoopFuture<NIOSSLContext>
+        if let clientCertificateProvider {
+            context = tlsContexts.context(
+                for: tls, provider: clientCertificateProvider, endpoint: key.endpoint,
+                loadsTrustRoots: trustEvaluator == nil, on: eventLoop)
+        } else {
+            context = tlsContexts.context(for: tls, on: eventLoop)
+        }
+        return
+            context
             .flatMapErrorThrowing { error in
                 throw error as? TransferError ?? .secureConnectionFailed("cannot set up TLS: \(error)")
             }

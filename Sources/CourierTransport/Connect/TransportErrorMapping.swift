@@ -89,10 +89,33 @@ enum TransportErrorMapping {
             if text.contains("CERTIFICATE_VERIFY_FAILED") || text.contains("certificate verify failed") {
                 return .serverCertificateUntrusted("the certificate of \(endpoint) is not trusted: \(text)")
             }
+            if let clientCertificate = clientCertificateError(alert: text, endpoint: endpoint) {
+                return clientCertificate
+            }
             return .secureConnectionFailed("TLS with \(endpoint) failed: \(text)")
         }
         if error is BoringSSLError {
-            return .secureConnectionFailed("TLS with \(endpoint) failed: \(error)")
+            let text = String(describing: error)
+            if let clientCertificate = clientCertificateError(alert: text, endpoint: endpoint) {
+                return clientCertificate
+            }
+            return .secureConnectionFailed("TLS with \(endpoint) failed: \(text)")
+        }
+        return nil
+    }
+
+    /// A certificate alert the client receives speaks of the client's own certificate: the server names none of its
+    /// own. TLS 1.3 servers say `certificate_required` when none came; the others say why they refused one.
+    static func clientCertificateError(alert text: String, endpoint: Endpoint) -> TransferError? {
+        if text.contains("ALERT_CERTIFICATE_REQUIRED") {
+            return .clientCertificateRequired("\(endpoint) requires a client certificate: \(text)")
+        }
+        let refusals = [
+            "ALERT_BAD_CERTIFICATE", "ALERT_UNKNOWN_CA", "ALERT_CERTIFICATE_UNKNOWN", "ALERT_CERTIFICATE_EXPIRED",
+            "ALERT_CERTIFICATE_REVOKED", "ALERT_UNSUPPORTED_CERTIFICATE", "ALERT_ACCESS_DENIED",
+        ]
+        if refusals.contains(where: { text.contains($0) }) {
+            return .clientCertificateRejected("\(endpoint) refused the client certificate: \(text)")
         }
         return nil
     }

@@ -22,6 +22,9 @@ public struct TransportRequest: Sendable {
     public var tls: TLSSettings
     /// Replaces the built-in certificate verification when set (see ``ServerTrustEvaluator``).
     public var trustEvaluator: (any ServerTrustEvaluator)?
+    /// Chooses the certificate to present when a server asks for one (see ``ClientCertificateProvider``); when
+    /// `nil`, ``TLSSettings/clientIdentity`` is presented, if any.
+    public var clientCertificateProvider: (any ClientCertificateProvider)?
     /// A gzip or deflate body may decode to at most this many times the compressed bytes received; more fails
     /// the request with `cannotDecodeContentData`. `nil` means no limit. The default is
     /// `ContentCoding.defaultMaximumDecompressionRatio`, which real content stays far under.

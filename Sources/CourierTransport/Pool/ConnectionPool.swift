@@ -107,7 +107,8 @@ final class ConnectionPool: Sendable {
             key: key,
             id: id,
             connectTimeout: exchange.request.idleTimeout,
-            trustEvaluator: exchange.request.trustEvaluator
+            trustEvaluator: exchange.request.trustEvaluator,
+            clientCertificateProvider: exchange.request.clientCertificateProvider
         ).whenComplete { result in
             switch result {
             case .success(let connection):

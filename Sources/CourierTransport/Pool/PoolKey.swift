@@ -4,11 +4,14 @@ struct PoolKey: Hashable, Sendable {
     var tls: TLSSettings?
     /// Connections verified by one evaluator are never handed to requests of another.
     var trustEvaluator: ObjectIdentifier?
+    /// A connection that presented one provider's certificate never serves another's requests.
+    var clientCertificateProvider: ObjectIdentifier?
 
     init(request: TransportRequest) {
         endpoint = request.endpoint
         let isTLS = request.endpoint.scheme == .https
         tls = isTLS ? request.tls : nil
         trustEvaluator = isTLS ? request.trustEvaluator.map { ObjectIdentifier($0) } : nil
+        clientCertificateProvider = isTLS ? request.clientCertificateProvider.map { ObjectIdentifier($0) } : nil
     }
 }

@@ -11,6 +11,22 @@ final class TLSContextCache: Sendable {
     static let shared = TLSContextCache()
 
     private let contexts = NIOLockedValueBox<[TLSSettings: NIOSSLContext]>([:])
+    /// Contexts that ask a ``ClientCertificateProvider``: one per provider (a session), settings and endpoint,
+    /// since NIOSSL's certificate callback belongs to the context and names neither the connection nor its port.
+    /// Entries go when their provider does.
+    private let providerContexts = NIOLockedValueBox<[ProviderContextKey: ProviderContext]>([:])
+
+    private struct ProviderContextKey: Hashable {
+        var provider: ObjectIdentifier
+        var settings: TLSSettings
+        var endpoint: Endpoint
+        var loadsTrustRoots: Bool
+    }
+
+    private struct ProviderContext {
+        weak var provider: (any ClientCertificateProvider)?
+        var context: NIOSSLContext
+    }
 
     /// The context for `settings`, built on first use.
     func context(for settings: TLSSettings) throws(TransferError) -> NIOSSLContext {
@@ -38,6 +54,74 @@ final class TLSContextCache: Sendable {
         }
         return NIOThreadPool.singleton.runIfActive(eventLoop: eventLoop) { [self] in
             try self.context(for: settings)
+        }
+    }
+
+    /// The context for connections to `endpoint` whose client certificate `provider` chooses, built on NIO's thread
+    /// pool on first use.
+    ///
+    /// - Parameter loadsTrustRoots: `false` when a ``ServerTrustEvaluator`` verifies the server, so the system's
+    ///   roots need not be loaded (which keeps a context per session cheap).
+    func context(
+        for settings: TLSSettings,
+        provider: any ClientCertificateProvider,
+        endpoint: Endpoint,
+        loadsTrustRoots: Bool,
+        on eventLoop: any EventLoop
+    ) -> EventLoopFuture<NIOSSLContext> {
+        let key = ProviderContextKey(
+            provider: ObjectIdentifier(provider), settings: settings, endpoint: endpoint,
+            loadsTrustRoots: loadsTrustRoots)
+        if let cached = providerContexts.withLockedValue({ $0[key] }), cached.provider === provider {
+            return eventLoop.makeSucceededFuture(cached.context)
+        }
+        return NIOThreadPool.singleton.runIfActive(eventLoop: eventLoop) { [self] in
+            var configuration: TLSConfiguration
+            do {
+                configuration = try settings.makeClientConfiguration(loadsTrustRoots: loadsTrustRoots)
+            } catch {
+                throw TransferError.secureConnectionFailed("cannot set up TLS: \(error)")
+            }
+            configuration.sslContextCallback = Self.askingCallback(provider, endpoint: endpoint)
+            let context: NIOSSLContext
+            do {
+                context = try NIOSSLContext(configuration: configuration)
+            } catch {
+                throw TransferError.secureConnectionFailed("cannot set up TLS: \(error)")
+            }
+            return providerContexts.withLockedValue { cache in
+                // A context whose provider is gone can never be asked for again: drop them as new ones come.
+                cache = cache.filter { $0.value.provider != nil }
+                if let raced = cache[key], raced.provider === provider { return raced.context }
+                cache[key] = ProviderContext(provider: provider, context: context)
+                return context
+            }
+        }
+    }
+
+    /// NIOSSL calls a client context's callback when the server's handshake asks for a certificate; the provider
+    /// answers off the event loop. It is held weakly: the context lives in the cache, the provider with its session.
+    private static func askingCallback(
+        _ provider: any ClientCertificateProvider, endpoint: Endpoint
+    ) -> NIOSSLContextCallback {
+        { [weak provider] _, promise in
+            guard let provider else {
+                promise.succeed(.noChanges)
+                return
+            }
+            Task {
+                switch await provider.clientIdentity(host: endpoint.host, port: endpoint.port) {
+                case .present(let identity):
+                    var override = NIOSSLContextConfigurationOverride()
+                    override.certificateChain = identity.certificateChain.map { .certificate($0) }
+                    override.privateKey = .privateKey(identity.privateKey)
+                    promise.succeed(override)
+                case .continueWithout:
+                    promise.succeed(.noChanges)
+                case .reject(let error):
+                    promise.fail(error)
+                }
+            }
         }
     }
 }

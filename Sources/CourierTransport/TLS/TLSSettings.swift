@@ -11,6 +11,9 @@ public struct TLSSettings: Hashable, Sendable {
     /// DER certificates trusted in addition to the system's trust store (Courier's extension for tests and
     /// private CAs).
     public let additionalTrustedCertificatesDER: [[UInt8]]
+    /// The certificate every connection presents when a server asks for one, for sessions that answer client
+    /// certificate challenges from a credential storage rather than through a ``ClientCertificateProvider``.
+    public var clientIdentity: ClientIdentity?
 
     /// Creates settings.
     public init(
@@ -28,22 +31,33 @@ public struct TLSSettings: Hashable, Sendable {
         lhs.minimumVersion == rhs.minimumVersion && lhs.maximumVersion == rhs.maximumVersion
             && lhs.certificatesHash == rhs.certificatesHash
             && lhs.additionalTrustedCertificatesDER == rhs.additionalTrustedCertificatesDER
+            && lhs.clientIdentity == rhs.clientIdentity
     }
 
     public func hash(into hasher: inout Hasher) {
         hasher.combine(minimumVersion)
         hasher.combine(maximumVersion)
         hasher.combine(certificatesHash)
+        // Hashing a certificate is costly and an identity is rare: equality tells identities apart.
+        hasher.combine(clientIdentity != nil)
     }
 
-    /// Builds the NIOSSL client configuration: the system trust store, full verification, ALPN `http/1.1`.
-    func makeClientConfiguration() throws -> TLSConfiguration {
+    /// Builds the NIOSSL client configuration: the system trust store, full verification, ALPN `http/1.1`, and the
+    /// client identity if there is one.
+    ///
+    /// - Parameter loadsTrustRoots: `false` for connections whose chain a ``ServerTrustEvaluator`` verifies:
+    ///   loading the system's roots is the slow part of making a context, and they would never be consulted.
+    func makeClientConfiguration(loadsTrustRoots: Bool = true) throws -> TLSConfiguration {
         var configuration = TLSConfiguration.makeClientConfiguration()
         configuration.minimumTLSVersion = minimumVersion
         configuration.maximumTLSVersion = maximumVersion
         configuration.certificateVerification = .fullVerification
-        configuration.trustRoots = .default
-        if !additionalTrustedCertificatesDER.isEmpty {
+        configuration.trustRoots = loadsTrustRoots ? .default : .certificates([])
+        if let clientIdentity {
+            configuration.certificateChain = clientIdentity.certificateChain.map { .certificate($0) }
+            configuration.privateKey = .privateKey(clientIdentity.privateKey)
+        }
+        if loadsTrustRoots && !additionalTrustedCertificatesDER.isEmpty {
             let certificates = try additionalTrustedCertificatesDER.map {
                 try NIOSSLCertificate(bytes: $0, format: .der)
             }

@@ -1,3 +1,4 @@
+import Courier
 import CourierMockServer
 import Crypto
 import Foundation
@@ -28,7 +29,8 @@ struct TestCertificateAuthority {
     /// A server certificate for `dnsNames` and `ipAddresses` (IPv4 dotted), valid between the given offsets from now.
     func leaf(
         commonName: String = "server", dnsNames: [String] = ["localhost"], ipAddresses: [[UInt8]] = [[127, 0, 0, 1]],
-        validFrom: TimeInterval = -3600, validUntil: TimeInterval = 86_400
+        validFrom: TimeInterval = -3600, validUntil: TimeInterval = 86_400,
+        usage: ExtendedKeyUsage.Usage = .serverAuth
     ) throws -> (certificate: Certificate, key: P256.Signing.PrivateKey) {
         let leafKey = P256.Signing.PrivateKey()
         let now = Date()
@@ -44,7 +46,7 @@ struct TestCertificateAuthority {
             extensions: try Certificate.Extensions {
                 Critical(BasicConstraints.notCertificateAuthority)
                 Critical(KeyUsage(digitalSignature: true))
-                try ExtendedKeyUsage([.serverAuth])
+                try ExtendedKeyUsage([usage])
                 SubjectAlternativeNames(names)
             },
             issuerPrivateKey: Certificate.PrivateKey(key))
@@ -72,5 +74,21 @@ extension TestCertificateAuthority {
         return MockTLSIdentity(
             certificateChainDER: [Array(leaf.derData), Array(certificate.derData)], privateKeyPEM: key.pemRepresentation
         )
+    }
+
+    /// A client certificate this CA signs, as an identity for `URLCredential(identity:certificates:persistence:)`,
+    /// and the leaf's DER (what the server records).
+    func clientIdentity(commonName: String = "client") throws -> (identity: SecIdentity, leafDER: [UInt8]) {
+        let (leaf, key) = try self.leaf(commonName: commonName, dnsNames: [], ipAddresses: [], usage: .clientAuth)
+        let identity = try SecIdentity.courierIdentity(
+            certificateChainPEM: try leaf.serializeAsPEM().pemString, privateKeyPEM: key.pemRepresentation)
+        return (identity, Array(leaf.derData))
+    }
+
+    /// A server identity (for `127.0.0.1` and `localhost`) that requires a client certificate from `clients`.
+    func serverIdentity(requiringClientsOf clients: TestCertificateAuthority) throws -> MockTLSIdentity {
+        var identity = try serverIdentity()
+        identity.requiredClientCertificateAuthoritiesDER = [Array(clients.certificate.derData)]
+        return identity
     }
 }

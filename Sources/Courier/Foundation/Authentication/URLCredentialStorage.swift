@@ -19,6 +19,9 @@ open class URLCredentialStorage: NSObject, @unchecked Sendable {
     }
 
     private let state = NIOLockedValueBox(State())
+    /// Whether an identity (client certificate) credential was ever stored: sessions without a delegate look one up
+    /// for every new TLS connection, which this keeps off the common path.
+    private let everHeldIdentity = NIOLockedValueBox(false)
     /// Where permanent credentials are kept, for the shared storage.
     private let file: URL?
     /// The entries last written to `file`; its lock also keeps two writers from interleaving.
@@ -65,14 +68,15 @@ open class URLCredentialStorage: NSObject, @unchecked Sendable {
     /// Stores a credential for a protection space, replacing a stored credential with the same user name.
     ///
     /// When the protection space has no default credential yet, the credential becomes its default, as on Darwin and
-    /// in FoundationNetworking. Credentials with ``URLCredential/Persistence-swift.enum/none`` persistence or without
-    /// a user name are not stored.
+    /// in FoundationNetworking. Credentials with ``URLCredential/Persistence-swift.enum/none`` persistence are not
+    /// stored, nor are trust credentials. An identity (client certificate) credential is stored under the empty
+    /// user name and kept in memory only, whatever its persistence.
     ///
     /// - Parameters:
     ///   - credential: The credential to store.
     ///   - space: The protection space it applies to.
     open func set(_ credential: URLCredential, for space: URLProtectionSpace) {
-        guard credential.persistence != .none, let user = credential.user else { return }
+        guard credential.persistence != .none, let user = keyNoting(credential) else { return }
         let changed = state.withLockedValue { state -> Bool in
             if state.credentials[space]?[user]?.isEqual(credential) == true { return false }
             state.credentials[space, default: [:]][user] = credential
@@ -103,7 +107,7 @@ open class URLCredentialStorage: NSObject, @unchecked Sendable {
     ///     `true`, as on Darwin. Posts ``NSNotification/Name/NSURLCredentialStorageChanged`` when a credential was
     ///     removed.
     open func remove(_ credential: URLCredential, for space: URLProtectionSpace, options: [String: Any]? = nil) {
-        guard let user = credential.user else { return }
+        guard let user = Self.key(of: credential) else { return }
         let removesSynchronizable = (options?[NSURLCredentialStorageRemoveSynchronizableCredentials] as? Bool) == true
         let changed = state.withLockedValue { state -> Bool in
             guard let stored = state.credentials[space]?[user] else { return false }
@@ -131,14 +135,14 @@ open class URLCredentialStorage: NSObject, @unchecked Sendable {
 
     /// Stores a credential and makes it the default credential of a protection space.
     ///
-    /// Credentials with ``URLCredential/Persistence-swift.enum/none`` persistence or without a user name are not
-    /// stored.
+    /// Credentials with ``URLCredential/Persistence-swift.enum/none`` persistence and trust credentials are not
+    /// stored; an identity credential is stored under the empty user name, in memory only.
     ///
     /// - Parameters:
     ///   - credential: The credential.
     ///   - space: The protection space.
     open func setDefaultCredential(_ credential: URLCredential, for space: URLProtectionSpace) {
-        guard credential.persistence != .none, let user = credential.user else { return }
+        guard credential.persistence != .none, let user = keyNoting(credential) else { return }
         let changed = state.withLockedValue { state -> Bool in
             let same = state.credentials[space]?[user]?.isEqual(credential) == true && state.defaults[space] == user
             state.credentials[space, default: [:]][user] = credential
@@ -147,6 +151,21 @@ open class URLCredentialStorage: NSObject, @unchecked Sendable {
         }
         if changed { postChanged() }
     }
+
+    /// The key a credential is stored under in its space: its user name, or the empty string for an identity
+    /// credential (a client-certificate space holds one identity per key, as it has no user names). Trust
+    /// credentials are not stored. Noting an identity here is what lets ``holdsIdentities`` skip the lookup.
+    private func keyNoting(_ credential: URLCredential) -> String? {
+        if credential.identity != nil { everHeldIdentity.withLockedValue { $0 = true } }
+        return Self.key(of: credential)
+    }
+
+    private static func key(of credential: URLCredential) -> String? {
+        credential.user ?? (credential.identity != nil ? "" : nil)
+    }
+
+    /// Whether an identity credential was ever stored here.
+    var holdsIdentities: Bool { everHeldIdentity.withLockedValue { $0 } }
 
     /// Writes the permanent credentials to the file when they changed, then posts
     /// ``NSNotification/Name/NSURLCredentialStorageChanged`` (called after the state's lock is released).

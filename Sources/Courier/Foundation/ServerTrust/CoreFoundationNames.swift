@@ -2,7 +2,7 @@ import Foundation
 
 #if !canImport(Darwin)
     /// Linux has no CoreFoundation types in Swift. Trust and pinning code written for Darwin names a few of them
-    /// (`data as CFData`, `var error: CFError?`, `host as CFString`); these aliases of their Foundation bridges let
+    /// (`data as CFData`, `var error: CFError?`, `host as CFString`, `options as CFDictionary`); these aliases of their Foundation bridges let
     /// that code compile unchanged against Courier's Security functions.
     public typealias CFData = Data
     /// See ``CFData``.
@@ -11,4 +11,6 @@ import Foundation
     public typealias CFError = NSError
     /// See ``CFData``.
     public typealias CFArray = [Any]
+    /// See ``CFData``.
+    public typealias CFDictionary = NSDictionary
 #endif
