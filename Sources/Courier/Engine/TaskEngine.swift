@@ -93,7 +93,7 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
     private var source: (any ResponseSource)?
     private var preparedSource: (any ResponseSource)?
     private var redirectCount = 0
-    /// The task's HTTP authentication, from its first 401 on.
+    /// The task's HTTP authentication, from its first 401 or 407 on.
     private var authentication: AuthenticationState?
     private var bodyState = TransportRequestBuilder.BodyState()
     private var resourceClock: ResourceClock
@@ -321,7 +321,7 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
 
     private func runResponseSide(attempt: Int) {
         guard let response = pendingResponse else { return }
-        if authentication == nil, (response as? HTTPURLResponse)?.statusCode == 401 {
+        if authentication == nil, let http = response as? HTTPURLResponse, AuthenticationStage.isChallenge(http) {
             authentication = AuthenticationState()
         }
         switch StageChain.runResponseSide(response, context: makeContext()) {

@@ -2,7 +2,11 @@ import CourierHTTP
 import CourierTransport
 import Foundation
 
-/// HTTP authentication (response side): a 401 asks for credentials, as on Darwin.
+/// HTTP authentication (response side): a 401 asks for credentials, as on Darwin, and a 407 for proxy credentials.
+///
+/// A 407's `Proxy-Authenticate` challenges go through the same steps with a proxy protection space (`isProxy()`
+/// true; its host and port are the server that answered, as the transport has no proxies yet) and are answered
+/// with `Proxy-Authorization`.
 ///
 /// Each `WWW-Authenticate` challenge Courier can answer (Digest with SHA-256 or MD5, then Basic: the strongest first,
 /// else in the server's order) becomes a `URLAuthenticationChallenge` for the delegate, with the protection space (host, port, scheme, realm, method),
@@ -25,7 +29,7 @@ import Foundation
 struct AuthenticationStage: ResponseStage {
     func immediate(_ response: URLResponse, in context: StageContext) throws(TransferError) -> ResponseStep? {
         guard let http = response as? HTTPURLResponse else { return .proceed(response) }
-        if http.statusCode == 401, context.authentication != nil, !Self.answerableChallenges(in: http).isEmpty {
+        if Self.isChallenge(http), context.authentication != nil, !Self.answerableChallenges(in: http).isEmpty {
             return nil
         }
         return context.authentication?.hasCredentialInFlight == true ? nil : .proceed(response)
@@ -36,18 +40,23 @@ struct AuthenticationStage: ResponseStage {
             let state = context.authentication
         else { return .proceed(response) }
         let sent = state.takeCredentialInFlight()
-        guard http.statusCode == 401 else {
+        guard Self.isChallenge(http) else {
             if let sent { store(sent.credential, for: sent.space, in: context) }
             return .proceed(response)
         }
+        let isProxy = http.statusCode == 407
+        // A credential sent for the other kind of space worked: a proxy let the request through to a server that
+        // asks in turn (or the other way round).
+        if let sent, (sent.space.proxyType != nil) != isProxy { store(sent.credential, for: sent.space, in: context) }
         for challenge in Self.answerableChallenges(in: http) {
-            let space = Self.space(for: challenge, url: url)
+            let space = Self.space(for: challenge, url: url, isProxy: isProxy)
             // A server that calls every nonce stale gets a bounded number of silent retries, then the delegate again.
             if let digest = DigestAuthentication(challenge), digest.isStale,
                 state.staleResends(for: space) < Self.maximumFailures,
                 let previous = state.lastCredential(for: space),
                 let next = Self.authorize(
-                    context.currentRequest, challenge: challenge, credential: previous, state: state)
+                    context.currentRequest, challenge: challenge, credential: previous, state: state,
+                    isProxy: isProxy)
             {
                 state.resending(previous, for: space)
                 return .retry(next)
@@ -81,7 +90,8 @@ struct AuthenticationStage: ResponseStage {
             }
             guard let credential,
                 let next = Self.authorize(
-                    context.currentRequest, challenge: challenge, credential: credential, state: state)
+                    context.currentRequest, challenge: challenge, credential: credential, state: state,
+                    isProxy: isProxy)
             else { return .proceed(response) }
             state.sending(credential, for: space)
             return .retry(next)
@@ -92,10 +102,17 @@ struct AuthenticationStage: ResponseStage {
     /// Credentials sent for one space before its challenges are no longer asked about (the 401 is then delivered).
     static let maximumFailures = 10
 
-    /// The challenges of the response that Courier can answer, in order.
+    /// A 401 (the server asks) or a 407 (a proxy asks).
+    static func isChallenge(_ response: HTTPURLResponse) -> Bool {
+        response.statusCode == 401 || response.statusCode == 407
+    }
+
+    /// The challenges of the response that Courier can answer, in order: a 401's `WWW-Authenticate`, a 407's
+    /// `Proxy-Authenticate`.
     static func answerableChallenges(in response: HTTPURLResponse) -> [AuthenticationChallenge] {
         // Repeated fields are joined with commas, which is how challenges are separated anyway.
-        guard let field = response.headerFields["WWW-Authenticate"] else { return [] }
+        let name = response.statusCode == 407 ? "Proxy-Authenticate" : "WWW-Authenticate"
+        guard let field = response.headerFields[name] else { return [] }
         let answerable = AuthenticationChallengeParser.parse([field]).filter {
             $0.isScheme("Basic") || DigestAuthentication($0) != nil
         }
@@ -115,20 +132,24 @@ struct AuthenticationStage: ResponseStage {
         }
     }
 
-    static func space(for challenge: AuthenticationChallenge, url: URL) -> AuthenticationQuestion.Space {
+    static func space(
+        for challenge: AuthenticationChallenge, url: URL, isProxy: Bool = false
+    ) -> AuthenticationQuestion.Space {
         let scheme = url.scheme?.lowercased() ?? "http"
         let method =
             challenge.isScheme("Digest") ? NSURLAuthenticationMethodHTTPDigest : NSURLAuthenticationMethodHTTPBasic
+        let proxyType = scheme == "https" ? NSURLProtectionSpaceHTTPSProxy : NSURLProtectionSpaceHTTPProxy
         return AuthenticationQuestion.Space(
             host: url.host ?? "", port: url.port ?? (scheme == "https" ? 443 : 80), protocol: scheme,
-            realm: challenge.realm, authenticationMethod: method)
+            realm: challenge.realm, authenticationMethod: method, proxyType: isProxy ? proxyType : nil)
     }
 
-    /// `request` with the `Authorization` that answers `challenge` with `credential`; `nil` when it cannot be made
-    /// (no password, a user name Basic cannot carry, an `auth-int` Digest for a body that is not in memory).
+    /// `request` with the `Authorization` (for a proxy's challenge, `Proxy-Authorization`) that answers `challenge`
+    /// with `credential`; `nil` when it cannot be made (no password, a user name Basic cannot carry, an `auth-int`
+    /// Digest for a body that is not in memory).
     static func authorize(
         _ request: URLRequest, challenge: AuthenticationChallenge, credential: URLCredential,
-        state: AuthenticationState
+        state: AuthenticationState, isProxy: Bool = false
     ) -> URLRequest? {
         guard let user = credential.user, let password = credential.password, let url = request.url else { return nil }
         let value: String
@@ -143,7 +164,7 @@ struct AuthenticationStage: ResponseStage {
             value = basic
         }
         var authorized = request
-        authorized.setValue(value, forHTTPHeaderField: "Authorization")
+        authorized.setValue(value, forHTTPHeaderField: isProxy ? "Proxy-Authorization" : "Authorization")
         return authorized
     }
 
@@ -157,6 +178,9 @@ struct AuthenticationStage: ResponseStage {
     private func store(_ credential: URLCredential, for space: AuthenticationQuestion.Space, in context: StageContext) {
         guard credential.persistence != .none, let storage = context.configuration.urlCredentialStorage else { return }
         storage.set(credential, for: space.protectionSpace)
-        if let url = context.currentRequest.url { context.authenticatedSpaces?.remember(space, for: url) }
+        // Proxy credentials are not sent ahead: that comes with the proxies themselves.
+        if space.proxyType == nil, let url = context.currentRequest.url {
+            context.authenticatedSpaces?.remember(space, for: url)
+        }
     }
 }

@@ -1,0 +1,95 @@
+import CourierMockServer
+import Foundation
+import Testing
+
+@testable import Courier
+
+/// 407 challenges: the same machinery as 401s, with a proxy protection space and `Proxy-Authorization`. The
+/// transport has no proxies yet, so the server that answers 407 is the one the request was sent to.
+@Suite("Proxy authentication")
+struct ProxyAuthenticationTests {
+    static let right = URLCredential(user: "bob", password: "proxy pass", persistence: .forSession)
+
+    private func field(_ name: String, of request: RecordedRequest?) -> String? {
+        request?.header(name)
+    }
+
+    @Test(arguments: [MockAuthentication.basic, .digest(.sha256), .digest(.md5)])
+    func aProxyChallengeGoesToTheDelegateWithAProxySpace(_ authentication: MockAuthentication) async throws {
+        try await withServer { server in
+            server.protect(
+                "/p", user: "bob", password: "proxy pass", realm: "gate", authentication: authentication,
+                asProxy: true, response: .ok("through"))
+            let delegate = ChallengeAnsweringDelegate([(.useCredential, Self.right)])
+            let session = makeSession(delegate: delegate)
+            let outcome = await session.runDataTask(server.url("/p"))
+            #expect(outcome.error == nil)
+            #expect(outcome.data == Data("through".utf8))
+            let challenge = try #require(delegate.challenges.withLockedValue { $0 }.first)
+            let space = challenge.protectionSpace
+            #expect(space.isProxy() && space.proxyType == NSURLProtectionSpaceHTTPProxy)
+            #expect(space.host == "127.0.0.1" && space.port == server.port && space.realm == "gate")
+            let method =
+                authentication == .basic ? NSURLAuthenticationMethodHTTPBasic : NSURLAuthenticationMethodHTTPDigest
+            #expect(space.authenticationMethod == method)
+            #expect((challenge.failureResponse as? HTTPURLResponse)?.statusCode == 407)
+            let last = server.requests.last
+            #expect(field("Proxy-Authorization", of: last) != nil && field("Authorization", of: last) == nil)
+            // Stored for the proxy's space, not the origin's.
+            let storage = try #require(session.configuration.urlCredentialStorage)
+            let stored = storage.allCredentials.first { $0.key.isProxy() }
+            #expect(stored?.value["bob"]?.password == "proxy pass")
+            #expect(!storage.allCredentials.contains { !$0.key.isProxy() })
+            session.invalidateAndCancel()
+        }
+    }
+
+    @Test func cancellingFailsAndDefaultHandlingDeliversThe407OrUsesTheStoredCredential() async throws {
+        try await withServer { server in
+            server.protect(
+                "/p", user: "bob", password: "proxy pass", realm: "gate", asProxy: true, response: .ok("through"))
+            let cancelling = makeSession(delegate: ChallengeAnsweringDelegate([(.cancelAuthenticationChallenge, nil)]))
+            #expect(await cancelling.runDataTask(server.url("/p")).urlError?.code == .cancelled)
+            cancelling.invalidateAndCancel()
+
+            let plain = makeSession()
+            let refused = await plain.runDataTask(server.url("/p"))
+            #expect(refused.error == nil && refused.http?.statusCode == 407)
+            let space = URLProtectionSpace(
+                proxyHost: "127.0.0.1", port: server.port, type: NSURLProtectionSpaceHTTPProxy, realm: "gate",
+                authenticationMethod: NSURLAuthenticationMethodHTTPBasic)
+            plain.configuration.urlCredentialStorage?.setDefaultCredential(Self.right, for: space)
+            #expect(await plain.runDataTask(server.url("/p")).data == Data("through".utf8))
+            plain.invalidateAndCancel()
+        }
+    }
+
+    /// A proxy that asks, then the server behind it: two challenges, both answers sent on the last request, and the
+    /// proxy credential stored once the server's own challenge showed it worked.
+    @Test func aProxyChallengeThenAServerChallenge() async throws {
+        try await withServer { server in
+            let proxyAnswer = "Basic " + Data("bob:proxy pass".utf8).base64EncodedString()
+            let serverAnswer = "Basic " + Data("alice:wonder land".utf8).base64EncodedString()
+            server.route("/both") { request in
+                guard request.header("Proxy-Authorization") == proxyAnswer else {
+                    return MockResponse(status: 407, headers: [("Proxy-Authenticate", "Basic realm=\"gate\"")])
+                }
+                guard request.header("Authorization") == serverAnswer else {
+                    return MockResponse(status: 401, headers: [("WWW-Authenticate", "Basic realm=\"vault\"")])
+                }
+                return .ok("both")
+            }
+            let delegate = ChallengeAnsweringDelegate([
+                (.useCredential, Self.right),
+                (.useCredential, URLCredential(user: "alice", password: "wonder land", persistence: .forSession)),
+            ])
+            let session = makeSession(delegate: delegate)
+            #expect(await session.runDataTask(server.url("/both")).data == Data("both".utf8))
+            #expect(delegate.challenges.withLockedValue { $0.map { $0.protectionSpace.isProxy() } } == [true, false])
+            #expect(server.requests.count == 3)
+            let stored = try #require(session.configuration.urlCredentialStorage).allCredentials
+            #expect(stored.count == 2)
+            session.invalidateAndCancel()
+        }
+    }
+}
