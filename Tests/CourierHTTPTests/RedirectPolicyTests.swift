@@ -64,6 +64,7 @@ struct RedirectPolicyTests {
             let plan = try #require(
                 RedirectPolicy.plan(status: 302, location: location, method: "GET", currentURL: current))
             #expect(plan.removedHeaderNames.contains("Authorization"))
+            #expect(plan.removedHeaderNames.contains("Proxy-Authorization"))
             #expect(plan.removedHeaderNames.contains("Cookie"))
         }
     }

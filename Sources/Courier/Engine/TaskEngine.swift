@@ -498,7 +498,8 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
             // The context lives only while the chain runs: holding the engine strongly makes no lasting cycle.
             decider: self,
             authentication: authentication,
-            authenticatedSpaces: environment.authenticatedSpaces
+            authenticatedSpaces: environment.authenticatedSpaces,
+            uploadBody: uploadBody
         )
     }
 

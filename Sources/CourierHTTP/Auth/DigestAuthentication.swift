@@ -12,10 +12,27 @@ public struct DigestAuthentication: Sendable, Equatable {
 
         var isSession: Bool { self == .md5Session || self == .sha256Session }
 
-        func hash(_ text: [UInt8]) -> String {
+        /// The lowercase hex hash of `text`.
+        public func hash(_ text: [UInt8]) -> String {
             switch self {
             case .md5, .md5Session: return Insecure.MD5.hash(data: text).map(Self.hex).joined()
             case .sha256, .sha256Session: return SHA256.hash(data: text).map(Self.hex).joined()
+            }
+        }
+
+        /// The hash of a file's bytes, read 64 KiB at a time (an upload's body for `auth-int`, never read whole).
+        public func hash(contentsOf file: URL) throws -> String {
+            let handle = try FileHandle(forReadingFrom: file)
+            defer { try? handle.close() }
+            switch self {
+            case .md5, .md5Session:
+                var hasher = Insecure.MD5()
+                while let chunk = try handle.read(upToCount: 64 * 1024), !chunk.isEmpty { hasher.update(data: chunk) }
+                return hasher.finalize().map(Self.hex).joined()
+            case .sha256, .sha256Session:
+                var hasher = SHA256()
+                while let chunk = try handle.read(upToCount: 64 * 1024), !chunk.isEmpty { hasher.update(data: chunk) }
+                return hasher.finalize().map(Self.hex).joined()
             }
         }
 
@@ -71,17 +88,18 @@ public struct DigestAuthentication: Sendable, Equatable {
     }
 
     /// The `Authorization` value for `user` and `password` on `method` `uri` (the request target), with nonce count
-    /// `nonceCount` and client nonce `clientNonce`; `body` is hashed for `auth-int`.
+    /// `nonceCount` and client nonce `clientNonce`; `body` is hashed for `auth-int`, unless its hash is given as
+    /// `bodyHash` (for a body that is not in memory).
     public func authorizationValue(
         user: String, password: String, method: String, uri: String, nonceCount: Int, clientNonce: String,
-        body: [UInt8] = []
+        body: [UInt8] = [], bodyHash: String? = nil
     ) -> String {
-        let hash = algorithm.hash
+        let hash: ([UInt8]) -> String = algorithm.hash
         var secret = hash(Array("\(user):\(realm):\(password)".utf8))
         if algorithm.isSession { secret = hash(Array("\(secret):\(nonce):\(clientNonce)".utf8)) }
         let request: String
         if protection == .authInt {
-            request = hash(Array("\(method):\(uri):\(hash(body))".utf8))
+            request = hash(Array("\(method):\(uri):\(bodyHash ?? hash(body))".utf8))
         } else {
             request = hash(Array("\(method):\(uri)".utf8))
         }

@@ -109,3 +109,73 @@ extension DigestAuthenticationFlowTests {
         }
     }
 }
+
+extension DigestAuthenticationFlowTests {
+    /// A server that offers only `qop="auth-int"` and checks the body's SHA-256 in the answer.
+    static func protectWithAuthInt(_ server: MockServer) {
+        server.route("/int") { request in
+            let challenge = MockResponse(
+                status: 401,
+                headers: [
+                    (
+                        "WWW-Authenticate",
+                        "Digest realm=\"int\", qop=\"auth-int\", algorithm=SHA-256, nonce=\"n1\", opaque=\"op\""
+                    )
+                ])
+            guard let header = request.header("Authorization"),
+                let fields = AuthenticationChallengeParser.parse([header]).first
+            else { return challenge }
+            func hex(_ bytes: Data) -> String { SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined() }
+            let ha1 = hex(Data("alice:int:wonder land".utf8))
+            let ha2 = hex(Data("\(request.method):\(request.target):\(hex(request.body))".utf8))
+            let expected = hex(
+                Data(
+                    "\(ha1):n1:\(fields.parameter("nc") ?? ""):\(fields.parameter("cnonce") ?? ""):auth-int:\(ha2)"
+                        .utf8))
+            guard fields.parameter("response") == expected else { return challenge }
+            return .ok("body \(request.bodyLength)")
+        }
+    }
+
+    /// Runs an upload task with a completion handler.
+    static func upload(_ session: URLSession, _ request: URLRequest, from source: Data?, file: URL?) async -> (
+        Data?, Int?
+    ) {
+        await withCheckedContinuation { continuation in
+            let handler: @Sendable (Data?, URLResponse?, (any Error)?) -> Void = { data, response, _ in
+                continuation.resume(returning: (data, (response as? HTTPURLResponse)?.statusCode))
+            }
+            let task =
+                if let file {
+                    session.uploadTask(with: request, fromFile: file, completionHandler: handler)
+                } else {
+                    session.uploadTask(with: request, from: source, completionHandler: handler)
+                }
+            task.resume()
+        }
+    }
+
+    /// `auth-int` covers an upload task's body, whether it comes from memory or from a file (hashed in pieces).
+    @Test func authIntHashesUploadBodiesFromDataAndFiles() async throws {
+        try await withServer { server in
+            Self.protectWithAuthInt(server)
+            let credential = URLCredential(user: "alice", password: "wonder land", persistence: .none)
+            let session = makeSession(
+                delegate: ChallengeAnsweringDelegate(Array(repeating: (.useCredential, credential), count: 4)))
+            var request = URLRequest(url: server.url("/int"))
+            request.httpMethod = "POST"
+            let body = Data((0..<200_000).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+            let fromData = await Self.upload(session, request, from: body, file: nil)
+            #expect(fromData.1 == 200 && fromData.0 == Data("body 200000".utf8))
+
+            let file = FileManager.default.temporaryDirectory.appendingPathComponent("auth-int-\(UUID().uuidString)")
+            try body.write(to: file)
+            defer { try? FileManager.default.removeItem(at: file) }
+            let fromFile = await Self.upload(session, request, from: nil, file: file)
+            #expect(fromFile.1 == 200 && fromFile.0 == Data("body 200000".utf8))
+            // Each upload: a 401, then the authorized retry.
+            #expect(server.requests.count == 4)
+            session.invalidateAndCancel()
+        }
+    }
+}

@@ -92,4 +92,35 @@ struct ProxyAuthenticationTests {
             session.invalidateAndCancel()
         }
     }
+
+    /// Answers to a proxy's and a server's challenges, sent again on the same origin's redirect, never reach another
+    /// origin.
+    @Test func credentialsNeverFollowACrossOriginRedirect() async throws {
+        try await withServer { elsewhere in
+            elsewhere.route("/landing", response: .ok("landed"))
+            try await withServer { server in
+                let proxyAnswer = "Basic " + Data("bob:proxy pass".utf8).base64EncodedString()
+                let serverAnswer = "Basic " + Data("alice:wonder land".utf8).base64EncodedString()
+                let target = elsewhere.url("/landing").absoluteString
+                server.route("/start") { request in
+                    guard request.header("Proxy-Authorization") == proxyAnswer else {
+                        return MockResponse(status: 407, headers: [("Proxy-Authenticate", "Basic realm=\"gate\"")])
+                    }
+                    guard request.header("Authorization") == serverAnswer else {
+                        return MockResponse(status: 401, headers: [("WWW-Authenticate", "Basic realm=\"vault\"")])
+                    }
+                    return MockResponse(status: 302, headers: [("Location", target)])
+                }
+                let delegate = ChallengeAnsweringDelegate([
+                    (.useCredential, Self.right),
+                    (.useCredential, URLCredential(user: "alice", password: "wonder land", persistence: .none)),
+                ])
+                let session = makeSession(delegate: delegate)
+                #expect(await session.runDataTask(server.url("/start")).data == Data("landed".utf8))
+                let landed = try #require(elsewhere.requests.last)
+                #expect(landed.header("Authorization") == nil && landed.header("Proxy-Authorization") == nil)
+                session.invalidateAndCancel()
+            }
+        }
+    }
 }

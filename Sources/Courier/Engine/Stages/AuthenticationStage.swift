@@ -56,7 +56,7 @@ struct AuthenticationStage: ResponseStage {
                 let previous = state.lastCredential(for: space),
                 let next = Self.authorize(
                     context.currentRequest, challenge: challenge, credential: previous, state: state,
-                    isProxy: isProxy)
+                    isProxy: isProxy, uploadBody: context.uploadBody)
             {
                 state.resending(previous, for: space)
                 return .retry(next)
@@ -91,7 +91,7 @@ struct AuthenticationStage: ResponseStage {
             guard let credential,
                 let next = Self.authorize(
                     context.currentRequest, challenge: challenge, credential: credential, state: state,
-                    isProxy: isProxy)
+                    isProxy: isProxy, uploadBody: context.uploadBody)
             else { return .proceed(response) }
             state.sending(credential, for: space)
             return .retry(next)
@@ -149,16 +149,22 @@ struct AuthenticationStage: ResponseStage {
     /// Digest for a body that is not in memory).
     static func authorize(
         _ request: URLRequest, challenge: AuthenticationChallenge, credential: URLCredential,
-        state: AuthenticationState, isProxy: Bool = false
+        state: AuthenticationState, isProxy: Bool = false, uploadBody: UploadBody? = nil
     ) -> URLRequest? {
         guard let user = credential.user, let password = credential.password, let url = request.url else { return nil }
         let value: String
         if let digest = DigestAuthentication(challenge) {
-            if digest.protection == .authInt, request.httpBodyStream != nil { return nil }
+            var bodyHash: String? = nil
+            if digest.protection == .authInt {
+                guard let hash = Self.bodyHash(of: request, upload: uploadBody, algorithm: digest.algorithm) else {
+                    return nil
+                }
+                bodyHash = hash
+            }
             value = digest.authorizationValue(
                 user: user, password: password, method: request.httpMethod ?? "GET",
                 uri: Endpoint.requestTarget(of: url), nonceCount: state.nextNonceCount(for: digest.nonce),
-                clientNonce: DigestAuthentication.makeClientNonce(), body: Array(request.httpBody ?? Data()))
+                clientNonce: DigestAuthentication.makeClientNonce(), bodyHash: bodyHash)
         } else {
             guard let basic = BasicAuthentication.authorizationValue(user: user, password: password) else { return nil }
             value = basic
@@ -166,6 +172,21 @@ struct AuthenticationStage: ResponseStage {
         var authorized = request
         authorized.setValue(value, forHTTPHeaderField: isProxy ? "Proxy-Authorization" : "Authorization")
         return authorized
+    }
+
+    /// The hash `auth-int` covers: an upload task's data or file (read in pieces, off the event loops, as stages
+    /// run), else the request's body; `nil` for a stream, which cannot be read twice, or a file that cannot be read.
+    static func bodyHash(
+        of request: URLRequest, upload: UploadBody?, algorithm: DigestAuthentication.Algorithm
+    ) -> String? {
+        switch upload {
+        case .data(let data): return algorithm.hash(Array(data))
+        case .file(let file): return try? algorithm.hash(contentsOf: file)
+        case .streamed: return nil
+        case nil:
+            if request.httpBodyStream != nil { return nil }
+            return algorithm.hash(Array(request.httpBody ?? Data()))
+        }
     }
 
     /// `http://user:password@host/`: a credential for this task only.

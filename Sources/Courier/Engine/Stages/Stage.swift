@@ -76,6 +76,8 @@ struct StageContext: Sendable {
     var authentication: AuthenticationState? = nil
     /// The Basic spaces the session authenticated in, for preemptive credentials (see ``CredentialStage``).
     var authenticatedSpaces: AuthenticatedSpaces? = nil
+    /// An upload task's body, which the request does not carry (Digest `auth-int` hashes it).
+    var uploadBody: UploadBody? = nil
 
     /// Asks the app; waits for the answer (`nil` when the task ends first).
     func decide(_ decision: TaskDecision) async -> TaskDecisionAnswer? {
