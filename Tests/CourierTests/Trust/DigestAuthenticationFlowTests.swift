@@ -179,3 +179,28 @@ extension DigestAuthenticationFlowTests {
         }
     }
 }
+
+extension DigestAuthenticationFlowTests {
+    /// Only Basic spaces get credentials ahead of a challenge: after Digest worked, the next request must not carry
+    /// the password as Basic (which Digest exists to avoid); it draws a challenge and answers it with Digest.
+    @Test func aDigestSpaceNeverGetsBasicCredentialsAhead() async throws {
+        try await withServer { server in
+            server.protect(
+                "/d", user: "alice", password: "wonder land", realm: "r", authentication: .digest(.sha256),
+                response: .ok("in"))
+            let credential = URLCredential(user: "alice", password: "wonder land", persistence: .forSession)
+            let delegate = ChallengeAnsweringDelegate([(.useCredential, credential), (.performDefaultHandling, nil)])
+            let session = makeSession(delegate: delegate)
+            #expect(await session.runDataTask(server.url("/d")).data == Data("in".utf8))
+            #expect(await session.runDataTask(server.url("/d")).data == Data("in".utf8))
+            let sent = server.requests.map { $0.header("Authorization") }
+            #expect(sent.count == 4)
+            #expect(sent.allSatisfy { $0 == nil || $0!.hasPrefix("Digest ") })
+            // The second time the delegate is asked again, with the stored credential proposed.
+            let challenges = delegate.challenges.withLockedValue { $0 }
+            #expect(challenges.count == 2)
+            #expect(challenges.last?.proposedCredential?.password == "wonder land")
+            session.invalidateAndCancel()
+        }
+    }
+}

@@ -199,8 +199,11 @@ struct AuthenticationStage: ResponseStage {
     private func store(_ credential: URLCredential, for space: AuthenticationQuestion.Space, in context: StageContext) {
         guard credential.persistence != .none, let storage = context.configuration.urlCredentialStorage else { return }
         storage.set(credential, for: space.protectionSpace)
-        // Proxy credentials are not sent ahead: that comes with the proxies themselves.
-        if space.proxyType == nil, let url = context.currentRequest.url {
+        // Only Basic credentials are sent ahead, as on Darwin: sending a Digest space's password as Basic would give
+        // away what Digest keeps secret. Proxy credentials are not sent ahead yet: that comes with the proxies.
+        if space.proxyType == nil, space.authenticationMethod == NSURLAuthenticationMethodHTTPBasic,
+            let url = context.currentRequest.url
+        {
             context.authenticatedSpaces?.remember(space, for: url)
         }
     }
