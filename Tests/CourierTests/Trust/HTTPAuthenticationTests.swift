@@ -122,14 +122,45 @@ struct HTTPAuthenticationTests {
         }
     }
 
-    @Test func rejectingTheOnlySpaceDeliversThe401() async throws {
+    /// `/private` offers Basic, then `Newauth`, a scheme Courier does not know: rejecting Basic moves to it (as
+    /// `NSURLAuthenticationMethodDefault`), and rejecting that too delivers the 401.
+    @Test func rejectingEverySpaceDeliversThe401() async throws {
         try await withServer { server in
             protect(server)
-            let session = makeSession(delegate: ChallengeAnsweringDelegate([(.rejectProtectionSpace, nil)]))
+            let delegate = ChallengeAnsweringDelegate([(.rejectProtectionSpace, nil), (.rejectProtectionSpace, nil)])
+            let session = makeSession(delegate: delegate)
             let outcome = await session.runDataTask(server.url("/private"))
             #expect((outcome.response as? HTTPURLResponse)?.statusCode == 401)
             #expect(server.requests.count == 1)
+            let spaces = delegate.challenges.withLockedValue { $0.map(\.protectionSpace) }
+            #expect(
+                spaces.map(\.authenticationMethod) == [
+                    NSURLAuthenticationMethodHTTPBasic, NSURLAuthenticationMethodDefault,
+                ])
+            #expect(spaces.map(\.realm) == ["vault", "x"])
             session.invalidateAndCancel()
+        }
+    }
+
+    /// A scheme Courier does not know reaches the delegate, which may cancel; a credential cannot answer it, and the
+    /// password is not sent in another scheme: the 401 is the response.
+    @Test func anUnknownSchemeIsAskedButNeverAnsweredWithThePassword() async throws {
+        try await withServer { server in
+            server.route("/bearer") { _ in
+                MockResponse(
+                    status: 401, headers: [("WWW-Authenticate", "Bearer realm=\"api\", error=\"invalid_token\"")])
+            }
+            let answering = ChallengeAnsweringDelegate([(.useCredential, Self.right)])
+            let session = makeSession(delegate: answering)
+            let outcome = await session.runDataTask(server.url("/bearer"))
+            #expect(outcome.error == nil && (outcome.response as? HTTPURLResponse)?.statusCode == 401)
+            let space = try #require(answering.challenges.withLockedValue { $0 }.first?.protectionSpace)
+            #expect(space.authenticationMethod == NSURLAuthenticationMethodDefault && space.realm == "api")
+            #expect(server.requests.count == 1 && server.requests.allSatisfy { $0.header("Authorization") == nil })
+            session.invalidateAndCancel()
+            let cancelling = makeSession(delegate: ChallengeAnsweringDelegate([(.cancelAuthenticationChallenge, nil)]))
+            #expect(await cancelling.runDataTask(server.url("/bearer")).urlError?.code == .cancelled)
+            cancelling.invalidateAndCancel()
         }
     }
 
@@ -232,8 +263,8 @@ enum AuthenticatedSpacesProbe {
 }
 
 extension HTTPAuthenticationTests {
-    /// A delegate that always answers the same wrong credential gets ten tries, then the 401 — not a redirect
-    /// error, not an endless loop.
+    /// A delegate that always answers the same wrong credential gets ten tries for Basic, then one for the
+    /// unknown scheme (which no credential answers), then the 401 — not a redirect error, not an endless loop.
     @Test func anEndlesslyWrongDelegateEndsWithThe401() async throws {
         try await withServer { server in
             protect(server)
@@ -242,7 +273,7 @@ extension HTTPAuthenticationTests {
             let outcome = await session.runDataTask(server.url("/private"))
             #expect(outcome.error == nil)
             #expect((outcome.response as? HTTPURLResponse)?.statusCode == 401)
-            #expect(delegate.challenges.withLockedValue { $0.map(\.previousFailureCount) } == Array(0..<10))
+            #expect(delegate.challenges.withLockedValue { $0.map(\.previousFailureCount) } == Array(0..<10) + [0])
             #expect(server.requests.count == 11)
             session.invalidateAndCancel()
         }

@@ -8,8 +8,9 @@ import Foundation
 /// true; its host and port are the server that answered, as the transport has no proxies yet) and are answered
 /// with `Proxy-Authorization`.
 ///
-/// Each `WWW-Authenticate` challenge Courier can answer (Digest with SHA-256 or MD5, then Basic: the strongest first,
-/// else in the server's order) becomes a `URLAuthenticationChallenge` for the delegate, with the protection space (host, port, scheme, realm, method),
+/// Each `WWW-Authenticate` challenge (Digest with SHA-256 or MD5, then Basic: the strongest first, else in the
+/// server's order; then schemes Courier does not know, as `NSURLAuthenticationMethodDefault`, which the app may see
+/// and cancel but no credential answers) becomes a `URLAuthenticationChallenge` for the delegate, with the protection space (host, port, scheme, realm, method),
 /// `previousFailureCount` (credentials this task already sent for the space), `proposedCredential` (the storage's
 /// default for the space, or the URL's user and password, on the first try; the credential that failed after) and
 /// the 401 as `failureResponse`. The answer:
@@ -113,8 +114,10 @@ struct AuthenticationStage: ResponseStage {
         // Repeated fields are joined with commas, which is how challenges are separated anyway.
         let name = response.statusCode == 407 ? "Proxy-Authenticate" : "WWW-Authenticate"
         guard let field = response.headerFields[name] else { return [] }
+        // A Digest challenge Courier cannot compute (an unknown algorithm) is left out; a scheme Courier does not
+        // know is asked about with NSURLAuthenticationMethodDefault, last, as on Darwin.
         let answerable = AuthenticationChallengeParser.parse([field]).filter {
-            $0.isScheme("Basic") || DigestAuthentication($0) != nil
+            !$0.isScheme("Digest") || DigestAuthentication($0) != nil
         }
         // The strongest first (a stable sort keeps the server's order among equals).
         return answerable.enumerated().sorted { lhs, rhs in
@@ -125,7 +128,7 @@ struct AuthenticationStage: ResponseStage {
     }
 
     private static func strength(_ challenge: AuthenticationChallenge) -> Int {
-        guard let digest = DigestAuthentication(challenge) else { return 0 }
+        guard let digest = DigestAuthentication(challenge) else { return challenge.isScheme("Basic") ? 0 : -1 }
         switch digest.algorithm {
         case .sha256, .sha256Session: return 2
         case .md5, .md5Session: return 1
@@ -137,7 +140,9 @@ struct AuthenticationStage: ResponseStage {
     ) -> AuthenticationQuestion.Space {
         let scheme = url.scheme?.lowercased() ?? "http"
         let method =
-            challenge.isScheme("Digest") ? NSURLAuthenticationMethodHTTPDigest : NSURLAuthenticationMethodHTTPBasic
+            challenge.isScheme("Digest")
+            ? NSURLAuthenticationMethodHTTPDigest
+            : challenge.isScheme("Basic") ? NSURLAuthenticationMethodHTTPBasic : NSURLAuthenticationMethodDefault
         let proxyType = scheme == "https" ? NSURLProtectionSpaceHTTPSProxy : NSURLProtectionSpaceHTTPProxy
         return AuthenticationQuestion.Space(
             host: url.host ?? "", port: url.port ?? (scheme == "https" ? 443 : 80), protocol: scheme,
@@ -166,7 +171,10 @@ struct AuthenticationStage: ResponseStage {
                 uri: Endpoint.requestTarget(of: url), nonceCount: state.nextNonceCount(for: digest.nonce),
                 clientNonce: DigestAuthentication.makeClientNonce(), bodyHash: bodyHash)
         } else {
-            guard let basic = BasicAuthentication.authorizationValue(user: user, password: password) else { return nil }
+            // A scheme Courier does not know cannot be answered: the password is not sent as Basic instead.
+            guard challenge.isScheme("Basic"),
+                let basic = BasicAuthentication.authorizationValue(user: user, password: password)
+            else { return nil }
             value = basic
         }
         var authorized = request
