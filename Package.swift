@@ -17,6 +17,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
         .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
         .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
+        // SQLite for the disk cache and the cookie jar (Debian: libsqlite3-dev).
+        .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
     ],
     targets: [
         // zlib from the system (Debian: zlib1g-dev), for streaming gzip/deflate decoding under our own control.
@@ -42,10 +44,19 @@ let package = Package(
             ]
         ),
         .target(
+            name: "CourierStore",
+            dependencies: [
+                "CourierHTTP",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
             name: "Courier",
             dependencies: [
                 "CourierHTTP",
                 "CourierTransport",
+                "CourierStore",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),
@@ -96,7 +107,7 @@ let package = Package(
         .testTarget(
             name: "CourierTests",
             dependencies: [
-                "Courier", "CourierHTTP", "CourierTransport", "CourierMockServer", "courier",
+                "Courier", "CourierHTTP", "CourierTransport", "CourierStore", "CourierMockServer", "courier",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),

@@ -56,6 +56,8 @@ struct GetCommand: AsyncParsableCommand {
         // The body streams to a file or standard output at the pace they take it, never piling up in memory, so
         // like curl the tool does not cap how far a compressed body may inflate.
         configuration.courierMaximumDecompressionRatio = nil
+        // Like curl, the tool keeps no HTTP cache: every run asks the server.
+        configuration.urlCache = nil
         let session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)
         defer { session.finishTasksAndInvalidate() }
         let outcome = await delegate.run(session.dataTask(with: request))

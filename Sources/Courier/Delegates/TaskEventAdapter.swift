@@ -249,6 +249,17 @@ final class TaskEventAdapter: TaskEventSink, TaskHost {
             }
         case .authenticate(let question):
             authenticate(question, task: task)
+        case .willCacheResponse(let proposed):
+            guard let dataTask = task as? URLSessionDataTask,
+                let delegate = task.resolvedDelegate(URLSessionDataDelegate.self)
+            else { return answer(.willCacheResponse(proposed)) }
+            session.dispatcher.async { [self] in
+                let once = CompletionOnce()
+                delegate.urlSession(session, dataTask: dataTask, willCacheResponse: proposed) { chosen in
+                    guard once.claim() else { return }
+                    self.answer(.willCacheResponse(chosen))
+                }
+            }
         case .response(let response):
             record(response, task: task)
             guard let dataTask = task as? URLSessionDataTask,

@@ -95,6 +95,11 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
     private var redirectCount = 0
     /// The task's HTTP authentication, from its first 401 or 407 on.
     private var authentication: AuthenticationState?
+    /// The task's HTTP caching, made at the first attempt when the session has a `urlCache` (not for downloads).
+    private var cacheTransaction: CacheTransaction?
+    private var madeCacheTransaction = false
+    /// The accepted response's body, collected for the cache.
+    private var cacheRecording: CacheRecording?
     private var bodyState = TransportRequestBuilder.BodyState()
     private var resourceClock: ResourceClock
     private var beginTimer: Scheduled<Void>?
@@ -346,10 +351,12 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
         case .success(.retry(let next)):
             followUp(next, dropsBody: false, attempt: attempt, isRedirect: false)
         case .success(.proceedAsDownload(let accepted)):
+            _ = cacheTransaction?.takeRecording()
             download = makeDownloadSink()
             emit(.becameDownload)
             accept(accepted, attempt: attempt)
         case .success(.proceed(let accepted)):
+            cacheRecording = cacheTransaction?.takeRecording()
             accept(accepted, attempt: attempt)
         }
     }
@@ -394,6 +401,7 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
             emit(.receivedToFile(count: count, total: receivedBytes))
             download.append(data)
         } else {
+            cacheRecording?.append(data)
             emit(.data(data))
         }
     }
@@ -401,8 +409,16 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
     private func deliverEnd() {
         guard let download else {
             // Nothing to close: the body is complete now. (`.deliverEnd` is followed at most by a pause or resume
-            // of a source the completion has already let go of.)
-            step { $0.consumerClosed(nil) }
+            // of a source the completion has already let go of.) A body recorded for the cache is stored first, so
+            // that `willCacheResponse` comes before the completion, as on Darwin.
+            if let recording = cacheRecording, let cached = recording.cachedResponse,
+                let cache = cacheTransaction?.cache
+            {
+                cacheRecording = nil
+                store(cached, for: recording.request, in: cache)
+            } else {
+                step { $0.consumerClosed(nil) }
+            }
             return
         }
         // The task completes once every byte reached the file.
@@ -421,6 +437,32 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
 
     /// The finished download's file.
     private var downloadedFile: URL?
+
+    /// The cache transaction of this task, made at first use.
+    private func currentCacheTransaction() -> CacheTransaction? {
+        guard !madeCacheTransaction else { return cacheTransaction }
+        madeCacheTransaction = true
+        if case .download = spec.kind { return nil }
+        cacheTransaction = environment.stageSettings.urlCache.map(CacheTransaction.init)
+        return cacheTransaction
+    }
+
+    /// Asks `willCacheResponse` (data tasks with a delegate), stores the answer off the executor (the cache may be
+    /// the app's subclass, and the disk tier blocks), then lets the task complete.
+    private func store(_ cached: CachedURLResponse, for request: URLRequest, in cache: URLCache) {
+        let asks = spec.asksForResponses
+        Task(executorPreference: StageExecutor.shared) { [self] in
+            var chosen: CachedURLResponse? = cached
+            if asks {
+                guard case .willCacheResponse(let answer)? = await decide(.willCacheResponse(cached)) else {
+                    return onExecutor { [self] in step { $0.consumerClosed(nil) } }
+                }
+                chosen = answer
+            }
+            if let chosen { cache.storeCachedResponse(chosen, for: request) }
+            onExecutor { [self] in step { $0.consumerClosed(nil) } }
+        }
+    }
 
     // MARK: - Ending
 
@@ -499,7 +541,8 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
             decider: self,
             authentication: authentication,
             authenticatedSpaces: environment.authenticatedSpaces,
-            uploadBody: uploadBody
+            uploadBody: uploadBody,
+            cache: currentCacheTransaction()
         )
     }
 
@@ -507,7 +550,11 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
     func decide(_ decision: TaskDecision) async -> TaskDecisionAnswer? {
         await withCheckedContinuation { continuation in
             onExecutor { [self] in
-                guard !machine.isOver, pendingDecision == nil else {
+                // `willCacheResponse` comes after the body ended, while the task finishes; every other decision
+                // belongs to a task that has not.
+                var asksWhileFinishing = false
+                if case .willCacheResponse = decision { asksWhileFinishing = !completed }
+                guard !machine.isOver || asksWhileFinishing, pendingDecision == nil else {
                     continuation.resume(returning: nil)
                     return
                 }

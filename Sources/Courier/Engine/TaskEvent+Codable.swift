@@ -125,11 +125,11 @@ extension TaskResult: Codable {
 
 extension TaskDecision: Codable {
     private enum CodingKeys: String, CodingKey {
-        case kind, request, response, challenge
+        case kind, request, response, challenge, cached
     }
 
     private enum Kind: String, Codable {
-        case beginDelayedRequest, redirect, response, authenticate
+        case beginDelayedRequest, redirect, response, authenticate, willCacheResponse
     }
 
     init(from decoder: any Decoder) throws {
@@ -151,6 +151,8 @@ extension TaskDecision: Codable {
             self = .response(try container.decode(CodableResponse.self, forKey: .response).response)
         case .authenticate:
             self = .authenticate(try container.decode(AuthenticationQuestion.self, forKey: .challenge))
+        case .willCacheResponse:
+            self = .willCacheResponse(try container.decode(CodableCachedResponse.self, forKey: .cached).cached)
         }
     }
 
@@ -170,6 +172,9 @@ extension TaskDecision: Codable {
         case .authenticate(let question):
             try container.encode(Kind.authenticate, forKey: .kind)
             try container.encode(question, forKey: .challenge)
+        case .willCacheResponse(let cached):
+            try container.encode(Kind.willCacheResponse, forKey: .kind)
+            try container.encode(CodableCachedResponse(cached), forKey: .cached)
         }
     }
 }
@@ -265,11 +270,11 @@ extension TaskEvent: Codable {
 
 extension TaskDecisionAnswer: Codable {
     private enum CodingKeys: String, CodingKey {
-        case kind, disposition, request, credential
+        case kind, disposition, request, credential, cached
     }
 
     private enum Kind: String, Codable {
-        case beginDelayedRequest, redirect, response, authenticate
+        case beginDelayedRequest, redirect, response, authenticate, willCacheResponse
     }
 
     init(from decoder: any Decoder) throws {
@@ -298,6 +303,9 @@ extension TaskDecisionAnswer: Codable {
             }
             let credential = try container.decodeIfPresent(AuthenticationQuestion.Credential.self, forKey: .credential)
             self = .authenticate(disposition, credential)
+        case .willCacheResponse:
+            self = .willCacheResponse(
+                try container.decodeIfPresent(CodableCachedResponse.self, forKey: .cached)?.cached)
         }
     }
 
@@ -318,6 +326,31 @@ extension TaskDecisionAnswer: Codable {
             try container.encode(Kind.authenticate, forKey: .kind)
             try container.encode(disposition.rawValue, forKey: .disposition)
             try container.encodeIfPresent(credential, forKey: .credential)
+        case .willCacheResponse(let cached):
+            try container.encode(Kind.willCacheResponse, forKey: .kind)
+            try container.encodeIfPresent(cached.map(CodableCachedResponse.init), forKey: .cached)
         }
+    }
+}
+
+/// A cached response as plain values: the response, the body, the storage policy and the cache's metadata (the
+/// user info is not encoded).
+struct CodableCachedResponse: Codable, Sendable {
+    var response: CodableResponse
+    var data: Data
+    var storagePolicy: UInt
+    var metadata: CacheMetadata?
+
+    init(_ cached: CachedURLResponse) {
+        response = CodableResponse(cached.response)
+        data = cached.data
+        storagePolicy = cached.storagePolicy.rawValue
+        metadata = cached.metadata
+    }
+
+    var cached: CachedURLResponse {
+        CachedURLResponse(
+            response: response.response, data: data, userInfo: nil,
+            storagePolicy: URLCache.StoragePolicy(rawValue: storagePolicy) ?? .allowed, metadata: metadata)
     }
 }

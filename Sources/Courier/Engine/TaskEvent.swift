@@ -44,6 +44,8 @@ enum TaskDecision: Sendable {
     case response(URLResponse)
     /// `didReceive challenge`: a 401 or 407 asks for credentials.
     case authenticate(AuthenticationQuestion)
+    /// `willCacheResponse`: store this, another response, or nothing.
+    case willCacheResponse(CachedURLResponse)
 }
 
 /// The app's answer to a ``TaskDecision``.
@@ -52,6 +54,7 @@ enum TaskDecisionAnswer: Sendable {
     case redirect(URLRequest?)
     case response(URLSession.ResponseDisposition)
     case authenticate(URLSession.AuthChallengeDisposition, AuthenticationQuestion.Credential?)
+    case willCacheResponse(CachedURLResponse?)
 }
 
 /// How a task ended.

@@ -112,7 +112,7 @@ public enum CacheRules {
 
     /// The conditional fields that revalidate `stored`: its `ETag` as `If-None-Match`, its `Last-Modified` as
     /// `If-Modified-Since`; `nil` without validators.
-    static func validators(of stored: StoredResponse) -> CacheDecision? {
+    public static func validators(of stored: StoredResponse) -> CacheDecision? {
         let etag = stored.headers["ETag"]
         let modified = stored.headers["Last-Modified"]
         guard etag != nil || modified != nil else { return nil }

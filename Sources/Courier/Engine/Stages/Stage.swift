@@ -78,6 +78,9 @@ struct StageContext: Sendable {
     var authenticatedSpaces: AuthenticatedSpaces? = nil
     /// An upload task's body, which the request does not carry (Digest `auth-int` hashes it).
     var uploadBody: UploadBody? = nil
+    /// The task's HTTP caching (see ``CacheLookupStage`` and ``CacheStorageStage``); `nil` without a `urlCache`
+    /// and for download tasks, whose bodies Darwin never caches.
+    var cache: CacheTransaction? = nil
 
     /// Asks the app; waits for the answer (`nil` when the task ends first).
     func decide(_ decision: TaskDecision) async -> TaskDecisionAnswer? {

@@ -15,6 +15,8 @@ struct StageSettings: Sendable {
     let cookieStorage: HTTPCookieStorage?
     /// `requestCachePolicy`: the policy of requests that ask for `.useProtocolCachePolicy`.
     let cachePolicy: URLRequest.CachePolicy
+    /// `urlCache`: where responses are looked up and stored.
+    let urlCache: URLCache?
 
     init(_ configuration: URLSessionConfiguration) {
         protocolClasses = (configuration.protocolClasses ?? []).compactMap { $0 as? URLProtocol.Type }
@@ -25,5 +27,6 @@ struct StageSettings: Sendable {
         shouldSetCookies = configuration.httpShouldSetCookies
         cookieStorage = configuration.httpCookieStorage
         cachePolicy = configuration.requestCachePolicy
+        urlCache = configuration.urlCache
     }
 }

@@ -1,4 +1,5 @@
 import CourierHTTP
+import CourierStore
 import Foundation
 import Logging
 

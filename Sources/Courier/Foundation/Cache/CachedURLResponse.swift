@@ -9,6 +9,8 @@ open class CachedURLResponse: NSObject, NSCopying, @unchecked Sendable {
     private let storedData: Data
     private let storedUserInfo: [AnyHashable: Any]?
     private let storedStoragePolicy: URLCache.StoragePolicy
+    /// What the HTTP cache recorded when it stored the response; `nil` for one the app made.
+    let metadata: CacheMetadata?
 
     /// Creates a cached response.
     ///
@@ -25,6 +27,20 @@ open class CachedURLResponse: NSObject, NSCopying, @unchecked Sendable {
         storedData = data
         storedUserInfo = userInfo
         storedStoragePolicy = storagePolicy
+        metadata = nil
+        super.init()
+    }
+
+    /// A cached response with the HTTP cache's metadata.
+    init(
+        response: URLResponse, data: Data, userInfo: [AnyHashable: Any]?, storagePolicy: URLCache.StoragePolicy,
+        metadata: CacheMetadata?
+    ) {
+        storedResponse = response
+        storedData = data
+        storedUserInfo = userInfo
+        storedStoragePolicy = storagePolicy
+        self.metadata = metadata
         super.init()
     }
 

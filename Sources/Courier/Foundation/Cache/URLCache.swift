@@ -1,62 +1,32 @@
+import CourierStore
 import Foundation
+import Logging
 import NIOConcurrencyHelpers
 
-/// An object that maps URL requests to cached responses.
+/// An object that maps URL requests to cached responses, in memory and on disk.
 ///
-/// Courier's cache is thread-safe and kept in memory: entries are keyed by the request's URL and HTTP method, and the
-/// least recently used entries are evicted to keep ``currentMemoryUsage`` within ``memoryCapacity``. The disk
-/// store and HTTP caching rules (freshness, validation) come in a later release: `URLSession` does not consult the
-/// cache yet, ``diskCapacity`` is only recorded, and ``currentDiskUsage`` is always 0.
+/// Entries are keyed by the request's method and URL. The memory tier keeps the most recently used responses within
+/// ``memoryCapacity``; the disk tier (a SQLite database, `Cache.db`, in the cache's directory) keeps responses whose
+/// storage policy is ``StoragePolicy/allowed`` within ``diskCapacity``, least recently used first out. Processes
+/// that use the same directory share the disk tier. A cache with a disk capacity of 0 (an ephemeral session's) never
+/// touches the disk. A directory that cannot be used (read-only, not private) leaves the cache memory-only, with one
+/// logged warning.
+///
+/// The default directory is `$XDG_CACHE_HOME/<application>/courier/` (`~/.cache/<application>/courier/`). Disk
+/// calls block: sessions make them off the event loops. The user info of a cached response is kept in memory only.
 open class URLCache: NSObject, @unchecked Sendable {
-    private struct Key: Hashable {
-        var url: URL
-        var method: String
-    }
-
-    private struct Entry {
-        var response: CachedURLResponse
-        var cost: Int
-        var stored: Date
-        var lastUse: Int
-    }
-
-    private struct State {
-        var entries: [Key: Entry] = [:]
-        var memoryCapacity: Int
-        var diskCapacity: Int
-        var memoryUsage = 0
-        var clock = 0
-
-        mutating func tick() -> Int {
-            clock += 1
-            return clock
-        }
-
-        mutating func remove(_ key: Key) {
-            if let removed = entries.removeValue(forKey: key) {
-                memoryUsage -= removed.cost
-            }
-        }
-
-        mutating func evictToCapacity() {
-            while memoryUsage > memoryCapacity,
-                let oldest = entries.min(by: { $0.value.lastUse < $1.value.lastUse })?.key
-            {
-                remove(oldest)
-            }
-        }
-    }
-
-    private let state: NIOLockedValueBox<State>
+    private let memory: NIOLockedValueBox<MemoryCacheTier>
+    private let disk: DiskCacheTier
 
     /// Creates a cache with the given capacities.
     ///
     /// - Parameters:
     ///   - memoryCapacity: The memory capacity of the cache, in bytes.
-    ///   - diskCapacity: The disk capacity of the cache, in bytes (recorded only).
-    ///   - directory: The directory of the disk cache (ignored until the disk store exists).
+    ///   - diskCapacity: The disk capacity of the cache, in bytes; 0 keeps the cache in memory.
+    ///   - directory: The directory of the disk cache; `nil` uses the default, under `$XDG_CACHE_HOME`.
     public init(memoryCapacity: Int, diskCapacity: Int, directory: URL? = nil) {
-        state = NIOLockedValueBox(State(memoryCapacity: max(0, memoryCapacity), diskCapacity: max(0, diskCapacity)))
+        memory = NIOLockedValueBox(MemoryCacheTier(capacity: max(0, memoryCapacity)))
+        disk = DiskCacheTier(folder: directory ?? StoreLocation.cacheFolder(), capacity: max(0, diskCapacity))
         super.init()
     }
 
@@ -64,15 +34,21 @@ open class URLCache: NSObject, @unchecked Sendable {
     ///
     /// - Parameters:
     ///   - memoryCapacity: The memory capacity of the cache, in bytes.
-    ///   - diskCapacity: The disk capacity of the cache, in bytes (recorded only).
-    ///   - path: The location of the disk cache (ignored until the disk store exists).
+    ///   - diskCapacity: The disk capacity of the cache, in bytes; 0 keeps the cache in memory.
+    ///   - path: The directory of the disk cache: an absolute path as is, a relative one under the default
+    ///     directory (`$XDG_CACHE_HOME/<application>/courier/`), `nil` for the default directory.
     public convenience init(memoryCapacity: Int, diskCapacity: Int, diskPath path: String?) {
-        self.init(memoryCapacity: memoryCapacity, diskCapacity: diskCapacity, directory: nil)
+        let directory = path.map { path in
+            path.hasPrefix("/")
+                ? URL(fileURLWithPath: path, isDirectory: true)
+                : StoreLocation.cacheFolder().appendingPathComponent(path, isDirectory: true)
+        }
+        self.init(memoryCapacity: memoryCapacity, diskCapacity: diskCapacity, directory: directory)
     }
 
     /// The shared cache of the process. It can be replaced.
     ///
-    /// By default it holds 4 MB in memory and records a 20 MB disk capacity.
+    /// By default it holds 4 MB in memory and 20 MB on disk, in the default directory, as on Darwin.
     open class var shared: URLCache {
         get { sharedURLCache.withLockedValue { $0 } }
         set { sharedURLCache.withLockedValue { $0 = newValue } }
@@ -80,61 +56,73 @@ open class URLCache: NSObject, @unchecked Sendable {
 
     /// The memory capacity of the cache, in bytes. Lowering it evicts entries.
     open var memoryCapacity: Int {
-        get { state.withLockedValue { $0.memoryCapacity } }
-        set {
-            state.withLockedValue { state in
-                state.memoryCapacity = max(0, newValue)
-                state.evictToCapacity()
-            }
-        }
+        get { memory.withLockedValue { $0.capacity } }
+        set { memory.withLockedValue { $0.capacity = max(0, newValue) } }
     }
 
-    /// The disk capacity of the cache, in bytes. Recorded only: there is no disk store yet.
+    /// The disk capacity of the cache, in bytes. Lowering it evicts entries.
     open var diskCapacity: Int {
-        get { state.withLockedValue { $0.diskCapacity } }
-        set { state.withLockedValue { $0.diskCapacity = max(0, newValue) } }
+        get { disk.capacity }
+        set { disk.capacity = max(0, newValue) }
     }
 
     /// The bytes of memory the cached responses use.
     open var currentMemoryUsage: Int {
-        state.withLockedValue { $0.memoryUsage }
+        memory.withLockedValue { $0.usage }
     }
 
-    /// The bytes of disk the cached responses use: always 0, as there is no disk store yet.
-    open var currentDiskUsage: Int { 0 }
+    /// The bytes of disk the cached responses use (a database query).
+    open var currentDiskUsage: Int { disk.usage }
 
-    /// Returns the cached response for a request, or `nil` if there is none.
+    /// Returns the cached response for a request, or `nil` if there is none: from memory, else from disk (the disk
+    /// hit is then kept in memory too).
     ///
     /// - Parameter request: The request whose response is wanted.
     open func cachedResponse(for request: URLRequest) -> CachedURLResponse? {
         guard let key = Self.key(for: request) else { return nil }
-        return state.withLockedValue { state in
-            guard state.entries[key] != nil else { return nil }
-            let now = state.tick()
-            state.entries[key]?.lastUse = now
-            return state.entries[key]?.response
+        if let hit = memory.withLockedValue({ $0.entry(for: key) }) { return hit.response }
+        guard let (response, stored) = disk.response(for: key) else { return nil }
+        memory.withLockedValue {
+            $0.store(.init(response: response, cost: Self.cost(of: response), stored: stored), for: key)
         }
+        return response
+    }
+
+    /// The memory tier's answer, without touching the disk: `.miss` when the disk may still hold one.
+    func memoryLookup(for request: URLRequest) -> MemoryLookup {
+        guard let key = Self.key(for: request) else { return .none }
+        if let hit = memory.withLockedValue({ $0.entry(for: key) }) { return .hit(hit.response) }
+        return disk.isEnabled ? .miss : .none
+    }
+
+    /// See ``memoryLookup(for:)``.
+    enum MemoryLookup {
+        case hit(CachedURLResponse)
+        /// Not in memory; the disk may have it.
+        case miss
+        /// Not cached.
+        case none
     }
 
     /// Stores a cached response for a request, replacing any previous one.
     ///
-    /// Nothing is stored when the response's storage policy is ``URLCache/StoragePolicy/notAllowed`` or its data
-    /// alone exceeds ``memoryCapacity``. Storing may evict the least recently used entries.
+    /// Nothing is stored when the response's storage policy is ``URLCache/StoragePolicy/notAllowed``. The memory tier
+    /// keeps it unless it alone exceeds ``memoryCapacity``; the disk tier too, when the policy is
+    /// ``URLCache/StoragePolicy/allowed`` and it fits ``diskCapacity``. Storing may evict the least recently used
+    /// entries.
     ///
     /// - Parameters:
     ///   - cachedResponse: The response to store.
     ///   - request: The request it answers.
     open func storeCachedResponse(_ cachedResponse: CachedURLResponse, for request: URLRequest) {
         guard cachedResponse.storagePolicy != .notAllowed, let key = Self.key(for: request) else { return }
-        let cost = Self.cost(of: cachedResponse)
         let now = Date()
-        state.withLockedValue { state in
-            state.remove(key)
-            guard cost <= state.memoryCapacity else { return }
-            let entry = Entry(response: cachedResponse, cost: cost, stored: now, lastUse: state.tick())
-            state.entries[key] = entry
-            state.memoryUsage += cost
-            state.evictToCapacity()
+        let entry = MemoryCacheTier.Entry(response: cachedResponse, cost: Self.cost(of: cachedResponse), stored: now)
+        memory.withLockedValue { $0.store(entry, for: key) }
+        if cachedResponse.storagePolicy == .allowed {
+            disk.store(cachedResponse, for: key, at: now)
+        } else {
+            disk.remove(key)
         }
     }
 
@@ -143,31 +131,36 @@ open class URLCache: NSObject, @unchecked Sendable {
     /// - Parameter request: The request whose response to remove.
     open func removeCachedResponse(for request: URLRequest) {
         guard let key = Self.key(for: request) else { return }
-        state.withLockedValue { $0.remove(key) }
+        memory.withLockedValue { $0.remove(key) }
+        disk.remove(key)
     }
 
     /// Removes every cached response.
     open func removeAllCachedResponses() {
-        state.withLockedValue { state in
-            state.entries.removeAll()
-            state.memoryUsage = 0
-        }
+        memory.withLockedValue { $0.removeAll() }
+        disk.removeAll()
     }
 
     /// Removes the cached responses stored at or after a date.
     ///
     /// - Parameter date: The earliest storage date of the responses to remove.
     open func removeCachedResponses(since date: Date) {
-        state.withLockedValue { state in
-            for (key, entry) in state.entries where entry.stored >= date {
-                state.remove(key)
-            }
-        }
+        memory.withLockedValue { $0.removeStored(since: date) }
+        disk.removeStored(since: date)
     }
 
-    private static func key(for request: URLRequest) -> Key? {
-        guard let url = request.url else { return nil }
-        return Key(url: url, method: (request.httpMethod ?? "GET").uppercased())
+    /// The largest body the session stores from the network: 5% of the larger capacity, as Darwin does for its
+    /// disk cache, so that a big download never passes through the cache.
+    var largestStoredBody: Int { max(diskCapacity, memoryCapacity) / 20 }
+
+    /// The cache key: the method and the URL without its fragment.
+    static func key(for request: URLRequest) -> String? {
+        guard var url = request.url else { return nil }
+        if url.fragment != nil, var components = URLComponents(url: url, resolvingAgainstBaseURL: false) {
+            components.fragment = nil
+            url = components.url ?? url
+        }
+        return (request.httpMethod ?? "GET").uppercased() + " " + url.absoluteString
     }
 
     /// The memory an entry is charged: its data plus an estimate of its metadata.

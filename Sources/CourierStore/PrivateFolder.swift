@@ -15,14 +15,14 @@ import Foundation
 /// folder is created mode 0700 and, when it already exists, used only if it is a real directory (not a symbolic
 /// link) owned by the current user and not writable by group or others. Every function here does blocking
 /// file-system work: call it off the event loops.
-enum PrivateFolder {
+package enum PrivateFolder {
     /// Makes sure `directory` exists and is private: creates it (and missing parents) with mode 0700, or checks an
     /// existing one. `purpose` names the folder in error messages ("download folder"); `hint` tells the user what
     /// to do instead.
     ///
     /// - Throws: `cannotCreateFile` when the folder cannot be created, or exists but is a symbolic link, not a
     ///   directory, owned by another user, or writable by group or others.
-    static func prepare(_ directory: URL, purpose: String, hint: String) throws(TransferError) {
+    package static func prepare(_ directory: URL, purpose: String, hint: String) throws(TransferError) {
         let path = directory.path
         if mkdir(path, 0o700) != 0 {
             let error = errno
@@ -42,7 +42,7 @@ enum PrivateFolder {
 
     /// Why a folder is not private, or `nil` when it is: a real directory owned by the current user that neither
     /// group nor others can write.
-    static func privacyProblem(of path: String) -> String? {
+    package static func privacyProblem(of path: String) -> String? {
         var info = stat()
         guard lstat(path, &info) == 0 else { return "cannot be examined: \(describe(errno))" }
         if (info.st_mode & S_IFMT) == S_IFLNK { return "is a symbolic link" }
@@ -58,7 +58,7 @@ enum PrivateFolder {
     /// 0600), are flushed to disk, and the temporary file is renamed over `url`, so a reader sees the old file or
     /// the new one, never a mix, and a crash leaves at most a stray temporary file. The folder must be private
     /// (see ``prepare(_:purpose:hint:)``).
-    static func replaceFile(at url: URL, with data: Data) throws(TransferError) {
+    package static func replaceFile(at url: URL, with data: Data) throws(TransferError) {
         let temporary = url.deletingLastPathComponent()
             .appendingPathComponent(".\(url.lastPathComponent).\(UInt64.random(in: 0...UInt64.max)).tmp")
         let descriptor = open(temporary.path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
@@ -102,7 +102,7 @@ enum PrivateFolder {
         }
     }
 
-    static func describe(_ code: Int32) -> String {
+    package static func describe(_ code: Int32) -> String {
         String(cString: strerror(code))
     }
 }

@@ -1,0 +1,111 @@
+import CourierHTTP
+import Foundation
+
+/// Cache storage (response side), as on Darwin:
+/// - A storable response to a GET (RFC 9111 §3, ``CacheRules``) is recorded as its body arrives and stored in the
+///   session's `urlCache` when it ends — after the delegate's `urlSession(_:dataTask:willCacheResponse:completionHandler:)`,
+///   for data tasks with a delegate — unless the body outgrows ``URLCache/largestStoredBody`` (5% of the cache's
+///   capacity) or the response says `Vary: *`.
+/// - A `304` to the lookup's conditional request refreshes the stored response (its header fields updated, its body
+///   kept, RFC 9111 §4.3.4) and the task is answered from the cache: the app sees the stored status, not `304`.
+/// - A successful unsafe request (`POST`, `PUT`, `DELETE`, `PATCH`, …) removes the stored response of its URL, and
+///   of its `Location` and `Content-Location` on the same origin (§4.4).
+struct CacheStorageStage: ResponseStage {
+    func immediate(_ response: URLResponse, in context: StageContext) throws(TransferError) -> ResponseStep? {
+        guard let transaction = context.cache, let http = response as? HTTPURLResponse else {
+            return .proceed(response)
+        }
+        let method = (context.currentRequest.httpMethod ?? "GET").uppercased()
+        guard method == "GET" else {
+            return Self.invalidatedURLs(method: method, response: http).isEmpty ? .proceed(response) : nil
+        }
+        let attempt = transaction.attempt
+        if http.statusCode == 304, attempt.validating != nil { return nil }
+        if let recording = Self.recording(for: http, attempt: attempt, context: context) {
+            transaction.record(recording)
+        }
+        return .proceed(response)
+    }
+
+    func process(_ response: URLResponse, in context: StageContext) async throws(TransferError) -> ResponseStep {
+        guard let transaction = context.cache, let http = response as? HTTPURLResponse else {
+            return .proceed(response)
+        }
+        let method = (context.currentRequest.httpMethod ?? "GET").uppercased()
+        guard method == "GET" else {
+            for url in Self.invalidatedURLs(method: method, response: http) {
+                transaction.cache.removeCachedResponse(for: URLRequest(url: url))
+            }
+            return .proceed(response)
+        }
+        let attempt = transaction.attempt
+        guard http.statusCode == 304, let validating = attempt.validating,
+            let refreshed = Self.refreshed(validating, by: http, requestTime: attempt.requestTime)
+        else { return .proceed(response) }
+        transaction.cache.storeCachedResponse(refreshed, for: attempt.request ?? context.currentRequest)
+        transaction.serve(refreshed)
+        return .retry(context.currentRequest)
+    }
+
+    /// What to record for `response`, or `nil` when it is not to be stored.
+    static func recording(
+        for response: HTTPURLResponse,
+        attempt: (validating: CachedURLResponse?, requestTime: Date, request: URLRequest?),
+        context: StageContext
+    ) -> CacheRecording? {
+        guard let cache = context.cache?.cache else { return nil }
+        let request = attempt.request ?? context.currentRequest
+        guard request.cachePolicy != .reloadIgnoringLocalAndRemoteCacheData,
+            CacheRules.isStorable(
+                method: "GET", requestHeaders: request.headerFields, status: response.statusCode,
+                responseHeaders: response.headerFields),
+            let varying = CacheMetadata.varyingFields(of: response, request: request)
+        else { return nil }
+        let limit = cache.largestStoredBody
+        guard limit > 0, response.expectedContentLength <= Int64(limit) else { return nil }
+        let metadata = CacheMetadata(requestTime: attempt.requestTime, responseTime: Date(), varyingFields: varying)
+        return CacheRecording(request: request, response: response, metadata: metadata, limit: limit)
+    }
+
+    /// `stored` with the header fields of a `304` that revalidated it (all but the framing fields, which describe
+    /// the empty `304` itself), and the times of this exchange.
+    static func refreshed(_ stored: CachedURLResponse, by notModified: HTTPURLResponse, requestTime: Date)
+        -> CachedURLResponse?
+    {
+        guard let http = stored.response as? HTTPURLResponse, let url = http.url else { return nil }
+        let framing: Set<String> = [
+            "content-length", "transfer-encoding", "connection", "keep-alive", "content-encoding",
+        ]
+        var pairs = http.headerFields.map { ($0.name, $0.value) }
+        for field in notModified.headerFields where !framing.contains(field.name.lowercased()) {
+            pairs.removeAll { $0.0.caseInsensitiveCompare(field.name) == .orderedSame }
+            pairs.append((field.name, field.value))
+        }
+        let merged = HTTPURLResponse(
+            url: url, statusCode: http.statusCode, httpVersion: http.httpVersion, headerFieldPairs: pairs)
+        let metadata = CacheMetadata(
+            requestTime: requestTime, responseTime: Date(), varyingFields: stored.metadata?.varyingFields ?? [:])
+        return CachedURLResponse(
+            response: merged, data: stored.data, userInfo: stored.userInfo, storagePolicy: stored.storagePolicy,
+            metadata: metadata)
+    }
+
+    /// The URLs whose stored responses a successful unsafe request invalidates: its own, and its `Location` and
+    /// `Content-Location` when they are on the same origin.
+    static func invalidatedURLs(method: String, response: HTTPURLResponse) -> [URL] {
+        let safe: Set<String> = ["GET", "HEAD", "OPTIONS", "TRACE"]
+        guard !safe.contains(method), (200..<400).contains(response.statusCode), let url = response.url else {
+            return []
+        }
+        var urls = [url]
+        for name in ["Location", "Content-Location"] {
+            guard let value = response.value(forHTTPHeaderField: name),
+                let target = URL(string: value, relativeTo: url)?.absoluteURL,
+                target.scheme?.lowercased() == url.scheme?.lowercased(),
+                target.host?.lowercased() == url.host?.lowercased(), target.port == url.port
+            else { continue }
+            urls.append(target)
+        }
+        return urls
+    }
+}

@@ -1,0 +1,284 @@
+import Courier
+import CourierMockServer
+import Foundation
+import NIOConcurrencyHelpers
+import Testing
+
+/// The HTTP cache over loopback: what is stored, when a stored response answers, revalidation with `304`, `Vary`,
+/// invalidation, `willCacheResponse`, the size limit, and the cache policies.
+@Suite("HTTP cache")
+struct HTTPCacheTests {
+    /// A resource that must be revalidated every time (`no-cache`) and answers `If-None-Match: "v1"` with a `304`
+    /// that carries a new header field.
+    private func revalidated(_ server: MockServer) {
+        server.route("/doc") { request in
+            if request.header("If-None-Match") == "\"v1\"" {
+                return MockResponse(status: 304, headers: [("ETag", "\"v1\""), ("X-Checked", "yes")])
+            }
+            return MockResponse(
+                status: 200, headers: [("ETag", "\"v1\""), ("Cache-Control", "no-cache"), ("X-Checked", "no")],
+                body: .data(Data("document".utf8)))
+        }
+    }
+
+    @Test func aFreshResponseAnswersWithoutTheNetwork() async throws {
+        try await withServer { server in
+            server.route(
+                "/fresh",
+                response: MockResponse(
+                    status: 200, headers: [("Cache-Control", "max-age=600")], body: .data(Data("fresh".utf8))))
+            let session = makeSession()
+            let first = await session.runDataTask(server.url("/fresh"))
+            let second = await session.runDataTask(server.url("/fresh"))
+            #expect(first.data == Data("fresh".utf8) && second.data == Data("fresh".utf8))
+            #expect(second.http?.statusCode == 200)
+            #expect(second.http?.value(forHTTPHeaderField: "Cache-Control") == "max-age=600")
+            #expect(server.requests.count == 1)
+            // The async APIs get the cached response too.
+            let (data, response) = try await session.data(from: server.url("/fresh"))
+            #expect(data == Data("fresh".utf8) && (response as? HTTPURLResponse)?.statusCode == 200)
+            var bytes = Data()
+            for try await byte in try await session.bytes(from: server.url("/fresh")).0 { bytes.append(byte) }
+            #expect(bytes == Data("fresh".utf8))
+            #expect(server.requests.count == 1)
+            session.invalidateAndCancel()
+        }
+    }
+
+    @Test func aStaleResponseIsRevalidatedAndA304ServesTheStoredBody() async throws {
+        try await withServer { server in
+            revalidated(server)
+            let session = makeSession()
+            let first = await session.runDataTask(server.url("/doc"))
+            #expect(first.data == Data("document".utf8))
+            let second = await session.runDataTask(server.url("/doc"))
+            #expect(second.error == nil)
+            #expect(second.data == Data("document".utf8))
+            #expect(second.http?.statusCode == 200)
+            // The 304's fields update the stored ones.
+            #expect(second.http?.value(forHTTPHeaderField: "X-Checked") == "yes")
+            #expect(server.requests.count == 2)
+            #expect(server.requests.last?.header("If-None-Match") == "\"v1\"")
+            #expect(server.requests.first?.header("If-None-Match") == nil)
+            // The refreshed fields were stored as well.
+            let stored = session.configuration.urlCache?.cachedResponse(for: URLRequest(url: server.url("/doc")))
+            #expect((stored?.response as? HTTPURLResponse)?.value(forHTTPHeaderField: "X-Checked") == "yes")
+            session.invalidateAndCancel()
+        }
+    }
+
+    @Test func aDelegateSeesTheRevalidatedResponseNotThe304() async throws {
+        try await withServer { server in
+            revalidated(server)
+            let delegate = RecordingDelegate()
+            let session = makeSession(delegate: delegate)
+            _ = await session.runDataTask(server.url("/doc"))
+            let task = session.dataTask(with: server.url("/doc"))
+            task.resume()
+            await delegate.waitForCompletions(1)
+            #expect(delegate.body == Data("document".utf8))
+            #expect((task.response as? HTTPURLResponse)?.statusCode == 200)
+            #expect(delegate.events.contains(.response(200)))
+            #expect(!delegate.events.contains(.response(304)))
+            session.invalidateAndCancel()
+        }
+    }
+
+    @Test func reloadRevalidatingAlwaysAsksAndReloadIgnoringNeverReads() async throws {
+        try await withServer { server in
+            server.route("/v") { request in
+                if request.header("If-None-Match") == "\"a\"" { return MockResponse(status: 304, headers: []) }
+                return MockResponse(
+                    status: 200, headers: [("ETag", "\"a\""), ("Cache-Control", "max-age=600")],
+                    body: .data(Data("body".utf8)))
+            }
+            let session = makeSession()
+            _ = await session.runDataTask(server.url("/v"))
+            var revalidating = URLRequest(url: server.url("/v"))
+            revalidating.cachePolicy = .reloadRevalidatingCacheData
+            #expect(await session.runDataTask(revalidating).data == Data("body".utf8))
+            #expect(server.requests.last?.header("If-None-Match") == "\"a\"")
+            var ignoring = URLRequest(url: server.url("/v"))
+            ignoring.cachePolicy = .reloadIgnoringLocalCacheData
+            #expect(await session.runDataTask(ignoring).data == Data("body".utf8))
+            #expect(server.requests.last?.header("If-None-Match") == nil)
+            #expect(server.requests.count == 3)
+            session.invalidateAndCancel()
+        }
+    }
+
+    @Test func varyKeepsResponsesApartByTheNamedRequestFields() async throws {
+        try await withServer { server in
+            server.route("/greeting") { request in
+                let language = request.header("Accept-Language") ?? "none"
+                return MockResponse(
+                    status: 200, headers: [("Cache-Control", "max-age=600"), ("Vary", "Accept-Language")],
+                    body: .data(Data("hello \(language)".utf8)))
+            }
+            let session = makeSession()
+            func get(_ language: String) async -> Data? {
+                var request = URLRequest(url: server.url("/greeting"))
+                request.setValue(language, forHTTPHeaderField: "Accept-Language")
+                return await session.runDataTask(request).data
+            }
+            #expect(await get("en") == Data("hello en".utf8))
+            #expect(await get("fr") == Data("hello fr".utf8))
+            #expect(server.requests.count == 2)
+            // The last one stored is French: French answers from the cache; English goes to the network again.
+            #expect(await get("fr") == Data("hello fr".utf8))
+            #expect(server.requests.count == 2)
+            #expect(await get("en") == Data("hello en".utf8))
+            #expect(server.requests.count == 3)
+            session.invalidateAndCancel()
+        }
+    }
+
+    @Test func aSuccessfulUnsafeRequestInvalidatesTheStoredResponse() async throws {
+        try await withServer { server in
+            let version = NIOLockedValueBox(1)
+            server.route("/item", method: "GET") { _ in
+                MockResponse(
+                    status: 200, headers: [("Cache-Control", "max-age=600")],
+                    body: .data(Data("v\(version.withLockedValue { $0 })".utf8)))
+            }
+            server.route("/item", method: "POST") { _ in
+                version.withLockedValue { $0 += 1 }
+                return .ok("updated")
+            }
+            let session = makeSession()
+            #expect(await session.runDataTask(server.url("/item")).data == Data("v1".utf8))
+            #expect(await session.runDataTask(server.url("/item")).data == Data("v1".utf8))
+            var post = URLRequest(url: server.url("/item"))
+            post.httpMethod = "POST"
+            post.httpBody = Data("x".utf8)
+            #expect(await session.runDataTask(post).data == Data("updated".utf8))
+            #expect(await session.runDataTask(server.url("/item")).data == Data("v2".utf8))
+            #expect(server.requests.count == 3)
+            session.invalidateAndCancel()
+        }
+    }
+
+    @Test func whatIsNotStored() async throws {
+        try await withServer { server in
+            server.route(
+                "/no-store",
+                response: MockResponse(
+                    status: 200, headers: [("Cache-Control", "no-store, max-age=600")], body: .data(Data("a".utf8))))
+            server.route(
+                "/vary-star",
+                response: MockResponse(
+                    status: 200, headers: [("Cache-Control", "max-age=600"), ("Vary", "*")],
+                    body: .data(Data("b".utf8))))
+            var big = MockResponse(
+                status: 200, headers: [("Cache-Control", "max-age=600")],
+                body: .data(Data(repeating: 7, count: 60_000)))
+            big.chunked = true
+            server.route("/big", response: big)
+            server.route(
+                "/partial",
+                response: MockResponse(
+                    status: 206, headers: [("Cache-Control", "max-age=600"), ("Content-Range", "bytes 0-0/10")],
+                    body: .data(Data("c".utf8))))
+            // 5% of 1 MB is 52,428 bytes: the 60,000-byte body (chunked, so of unknown length) outgrows it.
+            let session = makeSession {
+                $0.urlCache = URLCache(memoryCapacity: 1_048_576, diskCapacity: 0)
+            }
+            for path in ["/no-store", "/vary-star", "/big", "/partial"] {
+                _ = await session.runDataTask(server.url(path))
+                _ = await session.runDataTask(server.url(path))
+                #expect(server.requests(path: path).count == 2, "\(path)")
+                #expect(session.configuration.urlCache?.cachedResponse(for: URLRequest(url: server.url(path))) == nil)
+            }
+            session.invalidateAndCancel()
+        }
+    }
+
+    @Test func onlyIfCachedWithNothingStoredFails() async throws {
+        try await withServer { server in
+            server.route("/o", response: .ok("never"))
+            let session = makeSession()
+            var request = URLRequest(url: server.url("/o"))
+            request.setValue("only-if-cached", forHTTPHeaderField: "Cache-Control")
+            #expect(await session.runDataTask(request).urlError?.code == .resourceUnavailable)
+            #expect(server.requests.isEmpty)
+            session.invalidateAndCancel()
+        }
+    }
+
+    @Test func downloadTasksNeitherReadNorFillTheCache() async throws {
+        try await withServer { server in
+            server.route(
+                "/file",
+                response: MockResponse(
+                    status: 200, headers: [("Cache-Control", "max-age=600")], body: .data(Data("file".utf8))))
+            let session = makeSession()
+            for _ in 0..<2 {
+                let (url, _) = try await session.download(from: server.url("/file"))
+                #expect(try Data(contentsOf: url) == Data("file".utf8))
+                try? FileManager.default.removeItem(at: url)
+            }
+            #expect(server.requests.count == 2)
+            #expect(session.configuration.urlCache?.cachedResponse(for: URLRequest(url: server.url("/file"))) == nil)
+            session.invalidateAndCancel()
+        }
+    }
+}
+
+/// A data delegate that answers `willCacheResponse` with a script and records what it was offered.
+final class CachingDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+    enum Answer {
+        case keep, refuse
+        case replace(Data)
+    }
+    let answer: Answer
+    let offered = NIOLockedValueBox<[CachedURLResponse]>([])
+    let completed = NIOLockedValueBox<[String]>([])
+
+    init(_ answer: Answer) { self.answer = answer }
+
+    func urlSession(
+        _ session: URLSession, dataTask: URLSessionDataTask, willCacheResponse proposedResponse: CachedURLResponse,
+        completionHandler: @escaping @Sendable (CachedURLResponse?) -> Void
+    ) {
+        offered.withLockedValue { $0.append(proposedResponse) }
+        // Darwin asks before the task completes.
+        completed.withLockedValue { $0.append("willCache") }
+        switch answer {
+        case .keep: completionHandler(proposedResponse)
+        case .refuse: completionHandler(nil)
+        case .replace(let data):
+            completionHandler(CachedURLResponse(response: proposedResponse.response, data: data))
+        }
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        completed.withLockedValue { $0.append("complete") }
+    }
+}
+
+extension HTTPCacheTests {
+    @Test func willCacheResponseIsAskedBeforeCompletionAndItsAnswerIsStored() async throws {
+        try await withServer { server in
+            server.route(
+                "/c",
+                response: MockResponse(
+                    status: 200, headers: [("Cache-Control", "max-age=600")], body: .data(Data("original".utf8))))
+            for answer in [CachingDelegate.Answer.keep, .refuse, .replace(Data("replaced".utf8))] {
+                let delegate = CachingDelegate(answer)
+                let session = makeSession(delegate: delegate)
+                let task = session.dataTask(with: server.url("/c"))
+                task.resume()
+                try await waitUntil { delegate.completed.withLockedValue { $0.count } == 2 }
+                #expect(delegate.completed.withLockedValue { $0 } == ["willCache", "complete"])
+                #expect(delegate.offered.withLockedValue { $0.first?.data } == Data("original".utf8))
+                let stored = session.configuration.urlCache?.cachedResponse(for: URLRequest(url: server.url("/c")))
+                switch answer {
+                case .keep: #expect(stored?.data == Data("original".utf8))
+                case .refuse: #expect(stored == nil)
+                case .replace(let data): #expect(stored?.data == data)
+                }
+                session.invalidateAndCancel()
+            }
+        }
+    }
+}
