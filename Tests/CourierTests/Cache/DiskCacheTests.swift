@@ -1,0 +1,118 @@
+import Courier
+import CourierStore
+import Foundation
+import Testing
+
+/// The disk tier of `URLCache`: what survives a new cache object on the same folder, eviction by disk capacity, the
+/// files' permissions, and the folders and files that go wrong.
+@Suite("Disk cache")
+struct DiskCacheTests {
+    private func folder() -> URL {
+        FileManager.default.temporaryDirectory.appendingPathComponent("courier-disk-cache-\(UUID().uuidString)")
+    }
+
+    private func cached(_ path: String, bytes: Int, policy: URLCache.StoragePolicy = .allowed) throws -> (
+        URLRequest, CachedURLResponse
+    ) {
+        let url = try #require(URL(string: "https://example.test/\(path)"))
+        let response = try #require(
+            HTTPURLResponse(
+                url: url, statusCode: 200, httpVersion: "HTTP/1.1",
+                headerFields: ["Content-Type": "text/plain", "ETag": "\"\(path)\""]))
+        let data = Data((0..<bytes).map { UInt8(truncatingIfNeeded: $0) })
+        return (URLRequest(url: url), CachedURLResponse(response: response, data: data, storagePolicy: policy))
+    }
+
+    private func mode(_ path: String) throws -> Int {
+        try (FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int) ?? -1
+    }
+
+    @Test func responsesOutliveTheCacheObjectInAPrivateFolder() throws {
+        let directory = folder()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (request, response) = try cached("a", bytes: 1000)
+        let (memoryOnlyRequest, memoryOnly) = try cached("m", bytes: 10, policy: .allowedInMemoryOnly)
+        do {
+            let cache = URLCache(memoryCapacity: 100_000, diskCapacity: 1_000_000, directory: directory)
+            cache.storeCachedResponse(response, for: request)
+            cache.storeCachedResponse(memoryOnly, for: memoryOnlyRequest)
+            #expect(cache.currentDiskUsage > 1000)
+        }
+        let reopened = URLCache(memoryCapacity: 100_000, diskCapacity: 1_000_000, directory: directory)
+        #expect(reopened.currentMemoryUsage == 0)
+        let found = try #require(reopened.cachedResponse(for: request))
+        #expect(found.data == response.data)
+        let http = try #require(found.response as? HTTPURLResponse)
+        #expect(http.statusCode == 200 && http.value(forHTTPHeaderField: "ETag") == "\"a\"")
+        #expect(reopened.currentMemoryUsage > 0)
+        #expect(reopened.cachedResponse(for: memoryOnlyRequest) == nil)
+        #expect(try mode(directory.path) == 0o700)
+        #expect(try mode(directory.appendingPathComponent("Cache.db").path) == 0o600)
+    }
+
+    @Test func theDiskCapacityEvictsTheLeastRecentlyUsed() throws {
+        let directory = folder()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let cache = URLCache(memoryCapacity: 0, diskCapacity: 25_000, directory: directory)
+        let entries = try (0..<3).map { try cached("e\($0)", bytes: 10_000) }
+        cache.storeCachedResponse(entries[0].1, for: entries[0].0)
+        cache.storeCachedResponse(entries[1].1, for: entries[1].0)
+        #expect(cache.cachedResponse(for: entries[0].0) != nil)  // e0 is now more recent than e1
+        cache.storeCachedResponse(entries[2].1, for: entries[2].0)
+        #expect(cache.cachedResponse(for: entries[1].0) == nil)
+        #expect(cache.cachedResponse(for: entries[0].0) != nil)
+        #expect(cache.cachedResponse(for: entries[2].0) != nil)
+        #expect(cache.currentDiskUsage <= 25_000)
+        cache.diskCapacity = 12_000
+        #expect(cache.currentDiskUsage <= 12_000)
+        let since = Date()
+        let (late, lateResponse) = try cached("late", bytes: 10)
+        cache.storeCachedResponse(lateResponse, for: late)
+        cache.removeCachedResponses(since: since)
+        #expect(cache.cachedResponse(for: late) == nil)
+        cache.removeAllCachedResponses()
+        #expect(cache.currentDiskUsage == 0)
+    }
+
+    @Test func aCorruptDatabaseIsMovedAsideAndReplaced() throws {
+        let directory = folder()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try FileManager.default.createDirectory(
+            at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let database = directory.appendingPathComponent("Cache.db")
+        try Data(repeating: 0x5A, count: 8192).write(to: database)
+        let cache = URLCache(memoryCapacity: 0, diskCapacity: 1_000_000, directory: directory)
+        let (request, response) = try cached("c", bytes: 100)
+        cache.storeCachedResponse(response, for: request)
+        #expect(cache.cachedResponse(for: request)?.data == response.data)
+        let names = try FileManager.default.contentsOfDirectory(atPath: directory.path)
+        #expect(names.contains { $0.hasPrefix("Cache.db.corrupt-") })
+    }
+
+    @Test(arguments: ["read-only", "shared with others"])
+    func anUnusableFolderLeavesTheCacheInMemory(_ problem: String) throws {
+        let directory = folder()
+        defer {
+            chmod(directory.path, 0o700)
+            try? FileManager.default.removeItem(at: directory)
+        }
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        chmod(directory.path, problem == "read-only" ? 0o500 : 0o777)
+        guard problem != "read-only" || geteuid() != 0 else { return }  // root writes anywhere
+        let cache = URLCache(memoryCapacity: 100_000, diskCapacity: 1_000_000, directory: directory)
+        let (request, response) = try cached("r", bytes: 100)
+        cache.storeCachedResponse(response, for: request)
+        #expect(cache.cachedResponse(for: request)?.data == response.data)
+        #expect(cache.currentDiskUsage == 0)
+        #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("Cache.db").path))
+    }
+
+    @Test func aRelativeDiskPathLivesUnderTheDefaultFolder() throws {
+        #expect(StoreLocation.cacheFolder(environment: ["XDG_CACHE_HOME": "/var/cache-test", "HOME": "/home/u"]).path
+            == "/var/cache-test/\(StoreLocation.applicationName)/courier")
+        #expect(StoreLocation.cacheFolder(environment: ["XDG_CACHE_HOME": "relative", "HOME": "/home/u"]).path
+            == "/home/u/.cache/\(StoreLocation.applicationName)/courier")
+        #expect(StoreLocation.dataFolder(environment: ["HOME": "/home/u"]).path
+            == "/home/u/.local/share/\(StoreLocation.applicationName)/courier")
+    }
+}

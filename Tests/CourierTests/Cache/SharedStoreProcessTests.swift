@@ -1,0 +1,72 @@
+import Courier
+import Foundation
+import Testing
+
+/// Two processes that share one disk cache (two apps, or an app and the daemon): child processes of the test binary
+/// write at the same time, and every write is there afterwards.
+///
+/// A child is this test binary run again with ``childRole()`` selected and the role in the environment.
+@Suite("Stores shared by processes")
+struct SharedStoreProcessTests {
+    static let roleVariable = "COURIER_STORE_CHILD_ROLE"
+    static let folderVariable = "COURIER_STORE_CHILD_FOLDER"
+
+    /// What a child does; runs only in a child.
+    @Test(.enabled(if: ProcessInfo.processInfo.environment[roleVariable] != nil))
+    func childRole() throws {
+        let environment = ProcessInfo.processInfo.environment
+        let role = try #require(environment[Self.roleVariable])
+        let folder = URL(fileURLWithPath: try #require(environment[Self.folderVariable]))
+        let parts = role.split(separator: ":")
+        let prefix = String(parts[1])
+        switch parts[0] {
+        case "cache":
+            let cache = URLCache(memoryCapacity: 0, diskCapacity: 50_000_000, directory: folder)
+            for index in 0..<Self.entriesPerChild {
+                let url = try #require(URL(string: "https://shared.test/\(prefix)/\(index)"))
+                let response = try #require(
+                    HTTPURLResponse(url: url, statusCode: 200, httpVersion: "HTTP/1.1", headerFields: [:]))
+                cache.storeCachedResponse(
+                    CachedURLResponse(response: response, data: Data("\(prefix)\(index)".utf8)),
+                    for: URLRequest(url: url))
+            }
+        default:
+            Issue.record("unknown role \(role)")
+        }
+    }
+
+    static let entriesPerChild = 40
+
+    /// Runs this test binary as a child in `role`, sharing `folder`.
+    static func runChild(role: String, folder: URL) throws -> Process {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        process.arguments = ["--testing-library", "swift-testing", "--filter", "SharedStoreProcessTests/childRole"]
+        var environment = ProcessInfo.processInfo.environment
+        environment[roleVariable] = role
+        environment[folderVariable] = folder.path
+        process.environment = environment
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        return process
+    }
+
+    @Test(.enabled(if: ProcessInfo.processInfo.environment[roleVariable] == nil))
+    func twoProcessesWriteOneDiskCacheAtOnce() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("courier-shared-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let children = try ["cache:a", "cache:b"].map { try Self.runChild(role: $0, folder: folder) }
+        for child in children {
+            await exited(child)
+            #expect(child.terminationStatus == 0)
+        }
+        let cache = URLCache(memoryCapacity: 0, diskCapacity: 50_000_000, directory: folder)
+        for prefix in ["a", "b"] {
+            for index in 0..<Self.entriesPerChild {
+                let url = try #require(URL(string: "https://shared.test/\(prefix)/\(index)"))
+                #expect(cache.cachedResponse(for: URLRequest(url: url))?.data == Data("\(prefix)\(index)".utf8))
+            }
+        }
+    }
+}
