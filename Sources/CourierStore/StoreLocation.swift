@@ -16,10 +16,23 @@ package enum StoreLocation {
             .appendingPathComponent(applicationName).appendingPathComponent("courier")
     }
 
+    /// The folder of a cookie group every application naming `identifier` shares:
+    /// `$XDG_DATA_HOME/courier/groups/<identifier>/`.
+    package static func groupFolder(
+        _ identifier: String, environment: [String: String] = ProcessInfo.processInfo.environment
+    ) -> URL {
+        base(environment["XDG_DATA_HOME"], default: ".local/share", environment: environment)
+            .appendingPathComponent("courier").appendingPathComponent("groups")
+            .appendingPathComponent(component(identifier))
+    }
+
     /// The folder name of this application.
     package static var applicationName: String {
-        let name = Bundle.main.bundleIdentifier ?? ProcessInfo.processInfo.processName
-        // A name is one path component: no separators, never `.` or `..`.
+        component(Bundle.main.bundleIdentifier ?? ProcessInfo.processInfo.processName)
+    }
+
+    /// `name` as one path component: no separators, never `.` or `..`.
+    private static func component(_ name: String) -> String {
         let safe = name.replacingOccurrences(of: "/", with: "_")
         return safe.isEmpty || safe == "." || safe == ".." ? "courier-app" : safe
     }

@@ -108,11 +108,14 @@ struct DiskCacheTests {
     }
 
     @Test func aRelativeDiskPathLivesUnderTheDefaultFolder() throws {
-        #expect(StoreLocation.cacheFolder(environment: ["XDG_CACHE_HOME": "/var/cache-test", "HOME": "/home/u"]).path
-            == "/var/cache-test/\(StoreLocation.applicationName)/courier")
-        #expect(StoreLocation.cacheFolder(environment: ["XDG_CACHE_HOME": "relative", "HOME": "/home/u"]).path
-            == "/home/u/.cache/\(StoreLocation.applicationName)/courier")
-        #expect(StoreLocation.dataFolder(environment: ["HOME": "/home/u"]).path
-            == "/home/u/.local/share/\(StoreLocation.applicationName)/courier")
+        #expect(
+            StoreLocation.cacheFolder(environment: ["XDG_CACHE_HOME": "/var/cache-test", "HOME": "/home/u"]).path
+                == "/var/cache-test/\(StoreLocation.applicationName)/courier")
+        #expect(
+            StoreLocation.cacheFolder(environment: ["XDG_CACHE_HOME": "relative", "HOME": "/home/u"]).path
+                == "/home/u/.cache/\(StoreLocation.applicationName)/courier")
+        #expect(
+            StoreLocation.dataFolder(environment: ["HOME": "/home/u"]).path
+                == "/home/u/.local/share/\(StoreLocation.applicationName)/courier")
     }
 }

@@ -1,9 +1,10 @@
-import Courier
 import Foundation
 import Testing
 
-/// Two processes that share one disk cache (two apps, or an app and the daemon): child processes of the test binary
-/// write at the same time, and every write is there afterwards.
+@testable import Courier
+
+/// Two processes that share one disk cache or one cookie jar (two apps, or an app and the daemon): child processes of
+/// the test binary write at the same time, and every write is there afterwards.
 ///
 /// A child is this test binary run again with ``childRole()`` selected and the role in the environment.
 @Suite("Stores shared by processes")
@@ -30,6 +31,12 @@ struct SharedStoreProcessTests {
                     CachedURLResponse(response: response, data: Data("\(prefix)\(index)".utf8)),
                     for: URLRequest(url: url))
             }
+        case "cookies":
+            let storage = HTTPCookieStorage(persistentIn: folder)
+            for index in 0..<Self.entriesPerChild {
+                storage.setCookie(CookieJarTests.cookie("\(prefix)\(index)", domain: "\(prefix).shared.test"))
+            }
+            storage.flushToDisk()
         default:
             Issue.record("unknown role \(role)")
         }
@@ -54,7 +61,8 @@ struct SharedStoreProcessTests {
 
     @Test(.enabled(if: ProcessInfo.processInfo.environment[roleVariable] == nil))
     func twoProcessesWriteOneDiskCacheAtOnce() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("courier-shared-\(UUID().uuidString)")
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "courier-shared-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: folder) }
         let children = try ["cache:a", "cache:b"].map { try Self.runChild(role: $0, folder: folder) }
         for child in children {
@@ -68,5 +76,19 @@ struct SharedStoreProcessTests {
                 #expect(cache.cachedResponse(for: URLRequest(url: url))?.data == Data("\(prefix)\(index)".utf8))
             }
         }
+    }
+
+    @Test(.enabled(if: ProcessInfo.processInfo.environment[roleVariable] == nil))
+    func twoProcessesWriteOneCookieJarAtOnce() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("courier-jar-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let children = try ["cookies:a", "cookies:b"].map { try Self.runChild(role: $0, folder: folder) }
+        for child in children {
+            await exited(child)
+            #expect(child.terminationStatus == 0)
+        }
+        let names = Set(HTTPCookieStorage(persistentIn: folder).cookies?.map(\.name) ?? [])
+        #expect(names.count == 2 * Self.entriesPerChild)
+        #expect(names.contains("a0") && names.contains("b\(Self.entriesPerChild - 1)"))
     }
 }

@@ -1,33 +1,147 @@
 import CourierHTTP
+import CourierStore
 import Foundation
 import NIOConcurrencyHelpers
 
 /// A container that stores cookies and hands out the ones that apply to a URL.
 ///
-/// The storage is thread-safe and, for now, kept in memory only: cookies are not persisted to disk between runs of
-/// the process (persistence comes in a later release). So that an app switching from FoundationNetworking keeps its
-/// cookies, ``shared`` starts with the unexpired cookies of FoundationNetworking's file
-/// (`$XDG_DATA_HOME/<bundle name>/.cookies.shared`), read once at first use; Courier never writes that file. Every
-/// change posts ``NSNotification/Name/NSHTTPCookieManagerCookiesChanged`` on `NotificationCenter.default` (after
-/// the storage's lock is released); a call that changes nothing posts nothing.
+/// The storage is thread-safe. Lookups are indexed by domain: a request looks at the cookies of its host and of the
+/// host's parent domains only, never at every stored cookie. A cookie's name and value may take at most 4096 bytes
+/// (longer ones are refused when parsed); a domain keeps at most ``maximumCookiesPerDomain`` cookies and the storage
+/// at most ``maximumCookies``, the oldest going first, as browsers and Darwin do.
+///
+/// ``shared`` is persistent: cookies with an expiry date are kept in `Cookies.db` under
+/// `$XDG_DATA_HOME/<application>/courier/` (`~/.local/share/<application>/courier/`, 0600 in a 0700 folder) and come
+/// back in the next run; session cookies do not. Writes happen in the background, change by change, so two
+/// processes that share the jar keep each other's cookies. On its first run, so that an app switching from
+/// FoundationNetworking keeps its cookies, it also takes the unexpired cookies of FoundationNetworking's file
+/// (`$XDG_DATA_HOME/<bundle name>/.cookies.shared`); Courier never writes that file. A storage made with ``init()``
+/// (an ephemeral session's) is kept in memory only.
+///
+/// Every change posts ``NSNotification/Name/NSHTTPCookieManagerCookiesChanged`` on `NotificationCenter.default` (after
+/// the storage's lock is released); a call that changes nothing posts nothing. Changing the accept policy posts
+/// ``NSNotification/Name/NSHTTPCookieManagerAcceptPolicyChanged``.
 open class HTTPCookieStorage: NSObject, @unchecked Sendable {
+    private struct Identity: Hashable {
+        var name: String
+        var domain: String
+        var path: String
+
+        init(_ cookie: HTTPCookie) {
+            name = cookie.name
+            domain = cookie.domain.lowercased()
+            path = cookie.path
+        }
+    }
+
     private struct Entry {
         var cookie: HTTPCookie
         var created: Date
         var sequence: Int
     }
 
-    private struct State {
-        var entries: [Entry] = []
-        var nextSequence = 0
-        var acceptPolicy: HTTPCookie.AcceptPolicy = .always
+    /// What a change did, for the jar and the notification.
+    private struct Change {
+        var saved: [(cookie: HTTPCookie, created: Date)] = []
+        var deleted: [HTTPCookie] = []
+        var isEmpty: Bool { saved.isEmpty && deleted.isEmpty }
     }
 
+    private struct State {
+        var entries: [Int: Entry] = [:]
+        var byIdentity: [Identity: Int] = [:]
+        /// Cookie sequences by domain (lowercased, without a leading dot).
+        var byDomain: [String: Set<Int>] = [:]
+        /// Sequences in the order stored; removed ones are skipped when met.
+        var order: [Int] = []
+        var orderStart = 0
+        var nextSequence = 0
+        var acceptPolicy: HTTPCookie.AcceptPolicy = .always
+
+        static func domainKey(_ domain: String) -> String {
+            let lowered = domain.lowercased()
+            return lowered.hasPrefix(".") ? String(lowered.dropFirst()) : lowered
+        }
+
+        mutating func insert(_ cookie: HTTPCookie, created: Date) -> Int {
+            let sequence = nextSequence
+            nextSequence += 1
+            entries[sequence] = Entry(cookie: cookie, created: created, sequence: sequence)
+            byIdentity[Identity(cookie)] = sequence
+            byDomain[Self.domainKey(cookie.domain), default: []].insert(sequence)
+            order.append(sequence)
+            return sequence
+        }
+
+        @discardableResult
+        mutating func remove(_ sequence: Int) -> HTTPCookie? {
+            guard let entry = entries.removeValue(forKey: sequence) else { return nil }
+            byIdentity[Identity(entry.cookie)] = nil
+            let key = Self.domainKey(entry.cookie.domain)
+            byDomain[key]?.remove(sequence)
+            if byDomain[key]?.isEmpty == true { byDomain[key] = nil }
+            return entry.cookie
+        }
+
+        /// Evicts the oldest cookies of `domain` beyond the per-domain limit, then the oldest of all beyond the
+        /// total limit.
+        mutating func enforceLimits(domain: String, into change: inout Change) {
+            let key = Self.domainKey(domain)
+            while let sequences = byDomain[key], sequences.count > HTTPCookieStorage.maximumCookiesPerDomain,
+                let oldest = sequences.min(), let removed = remove(oldest)
+            {
+                change.deleted.append(removed)
+            }
+            while entries.count > HTTPCookieStorage.maximumCookies, orderStart < order.count {
+                let oldest = order[orderStart]
+                orderStart += 1
+                if let removed = remove(oldest) { change.deleted.append(removed) }
+            }
+            // Drop the skipped prefix now and then, so the order never grows without bound.
+            if orderStart > 1024 && orderStart * 2 > order.count {
+                order.removeFirst(orderStart)
+                orderStart = 0
+            }
+        }
+    }
+
+    /// The most cookies one domain keeps (the figure of Chromium and Firefox); more evict the domain's oldest.
+    public static let maximumCookiesPerDomain = 180
+    /// The most cookies a storage keeps (RFC 6265 asks for at least 3000); more evict the oldest. Lookups are
+    /// indexed by domain, so a full storage costs a request no more than an empty one.
+    public static let maximumCookies = 10_000
+
     private let state = NIOLockedValueBox(State())
+    /// Where the cookies persist; `nil` for an in-memory storage.
+    private let jar: CookieJarFile?
 
     /// Creates an empty in-memory cookie storage, as used by ephemeral sessions.
     public override init() {
+        jar = nil
         super.init()
+    }
+
+    /// A storage persisted in `folder` (see the type's discussion), loaded now; in memory only when the folder
+    /// cannot be used.
+    init(persistentIn folder: URL) {
+        jar = CookieJarFile(folder: folder)
+        super.init()
+        let loaded = jar?.load() ?? []
+        let now = Date()
+        state.withLockedValue { state in
+            for (cookie, created) in loaded where !cookie.isExpired(at: now) {
+                if let existing = state.byIdentity[Identity(cookie)] { state.remove(existing) }
+                _ = state.insert(cookie, created: created)
+            }
+        }
+    }
+
+    /// Whether this storage was created with nothing persisted before (its jar is new, or it has none).
+    var startsFresh: Bool { jar?.isNew ?? true }
+
+    /// Waits until every change made so far is written to the jar (for tests and processes about to exit).
+    func flushToDisk() {
+        jar?.flush()
     }
 
     /// The shared cookie storage of the process.
@@ -43,13 +157,16 @@ open class HTTPCookieStorage: NSObject, @unchecked Sendable {
         // Silently: this runs inside the initializer of `shared`, and an observer that touched `shared` from the
         // notification would re-enter it.
         for cookie in FoundationCookieFile.load(path: path, now: Date()) {
-            _ = store(cookie)
+            // (Not `jar?.write(saved: store(cookie)…)`: optional chaining would skip the store without a jar.)
+            let change = store(cookie)
+            jar?.write(saved: change.saved, deleted: [])
         }
     }
 
     /// Returns the cookie storage shared by the apps and extensions of an app group, creating it on first use.
     ///
-    /// On Linux there are no app groups: each identifier simply names a distinct storage within the process.
+    /// Linux has no app groups: a group is a persistent jar that every app naming the same identifier shares, in
+    /// `$XDG_DATA_HOME/courier/groups/<identifier>/`.
     ///
     /// - Parameter identifier: The identifier of the group container.
     open class func sharedCookieStorage(forGroupContainerIdentifier identifier: String) -> HTTPCookieStorage {
@@ -57,7 +174,7 @@ open class HTTPCookieStorage: NSObject, @unchecked Sendable {
             if let existing = storages[identifier] {
                 return existing
             }
-            let storage = HTTPCookieStorage()
+            let storage = HTTPCookieStorage(persistentIn: StoreLocation.groupFolder(identifier))
             storages[identifier] = storage
             return storage
         }
@@ -66,17 +183,25 @@ open class HTTPCookieStorage: NSObject, @unchecked Sendable {
     /// The storage's cookie accept policy. Defaults to ``HTTPCookie/AcceptPolicy/always``.
     open var cookieAcceptPolicy: HTTPCookie.AcceptPolicy {
         get { state.withLockedValue { $0.acceptPolicy } }
-        set { state.withLockedValue { $0.acceptPolicy = newValue } }
+        set {
+            let changed = state.withLockedValue { state in
+                defer { state.acceptPolicy = newValue }
+                return state.acceptPolicy != newValue
+            }
+            if changed { ChangeNotification.post(.NSHTTPCookieManagerAcceptPolicyChanged, object: self) }
+        }
     }
 
-    /// All cookies in the storage, in the order they were first stored.
     /// Whether the storage holds no cookie (a cheap check the engine makes before matching cookies).
     package var isEmpty: Bool {
         state.withLockedValue { $0.entries.isEmpty }
     }
 
+    /// All cookies in the storage, in the order they were first stored.
     open var cookies: [HTTPCookie]? {
-        state.withLockedValue { $0.entries.map(\.cookie) }
+        state.withLockedValue { state in
+            state.entries.values.sorted { $0.sequence < $1.sequence }.map(\.cookie)
+        }
     }
 
     /// Stores a cookie, replacing any cookie with the same name, domain and path.
@@ -86,51 +211,66 @@ open class HTTPCookieStorage: NSObject, @unchecked Sendable {
     ///
     /// - Parameter cookie: The cookie to store.
     open func setCookie(_ cookie: HTTPCookie) {
-        if store(cookie) { postChanged() }
+        commit(store(cookie))
     }
 
-    /// Stores `cookie` under the lock; `true` when that changed the storage.
-    private func store(_ cookie: HTTPCookie) -> Bool {
+    /// Stores `cookie` under the lock; what that changed. A replaced cookie keeps its creation time and place
+    /// (RFC 6265 §5.3 step 11).
+    private func store(_ cookie: HTTPCookie) -> Change {
         let now = Date()
-        return state.withLockedValue { state -> Bool in
-            guard state.acceptPolicy != .never else { return false }
-            let existing = state.entries.firstIndex { Self.sameIdentity($0.cookie, cookie) }
+        return state.withLockedValue { state -> Change in
+            var change = Change()
+            guard state.acceptPolicy != .never else { return change }
+            let existing = state.byIdentity[Identity(cookie)]
             if cookie.isExpired(at: now) {
-                guard let existing else { return false }
-                state.entries.remove(at: existing)
-            } else if let existing {
-                if state.entries[existing].cookie.isEqual(cookie) { return false }
-                state.entries[existing].cookie = cookie
+                guard let existing, let removed = state.remove(existing) else { return change }
+                change.deleted.append(removed)
+            } else if let existing, let entry = state.entries[existing] {
+                if entry.cookie.isEqual(cookie) { return change }
+                state.entries[existing]?.cookie = cookie
+                change.saved.append((cookie, entry.created))
             } else {
-                state.entries.append(Entry(cookie: cookie, created: now, sequence: state.nextSequence))
-                state.nextSequence += 1
+                _ = state.insert(cookie, created: now)
+                change.saved.append((cookie, now))
+                state.enforceLimits(domain: cookie.domain, into: &change)
             }
-            return true
+            return change
         }
+    }
+
+    /// Persists a change and tells the observers (after the lock is released).
+    private func commit(_ change: Change) {
+        guard !change.isEmpty else { return }
+        jar?.write(saved: change.saved, deleted: change.deleted)
+        postChanged()
     }
 
     /// Removes a cookie: the stored cookie with the same name, domain and path.
     ///
     /// - Parameter cookie: The cookie to remove.
     open func deleteCookie(_ cookie: HTTPCookie) {
-        let changed = state.withLockedValue { state -> Bool in
-            let count = state.entries.count
-            state.entries.removeAll { Self.sameIdentity($0.cookie, cookie) }
-            return state.entries.count != count
+        let change = state.withLockedValue { state -> Change in
+            var change = Change()
+            if let existing = state.byIdentity[Identity(cookie)], let removed = state.remove(existing) {
+                change.deleted.append(removed)
+            }
+            return change
         }
-        if changed { postChanged() }
+        commit(change)
     }
 
     /// Removes the cookies stored at or after a date.
     ///
     /// - Parameter date: The earliest storage date of the cookies to remove.
     open func removeCookies(since date: Date) {
-        let changed = state.withLockedValue { state -> Bool in
-            let count = state.entries.count
-            state.entries.removeAll { $0.created >= date }
-            return state.entries.count != count
+        let change = state.withLockedValue { state -> Change in
+            var change = Change()
+            for (sequence, entry) in state.entries where entry.created >= date {
+                if let removed = state.remove(sequence) { change.deleted.append(removed) }
+            }
+            return change
         }
-        if changed { postChanged() }
+        commit(change)
     }
 
     /// Returns all cookies sorted by `sortOrder`: the first descriptor decides, the next ones break ties, and
@@ -153,6 +293,20 @@ open class HTTPCookieStorage: NSObject, @unchecked Sendable {
             }
             return lhs.offset < rhs.offset
         }.map(\.element)
+    }
+
+    /// The domains whose cookies may apply to `host`: the host and, for a name, its parent domains (an IP address
+    /// has none).
+    private static func candidateDomains(of host: String) -> [String] {
+        let lowered = host.lowercased()
+        if lowered.contains(":") || lowered.allSatisfy({ $0.isNumber || $0 == "." }) { return [lowered] }
+        var domains = [lowered]
+        var rest = Substring(lowered)
+        while let dot = rest.firstIndex(of: ".") {
+            rest = rest[rest.index(after: dot)...]
+            if !rest.isEmpty { domains.append(String(rest)) }
+        }
+        return domains
     }
 
     /// The class, its address and the number of cookies stored, like `<Courier.HTTPCookieStorage: 0x…> { 3 cookies }`.
@@ -182,12 +336,20 @@ open class HTTPCookieStorage: NSObject, @unchecked Sendable {
         let isSecureScheme = CookieMatching.isSecureScheme(URL.scheme)
         let now = Date()
         let matching = state.withLockedValue { state in
-            state.entries.filter { entry in
-                let cookie = entry.cookie
-                return !cookie.isExpired(at: now) && (isSecureScheme || !cookie.isSecure)
-                    && Self.domainMatches(cookie, host: host)
-                    && CookieMatching.pathMatches(requestPath: path, cookiePath: cookie.path)
+            var found: [Entry] = []
+            for domain in Self.candidateDomains(of: host) {
+                for sequence in state.byDomain[domain] ?? [] {
+                    guard let entry = state.entries[sequence] else { continue }
+                    let cookie = entry.cookie
+                    if !cookie.isExpired(at: now) && (isSecureScheme || !cookie.isSecure)
+                        && Self.domainMatches(cookie, host: host)
+                        && CookieMatching.pathMatches(requestPath: path, cookiePath: cookie.path)
+                    {
+                        found.append(entry)
+                    }
+                }
             }
+            return found
         }
         return
             matching
@@ -243,10 +405,6 @@ open class HTTPCookieStorage: NSObject, @unchecked Sendable {
         }
     }
 
-    private static func sameIdentity(_ lhs: HTTPCookie, _ rhs: HTTPCookie) -> Bool {
-        lhs.name == rhs.name && lhs.path == rhs.path && HeaderName.equal(lhs.domain, rhs.domain)
-    }
-
     private static func domainMatches(_ cookie: HTTPCookie, host: String) -> Bool {
         cookie.isHostOnly
             ? HeaderName.equal(cookie.domain, host) : CookieMatching.domainMatches(host: host, domain: cookie.domain)
@@ -254,8 +412,9 @@ open class HTTPCookieStorage: NSObject, @unchecked Sendable {
 }
 
 private let processCookieStorage: HTTPCookieStorage = {
-    let storage = HTTPCookieStorage()
-    if let path = FoundationCookieFile.defaultPath() {
+    let storage = HTTPCookieStorage(persistentIn: StoreLocation.dataFolder())
+    // FoundationNetworking's cookies come over once, into a jar that had nothing yet.
+    if storage.startsFresh, let path = FoundationCookieFile.defaultPath() {
         storage.importFoundationCookies(fromFileAt: path)
     }
     return storage

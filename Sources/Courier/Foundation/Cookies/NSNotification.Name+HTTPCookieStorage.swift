@@ -6,4 +6,9 @@ extension NSNotification.Name {
     /// deleting an absent one).
     public static let NSHTTPCookieManagerCookiesChanged = Notification.Name(
         rawValue: "NSHTTPCookieManagerCookiesChangedNotification")
+
+    /// Posted on `NotificationCenter.default` when the cookie accept policy of an ``HTTPCookieStorage`` changes; the
+    /// notification's object is the storage.
+    public static let NSHTTPCookieManagerAcceptPolicyChanged = Notification.Name(
+        rawValue: "NSHTTPCookieManagerAcceptPolicyChangedNotification")
 }

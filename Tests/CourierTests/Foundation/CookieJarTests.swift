@@ -1,0 +1,128 @@
+import CourierStore
+import Foundation
+import NIOConcurrencyHelpers
+import Testing
+
+@testable import Courier
+
+/// The persistent cookie jar, the storage's limits and its domain index.
+@Suite("Cookie jar")
+struct CookieJarTests {
+    private func folder() -> URL {
+        FileManager.default.temporaryDirectory.appendingPathComponent("courier-jar-\(UUID().uuidString)")
+    }
+
+    static func cookie(
+        _ name: String, domain: String = "example.test", path: String = "/",
+        expires: Date? = Date(timeIntervalSinceNow: 3600),
+        secure: Bool = false
+    ) -> HTTPCookie {
+        var properties: [HTTPCookiePropertyKey: Any] = [.name: name, .value: "v-\(name)", .domain: domain, .path: path]
+        if let expires { properties[.expires] = expires }
+        if secure { properties[.secure] = "TRUE" }
+        return HTTPCookie(properties: properties)!
+    }
+
+    @Test func persistentCookiesComeBackAndSessionCookiesDoNot() throws {
+        let directory = folder()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        do {
+            let storage = HTTPCookieStorage(persistentIn: directory)
+            storage.setCookie(Self.cookie("kept", secure: true))
+            storage.setCookie(Self.cookie("session", expires: nil))
+            storage.setCookie(Self.cookie("deleted"))
+            storage.setCookie(Self.cookie("later", domain: ".sub.example.test", path: "/a"))
+            storage.deleteCookie(Self.cookie("deleted"))
+            storage.flushToDisk()
+            #expect(storage.cookies?.count == 3)
+        }
+        let reopened = HTTPCookieStorage(persistentIn: directory)
+        let names = reopened.cookies?.map(\.name)
+        #expect(names == ["kept", "later"])
+        let kept = try #require(reopened.cookies?.first)
+        #expect(kept.isSecure && kept.value == "v-kept" && kept.domain == "example.test")
+        #expect(reopened.cookies?.last?.domain == ".sub.example.test" && reopened.cookies?.last?.path == "/a")
+        #expect(!reopened.startsFresh)
+        let mode =
+            try FileManager.default.attributesOfItem(atPath: directory.appendingPathComponent("Cookies.db").path)[
+                .posixPermissions] as? Int
+        #expect(mode == 0o600)
+        // A session cookie that replaces a persistent one removes it from the jar.
+        reopened.setCookie(Self.cookie("kept", expires: nil))
+        reopened.flushToDisk()
+        #expect(HTTPCookieStorage(persistentIn: directory).cookies?.map(\.name) == ["later"])
+    }
+
+    @Test func aCorruptJarIsMovedAsideAndTheStorageWorks() throws {
+        let directory = folder()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try FileManager.default.createDirectory(
+            at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try Data(repeating: 0x41, count: 4096).write(to: directory.appendingPathComponent("Cookies.db"))
+        let storage = HTTPCookieStorage(persistentIn: directory)
+        storage.setCookie(Self.cookie("fresh"))
+        storage.flushToDisk()
+        #expect(HTTPCookieStorage(persistentIn: directory).cookies?.map(\.name) == ["fresh"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).contains { $0.contains("corrupt") })
+    }
+
+    @Test func aDomainKeepsAtMost180CookiesAndTheStorage10000TheOldestGoing() {
+        let storage = HTTPCookieStorage()
+        for index in 0...HTTPCookieStorage.maximumCookiesPerDomain {
+            storage.setCookie(Self.cookie("c\(index)", domain: "one.test"))
+        }
+        let names = Set(storage.cookies?.map(\.name) ?? [])
+        #expect(names.count == HTTPCookieStorage.maximumCookiesPerDomain)
+        #expect(!names.contains("c0") && names.contains("c180"))
+
+        let big = HTTPCookieStorage()
+        for index in 0...HTTPCookieStorage.maximumCookies {
+            big.setCookie(Self.cookie("n", domain: "d\(index).test"))
+        }
+        #expect(big.cookies?.count == HTTPCookieStorage.maximumCookies)
+        #expect(big.cookies(for: URL(string: "http://d0.test/")!)?.isEmpty == true)
+        #expect(big.cookies(for: URL(string: "http://d10000.test/")!)?.count == 1)
+    }
+
+    @Test func lookupsFindTheHostsAndItsParentDomainsCookiesOnly() {
+        let storage = HTTPCookieStorage()
+        storage.setCookie(Self.cookie("parent", domain: ".example.test"))
+        storage.setCookie(Self.cookie("host", domain: "www.example.test"))
+        storage.setCookie(Self.cookie("deep", domain: "www.example.test", path: "/a/b"))
+        storage.setCookie(Self.cookie("other", domain: "example.org"))
+        storage.setCookie(Self.cookie("secure", domain: "www.example.test", secure: true))
+        storage.setCookie(Self.cookie("ip", domain: "127.0.0.1"))
+        func names(_ url: String) -> [String] { storage.cookies(for: URL(string: url)!)?.map(\.name) ?? [] }
+        // Longer paths first, then the order stored.
+        #expect(names("http://www.example.test/a/b/c") == ["deep", "parent", "host"])
+        #expect(names("https://WWW.example.test/") == ["parent", "host", "secure"])
+        #expect(names("http://example.test/") == ["parent"])
+        #expect(names("http://other.example.test/") == ["parent"])
+        #expect(names("http://example.org/") == ["other"])
+        #expect(names("http://127.0.0.1/") == ["ip"])
+        #expect(names("http://0.0.1/") == [])
+    }
+
+    @Test func changingTheAcceptPolicyPostsOnce() async throws {
+        let storage = HTTPCookieStorage()
+        let posted = NIOLockedValueBox(0)
+        let observer = NotificationCenter.default.addObserver(
+            forName: .NSHTTPCookieManagerAcceptPolicyChanged, object: storage, queue: nil
+        ) { _ in posted.withLockedValue { $0 += 1 } }
+        defer { NotificationCenter.default.removeObserver(observer) }
+        storage.cookieAcceptPolicy = .never
+        storage.cookieAcceptPolicy = .never
+        storage.cookieAcceptPolicy = .always
+        let deadline = ContinuousClock.now + .seconds(5)
+        while posted.withLockedValue({ $0 }) < 2, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(posted.withLockedValue { $0 } == 2)
+    }
+
+    @Test func groupJarsLiveUnderTheSharedDataFolder() {
+        let folder = StoreLocation.groupFolder("group.example/x", environment: ["XDG_DATA_HOME": "/data"])
+        #expect(folder.path == "/data/courier/groups/group.example_x")
+    }
+}
