@@ -22,6 +22,14 @@ let package = Package(
             dependencies: ["BenchmarkCore", .product(name: "Courier", package: "Courier")],
             swiftSettings: [.define("COURIER")]
         ),
+        // The cost of Courier's cache and cookie storage (one process, against CourierMockServer on loopback).
+        .executableTarget(
+            name: "store-bench",
+            dependencies: [
+                .product(name: "Courier", package: "Courier"),
+                .product(name: "CourierMockServer", package: "Courier"),
+            ]
+        ),
         // The toolchain's libcurl-based URLSession (`import FoundationNetworking`).
         .executableTarget(name: "foundation-bench", dependencies: ["BenchmarkCore"]),
         // async-http-client 1.37 with its async/await API.

@@ -89,7 +89,8 @@ public enum CookieMatching {
     ///
     /// - Parameter host: The host, with or without the brackets of an IPv6 literal.
     public static func isIPAddress(_ host: String) -> Bool {
-        if host.contains(":") {
+        // Byte by byte: `String.contains(String)` would go through Foundation's NSString search.
+        if host.utf8.contains(UInt8(ascii: ":")) {
             return true
         }
         let parts = host.split(separator: ".", omittingEmptySubsequences: false)

@@ -298,8 +298,8 @@ open class HTTPCookieStorage: NSObject, @unchecked Sendable {
     /// The domains whose cookies may apply to `host`: the host and, for a name, its parent domains (an IP address
     /// has none).
     private static func candidateDomains(of host: String) -> [String] {
-        let lowered = host.lowercased()
-        if lowered.contains(":") || lowered.allSatisfy({ $0.isNumber || $0 == "." }) { return [lowered] }
+        let lowered = HeaderName.canonical(host)
+        if CookieMatching.isIPAddress(lowered) { return [lowered] }
         var domains = [lowered]
         var rest = Substring(lowered)
         while let dot = rest.firstIndex(of: ".") {
@@ -335,14 +335,19 @@ open class HTTPCookieStorage: NSObject, @unchecked Sendable {
         let path = URL.path(percentEncoded: true)
         let isSecureScheme = CookieMatching.isSecureScheme(URL.scheme)
         let now = Date()
+        let candidates = Self.candidateDomains(of: host)
         let matching = state.withLockedValue { state in
             var found: [Entry] = []
-            for domain in Self.candidateDomains(of: host) {
-                for sequence in state.byDomain[domain] ?? [] {
+            for domain in candidates {
+                guard let sequences = state.byDomain[domain] else { continue }
+                // The index holds the cookies of exactly this domain, which the host is or lies under: a
+                // domain cookie matches; a host-only cookie only when the domain is the host itself.
+                let isHost = domain == candidates[0]
+                for sequence in sequences {
                     guard let entry = state.entries[sequence] else { continue }
                     let cookie = entry.cookie
-                    if !cookie.isExpired(at: now) && (isSecureScheme || !cookie.isSecure)
-                        && Self.domainMatches(cookie, host: host)
+                    if (isHost || !cookie.isHostOnly) && !cookie.isExpired(at: now)
+                        && (isSecureScheme || !cookie.isSecure)
                         && CookieMatching.pathMatches(requestPath: path, cookiePath: cookie.path)
                     {
                         found.append(entry)
@@ -352,12 +357,11 @@ open class HTTPCookieStorage: NSObject, @unchecked Sendable {
             return found
         }
         return
-            matching
-            .sorted { lhs, rhs in
-                lhs.cookie.path.count != rhs.cookie.path.count
-                    ? lhs.cookie.path.count > rhs.cookie.path.count : lhs.sequence < rhs.sequence
+            matching.map { entry -> (length: Int, entry: Entry) in (entry.cookie.path.utf8.count, entry) }
+            .sorted { (lhs: (length: Int, entry: Entry), rhs: (length: Int, entry: Entry)) -> Bool in
+                lhs.length != rhs.length ? lhs.length > rhs.length : lhs.entry.sequence < rhs.entry.sequence
             }
-            .map(\.cookie)
+            .map { $0.entry.cookie }
     }
 
     /// Stores cookies received from a URL, following the accept policy.
