@@ -100,6 +100,8 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
     private var madeCacheTransaction = false
     /// The accepted response's body, collected for the cache.
     private var cacheRecording: CacheRecording?
+    /// The request a custom `URLProtocol` was redirected to, for this attempt's response side.
+    fileprivate var protocolRedirect: URLRequest?
     private var bodyState = TransportRequestBuilder.BodyState()
     private var resourceClock: ResourceClock
     private var beginTimer: Scheduled<Void>?
@@ -362,6 +364,7 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
     }
 
     private func followUp(_ next: URLRequest, dropsBody: Bool, attempt: Int, isRedirect: Bool = true) {
+        protocolRedirect = nil
         if isRedirect { redirectCount += 1 }
         if dropsBody { bodyState.dropped = true }
         environment.logger.debug(
@@ -371,6 +374,7 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
     }
 
     private func accept(_ accepted: URLResponse, attempt: Int) {
+        protocolRedirect = nil
         if download != nil, let http = accepted as? HTTPURLResponse, let retry = resumeRetry(for: http) {
             // The server cannot continue the partial file: ask again for the whole resource.
             followUp(retry, dropsBody: false, attempt: attempt)
@@ -542,7 +546,8 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
             authentication: authentication,
             authenticatedSpaces: environment.authenticatedSpaces,
             uploadBody: uploadBody,
-            cache: currentCacheTransaction()
+            cache: currentCacheTransaction(),
+            protocolRedirect: protocolRedirect
         )
     }
 
@@ -633,6 +638,11 @@ private struct AttemptConsumer: ResponseSourceConsumer {
     }
 
     func sourceDidReceive(response: URLResponse) {
+        engine.submit(.head(response, attempt: attempt))
+    }
+
+    func sourceDidRedirect(to request: URLRequest, response: URLResponse) {
+        engine.sourceEvent(attempt: attempt) { engine in engine.protocolRedirect = request }
         engine.submit(.head(response, attempt: attempt))
     }
 

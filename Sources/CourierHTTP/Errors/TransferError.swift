@@ -33,6 +33,8 @@ public struct TransferError: Error, Hashable, Sendable, CustomStringConvertible 
         case cannotDecodeRawData
         case httpTooManyRedirects
         case resourceUnavailable
+        /// Any other `URLError` code, carried by its raw value (a custom `URLProtocol`'s failure).
+        case other(Int)
     }
 
     private let code: Code
@@ -124,6 +126,17 @@ public struct TransferError: Error, Hashable, Sendable, CustomStringConvertible 
     /// Too many redirects.
     public static func httpTooManyRedirects(_ detail: String) -> Self { .init(.httpTooManyRedirects, detail) }
 
+    /// A failure with any `URLError` code (a custom `URLProtocol` reports the code it likes).
+    public static func urlError(_ code: URLError.Code, _ detail: String) -> Self {
+        switch code {
+        case .cancelled: return .cancelled(detail)
+        case .badURL: return .badURL(detail)
+        case .unsupportedURL: return .unsupportedURL(detail)
+        case .timedOut: return .timedOut(detail)
+        default: return .init(.other(code.rawValue), detail)
+        }
+    }
+
     /// Whether this is a cancellation.
     public var isCancellation: Bool { code == .cancelled }
 
@@ -156,6 +169,7 @@ public struct TransferError: Error, Hashable, Sendable, CustomStringConvertible 
         case .requestBodyStreamExhausted: return .requestBodyStreamExhausted
         case .cannotDecodeRawData: return .cannotDecodeRawData
         case .httpTooManyRedirects: return .httpTooManyRedirects
+        case .other(let raw): return URLError.Code(rawValue: raw) ?? .unknown
         }
     }
 }

@@ -3,7 +3,7 @@ import CourierMockServer
 import Foundation
 import Testing
 
-/// Claims only requests whose path starts with `/protocol-lookup/registered`; registered by one test.
+/// Claims (without loading: the base `startLoading()` fails the load) only requests whose path starts with `/protocol-lookup/registered`; registered by one test.
 private final class RegisteredClaimingProtocol: URLProtocol, @unchecked Sendable {
     override class func canInit(with request: URLRequest) -> Bool {
         request.url?.path.hasPrefix("/protocol-lookup/registered") == true
@@ -34,7 +34,7 @@ private final class RedirectTargetProtocol: URLProtocol, @unchecked Sendable {
 
 @Suite("Custom URLProtocol lookup")
 struct ProtocolLookupTests {
-    @Test func registeredClaimingProtocolFailsTheTaskWithoutARequest() async throws {
+    @Test func aRegisteredProtocolThatClaimsButDoesNotLoadFailsTheTaskWithoutARequest() async throws {
         #expect(URLProtocol.registerClass(RegisteredClaimingProtocol.self))
         defer { URLProtocol.unregisterClass(RegisteredClaimingProtocol.self) }
         try await withServer { server in
@@ -49,7 +49,7 @@ struct ProtocolLookupTests {
         }
     }
 
-    @Test func configuredClaimingProtocolFailsTheTaskWithoutARequest() async throws {
+    @Test func aConfiguredProtocolThatClaimsButDoesNotLoadFailsTheTaskWithoutARequest() async throws {
         try await withServer { server in
             server.route("/protocol-lookup/configured", response: .ok("must not be loaded"))
             let session = makeSession { configuration in
@@ -90,7 +90,7 @@ struct ProtocolLookupTests {
         }
     }
 
-    @Test func aRedirectTargetClaimedByAProtocolFailsTheTask() async throws {
+    @Test func aRedirectTargetClaimedByANonLoadingProtocolFailsTheTask() async throws {
         try await withServer { server in
             server.route(
                 "/protocol-lookup/start",

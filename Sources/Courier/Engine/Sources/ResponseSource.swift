@@ -29,6 +29,9 @@ protocol ResponseSource: AnyObject, Sendable {
 protocol ResponseSourceConsumer: Sendable {
     func sourceDidSendBodyData(bytesSent: Int64, totalBytesSent: Int64)
     func sourceDidReceive(response: URLResponse)
+    /// Instead of a head: the source (a custom `URLProtocol`) was redirected to `request` by `response`; the
+    /// redirect stage decides, as for a `3xx` with a `Location`.
+    func sourceDidRedirect(to request: URLRequest, response: URLResponse)
     func sourceDidReceive(part: ByteBuffer)
     func sourceDidFinish()
     func sourceDidFail(_ error: TransferError)

@@ -5,8 +5,8 @@ import Foundation
 /// `protocolClasses` in order, then the classes registered with `URLProtocol.registerClass(_:)`, most recently
 /// registered first. Entries of `protocolClasses` that are not `URLProtocol` subclasses are skipped.
 ///
-/// Courier does not run custom protocols yet (a later release), so a claimed request fails the task with
-/// `URLError(.unsupportedURL)` naming the class; it is never loaded behind the protocol's back.
+/// The class that claims the request answers it: an instance runs as a ``ProtocolResponseSource`` with the class's
+/// `canonicalRequest(for:)` and the cached response the session's `urlCache` holds for it, if any.
 ///
 /// A class is asked with `canInit(with: task)` (which by default asks `canInit(with: task.currentRequest)`) when
 /// the task's current request is the request being prepared — also on a redirect hop, since the engine makes the
@@ -30,8 +30,12 @@ struct ProtocolLookupStage: RequestStage {
                 claims = protocolClass.canInit(with: request)
             }
             if claims {
-                throw .unsupportedURL(
-                    "custom URLProtocol subclasses are not run yet (a later Courier release): \(protocolClass)")
+                let canonical = protocolClass.canonicalRequest(for: request)
+                let cached = context.cache?.cache.cachedResponse(for: canonical)
+                return .respond(
+                    ProtocolResponseSource(
+                        protocolClass: protocolClass, request: canonical, task: isCurrentRequest ? context.task : nil,
+                        cachedResponse: cached))
             }
         }
         return .proceed(request)

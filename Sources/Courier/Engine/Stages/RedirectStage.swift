@@ -7,6 +7,16 @@ import Foundation
 /// delivered as the final one).
 struct RedirectStage: ResponseStage {
     func immediate(_ response: URLResponse, in context: StageContext) throws(TransferError) -> ResponseStep? {
+        if let redirected = context.protocolRedirect {
+            if context.redirectCount + 1 > RedirectPolicy.maximumRedirects {
+                throw .httpTooManyRedirects("too many HTTP redirects")
+            }
+            // A protocol's redirect is asked about when the response is HTTP (the delegate method takes one).
+            guard context.asksForRedirects, response is HTTPURLResponse else {
+                return .followUp(redirected, dropsBody: false)
+            }
+            return nil
+        }
         guard let plan = plan(for: response, in: context) else { return .proceed(response) }
         if context.redirectCount + 1 > RedirectPolicy.maximumRedirects {
             // Darwin's wording; the limit (RedirectPolicy.maximumRedirects) is Darwin's too.
@@ -19,13 +29,20 @@ struct RedirectStage: ResponseStage {
     }
 
     func process(_ response: URLResponse, in context: StageContext) async throws(TransferError) -> ResponseStep {
-        guard let http = response as? HTTPURLResponse, let plan = plan(for: response, in: context) else {
-            return .proceed(response)
+        let proposed: URLRequest
+        let dropsBody: Bool
+        guard let http = response as? HTTPURLResponse else { return .proceed(response) }
+        if let redirected = context.protocolRedirect {
+            proposed = redirected
+            dropsBody = false
+        } else {
+            guard let plan = plan(for: response, in: context) else { return .proceed(response) }
+            proposed = Self.redirectedRequest(context.currentRequest, plan: plan)
+            dropsBody = plan.dropsBody
         }
-        let proposed = Self.redirectedRequest(context.currentRequest, plan: plan)
         switch await context.decide(.redirect(http, newRequest: proposed)) {
         case .redirect(let chosen?):
-            return .followUp(chosen, dropsBody: plan.dropsBody)
+            return .followUp(chosen, dropsBody: dropsBody)
         case .redirect(nil):
             return .proceed(response)
         default:

@@ -81,6 +81,8 @@ struct StageContext: Sendable {
     /// The task's HTTP caching (see ``CacheLookupStage`` and ``CacheStorageStage``); `nil` without a `urlCache`
     /// and for download tasks, whose bodies Darwin never caches.
     var cache: CacheTransaction? = nil
+    /// The request a custom `URLProtocol` was redirected to (`wasRedirectedTo:`), for the redirect stage.
+    var protocolRedirect: URLRequest? = nil
 
     /// Asks the app; waits for the answer (`nil` when the task ends first).
     func decide(_ decision: TaskDecision) async -> TaskDecisionAnswer? {

@@ -7,10 +7,11 @@ import NIOConcurrencyHelpers
 /// ``stopLoading()``, and either register the subclass with ``registerClass(_:)`` or list it in a session
 /// configuration's `protocolClasses`.
 ///
-/// - Important: Courier does not run custom protocols yet (a later release). A session looks its protocols up
-///   as Apple platforms do — the configuration's `protocolClasses` in order, then the registered classes, most
-///   recently registered first — and when a subclass claims a request, the task fails with
-///   `URLError(.unsupportedURL)` naming the class, instead of silently loading the request without it.
+/// A session looks its protocols up as Apple platforms do — the configuration's `protocolClasses` in order, then
+/// the registered classes, most recently registered first — and the first class that claims a request loads it: an
+/// instance is created on a thread of its own with a running run loop, ``startLoading()`` is called there, and what
+/// the protocol reports to its ``client`` becomes the task's response, data, redirects and completion.
+/// ``stopLoading()`` is called on that thread when the task is cancelled or done.
 ///
 /// Apple's `setProperty(_:forKey:in:)` and `removeProperty(forKey:in:)` take an `NSMutableURLRequest`, which
 /// Courier does not have; here they take an `inout URLRequest`.
@@ -28,7 +29,7 @@ open class URLProtocol: NSObject, @unchecked Sendable {
     ///   - request: The request to load.
     ///   - cachedResponse: A cached response for the request, or `nil`.
     ///   - client: The object the protocol reports the load's progress to.
-    public init(request: URLRequest, cachedResponse: CachedURLResponse?, client: (any URLProtocolClient)?) {
+    public required init(request: URLRequest, cachedResponse: CachedURLResponse?, client: (any URLProtocolClient)?) {
         storedRequest = request
         storedCachedResponse = cachedResponse
         storedClient = client
@@ -50,6 +51,12 @@ open class URLProtocol: NSObject, @unchecked Sendable {
             client: client
         )
         // Set once, before the object is handed out.
+        storedTask = task
+    }
+
+    /// Makes `task` the protocol's ``task``, as ``init(task:cachedResponse:client:)`` would have (the session
+    /// creates protocols through the required initializer, which subclasses may override).
+    func attach(_ task: URLSessionTask) {
         storedTask = task
     }
 
@@ -99,8 +106,18 @@ open class URLProtocol: NSObject, @unchecked Sendable {
         canonicalRequest(for: a) == canonicalRequest(for: b)
     }
 
-    /// Starts loading the request. Subclasses override it; the base class does nothing.
-    open func startLoading() {}
+    /// Starts loading the request. Subclasses override it.
+    ///
+    /// Darwin's base class raises an exception; Courier's fails the load with `URLError(.unsupportedURL)` naming
+    /// the class, so a protocol that claims requests but never loads them ends its tasks instead of hanging them.
+    open func startLoading() {
+        var userInfo: [String: Any] = [
+            NSLocalizedDescriptionKey:
+                "\(type(of: self)) claims the request but does not override URLProtocol.startLoading()"
+        ]
+        userInfo[NSURLErrorFailingURLErrorKey] = request.url
+        client?.urlProtocol(self, didFailWithError: URLError(.unsupportedURL, userInfo: userInfo))
+    }
 
     /// Stops loading the request. Subclasses override it; the base class does nothing.
     open func stopLoading() {}

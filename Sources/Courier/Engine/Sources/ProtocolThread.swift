@@ -1,0 +1,60 @@
+import Foundation
+import NIOConcurrencyHelpers
+
+/// A thread of its own with a running `RunLoop`, for one custom `URLProtocol` instance: Darwin calls `startLoading`
+/// on such a thread, and protocol authors rely on it for timers, streams and `perform(_:)`.
+///
+/// Work is handed over as a timer that fires at once (adding a timer wakes the run loop from any thread); the loop
+/// runs until ``stop()``.
+final class ProtocolThread: @unchecked Sendable {  // RunLoop is not Sendable; it is only added timers to
+
+    private struct State {
+        var runLoop: RunLoop?
+        /// Work handed over before the thread's run loop existed.
+        var pending: [@Sendable () -> Void] = []
+        var stopped = false
+    }
+
+    private let state = NIOLockedValueBox(State())
+
+    /// Starts the thread; nobody waits for it: work handed over meanwhile runs when it is up.
+    init() {
+        let thread = Thread { [self] in
+            // Named from inside: on Linux a name set before `start()` never reaches the thread (pthread names
+            // hold 15 characters).
+            Thread.current.name = "courier.proto"
+            let runLoop = RunLoop.current
+            // A source that never fires keeps the run loop from returning at once for want of sources.
+            let keepAlive = Timer(timeInterval: 86_400, repeats: true) { _ in }
+            runLoop.add(keepAlive, forMode: .default)
+            let pending = state.withLockedValue { state in
+                state.runLoop = runLoop
+                defer { state.pending = [] }
+                return state.pending
+            }
+            for work in pending { work() }
+            while !state.withLockedValue({ $0.stopped }) {
+                _ = runLoop.run(mode: .default, before: .distantFuture)
+            }
+            keepAlive.invalidate()
+        }
+        thread.start()
+    }
+
+    /// Runs `work` on the thread, after the work handed over before it.
+    func perform(_ work: @escaping @Sendable () -> Void) {
+        let runLoop = state.withLockedValue { state -> RunLoop? in
+            guard !state.stopped else { return nil }
+            if state.runLoop == nil { state.pending.append(work) }
+            return state.runLoop
+        }
+        guard let runLoop else { return }
+        let timer = Timer(fire: Date(), interval: 0, repeats: false) { _ in work() }
+        runLoop.add(timer, forMode: .default)
+    }
+
+    /// Ends the thread once the work handed over so far has run.
+    func stop() {
+        perform { [self] in state.withLockedValue { $0.stopped = true } }
+    }
+}

@@ -1,0 +1,143 @@
+import Courier
+import Foundation
+import NIOConcurrencyHelpers
+import Testing
+
+/// Custom `URLProtocol`s answer requests as on Darwin: a stub written against the public API serves responses,
+/// slow bodies, redirects, errors, challenges and cached responses, through every delivery mode.
+@Suite("Custom URL protocols", .serialized)
+struct CustomProtocolTests {
+    private func session(delegate: (any URLSessionDelegate)? = nil) -> URLSession {
+        makeSession(delegate: delegate) { $0.protocolClasses = [StubProtocol.self] }
+    }
+
+    private func url(_ path: String) -> URL { URL(string: "https://stub.test\(path)")! }
+
+    @Test func aProtocolAnswersOnAThreadWithARunningRunLoop() async throws {
+        StubProtocol.script(
+            "/slow",
+            .respond(
+                status: 201, headers: ["X-Stub": "1"], parts: [Data("one ".utf8), Data("two".utf8)], delay: 0.01))
+        let session = session()
+        let outcome = await session.runDataTask(URLRequest(url: url("/slow")))
+        #expect(outcome.error == nil)
+        #expect(outcome.data == Data("one two".utf8))
+        #expect(outcome.http?.statusCode == 201 && outcome.http?.value(forHTTPHeaderField: "X-Stub") == "1")
+        let log = StubProtocol.log.withLockedValue { $0 }
+        #expect(log.contains("start /slow canonical=yes"))
+        #expect(log.contains("thread courier.proto task=true"))
+        // stopLoading follows the completion, on the protocol's thread.
+        try await waitUntil { StubProtocol.log.withLockedValue { $0.contains("stop /slow") } }
+        // The async APIs too.
+        let (data, _) = try await session.data(from: url("/slow"))
+        #expect(data == Data("one two".utf8))
+        session.invalidateAndCancel()
+    }
+
+    @Test func aDelegateSeesTheProtocolsEventsAndADownloadGetsAFile() async throws {
+        StubProtocol.script("/d", .respond(status: 200, headers: [:], parts: [Data("abc".utf8), Data("def".utf8)]))
+        let delegate = RecordingDelegate()
+        let session = session(delegate: delegate)
+        session.dataTask(with: url("/d")).resume()
+        await delegate.waitForCompletions(1)
+        #expect(delegate.body == Data("abcdef".utf8))
+        #expect(delegate.events.contains(.response(200)))
+        #expect(delegate.events.last == .complete(nil))
+        let (file, response) = try await session.download(from: url("/d"))
+        #expect(try Data(contentsOf: file) == Data("abcdef".utf8))
+        #expect((response as? HTTPURLResponse)?.statusCode == 200)
+        try? FileManager.default.removeItem(at: file)
+        session.invalidateAndCancel()
+    }
+
+    @Test func plainResponsesErrorsAndRedirects() async throws {
+        StubProtocol.script("/plain", .plain(mimeType: "text/plain", body: Data("hi".utf8)))
+        StubProtocol.script("/offline", .fail(.notConnectedToInternet))
+        StubProtocol.script("/moved", .redirect(to: "https://stub.test/plain"))
+        let session = session()
+        let plain = await session.runDataTask(URLRequest(url: url("/plain")))
+        #expect(plain.data == Data("hi".utf8))
+        #expect(plain.response?.mimeType == "text/plain" && plain.http == nil)
+        #expect(await session.runDataTask(URLRequest(url: url("/offline"))).urlError?.code == .notConnectedToInternet)
+        let moved = await session.runDataTask(URLRequest(url: url("/moved")))
+        #expect(moved.data == Data("hi".utf8))
+        #expect(moved.response?.url == url("/plain"))
+        session.invalidateAndCancel()
+    }
+
+    @Test func theDelegateDecidesAboutAProtocolsRedirect() async throws {
+        StubProtocol.script("/moved-again", .redirect(to: "https://stub.test/plain-2"))
+        StubProtocol.script("/plain-2", .plain(mimeType: "text/plain", body: Data("after".utf8)))
+        let delegate = RecordingDelegate()
+        let session = session(delegate: delegate)
+        session.dataTask(with: url("/moved-again")).resume()
+        await delegate.waitForCompletions(1)
+        #expect(delegate.events.contains(.redirect("/plain-2")))
+        #expect(delegate.body == Data("after".utf8))
+        session.invalidateAndCancel()
+    }
+
+    @Test func aProtocolsChallengeGoesToTheDelegateAndItsAnswerToTheSender() async throws {
+        StubProtocol.script("/private", .challenge)
+        let delegate = ChallengeAnsweringDelegate([
+            (.useCredential, URLCredential(user: "alice", password: "pw", persistence: .none))
+        ])
+        let session = session(delegate: delegate)
+        let outcome = await session.runDataTask(URLRequest(url: url("/private")))
+        #expect(outcome.data == Data("user=alice".utf8))
+        #expect(delegate.challenges.withLockedValue { $0.first?.protectionSpace.realm } == "stub")
+        session.invalidateAndCancel()
+    }
+
+    @Test func cancellingStopsTheProtocol() async throws {
+        StubProtocol.script("/silent", .silent)
+        let session = session()
+        let task = session.dataTask(with: url("/silent"))
+        task.resume()
+        try await waitUntil { StubProtocol.log.withLockedValue { $0.contains("start /silent canonical=yes") } }
+        task.cancel()
+        try await waitUntil { StubProtocol.log.withLockedValue { $0.contains("stop /silent") } }
+        try await waitUntil { task.state == .completed }
+        #expect((task.error as? URLError)?.code == .cancelled)
+        session.invalidateAndCancel()
+    }
+
+    @Test func aValidCachedResponseIsServed() async throws {
+        StubProtocol.script("/cached", .cachedIsValid)
+        let session = session()
+        let response = HTTPURLResponse(url: url("/cached"), statusCode: 200, httpVersion: nil, headerFields: [:])!
+        var request = URLRequest(url: url("/cached"))
+        request.setValue("yes", forHTTPHeaderField: "X-Canonical")
+        session.configuration.urlCache?.storeCachedResponse(
+            CachedURLResponse(response: response, data: Data("from cache".utf8)), for: request)
+        #expect(await session.runDataTask(URLRequest(url: url("/cached"))).data == Data("from cache".utf8))
+        session.invalidateAndCancel()
+    }
+
+    @Test func registeredClassesServeSessionsThatKeepTheDefaultList() async throws {
+        StubProtocol.script("/registered", .plain(mimeType: "text/plain", body: Data("registered".utf8)))
+        #expect(URLProtocol.registerClass(StubProtocol.self))
+        defer { URLProtocol.unregisterClass(StubProtocol.self) }
+        let session = makeSession()
+        #expect(await session.runDataTask(URLRequest(url: url("/registered"))).data == Data("registered".utf8))
+        session.invalidateAndCancel()
+    }
+
+    @Test func suspendingHoldsTheProtocolsBodyUntilResumed() async throws {
+        let parts = (0..<20).map { Data("part\($0);".utf8) }
+        StubProtocol.script("/held", .respond(status: 200, headers: [:], parts: parts, delay: 0.005))
+        let delegate = RecordingDelegate()
+        let session = session(delegate: delegate)
+        let task = session.dataTask(with: url("/held"))
+        task.resume()
+        try await waitUntil { delegate.body.count > 0 }
+        task.suspend()
+        let seen = delegate.body.count
+        try await Task.sleep(for: .milliseconds(150))
+        #expect(delegate.body.count <= seen + 16)  // at most a part in flight when suspended
+        task.resume()
+        await delegate.waitForCompletions(1)
+        #expect(delegate.body == parts.reduce(Data(), +))
+        session.invalidateAndCancel()
+    }
+}
