@@ -51,4 +51,9 @@ public final class HTTPTransport: Transport {
     public func shutdown() {
         pool.shutdown()
     }
+
+    /// Closes the connections that run nothing, so that the next requests start on new ones.
+    public func closeIdleConnections() {
+        pool.closeIdleConnections()
+    }
 }

@@ -82,6 +82,21 @@ struct PoolStateMachineTests {
         #expect(machine.release("b", 11) == .close(11))
     }
 
+    @Test func takingIdleConnectionsLeavesBusyOnesAndThePoolOpen() {
+        var machine = Machine(maxConnectionsPerHost: 2)
+        _ = machine.lease("a", for: "r1")
+        _ = machine.lease("a", for: "r2")
+        _ = machine.connected("a", 10, protocol: .http1, capacity: 1, for: "r1")
+        _ = machine.connected("a", 11, protocol: .http1, capacity: 1, for: "r2")
+        _ = machine.release("a", 10)
+        #expect(machine.takeIdleConnections() == [10])
+        #expect(machine.counts("a") == (idle: 0, busy: 1, waiting: 0))
+        // The taken connection's close is not the pool's any more, and a new request opens a new connection.
+        #expect(machine.closed("a", 10) == .none)
+        #expect(machine.lease("a", for: "r3") == .connect)
+        #expect(machine.release("a", 11) != .close(11))
+    }
+
     @Test func idleHTTP1ConnectionsAreReusedMostRecentFirst() {
         var machine = Machine(maxConnectionsPerHost: 2)
         _ = machine.lease("a", for: "r1")

@@ -228,18 +228,50 @@ open class URLSession: NSObject, @unchecked Sendable {
         }
     }
 
-    /// Empties cookies, credentials and cache of the session's storages, and closes idle connections.
+    /// Empties the cookies, credentials and cached responses of the session's storages, forgets the protection
+    /// spaces it sent credentials to, and closes idle connections so that later requests start on new ones; then
+    /// calls `completionHandler` on the delegate queue. Tasks already running go on.
+    ///
+    /// As on Darwin the storages are the configuration's, so sessions sharing them (the shared ones, by default)
+    /// lose their contents too. The work runs on a background queue: storages may be the app's subclasses.
     open func reset(completionHandler: @escaping @Sendable () -> Void) {
-        storedConfiguration.urlCache?.removeAllCachedResponses()
-        if let cookies = storedConfiguration.httpCookieStorage?.cookies {
-            for cookie in cookies { storedConfiguration.httpCookieStorage?.deleteCookie(cookie) }
+        let configuration = storedConfiguration
+        DispatchQueue.global().async { [self] in
+            transport.closeIdleConnections()
+            authenticatedSpaces.removeAll()
+            configuration.urlCache?.removeAllCachedResponses()
+            if let storage = configuration.httpCookieStorage {
+                for cookie in storage.cookies ?? [] { storage.deleteCookie(cookie) }
+                storage.flushToDisk()
+            }
+            if let storage = configuration.urlCredentialStorage {
+                for (space, credentials) in storage.allCredentials {
+                    for credential in credentials.values { storage.remove(credential, for: space) }
+                }
+            }
+            dispatcher.async { completionHandler() }
         }
-        dispatcher.async { completionHandler() }
     }
 
-    /// Flushes storages to disk (they are in memory in this release) and calls `completionHandler`.
+    /// Writes the session's cookies to disk and closes idle connections so that later requests start on new
+    /// ones; then calls `completionHandler` on the delegate queue. (The disk cache writes as it goes.)
     open func flush(completionHandler: @escaping @Sendable () -> Void) {
-        dispatcher.async { completionHandler() }
+        let cookies = storedConfiguration.httpCookieStorage
+        DispatchQueue.global().async { [self] in
+            transport.closeIdleConnections()
+            cookies?.flushToDisk()
+            dispatcher.async { completionHandler() }
+        }
+    }
+
+    /// Empties the session's storages and closes idle connections (see ``reset(completionHandler:)``).
+    open func reset() async {
+        await withCheckedContinuation { continuation in reset { continuation.resume() } }
+    }
+
+    /// Writes cookies to disk and closes idle connections (see ``flush(completionHandler:)``).
+    open func flush() async {
+        await withCheckedContinuation { continuation in flush { continuation.resume() } }
     }
 
     // MARK: - Data tasks

@@ -11,6 +11,10 @@ public protocol Transport: Sendable {
 
     /// Closes idle connections and fails queued requests. Requests already running finish.
     func shutdown()
+
+    /// Closes the connections that run nothing; the transport stays usable and later requests open new
+    /// connections (`URLSession.flush` and `reset`).
+    func closeIdleConnections()
 }
 
 /// The engine's handle on one running request.

@@ -72,6 +72,12 @@ final class ConnectionPool: Sendable {
         for waiter in waiters { waiter.connectionFailed(.cancelled("the session was invalidated"), retryable: false) }
     }
 
+    /// Closes the connections that run nothing; the pool stays open and later requests open new connections.
+    func closeIdleConnections() {
+        let idle = machine.withLockedValue { $0.takeIdleConnections() }
+        for connection in idle { connection.close() }
+    }
+
     /// Carries out what the machine decided after a release, close or detach.
     private func perform(_ action: Machine.ReleaseAction, key: PoolKey) {
         switch action {

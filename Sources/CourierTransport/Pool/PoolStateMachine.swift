@@ -208,6 +208,18 @@ struct PoolStateMachine<Key: Hashable, Connection: Hashable, Waiter: Hashable> {
         return (idle, waiters)
     }
 
+    /// Takes the connections that run nothing out of the pool (to close), leaving it open: later requests open new
+    /// connections (`URLSession.flush` and `reset`).
+    mutating func takeIdleConnections() -> [Connection] {
+        var idle: [Connection] = []
+        for key in Array(hosts.keys) {
+            guard var host = hosts[key] else { continue }
+            idle += host.http1.takeIdle() + host.multiplexed.takeIdle()
+            store(key, host)
+        }
+        return idle
+    }
+
     /// Counts for tests and metrics: `busy` is every connection that is not idle, connecting ones included.
     func counts(_ key: Key) -> (idle: Int, busy: Int, waiting: Int) {
         let counts = detailedCounts(key)

@@ -27,6 +27,8 @@ final class FakeTransport: Transport {
 
     func shutdown() {}
 
+    func closeIdleConnections() {}
+
     /// Waits (up to ten seconds) until the transport has run `count` exchanges and returns the last one; a test
     /// whose task ended before reaching the transport fails here instead of hanging.
     func exchange(_ count: Int) async throws -> FakeExchange {

@@ -23,6 +23,11 @@ final class AuthenticatedSpaces: Sendable {
     /// Whether no space is known (the common case: nothing to look up).
     var isEmpty: Bool { entries.withLockedValue { $0.isEmpty } }
 
+    /// Forgets every space (`URLSession.reset`).
+    func removeAll() {
+        entries.withLockedValue { $0.removeAll() }
+    }
+
     /// Remembers that `space` authenticated `url`.
     func remember(_ space: AuthenticationQuestion.Space, for url: URL) {
         guard let origin = Self.origin(of: url) else { return }
