@@ -53,6 +53,16 @@ extension URLSession {
         public var lines: AsyncLineSequence<AsyncBytes> {
             AsyncLineSequence(base: self)
         }
+
+        /// The body's Unicode scalars, decoded as UTF-8 (invalid bytes become U+FFFD).
+        public var unicodeScalars: AsyncUnicodeScalarSequence<AsyncBytes> {
+            AsyncUnicodeScalarSequence(base: self)
+        }
+
+        /// The body's characters, decoded as UTF-8 (invalid bytes become U+FFFD).
+        public var characters: AsyncCharacterSequence<AsyncBytes> {
+            AsyncCharacterSequence(base: self)
+        }
     }
 }
 

@@ -73,19 +73,11 @@ final class SessionTrustEvaluator: ServerTrustEvaluator, ClientCertificateProvid
         return .reject(failure.withPeerCertificateChain(chain))
     }
 
-    /// Asks the delegate on the delegate queue; the first answer counts.
+    /// Asks the delegate: its async method, whose default asks the completion handler form on the delegate queue.
     private func ask(
         _ delegate: any URLSessionDelegate, of session: URLSession, _ challenge: URLAuthenticationChallenge
     ) async -> (URLSession.AuthChallengeDisposition, URLCredential?) {
-        await withCheckedContinuation { continuation in
-            session.dispatcher.async {
-                let once = CompletionOnce()
-                delegate.urlSession(session, didReceive: challenge) { disposition, credential in
-                    guard once.claim() else { return }
-                    continuation.resume(returning: (disposition, credential))
-                }
-            }
-        }
+        await delegate.urlSession(session, didReceive: challenge)
     }
 
     /// The server asked for a client certificate: an `NSURLAuthenticationMethodClientCertificate` challenge whose

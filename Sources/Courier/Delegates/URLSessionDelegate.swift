@@ -15,6 +15,13 @@ public protocol URLSessionDelegate: NSObjectProtocol, Sendable {
         completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
     )
 
+    /// The async form of the connection-level challenge. Courier asks this one; its default asks the completion
+    /// handler form on the delegate queue, so an app implements whichever it prefers.
+    func urlSession(
+        _ session: URLSession,
+        didReceive challenge: URLAuthenticationChallenge
+    ) async -> (URLSession.AuthChallengeDisposition, URLCredential?)
+
     /// All events queued for a background session have been delivered.
     func urlSessionDidFinishEvents(forBackgroundURLSession session: URLSession)
 }
@@ -28,6 +35,23 @@ extension URLSessionDelegate {
         completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
     ) {
         completionHandler(.performDefaultHandling, nil)
+    }
+
+    public func urlSession(
+        _ session: URLSession,
+        didReceive challenge: URLAuthenticationChallenge
+    ) async -> (URLSession.AuthChallengeDisposition, URLCredential?) {
+        // Not the other way round (a completion form that awaits this one): that would cost every delegate a Task
+        // for a method it did not implement. The first answer counts, as with every completion handler.
+        await withCheckedContinuation { continuation in
+            session.dispatcher.async {
+                let once = CompletionOnce()
+                self.urlSession(session, didReceive: challenge) { disposition, credential in
+                    guard once.claim() else { return }
+                    continuation.resume(returning: (disposition, credential))
+                }
+            }
+        }
     }
 
     public func urlSessionDidFinishEvents(forBackgroundURLSession session: URLSession) {}

@@ -41,4 +41,12 @@ open class URLSessionDownloadTask: URLSessionTask, @unchecked Sendable {
         }
     }
 
+    /// Cancels the download and returns its resume data, or `nil` when it cannot be resumed (see
+    /// ``cancel(byProducingResumeData:)``).
+    open func cancelByProducingResumeData() async -> Data? {
+        await withCheckedContinuation { continuation in
+            cancel { continuation.resume(returning: $0) }
+        }
+    }
+
 }

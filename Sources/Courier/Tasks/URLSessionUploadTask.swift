@@ -23,5 +23,13 @@ open class URLSessionUploadTask: URLSessionDataTask, @unchecked Sendable {
         session.dispatcher.async { completionHandler(nil) }
     }
 
+    /// Cancels the upload; resumable uploads are not supported yet, so the result is always `nil` (as Darwin's
+    /// for a server that does not offer them).
+    open func cancelByProducingResumeData() async -> Data? {
+        await withCheckedContinuation { continuation in
+            cancel { continuation.resume(returning: $0) }
+        }
+    }
+
     override var progressTracksReceivedBytes: Bool { false }
 }

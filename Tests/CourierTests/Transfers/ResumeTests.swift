@@ -5,17 +5,20 @@ import Testing
 
 @Suite("Resume data")
 struct ResumeTests {
-    /// Starts a throttled download, cancels it with resume data after some bytes, and returns the data.
+    /// Starts a throttled download, cancels it with resume data after some bytes, and returns the data (from the
+    /// async method when `async`, else from the completion handler form).
     private func cancelMidway(
         session: URLSession,
         url: URL,
-        after bytes: Int64
+        after bytes: Int64,
+        async: Bool = false
     ) async throws -> Data? {
         let task = session.downloadTask(with: url)
         task.resume()
         while task.countOfBytesReceived < bytes && task.state == .running {
             try await Task.sleep(for: .milliseconds(5))
         }
+        if async { return await task.cancelByProducingResumeData() }
         return await withCheckedContinuation { continuation in
             task.cancel(byProducingResumeData: { continuation.resume(returning: $0) })
         }
@@ -35,7 +38,7 @@ struct ResumeTests {
             let downloads = directory.appendingPathComponent("downloads")
             let session = makeSession(delegate: recorder) { $0.courierDownloadDirectory = downloads }
             let resumeData = try #require(
-                try await cancelMidway(session: session, url: server.url("/r"), after: 100_000))
+                try await cancelMidway(session: session, url: server.url("/r"), after: 100_000, async: true))
             // Darwin's key names, readable by any property-list tool.
             let plist = try #require(
                 try PropertyListSerialization.propertyList(from: resumeData, format: nil) as? [String: Any]

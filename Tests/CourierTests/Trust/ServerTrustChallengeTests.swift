@@ -140,4 +140,40 @@ struct ServerTrustChallengeTests {
             second.invalidateAndCancel()
         }
     }
+
+    @Test(arguments: [true, false])
+    func anAsyncOnlyDelegateAnswersTheChallenge(trusts: Bool) async throws {
+        try await withServer(.https) { server in
+            server.route("/async-trust", response: .ok("trusted"))
+            let delegate = AsyncTrustDelegate(trusts: trusts)
+            let session = makeSession(delegate: delegate)
+            defer { session.invalidateAndCancel() }
+            let outcome = await session.runDataTask(server.url("/async-trust"))
+            #expect(delegate.asked.withLockedValue { $0 } == 1)
+            if trusts {
+                #expect(outcome.error == nil)
+                #expect(outcome.data == Data("trusted".utf8))
+            } else {
+                #expect(outcome.urlError?.code == .cancelled)
+            }
+        }
+    }
+}
+
+/// A session delegate that implements only the async form of the connection-level challenge.
+final class AsyncTrustDelegate: NSObject, URLSessionDelegate, @unchecked Sendable {
+    let trusts: Bool
+    let asked = NIOLockedValueBox(0)
+
+    init(trusts: Bool) { self.trusts = trusts }
+
+    func urlSession(
+        _ session: URLSession, didReceive challenge: URLAuthenticationChallenge
+    ) async -> (URLSession.AuthChallengeDisposition, URLCredential?) {
+        asked.withLockedValue { $0 += 1 }
+        guard trusts, let trust = challenge.protectionSpace.serverTrust else {
+            return (.cancelAuthenticationChallenge, nil)
+        }
+        return (.useCredential, URLCredential(trust: trust))
+    }
 }
