@@ -7,7 +7,7 @@ import Foundation
 /// response side decides what becomes of it.
 ///
 /// ```
-/// request:   URLProtocol lookup → URL validation → default headers → cookies → cache lookup → credentials
+/// request:   URLProtocol lookup → data:/file: → URL validation → default headers → cookies → cache lookup → credentials
 /// source:    the network (or a stage's answer: cache, URLProtocol, data:/file:)
 /// response:  cookie storage → redirect → authentication → cache storage → the app's disposition
 /// ```
@@ -21,6 +21,7 @@ import Foundation
 enum StageChain {
     static let requestStages: [any RequestStage] = [
         ProtocolLookupStage(),
+        LocalSchemeStage(),
         URLValidationStage(),
         HeaderDefaultsStage(),
         CookieStage(),

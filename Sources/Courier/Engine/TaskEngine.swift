@@ -661,4 +661,8 @@ private struct AttemptConsumer: ResponseSourceConsumer {
     func sourceDidCollect(_ timeline: TransportTimeline) {
         engine.submit(.timeline(timeline, attempt: attempt))
     }
+
+    func sourceAfterEventsHandled(_ body: @escaping @Sendable () -> Void) {
+        engine.submit(.run(body))
+    }
 }

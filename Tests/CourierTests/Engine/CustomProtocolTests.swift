@@ -25,7 +25,7 @@ struct CustomProtocolTests {
         #expect(outcome.http?.statusCode == 201 && outcome.http?.value(forHTTPHeaderField: "X-Stub") == "1")
         let log = StubProtocol.log.withLockedValue { $0 }
         #expect(log.contains("start /slow canonical=yes"))
-        #expect(log.contains("thread courier.proto task=true"))
+        #expect(log.contains("run loop kCFRunLoopDefaultMode task=true"))
         // stopLoading follows the completion, on the protocol's thread.
         try await waitUntil { StubProtocol.log.withLockedValue { $0.contains("stop /slow") } }
         // The async APIs too.

@@ -44,7 +44,8 @@ final class StubProtocol: URLProtocol, @unchecked Sendable {
         let path = request.url?.path ?? ""
         Self.log.withLockedValue {
             $0.append("start \(path) canonical=\(request.value(forHTTPHeaderField: "X-Canonical") ?? "no")")
-            $0.append("thread \(Thread.current.name ?? "?") task=\(task != nil)")
+            // Called from the run loop itself (a timer fired), not from a queue: its mode is current.
+            $0.append("run loop \(RunLoop.current.currentMode?.rawValue ?? "not running") task=\(task != nil)")
         }
         guard let client, let url = request.url else { return }
         switch Self.scripts.withLockedValue({ $0[path] }) ?? .fail(.fileDoesNotExist) {

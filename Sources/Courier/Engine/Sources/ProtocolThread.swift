@@ -21,18 +21,24 @@ final class ProtocolThread: @unchecked Sendable {  // RunLoop is not Sendable; i
     init() {
         let thread = Thread { [self] in
             // Named from inside: on Linux a name set before `start()` never reaches the thread (pthread names
-            // hold 15 characters).
+            // hold 15 characters). Best effort: when the thread runs before Foundation recorded its pthread, the
+            // kernel keeps the name inherited from the creating thread.
             Thread.current.name = "courier.proto"
             let runLoop = RunLoop.current
             // A source that never fires keeps the run loop from returning at once for want of sources.
             let keepAlive = Timer(timeInterval: 86_400, repeats: true) { _ in }
             runLoop.add(keepAlive, forMode: .default)
-            let pending = state.withLockedValue { state in
+            // Work handed over before the run loop existed runs from the loop too (protocols expect their
+            // run loop to be running in startLoading), in order, before anything handed over later.
+            state.withLockedValue { state in
                 state.runLoop = runLoop
-                defer { state.pending = [] }
-                return state.pending
+                let pending = state.pending
+                state.pending = []
+                guard !pending.isEmpty else { return }
+                runLoop.add(
+                    Timer(fire: Date(), interval: 0, repeats: false) { _ in for work in pending { work() } },
+                    forMode: .default)
             }
-            for work in pending { work() }
             while !state.withLockedValue({ $0.stopped }) {
                 _ = runLoop.run(mode: .default, before: .distantFuture)
             }

@@ -36,4 +36,8 @@ protocol ResponseSourceConsumer: Sendable {
     func sourceDidFinish()
     func sourceDidFail(_ error: TransferError)
     func sourceDidCollect(_ timeline: TransportTimeline)
+    /// Runs `body` once the events handed over so far have been handled, so that a `pause()` they caused has reached
+    /// the source. A source that produces faster than a socket (a file read from the page cache) paces itself with
+    /// it: without, it would read ahead of a slow consumer for as long as the engine is busy.
+    func sourceAfterEventsHandled(_ body: @escaping @Sendable () -> Void)
 }

@@ -19,7 +19,7 @@ struct CacheLookupStage: RequestStage {
     func immediate(_ request: URLRequest, in context: StageContext) throws(TransferError) -> RequestStep? {
         guard let transaction = context.cache else { return .proceed(request) }
         if let refreshed = transaction.takeServeNext() {
-            return .respond(CachedResponseSource(refreshed))
+            return .respond(InMemoryResponseSource(refreshed))
         }
         let policy = Self.policy(of: request, in: context)
         guard Self.consultsCache(request, policy: policy) else {
@@ -69,7 +69,7 @@ struct CacheLookupStage: RequestStage {
         let usable = cached.flatMap { $0.metadata?.matches(request) == false ? nil : $0 }
         switch policy {
         case .returnCacheDataElseLoad, .returnCacheDataDontLoad:
-            if let usable { return .respond(CachedResponseSource(usable)) }
+            if let usable { return .respond(InMemoryResponseSource(usable)) }
             if policy == .returnCacheDataDontLoad {
                 throw .resourceUnavailable("nothing is cached for \(request.url?.absoluteString ?? "the request")")
             }
@@ -89,7 +89,7 @@ struct CacheLookupStage: RequestStage {
             if let usable, let http = usable.response as? HTTPURLResponse { storedResponse = stored(http, usable) }
             switch CacheRules.decide(requestHeaders: request.headerFields, stored: storedResponse, now: now) {
             case .useStored:
-                if let usable { return .respond(CachedResponseSource(usable)) }
+                if let usable { return .respond(InMemoryResponseSource(usable)) }
                 transaction.sending(request, validating: nil, at: now)
                 return .proceed(request)
             case .validate(let etag, let modified):

@@ -3,12 +3,12 @@ import CourierTransport
 import Foundation
 import NIOCore
 
-/// A response from the cache as a response source: the stored head, then the stored body, then the end — through
-/// the same consumer events as the network, so every delivery mode works for it.
+/// A response held in memory as a response source — a cached response, or a `data:` URL's: the head, then the
+/// body, then the end, through the same consumer events as the network, so every delivery mode works for it.
 ///
 /// The body is already in memory; it is handed over in parts of at most ``partSize`` bytes, each after the previous
 /// one, and not while the engine has the source paused.
-final class CachedResponseSource: ResponseSource, @unchecked Sendable {
+final class InMemoryResponseSource: ResponseSource, @unchecked Sendable {
     static let partSize = 64 * 1024
 
     private let response: URLResponse
@@ -19,9 +19,13 @@ final class CachedResponseSource: ResponseSource, @unchecked Sendable {
     private var paused = false
     private var ended = false
 
-    init(_ cached: CachedURLResponse) {
-        self.response = cached.response
-        self.body = cached.data
+    init(response: URLResponse, body: Data) {
+        self.response = response
+        self.body = body
+    }
+
+    convenience init(_ cached: CachedURLResponse) {
+        self.init(response: cached.response, body: cached.data)
     }
 
     func start(_ consumer: any ResponseSourceConsumer) {

@@ -1,0 +1,153 @@
+import CourierHTTP
+import Foundation
+import NIOConcurrencyHelpers
+import NIOCore
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+/// A `file:` URL's contents as a response source, streamed: one read of at most ``partSize`` bytes at a time on a
+/// private queue, the next only after the engine handled the previous part and never while it has the source
+/// paused — a large file is never read whole, and a slow reader holds back the reading.
+///
+/// ``open(_:)`` opens and checks the file (on the stage executor: file system calls may block); the source owns the
+/// descriptor from then on and closes it when it goes away.
+final class FileResponseSource: ResponseSource, Sendable {
+    static let partSize = 64 * 1024
+
+    private struct State {
+        var consumer: (any ResponseSourceConsumer)?
+        var paused = false
+        var ended = false
+        var reading = false
+    }
+
+    private let descriptor: Int32
+    private let response: URLResponse
+    private let state = NIOLockedValueBox(State())
+    private let queue = DispatchQueue(label: "courier.file-source")
+
+    private init(descriptor: Int32, response: URLResponse) {
+        self.descriptor = descriptor
+        self.response = response
+    }
+
+    deinit {
+        close(descriptor)
+    }
+
+    /// Opens the file `url` names, as a source whose response is a `URLResponse` with the file's length and a MIME
+    /// type guessed from its extension.
+    ///
+    /// - Throws: `fileDoesNotExist`, `fileIsDirectory`, `noPermissionsToReadFile`, or `cannotOpenFile` (another
+    ///   host than this machine, or not a regular file: a FIFO or a device could block or never end).
+    static func open(_ url: URL) throws(TransferError) -> FileResponseSource {
+        if let host = url.host, !host.isEmpty, host.lowercased() != "localhost" {
+            throw .unsupportedURL("the file URL \(url.absoluteString) names another host (\(host))")
+        }
+        let path = url.path
+        // Non-blocking, so that opening a FIFO does not wait for a writer; the type is checked on the open file
+        // (not on the path first, which could change in between).
+        let descriptor = Glibc.open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            let code = errno
+            switch code {
+            case ENOENT, ENOTDIR: throw .fileDoesNotExist("the file \(path) does not exist")
+            case EACCES, EPERM: throw .noPermissionsToReadFile("no permission to read the file \(path)")
+            default: throw .cannotOpenFile("cannot open the file \(path): \(String(cString: strerror(code)))")
+            }
+        }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else {
+            let code = errno
+            close(descriptor)
+            throw .cannotOpenFile("cannot read the status of the file \(path): \(String(cString: strerror(code)))")
+        }
+        switch status.st_mode & S_IFMT {
+        case S_IFREG:
+            break
+        case S_IFDIR:
+            close(descriptor)
+            throw .urlError(.fileIsDirectory, "\(path) is a directory")
+        default:
+            close(descriptor)
+            throw .cannotOpenFile("\(path) is not a regular file")
+        }
+        let response = URLResponse(
+            url: url, mimeType: FileMIMEType.forExtension(url.pathExtension),
+            expectedContentLength: Int(status.st_size), textEncodingName: nil)
+        return FileResponseSource(descriptor: descriptor, response: response)
+    }
+
+    func start(_ consumer: any ResponseSourceConsumer) {
+        state.withLockedValue { $0.consumer = consumer }
+        consumer.sourceDidReceive(response: response)
+        readNext()
+    }
+
+    func pause() {
+        state.withLockedValue { $0.paused = true }
+    }
+
+    func resume() {
+        state.withLockedValue { $0.paused = false }
+        readNext()
+    }
+
+    func cancel() {
+        state.withLockedValue { state in
+            state.ended = true
+            state.consumer = nil
+        }
+    }
+
+    func drain(then completion: @escaping @Sendable () -> Void) {
+        cancel()
+        completion()
+    }
+
+    /// Starts the next read unless one is running, the source is paused, or it ended.
+    private func readNext() {
+        let starts = state.withLockedValue { state in
+            guard !state.reading, !state.paused, !state.ended, state.consumer != nil else { return false }
+            state.reading = true
+            return true
+        }
+        guard starts else { return }
+        queue.async { [self] in readPart() }
+    }
+
+    private func readPart() {
+        var buffer = ByteBuffer()
+        var failure: Int32 = 0
+        let count = buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: Self.partSize) { bytes in
+            var result: Int
+            repeat {
+                result = read(descriptor, bytes.baseAddress, Self.partSize)
+            } while result < 0 && errno == EINTR
+            if result < 0 { failure = errno }
+            return max(result, 0)
+        }
+        let consumer = state.withLockedValue { state -> (any ResponseSourceConsumer)? in
+            state.reading = false
+            guard !state.ended, let consumer = state.consumer else { return nil }
+            if failure != 0 || count == 0 {
+                state.ended = true
+                state.consumer = nil
+            }
+            return consumer
+        }
+        guard let consumer else { return }
+        if failure != 0 {
+            consumer.sourceDidFail(.cannotOpenFile("reading the file failed: \(String(cString: strerror(failure)))"))
+        } else if count == 0 {
+            consumer.sourceDidFinish()
+        } else {
+            consumer.sourceDidReceive(part: buffer)
+            consumer.sourceAfterEventsHandled { [self] in readNext() }
+        }
+    }
+}

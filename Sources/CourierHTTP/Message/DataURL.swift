@@ -1,0 +1,101 @@
+import Foundation
+
+/// A `data:` URL (RFC 2397) taken apart: its media type and its decoded bytes.
+///
+/// `data:[<mediatype>][;base64],<data>`. The media type defaults to `text/plain;charset=US-ASCII`, and a URL that
+/// gives only `;charset=…` means `text/plain` with that charset. The data is percent-decoded, then, with `;base64`,
+/// base64-decoded (ASCII whitespace ignored, padding optional). What cannot be decoded is `badURL`: no comma, a
+/// broken percent escape, invalid base64 or a malformed media type.
+public struct DataURL: Hashable, Sendable {
+    /// The lowercased `type/subtype`.
+    public var mimeType: String
+    /// The charset, lowercased, or `nil` when the URL names a media type without one.
+    public var textEncodingName: String?
+    /// The decoded bytes.
+    public var body: Data
+
+    /// Parses `string`, a whole `data:` URL.
+    public init(parsing string: String) throws(TransferError) {
+        let utf8 = Array(string.utf8)
+        guard utf8.count >= 5, String(decoding: utf8[0..<5], as: UTF8.self).lowercased() == "data:" else {
+            throw .badURL("\(Self.shortened(string)) is not a data: URL")
+        }
+        guard let comma = utf8[5...].firstIndex(of: UInt8(ascii: ",")) else {
+            throw .badURL("the data: URL \(Self.shortened(string)) has no comma before its data")
+        }
+        guard let headerBytes = Self.percentDecoded(utf8[5..<comma]),
+            let dataBytes = Self.percentDecoded(utf8[(comma + 1)...])
+        else {
+            throw .badURL("the data: URL \(Self.shortened(string)) has a broken percent escape")
+        }
+        var header = String(decoding: headerBytes, as: UTF8.self)
+        let isBase64 = header.lowercased().hasSuffix(";base64")
+        if isBase64 { header.removeLast(";base64".count) }
+        header = HeaderParameters.trim(header)
+
+        if header.isEmpty {
+            (mimeType, textEncodingName) = ("text/plain", "us-ascii")
+        } else {
+            // A leading parameter (";charset=utf-8") stands for text/plain with it.
+            let type = MediaType(parsing: header.hasPrefix(";") ? "text/plain" + header : header)
+            guard let mimeType = type.mimeType else {
+                throw .badURL("the data: URL \(Self.shortened(string)) has a malformed media type")
+            }
+            self.mimeType = mimeType
+            self.textEncodingName = type.textEncodingName
+        }
+
+        if isBase64 {
+            guard let decoded = Self.base64Decoded(dataBytes) else {
+                throw .badURL("the data: URL \(Self.shortened(string)) has invalid base64 data")
+            }
+            body = decoded
+        } else {
+            body = Data(dataBytes)
+        }
+    }
+
+    /// `%XX` escapes decoded; `nil` for a `%` not followed by two hex digits.
+    static func percentDecoded(_ bytes: ArraySlice<UInt8>) -> [UInt8]? {
+        var output: [UInt8] = []
+        output.reserveCapacity(bytes.count)
+        var index = bytes.startIndex
+        while index < bytes.endIndex {
+            let byte = bytes[index]
+            guard byte == UInt8(ascii: "%") else {
+                output.append(byte)
+                index += 1
+                continue
+            }
+            guard index + 2 < bytes.endIndex,
+                let high = hexValue(bytes[index + 1]), let low = hexValue(bytes[index + 2])
+            else { return nil }
+            output.append(high << 4 | low)
+            index += 3
+        }
+        return output
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
+        default: return nil
+        }
+    }
+
+    /// Base64 with ASCII whitespace ignored and the padding optional (`nil` when anything else is wrong).
+    static func base64Decoded(_ bytes: [UInt8]) -> Data? {
+        var text = bytes.filter { !(($0 == 0x20) || ($0 >= 0x09 && $0 <= 0x0D)) }
+        // Padding, if any, only at the end; without it, add what is missing.
+        guard text.count % 4 != 1 else { return nil }
+        while text.count % 4 != 0 { text.append(UInt8(ascii: "=")) }
+        return Data(base64Encoded: Data(text))
+    }
+
+    /// The URL cut to a length an error message can carry (data: URLs can be megabytes long).
+    private static func shortened(_ string: String) -> String {
+        string.utf8.count <= 64 ? string : String(string.prefix(60)) + "…"
+    }
+}

@@ -1,0 +1,142 @@
+import Courier
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// `data:` and `file:` URLs, answered without the network by every task kind.
+@Suite("data: and file: URLs")
+struct LocalSchemeTests {
+    @Test func aDataURLAnswersADataTaskWithAPlainResponse() async throws {
+        let session = makeSession()
+        defer { session.finishTasksAndInvalidate() }
+        let url = try #require(URL(string: "data:text/html;charset=utf-8,%3Cp%3Ecaf%C3%A9%3C/p%3E"))
+        let outcome = await session.runDataTask(url)
+        #expect(outcome.error == nil)
+        #expect(outcome.data == Data("<p>café</p>".utf8))
+        let response = try #require(outcome.response)
+        #expect(!(response is HTTPURLResponse))
+        #expect(response.mimeType == "text/html")
+        #expect(response.textEncodingName == "utf-8")
+        #expect(response.expectedContentLength == Int64("<p>café</p>".utf8.count))
+        #expect(response.url == url)
+    }
+
+    @Test func anInvalidDataURLIsBadURL() async throws {
+        let session = makeSession()
+        defer { session.finishTasksAndInvalidate() }
+        let outcome = await session.runDataTask(try #require(URL(string: "data:;base64,%%%")))
+        #expect(outcome.urlError?.code == .badURL)
+        #expect(outcome.response == nil)
+    }
+
+    @Test func aDataURLDownloadsToAFile() async throws {
+        let session = makeSession()
+        defer { session.finishTasksAndInvalidate() }
+        let bytes = Data((0..<200_000).map { UInt8(truncatingIfNeeded: $0) })
+        let url = try #require(URL(string: "data:application/octet-stream;base64," + bytes.base64EncodedString()))
+        let (file, response) = try await session.download(from: url)
+        defer { try? FileManager.default.removeItem(at: file) }
+        #expect(try Data(contentsOf: file) == bytes)
+        #expect(response.mimeType == "application/octet-stream")
+    }
+
+    @Test func aFileIsStreamedByteExactToEveryTaskKind() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (file, sha) = try writePatternFile(length: 3_000_017, in: directory)
+        let session = makeSession()
+        defer { session.finishTasksAndInvalidate() }
+
+        let (data, response) = try await session.data(from: file)
+        #expect(sha256Hex(data) == sha)
+        #expect(response.expectedContentLength == 3_000_017)
+        #expect(response.mimeType == "application/octet-stream")
+
+        let (downloaded, _) = try await session.download(from: file)
+        defer { try? FileManager.default.removeItem(at: downloaded) }
+        #expect(sha256Hex(try Data(contentsOf: downloaded)) == sha)
+
+        // An upload to a file: URL reads the file; the body goes nowhere.
+        let (uploaded, _) = try await session.upload(for: URLRequest(url: file), from: Data("ignored".utf8))
+        #expect(sha256Hex(uploaded) == sha)
+
+        // Read slowly through AsyncBytes: backpressure holds the reading back, the bytes stay exact.
+        let (bytes, _) = try await session.bytes(from: file)
+        var count = 0
+        var mismatches = 0
+        for try await byte in bytes {
+            if byte != UInt8(count % 251) { mismatches += 1 }
+            count += 1
+            if count % 500_000 == 0 { try await Task.sleep(for: .milliseconds(20)) }
+        }
+        #expect(count == 3_000_017)
+        #expect(mismatches == 0)
+    }
+
+    @Test func aFilesTypeComesFromItsExtension() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("page.HTML")
+        try Data("<html></html>".utf8).write(to: file)
+        let session = makeSession()
+        defer { session.finishTasksAndInvalidate() }
+        let outcome = await session.runDataTask(file)
+        #expect(outcome.data == Data("<html></html>".utf8))
+        #expect(outcome.response?.mimeType == "text/html")
+    }
+
+    @Test func fileErrorsHaveDarwinsCodes() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let session = makeSession()
+        defer { session.finishTasksAndInvalidate() }
+
+        let missing = await session.runDataTask(directory.appendingPathComponent("missing.txt"))
+        #expect(missing.urlError?.code == .fileDoesNotExist)
+        let folder = await session.runDataTask(directory)
+        #expect(folder.urlError?.code == .fileIsDirectory)
+
+        // A FIFO would block a reader forever: refused, without waiting for a writer.
+        let fifo = directory.appendingPathComponent("fifo")
+        #expect(mkfifo(fifo.path, 0o600) == 0)
+        let pipe = await session.runDataTask(fifo)
+        #expect(pipe.urlError?.code == .cannotOpenFile)
+
+        let remote = await session.runDataTask(try #require(URL(string: "file://example.invalid/etc/hostname")))
+        #expect(remote.urlError?.code == .unsupportedURL)
+    }
+
+    @Test(.enabled(if: getuid() != 0, "root reads every file"))
+    func anUnreadableFileIsNoPermissionsToReadFile() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("secret.txt")
+        try Data("secret".utf8).write(to: file)
+        try FileManager.default.setAttributes([.posixPermissions: 0o000], ofItemAtPath: file.path)
+        let session = makeSession()
+        defer { session.finishTasksAndInvalidate() }
+        let outcome = await session.runDataTask(file)
+        #expect(outcome.urlError?.code == .noPermissionsToReadFile)
+    }
+
+    @Test func cancellingAFileTaskEndsItAsCancelled() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (file, _) = try writePatternFile(length: 8_000_000, in: directory)
+        let session = makeSession()
+        defer { session.finishTasksAndInvalidate() }
+        let (bytes, _) = try await session.bytes(from: file)
+        var iterator = bytes.makeAsyncIterator()
+        _ = try await iterator.next()
+        // A reader that stops holds the reading back: the file is not read ahead into memory.
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(bytes.task.countOfBytesReceived < 2_000_000)
+        bytes.task.cancel()
+        await #expect(throws: URLError.self) {
+            while try await iterator.next() != nil {}
+        }
+    }
+}
