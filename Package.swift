@@ -23,6 +23,20 @@ let package = Package(
     targets: [
         // zlib from the system (Debian: zlib1g-dev), for streaming gzip/deflate decoding under our own control.
         .systemLibrary(name: "CCourierZlib", path: "Sources/CCourierZlib"),
+        // Brotli from the system (Debian: libbrotli-dev), for `Content-Encoding: br`. The decoder alone for the
+        // library; the encoder is a module of its own, linked only by the mock server, which compresses test bodies.
+        .systemLibrary(
+            name: "CCourierBrotli",
+            path: "Sources/CCourierBrotli",
+            pkgConfig: "libbrotlidec",
+            providers: [.apt(["libbrotli-dev"])]
+        ),
+        .systemLibrary(
+            name: "CCourierBrotliEncoder",
+            path: "Sources/CCourierBrotliEncoder",
+            pkgConfig: "libbrotlienc",
+            providers: [.apt(["libbrotli-dev"])]
+        ),
         .target(
             name: "CourierHTTP",
             dependencies: [.product(name: "Crypto", package: "swift-crypto")],
@@ -34,6 +48,7 @@ let package = Package(
             dependencies: [
                 "CourierHTTP",
                 "CCourierZlib",
+                "CCourierBrotli",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -73,6 +88,7 @@ let package = Package(
             name: "CourierMockServer",
             dependencies: [
                 "CCourierZlib",
+                "CCourierBrotliEncoder",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

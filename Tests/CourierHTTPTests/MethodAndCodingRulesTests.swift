@@ -18,7 +18,8 @@ struct MethodAndCodingRulesTests {
 
     @Test(arguments: [
         (["gzip"], ContentCoding.Decoding?.some(.gzip)), (["X-GZIP"], .gzip), (["deflate"], .deflate),
-        (["br", "gzip"], .gzip), (["br, gzip"], .gzip), (["gzip", "br"], nil), (["gzip, identity"], .gzip),
+        (["br", "gzip"], .gzip), (["br, gzip"], .gzip), (["gzip", "br"], .brotli), (["gzip, identity"], .gzip),
+        (["br"], .brotli), (["BR"], .brotli), (["deflate, br, identity"], .brotli), (["br, zstd"], nil),
         (["gzip, deflate"], .deflate), (["identity"], nil), ([], nil), ([""], nil), (["compress"], nil),
     ])
     func theOutermostCodingIsTheOneDecoded(values: [String], decoding: ContentCoding.Decoding?) {

@@ -76,12 +76,12 @@ struct HTTP1ClientHandlerInflationTests {
         channel.read()
         loop.run()
         // One step, then the pause: the rest stays compressed, and the socket is not read.
-        #expect(consumer.parts == [ContentInflater.stepSize])
+        #expect(consumer.parts == [ContentDecoder.stepSize])
         let readsBefore = counter.reads
 
         handler.setPaused(false, for: exchange)
         loop.run()
-        #expect(consumer.parts == [ContentInflater.stepSize, ContentInflater.stepSize])
+        #expect(consumer.parts == [ContentDecoder.stepSize, ContentDecoder.stepSize])
         #expect(counter.reads == readsBefore)
         #expect(!consumer.finished)
 
@@ -92,7 +92,7 @@ struct HTTP1ClientHandlerInflationTests {
         handler.setPaused(false, for: exchange)
         loop.run()
         #expect(consumer.body == size)
-        #expect(consumer.parts.allSatisfy { $0 <= ContentInflater.stepSize })
+        #expect(consumer.parts.allSatisfy { $0 <= ContentDecoder.stepSize })
         #expect(consumer.finished)
         #expect(consumer.error == nil)
         #expect(counter.reads == readsBefore + 1)

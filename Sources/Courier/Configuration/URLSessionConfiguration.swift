@@ -303,14 +303,15 @@ open class URLSessionConfiguration: NSObject, NSCopying, @unchecked Sendable {
         set { settings.withLockedValue { $0.courierAdditionalTrustedCertificates = newValue } }
     }
 
-    /// Courier extension: the decompression-bomb guard. A gzip or deflate response body that the session decodes
-    /// may grow to at most this many times the compressed bytes received; a body that grows further fails its
-    /// task with `URLError.cannotDecodeContentData`. `nil` turns the guard off.
+    /// Courier extension: the decompression-bomb guard. A gzip, deflate or brotli response body that the session
+    /// decodes may grow to at most this many times the compressed bytes received; a body that grows further fails
+    /// its task with `URLError.cannotDecodeContentData`. `nil` turns the guard off.
     ///
-    /// The default, 1,000, is just under what deflate can reach at all (about 1,032:1): real content (text, JSON,
-    /// HTML) stays far below it, while a body that is almost entirely one repeated byte — the shape of a
-    /// decompression bomb — does. An app that buffers whole bodies from servers it does not trust may want a lower
-    /// value; one that downloads such data on purpose, a higher one or `nil`. Values below 1 are treated as 1.
+    /// The default, 1,000, is just under what deflate can reach at all (about 1,032:1; brotli goes far beyond):
+    /// real content (text, JSON, HTML) stays far below it, while a body that is almost entirely one repeated
+    /// byte — the shape of a decompression bomb — does. An app that buffers whole bodies from servers it does not
+    /// trust may want a lower value; one that downloads such data on purpose, a higher one or `nil`. Values below
+    /// 1 are treated as 1.
     public var courierMaximumDecompressionRatio: Int? {
         get { settings.withLockedValue { $0.courierMaximumDecompressionRatio } }
         set { settings.withLockedValue { $0.courierMaximumDecompressionRatio = newValue.map { max(1, $0) } } }

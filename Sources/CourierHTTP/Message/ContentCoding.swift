@@ -6,11 +6,13 @@ public enum ContentCoding {
         case gzip
         /// deflate: the zlib format (RFC 1950); raw deflate data (RFC 1951) is accepted too, as browsers do.
         case deflate
+        /// Brotli (RFC 7932), sent as `br`.
+        case brotli
     }
 
     /// The coding to decode for a response with these `Content-Encoding` values, or `nil` to deliver the body as
     /// it is: the outermost coding (the last one listed, RFC 9110 §8.4), ignoring `identity`, when it is gzip,
-    /// x-gzip or deflate, the codings the client offers in `Accept-Encoding`. Only that one layer is decoded.
+    /// x-gzip, deflate or br, the codings the client offers in `Accept-Encoding`. Only that one layer is decoded.
     public static func automaticDecoding<S: Sequence>(_ values: S) -> Decoding? where S.Element == String {
         let codings = values.flatMap { $0.split(separator: ",") }
             .map { HeaderName.canonical(HeaderParameters.trim(String($0))) }
@@ -18,6 +20,7 @@ public enum ContentCoding {
         switch codings.last {
         case "gzip", "x-gzip": return .gzip
         case "deflate": return .deflate
+        case "br": return .brotli
         default: return nil
         }
     }
@@ -27,9 +30,10 @@ extension ContentCoding {
     /// The default limit on how many times larger a decoded body may be than the compressed bytes received.
     ///
     /// deflate (which gzip wraps) cannot do better than about 1,032:1 — a 258-byte match costs at least two
-    /// bits. Real content (text, JSON, HTML) stays far below that; only data that is almost
-    /// entirely one repeated byte comes close — the shape of a decompression bomb, a megabyte on the wire that
-    /// inflates to a gigabyte. 1,000:1 stops those and lets everything else through; an app that downloads such data
-    /// on purpose (sparse images, say) raises the limit or turns it off.
+    /// bits; brotli can go much further (long repeats cost next to nothing). Real content (text, JSON, HTML) stays
+    /// far below 1,000:1 in either; only data that is almost entirely one repeated byte comes close — the shape of
+    /// a decompression bomb, a megabyte on the wire that inflates to a gigabyte. 1,000:1 stops those and lets
+    /// everything else through; an app that downloads such data on purpose (sparse images, say) raises the limit
+    /// or turns it off.
     public static let defaultMaximumDecompressionRatio = 1_000
 }

@@ -7,7 +7,7 @@ import NIOPosix
 import NIOSSL
 
 /// Opens connections: TCP (host names resolved with happy eyeballs), TLS with SNI and verification, and the
-/// HTTP/1.1 pipeline with automatic gzip/deflate decoding.
+/// HTTP/1.1 pipeline with automatic gzip/deflate/brotli decoding.
 struct ConnectionFactory: Sendable {
     let group: any EventLoopGroup
     let tlsContexts: TLSContextCache

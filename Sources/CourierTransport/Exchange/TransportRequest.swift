@@ -25,7 +25,7 @@ public struct TransportRequest: Sendable {
     /// Chooses the certificate to present when a server asks for one (see ``ClientCertificateProvider``); when
     /// `nil`, ``TLSSettings/clientIdentity`` is presented, if any.
     public var clientCertificateProvider: (any ClientCertificateProvider)?
-    /// A gzip or deflate body may decode to at most this many times the compressed bytes received; more fails
+    /// A gzip, deflate or brotli body may decode to at most this many times the compressed bytes received; more fails
     /// the request with `cannotDecodeContentData`. `nil` means no limit. The default is
     /// `ContentCoding.defaultMaximumDecompressionRatio`, which real content stays far under.
     public var maximumDecompressionRatio: Int? = ContentCoding.defaultMaximumDecompressionRatio

@@ -7,8 +7,8 @@ import NIOHTTP1
 ///
 /// It lives on the connection's event loop. Backpressure: while the exchange is paused, the outbound `read`
 /// is held back, so the socket is not read and no buffer grows; the request timer does not run either.
-/// A gzip or deflate body is inflated here, one bounded step at a time (see ``ContentInflater``): while paused
-/// no step runs, and no read is issued until the compressed bytes already received are inflated.
+/// A gzip, deflate or brotli body is decoded here, one bounded step at a time (see ``ContentDecoder``): while
+/// paused no step runs, and no read is issued until the compressed bytes already received are decoded.
 final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPClientResponsePart
     typealias OutboundIn = HTTPClientRequestPart
@@ -23,9 +23,9 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
         let bodyWriter: HTTP1RequestBodyWriter
         var headReceived = false
         var keepAlive = true
-        /// Decodes the body when the response is gzip- or deflate-encoded.
-        var inflater: ContentInflater?
-        /// The response ended while compressed input still waited to be inflated.
+        /// Decodes the body when the response is gzip-, deflate- or brotli-encoded.
+        var decoder: ContentDecoder?
+        /// The response ended while compressed input still waited to be decoded.
         var endPending = false
         /// Whether the exchange asked not to be read from (backpressure).
         var paused = false
@@ -55,12 +55,12 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     private var state: State = .idle
     private var context: ChannelHandlerContext?
-    /// Kept past `handlerRemoved`: a body that arrived whole before the connection closed is still inflated.
+    /// Kept past `handlerRemoved`: a body that arrived whole before the connection closed is still decoded.
     private var eventLoop: (any EventLoop)?
     private var allocator = ByteBufferAllocator()
     /// A read the channel asked for while the exchange was paused (the connection's read demand).
     private var pendingRead = false
-    private var inflateScheduled = false
+    private var decodeScheduled = false
     private var idleTimer: Scheduled<Void>?
     private var idleSince = NIODeadline.now()
     private let endpoint: Endpoint
@@ -164,8 +164,8 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
         }
         active.drainBudget = limit
         active.paused = false
-        // Compressed input need not be inflated to be dropped.
-        active.inflater = nil
+        // Compressed input need not be decoded to be dropped.
+        active.decoder = nil
         let endPending = active.endPending
         if endPending {
             endResponse(active, context: context)
@@ -189,8 +189,8 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
             active.requestTimer = nil
         } else {
             armRequestTimer()
-            if active.inflater != nil {
-                inflateNextStep()
+            if active.decoder != nil {
+                decodeNextStep()
             } else if pendingRead, let context {
                 pendingRead = false
                 context.read()
@@ -235,7 +235,7 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
             active.keepAlive = head.isKeepAlive
             active.timeline.responseStart = Date()
             if let coding = ContentCoding.automaticDecoding(head.headers["Content-Encoding"]) {
-                active.inflater = ContentInflater(
+                active.decoder = ContentDecoder(
                     coding: coding,
                     maximumRatio: active.exchange.request.maximumDecompressionRatio
                 )
@@ -253,16 +253,16 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 active.drainBudget = budget - buffer.readableBytes
                 return
             }
-            if let inflater = active.inflater {
-                inflater.append(buffer)
-                inflateNextStep()
+            if let decoder = active.decoder {
+                decoder.append(buffer)
+                decodeNextStep()
             } else {
                 active.timeline.responseBodyBytesDecoded += Int64(buffer.readableBytes)
                 active.exchange.consumer.transportDidReceiveBodyPart(buffer)
             }
         case .end:
-            if let inflater = active.inflater, inflater.canStep {
-                // Finished once the compressed input is inflated, at the consumer's pace.
+            if let decoder = active.decoder, decoder.canStep {
+                // Finished once the compressed input is decoded, at the consumer's pace.
                 active.endPending = true
                 return
             }
@@ -273,9 +273,9 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// Delivers the end of the response and gives the connection back (or closes it).
     private func endResponse(_ ended: Active, context: ChannelHandlerContext?) {
         let active = ended
-        if let inflater = active.inflater {
+        if let decoder = active.decoder {
             do {
-                try inflater.finish()
+                try decoder.finish()
             } catch {
                 fail(error, retryable: false)
                 return
@@ -296,30 +296,30 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
         }
         active.exchange.finish()
         if pendingRead, isOpen, let context {
-            // A read held back while the end waited for the inflater: an idle connection still reads, to notice
+            // A read held back while the end waited for the decoder: an idle connection still reads, to notice
             // the server closing it.
             pendingRead = false
             context.read()
         }
     }
 
-    // MARK: - Inflating
+    // MARK: - Decoding
 
-    /// Whether compressed bytes wait to be inflated: no more are read from the socket until they are.
+    /// Whether compressed bytes wait to be decoded: no more are read from the socket until they are.
     private var hasCompressedInput: Bool {
-        guard case .active(let active) = state, let inflater = active.inflater else { return false }
-        return inflater.canStep
+        guard case .active(let active) = state, let decoder = active.decoder else { return false }
+        return decoder.canStep
     }
 
-    /// Inflates one step of the compressed input and delivers it. Further steps run as separate event-loop
+    /// Decodes one step of the compressed input and delivers it. Further steps run as separate event-loop
     /// tasks, so a pause asked for from another thread lands between two steps; once the input is used up, the
     /// held-back read is issued, or the response ends.
-    private func inflateNextStep() {
-        guard case .active(let active) = state, let inflater = active.inflater, !active.paused else { return }
-        if inflater.canStep {
+    private func decodeNextStep() {
+        guard case .active(let active) = state, let decoder = active.decoder, !active.paused else { return }
+        if decoder.canStep {
             let output: ByteBuffer
             do {
-                output = try inflater.step(allocator: allocator)
+                output = try decoder.step(allocator: allocator)
             } catch {
                 fail(error, retryable: false)
                 return
@@ -329,8 +329,8 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
             if output.readableBytes > 0 {
                 active.exchange.consumer.transportDidReceiveBodyPart(output)
             }
-            if inflater.canStep {
-                scheduleInflateStep()
+            if decoder.canStep {
+                scheduleDecodeStep()
                 return
             }
         }
@@ -344,13 +344,13 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
         }
     }
 
-    private func scheduleInflateStep() {
-        guard !inflateScheduled, let eventLoop else { return }
-        inflateScheduled = true
+    private func scheduleDecodeStep() {
+        guard !decodeScheduled, let eventLoop else { return }
+        decodeScheduled = true
         eventLoop.assumeIsolated().execute { [weak self] in
             guard let self else { return }
-            self.inflateScheduled = false
-            self.inflateNextStep()
+            self.decodeScheduled = false
+            self.decodeNextStep()
         }
     }
 
@@ -376,7 +376,7 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
     func channelInactive(context: ChannelHandlerContext) {
         idleTimer?.cancel()
         if case .active(let active) = state, active.endPending {
-            // The whole body arrived; what is still compressed is inflated at the consumer's pace, and the
+            // The whole body arrived; what is still compressed is decoded at the consumer's pace, and the
             // response then ends normally (see `endResponse`).
             active.keepAlive = false
             active.requestTimer?.cancel()

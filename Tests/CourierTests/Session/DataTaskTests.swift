@@ -58,7 +58,7 @@ struct DataTaskTests {
             #expect(recorded.header("X-List") == "a,b")
             #expect(recorded.header("Authorization") == nil)
             #expect(recorded.header("Host") == "127.0.0.1:\(server.port)")
-            #expect(recorded.header("Accept-Encoding") == "gzip, deflate")
+            #expect(recorded.header("Accept-Encoding") == "gzip, deflate, br")
             #expect(recorded.header("User-Agent")?.isEmpty == false)
         }
     }

@@ -151,6 +151,35 @@ struct DecompressionSafetyTests {
         }
     }
 
+    /// A br body larger than a step arrives decoded, with the response's headers as the server sent them.
+    @Test func aBrotliBodyArrivesDecoded() async throws {
+        let text = Data((1...20_000).map { "{\"id\": \($0), \"status\": \"ok\"}\n" }.joined().utf8)
+        let compressed = Data(BrotliCompressor.compress(Array(text), quality: 11))
+        #expect(compressed.count < text.count / 10)
+        try await withServer { server in
+            server.route("/br", response: MockResponse(headers: [("Content-Encoding", "br")], body: .data(compressed)))
+            let outcome = await makeSession().runDataTask(server.url("/br"))
+            #expect(outcome.error == nil)
+            #expect(outcome.data == text)
+            #expect(outcome.http?.value(forHTTPHeaderField: "Content-Encoding") == "br")
+            #expect(server.requests(path: "/br").first?.header("Accept-Encoding") == "gzip, deflate, br")
+        }
+    }
+
+    /// Brotli goes far past deflate's 1,032:1: a few dozen bytes on the wire stand for megabytes of zeros.
+    @Test func aBrotliBombFailsWithCannotDecodeContentData() async throws {
+        let size = 64 << 20
+        let compressed = Data(BrotliCompressor.zeros(count: size))
+        #expect(compressed.count < 1 << 10)
+        try await withServer { server in
+            server.route(
+                "/bomb", response: MockResponse(headers: [("Content-Encoding", "br")], body: .data(compressed)))
+            let byDefault = await makeSession().runDataTask(server.url("/bomb"))
+            #expect(byDefault.urlError?.code == .cannotDecodeContentData)
+            #expect(byDefault.urlError?.localizedDescription.contains("courierMaximumDecompressionRatio") == true)
+        }
+    }
+
     @Test func aGzipBodyStillBeingInflatedWhenTheServerClosesIsDeliveredWhole() async throws {
         let size = 8 << 20
         let compressed = Deflater.gzipZeros(count: size)

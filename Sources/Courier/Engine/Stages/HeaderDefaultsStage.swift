@@ -2,7 +2,7 @@ import CourierHTTP
 import Foundation
 
 /// Adds the session's `HTTPAdditionalHeaders` (the request's own values win; reserved names are ignored) and
-/// the defaults Darwin sends: `Accept`, `Accept-Encoding: gzip, deflate` (decoded automatically) and a
+/// the defaults Darwin sends: `Accept`, `Accept-Encoding: gzip, deflate, br` (decoded automatically) and a
 /// `User-Agent`.
 struct HeaderDefaultsStage: RequestStage {
     static let userAgent = "courier/1.0 (Linux; SwiftNIO)"
@@ -23,7 +23,7 @@ struct HeaderDefaultsStage: RequestStage {
         // One allocation for the fields added, not one per growth of the array.
         request.headerFields.reserveCapacity(request.headerFields.count + added)
         if addsAccept { request.setValue("*/*", forHTTPHeaderField: "Accept") }
-        if addsEncoding { request.setValue("gzip, deflate", forHTTPHeaderField: "Accept-Encoding") }
+        if addsEncoding { request.setValue("gzip, deflate, br", forHTTPHeaderField: "Accept-Encoding") }
         if addsAgent { request.setValue(Self.userAgent, forHTTPHeaderField: "User-Agent") }
         return .proceed(request)
     }
