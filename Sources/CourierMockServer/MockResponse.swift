@@ -18,6 +18,9 @@ public struct MockResponse: Sendable {
     public var chunked: Bool = false
     /// Bytes per write, and per chunk when ``chunked`` is set (default 16 KiB).
     public var chunkSize: Int = 16 * 1024
+    /// Informational (1xx) heads written, in order, before the final one — e.g. `103 Early Hints` with `Link`
+    /// fields. They go out at once; ``headDelay`` then delays the final head.
+    public var informational: [(status: Int, headers: [(name: String, value: String)])] = []
     /// Time to wait before writing the head (default `.zero`).
     public var headDelay: Duration = .zero
     /// Time to wait between body writes, for throttling (default `.zero`).

@@ -1,4 +1,5 @@
 import NIOCore
+import NIOHTTP1
 
 /// Writes one ``MockResponse`` on a connection, honouring its delays, chunking and truncation, with backpressure:
 /// body bytes are only produced while the channel is writable.
@@ -56,6 +57,17 @@ final class ResponseWriter {
 
     /// Starts writing, after the head delay if there is one.
     func start() {
+        if !response.informational.isEmpty {
+            var text = ""
+            for interim in response.informational {
+                text += "HTTP/1.1 \(interim.status) \(HTTPResponseStatus(statusCode: interim.status).reasonPhrase)\r\n"
+                for header in interim.headers { text += "\(header.name): \(header.value)\r\n" }
+                text += "\r\n"
+            }
+            var buffer = context.channel.allocator.buffer(capacity: text.utf8.count)
+            buffer.writeString(text)
+            context.writeAndFlush(NIOAny(buffer), promise: nil)
+        }
         after(response.headDelay) { $0.writeHead() }
     }
 

@@ -62,6 +62,7 @@ final class SocketEnd: ChannelDuplexHandler {
 final class RecordingConsumer: TransportResponseConsumer {
     enum Event: Equatable {
         case sent(Int64)
+        case informational(Int)
         case head(Int)
         case body(String)
         case finished
@@ -71,6 +72,7 @@ final class RecordingConsumer: TransportResponseConsumer {
     private struct State {
         var events: [Event] = []
         var heads: [TransportResponseHead] = []
+        var informationalHeads: [TransportResponseHead] = []
         var error: TransferError?
         var timelines: [TransportTimeline] = []
         var onHead: (@Sendable () -> Void)?
@@ -83,6 +85,8 @@ final class RecordingConsumer: TransportResponseConsumer {
     var events: [Event] { state.withLockedValue { $0.events } }
     /// The final heads delivered (at most one is allowed).
     var heads: [TransportResponseHead] { state.withLockedValue { $0.heads } }
+    /// The informational heads delivered (1xx but 100 and 101).
+    var informationalHeads: [TransportResponseHead] { state.withLockedValue { $0.informationalHeads } }
     /// The body parts delivered, joined.
     var body: String {
         events.reduce(into: "") { text, event in
@@ -113,6 +117,13 @@ final class RecordingConsumer: TransportResponseConsumer {
 
     func transportDidSendBodyData(bytesSent: Int64, totalBytesSent: Int64) {
         state.withLockedValue { $0.events.append(.sent(totalBytesSent)) }
+    }
+
+    func transportDidReceiveInformationalHead(_ head: TransportResponseHead) {
+        state.withLockedValue { state in
+            state.events.append(.informational(head.status))
+            state.informationalHeads.append(head)
+        }
     }
 
     func transportDidReceiveHead(_ head: TransportResponseHead) {

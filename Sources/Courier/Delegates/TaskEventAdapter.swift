@@ -82,6 +82,8 @@ final class TaskEventAdapter: TaskEventSink, TaskHost {
             decide(decision, task: task)
         case .becameDownload:
             if let dataTask = task as? URLSessionDataTask { becomeDownload(from: dataTask) }
+        case .informationalResponse(let response):
+            informational(response, task: task)
         case .response(let response):
             record(response, task: task)
             if case .stream(let source) = task.completionMode { source.didReceive(response: response) }
@@ -116,6 +118,15 @@ final class TaskEventAdapter: TaskEventSink, TaskHost {
                 totalBytesSent: total,
                 totalBytesExpectedToSend: expected
             )
+        }
+    }
+
+    /// `didReceiveInformationalResponse`, on the delegate queue; nothing (no queue hop) without a task delegate.
+    private func informational(_ response: HTTPURLResponse, task: URLSessionTask) {
+        guard let delegate = task.resolvedDelegate(URLSessionTaskDelegate.self) else { return }
+        let session = task.session
+        session.dispatcher.async {
+            delegate.urlSession(session, task: task, didReceiveInformationalResponse: response)
         }
     }
 

@@ -641,6 +641,10 @@ private struct AttemptConsumer: ResponseSourceConsumer {
         engine.submit(.head(response, attempt: attempt))
     }
 
+    func sourceDidReceiveInformational(_ response: HTTPURLResponse) {
+        engine.sourceEvent(attempt: attempt) { engine in engine.emit(.informationalResponse(response)) }
+    }
+
     func sourceDidRedirect(to request: URLRequest, response: URLResponse) {
         engine.sourceEvent(attempt: attempt) { engine in engine.protocolRedirect = request }
         engine.submit(.head(response, attempt: attempt))

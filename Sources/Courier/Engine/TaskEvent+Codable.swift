@@ -186,7 +186,7 @@ extension TaskEvent: Codable {
 
     private enum Kind: String, Codable {
         case attemptStarted, sentBodyData, currentRequest, decide, becameDownload, response, data, receivedToFile
-        case downloadResumed, downloadWrote, timeline, completed
+        case downloadResumed, downloadWrote, timeline, completed, informationalResponse
     }
 
     init(from decoder: any Decoder) throws {
@@ -205,6 +205,15 @@ extension TaskEvent: Codable {
             self = .becameDownload
         case .response:
             self = .response(try container.decode(CodableResponse.self, forKey: .response).response)
+        case .informationalResponse:
+            guard
+                let response = try container.decode(CodableResponse.self, forKey: .response).response
+                    as? HTTPURLResponse
+            else {
+                throw DecodingError.dataCorruptedError(
+                    forKey: .response, in: container, debugDescription: "an informational response is HTTP")
+            }
+            self = .informationalResponse(response)
         case .data:
             self = .data(try container.decode(Data.self, forKey: .data))
         case .receivedToFile:
@@ -241,6 +250,9 @@ extension TaskEvent: Codable {
             try container.encode(Kind.becameDownload, forKey: .kind)
         case .response(let response):
             try container.encode(Kind.response, forKey: .kind)
+            try container.encode(CodableResponse(response), forKey: .response)
+        case .informationalResponse(let response):
+            try container.encode(Kind.informationalResponse, forKey: .kind)
             try container.encode(CodableResponse(response), forKey: .response)
         case .data(let data):
             try container.encode(Kind.data, forKey: .kind)

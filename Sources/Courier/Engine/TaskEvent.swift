@@ -18,6 +18,8 @@ enum TaskEvent: Sendable {
     case decide(TaskDecision)
     /// The app turned the data task into a download task (`.becomeDownload`): the body goes to a file from here.
     case becameDownload
+    /// A 1xx response (other than 100 and 101) came before the final one, e.g. 103 Early Hints.
+    case informationalResponse(HTTPURLResponse)
     /// The final response, accepted: body bytes follow.
     case response(URLResponse)
     /// Body bytes for the consumer (data tasks: delegate, completion handler or async bytes).

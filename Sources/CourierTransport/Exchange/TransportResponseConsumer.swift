@@ -10,6 +10,9 @@ import NIOCore
 public protocol TransportResponseConsumer: AnyObject, Sendable {
     /// Body bytes were written to the socket.
     func transportDidSendBodyData(bytesSent: Int64, totalBytesSent: Int64)
+    /// An informational (1xx) head arrived before the final one: any but `100 Continue` (the transport's own
+    /// business) and `101 Switching Protocols` (an upgrade), e.g. `103 Early Hints`.
+    func transportDidReceiveInformationalHead(_ head: TransportResponseHead)
     /// The final (non-1xx) response head arrived.
     func transportDidReceiveHead(_ head: TransportResponseHead)
     /// A part of the (decoded) response body arrived.
@@ -25,4 +28,7 @@ public protocol TransportResponseConsumer: AnyObject, Sendable {
 extension TransportResponseConsumer {
     /// Consumers that do not observe timelines ignore them.
     public func transportDidCollect(_ timeline: TransportTimeline) {}
+
+    /// Consumers that do not deliver informational responses ignore them.
+    public func transportDidReceiveInformationalHead(_ head: TransportResponseHead) {}
 }

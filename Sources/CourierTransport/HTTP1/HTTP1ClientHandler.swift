@@ -226,8 +226,13 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
         switch part {
         case .head(let head):
             if head.status.code >= 100 && head.status.code < 200 && head.status.code != 101 {
-                // Informational responses are never delivered as the response.
-                if head.status.code == 100 { active.bodyWriter.continueReceived() }
+                // Informational responses are never delivered as the response; 100 Continue is the body writer's.
+                if head.status.code == 100 {
+                    active.bodyWriter.continueReceived()
+                } else if active.drainBudget == nil {
+                    active.exchange.consumer.transportDidReceiveInformationalHead(
+                        makeHead(head, active: active, context: context))
+                }
                 return
             }
             active.bodyWriter.finalResponseArrived()

@@ -51,6 +51,18 @@ struct TaskEventCodingTests {
         #expect(decoded.url == url)
     }
 
+    @Test func anInformationalResponseStaysHTTP() throws {
+        let response = HTTPURLResponse(
+            url: url, statusCode: 103, httpVersion: "HTTP/1.1", headerFieldPairs: [("Link", "</a.css>; rel=preload")])
+        guard case .informationalResponse(let decoded) = try roundTrip(TaskEvent.informationalResponse(response))
+        else {
+            Issue.record("wrong event")
+            return
+        }
+        #expect(decoded.statusCode == 103)
+        #expect(decoded.value(forHTTPHeaderField: "Link") == "</a.css>; rel=preload")
+    }
+
     @Test func aFailedCompletionKeepsCodeURLDescriptionAndResumeData() throws {
         let error = URLError(
             .networkConnectionLost,

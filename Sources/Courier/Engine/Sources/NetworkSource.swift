@@ -56,6 +56,13 @@ final class NetworkSource: ResponseSource, @unchecked Sendable {
             consumer.sourceDidReceive(response: response)
         }
 
+        func transportDidReceiveInformationalHead(_ head: TransportResponseHead) {
+            // An informational head the app cannot be shown (an invalid status) is dropped, not fatal: the final
+            // response decides.
+            guard let response = ResponseBuilder.makeResponse(head: head, url: url) else { return }
+            consumer.sourceDidReceiveInformational(response)
+        }
+
         func transportDidReceiveBodyPart(_ part: ByteBuffer) { consumer.sourceDidReceive(part: part) }
         func transportDidFinish() { consumer.sourceDidFinish() }
         func transportDidFail(_ error: TransferError) { consumer.sourceDidFail(error) }

@@ -28,6 +28,8 @@ protocol ResponseSource: AnyObject, Sendable {
 /// Called on any thread (an event loop for the network); implementations hop to the engine's executor.
 protocol ResponseSourceConsumer: Sendable {
     func sourceDidSendBodyData(bytesSent: Int64, totalBytesSent: Int64)
+    /// A 1xx response other than 100 and 101 arrived before the final one (observation: no decision waits on it).
+    func sourceDidReceiveInformational(_ response: HTTPURLResponse)
     func sourceDidReceive(response: URLResponse)
     /// Instead of a head: the source (a custom `URLProtocol`) was redirected to `request` by `response`; the
     /// redirect stage decides, as for a `3xx` with a `Location`.
