@@ -47,6 +47,8 @@ final class ConnectionHandler: ChannelInboundHandler, RemovableChannelHandler {
             current = nil
             var request = accumulator.finish(connectionID: connectionID)
             request.clientCertificateDER = clientCertificate(context: context)
+            request.receivedAt = Date()
+            request.clientPort = context.channel.remoteAddress?.port
             state.record(request)
             let head = accumulator.head
             // HTTP/1.0 always closes; HTTP/1.1 unless the client sent `Connection: close`.

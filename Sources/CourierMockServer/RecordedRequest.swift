@@ -24,6 +24,10 @@ public struct RecordedRequest: Sendable {
     public var connectionID: Int
     /// The DER certificate the client presented in the TLS handshake, or `nil` (plain HTTP, or no certificate).
     public var clientCertificateDER: [UInt8]? = nil
+    /// When the server had the whole request (its last byte), before it answered.
+    public var receivedAt = Date()
+    /// The client's port on the connection the request came on.
+    public var clientPort: Int? = nil
 
     /// The value of the first header called `name`, compared case-insensitively.
     public func header(_ name: String) -> String? {

@@ -27,6 +27,8 @@ final class TaskEventAdapter: TaskEventSink, TaskHost {
         var resumeDataHandler: (@Sendable (Data?) -> Void)?
         /// The completion was handled: a handler set now is answered `nil` at once.
         var completed = false
+        /// `didFinishCollecting` went to the delegate queue: a completion that is not delivered there waits for it.
+        var metricsDelivered = false
     }
 
     private let state: NIOLockedValueBox<State>
@@ -39,6 +41,10 @@ final class TaskEventAdapter: TaskEventSink, TaskHost {
     }
 
     var task: URLSessionTask { state.withLockedValue { $0.task } }
+
+    /// Whether the task has a delegate to receive `didFinishCollecting` (the task's or the session's): without one,
+    /// the engine records no transactions.
+    var collectsMetrics: Bool { task.resolvedDelegate(URLSessionTaskDelegate.self) != nil }
 
     /// Whether the consumer wants the source paused: the delegate queue is behind, or `AsyncBytes` holds more than
     /// its reader took.
@@ -98,6 +104,8 @@ final class TaskEventAdapter: TaskEventSink, TaskHost {
             downloadWrote(bytes: bytes, total: totalWritten, expected: totalExpected, task: task)
         case .timeline(let timeline):
             task.update { $0.timelines.append(timeline) }
+        case .metrics(let record):
+            finishedCollecting(record, task: task)
         case .completed(let result):
             completed(result, task: task)
         }
@@ -118,6 +126,18 @@ final class TaskEventAdapter: TaskEventSink, TaskHost {
                 totalBytesSent: total,
                 totalBytesExpectedToSend: expected
             )
+        }
+    }
+
+    /// `didFinishCollecting`, on the delegate queue, before the completion.
+    private func finishedCollecting(_ record: TaskMetricsRecord, task: URLSessionTask) {
+        guard let delegate = task.resolvedDelegate(URLSessionTaskDelegate.self) else { return }
+        let metrics = URLSessionTaskMetrics(
+            record, taskInterval: DateInterval(start: min(task.creationDate, Date()), end: Date()))
+        state.withLockedValue { $0.metricsDelivered = true }
+        let session = task.session
+        session.dispatcher.async {
+            delegate.urlSession(session, task: task, didFinishCollecting: metrics)
         }
     }
 
@@ -368,19 +388,25 @@ final class TaskEventAdapter: TaskEventSink, TaskHost {
     // MARK: - Completion
 
     private func completed(_ result: TaskResult, task: URLSessionTask) {
-        let (body, resumeDataHandler): (Data, (@Sendable (Data?) -> Void)?) = state.withLockedValue { state in
+        let (body, resumeDataHandler, metricsDelivered) = state.withLockedValue { state in
             defer {
                 state.body = Data()
                 state.resumeDataHandler = nil
                 state.completed = true
             }
-            return (state.body, state.resumeDataHandler)
+            return (state.body, state.resumeDataHandler, state.metricsDelivered)
         }
         engineBox.withLockedValue { $0 = nil }
         if let resumeDataHandler {
             let resumeData = result.resumeData
             task.session.dispatcher.async { resumeDataHandler(resumeData) }
         }
-        task.complete(with: result.error, body: task.completionMode.collectsBody ? body : nil, file: result.file)
+        let delivered = task.completionMode.collectsBody ? body : nil
+        if metricsDelivered && !task.completionMode.completesOnDelegateQueue {
+            // An async call (`data(for:delegate:)`) returns after its delegate saw the metrics, as on Darwin.
+            task.session.dispatcher.async { task.complete(with: result.error, body: delivered, file: result.file) }
+        } else {
+            task.complete(with: result.error, body: delivered, file: result.file)
+        }
     }
 }

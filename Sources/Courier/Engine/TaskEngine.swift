@@ -93,6 +93,8 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
     private var source: (any ResponseSource)?
     private var preparedSource: (any ResponseSource)?
     private var redirectCount = 0
+    /// The task's transactions, when its sink collects metrics (`nil`: nothing is recorded).
+    private var transactions: [TransactionRecord]?
     /// The task's HTTP authentication, from its first 401 or 407 on.
     private var authentication: AuthenticationState?
     /// The task's HTTP caching, made at the first attempt when the session has a `urlCache` (not for downloads).
@@ -137,6 +139,7 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
     private func begin() {
         // Cancelled between resume() and this job: nothing may be claimed or started any more.
         guard case .idle = machine.phase else { return }
+        if sink?.collectsMetrics == true { transactions = [] }
         if let failure = spec.failure {
             step { $0.failed(failure) }
             return
@@ -236,6 +239,11 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
         case .startSource(let attempt):
             source = preparedSource
             preparedSource = nil
+            if let source, transactions != nil {
+                transactions?.append(
+                    TransactionRecord(
+                        attempt: attempt, request: request, origin: source.origin, fetchStart: Date()))
+            }
             source?.start(AttemptConsumer(engine: self, attempt: attempt))
         case .pauseSource:
             source?.pause()
@@ -500,9 +508,12 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
         }
     }
 
-    /// Emits the completion, the last event.
+    /// Emits the completion, the last event (after the metrics, when they are collected).
     func finishEmitting(_ result: TaskResult) {
         guard !completed else { return }
+        if let transactions {
+            sink?.receive(.metrics(TaskMetricsRecord(transactions: transactions, redirectCount: redirectCount)))
+        }
         sink?.receive(.completed(result))
         completed = true
         sink = nil
@@ -520,6 +531,12 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
     }
 
     // MARK: - Helpers
+
+    /// Changes the transaction of `attempt` (the latest one: an attempt has at most one source).
+    private func updateTransaction(_ attempt: Int, _ change: (inout TransactionRecord) -> Void) {
+        guard let index = transactions?.lastIndex(where: { $0.attempt == attempt }) else { return }
+        change(&transactions![index])
+    }
 
     private func setRequest(_ newRequest: URLRequest) {
         request = newRequest
@@ -595,6 +612,7 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
             begin()
         case .head(let response, let attempt):
             guard machine.attempt == attempt else { return }
+            if transactions != nil { updateTransaction(attempt) { $0.response = response } }
             pendingResponse = response
             step { $0.head(attempt: attempt) }
         // The machine ignores parts, ends and failures of an attempt that is not the current one.
@@ -605,6 +623,8 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
         case .failed(let error, let attempt):
             step { $0.failed(attempt: attempt, error) }
         case .timeline(let timeline, let attempt):
+            // Also of an earlier attempt (a drained redirect's exchange ends after the follow-up started).
+            if transactions != nil { updateTransaction(attempt) { $0.timeline = timeline } }
             guard machine.attempt == attempt else { return }
             environment.logger.debug(
                 "exchange",

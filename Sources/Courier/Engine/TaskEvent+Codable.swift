@@ -181,12 +181,12 @@ extension TaskDecision: Codable {
 
 extension TaskEvent: Codable {
     private enum CodingKeys: String, CodingKey {
-        case kind, count, total, expected, request, decision, response, data, timeline, result
+        case kind, count, total, expected, request, decision, response, data, timeline, result, metrics
     }
 
     private enum Kind: String, Codable {
         case attemptStarted, sentBodyData, currentRequest, decide, becameDownload, response, data, receivedToFile
-        case downloadResumed, downloadWrote, timeline, completed, informationalResponse
+        case downloadResumed, downloadWrote, timeline, completed, informationalResponse, metrics
     }
 
     init(from decoder: any Decoder) throws {
@@ -227,6 +227,8 @@ extension TaskEvent: Codable {
             self = .timeline(try container.decode(TransportTimeline.self, forKey: .timeline))
         case .completed:
             self = .completed(try container.decode(TaskResult.self, forKey: .result))
+        case .metrics:
+            self = .metrics(try container.decode(TaskMetricsRecord.self, forKey: .metrics))
         }
     }
 
@@ -276,6 +278,9 @@ extension TaskEvent: Codable {
         case .completed(let result):
             try container.encode(Kind.completed, forKey: .kind)
             try container.encode(result, forKey: .result)
+        case .metrics(let record):
+            try container.encode(Kind.metrics, forKey: .kind)
+            try container.encode(record, forKey: .metrics)
         }
     }
 }

@@ -32,6 +32,9 @@ enum TaskEvent: Sendable {
     case downloadWrote(bytes: Int64, totalWritten: Int64, totalExpected: Int64)
     /// One exchange's timeline (observers only).
     case timeline(TransportTimeline)
+    /// The task's transactions, for `didFinishCollecting`: emitted just before `completed`, and only to a sink that
+    /// ``TaskEventSink/collectsMetrics``.
+    case metrics(TaskMetricsRecord)
     /// The task is over. Emitted exactly once, last.
     case completed(TaskResult)
 }
@@ -75,6 +78,9 @@ protocol TaskEventSink: AnyObject, Sendable {
     func receive(_ event: TaskEvent)
     /// Whether the consumer wants the source paused now (its buffer is full); asked on the engine's executor.
     var wantsSourcePaused: Bool { get }
+    /// Whether the engine records the task's transactions (asked once, when the task starts): metrics cost nothing
+    /// when nobody receives them.
+    var collectsMetrics: Bool { get }
 }
 
 /// What the engine asks of the task it runs, besides sending it events: whether the app has it suspended, and a new

@@ -25,4 +25,12 @@ enum TaskCompletionMode: Sendable {
         }
     }
 
+    /// Whether the outcome is delivered by a job on the delegate queue (else directly, to Swift concurrency).
+    var completesOnDelegateQueue: Bool {
+        switch self {
+        case .delegate, .dataHandler, .downloadHandler: return true
+        case .collect, .stream, .downloadCollect: return false
+        }
+    }
+
 }

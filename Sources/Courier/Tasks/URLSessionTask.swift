@@ -86,6 +86,9 @@ open class URLSessionTask: NSObject, NSCopying, ProgressReporting, @unchecked Se
 
     private let progressBox = NIOLockedValueBox<Progress?>(nil)
 
+    /// When the task was created: the start of its metrics' `taskInterval`, as on Darwin.
+    let creationDate = Date()
+
     init(session: URLSession, request: URLRequest, identifier: Int, completionMode: TaskCompletionMode) {
         self.session = session
         self.storedIdentifier = identifier

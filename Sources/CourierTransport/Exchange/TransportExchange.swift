@@ -197,17 +197,18 @@ public final class TransportExchange: ExchangeHandle, Sendable {
     }
 
     /// The one place the end of the exchange is reported: to the drain's completion when the engine drained it,
-    /// else to the consumer (the timeline first, for observers).
+    /// else to the consumer. Either way the timeline goes to the consumer first, for observers (a drained redirect's
+    /// exchange is one of the task's transactions too).
     private func report(_ result: Result<Void, TransferError>) {
         let completion: (@Sendable () -> Void)? = state.withLockedValue { state in
             defer { state.drainCompletion = nil }
             return state.drainCompletion
         }
+        consumer.transportDidCollect(timeline.withLockedValue { $0 })
         if let completion {
             completion()
             return
         }
-        consumer.transportDidCollect(timeline.withLockedValue { $0 })
         switch result {
         case .success: consumer.transportDidFinish()
         case .failure(let error): consumer.transportDidFail(error)

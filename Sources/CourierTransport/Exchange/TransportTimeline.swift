@@ -6,8 +6,9 @@ import Foundation
 ///
 /// Times are wall-clock `Date`s, as `URLSessionTaskTransactionMetrics` reports them. Fields the transport cannot
 /// know stay `nil`: name resolution happens inside the connect (happy eyeballs), so there are no separate DNS
-/// times; a reused connection has no connect or TLS times. Header byte counts are not recorded yet (the response
-/// head's fast path passes it on without measuring it); body bytes are, before and after content decoding.
+/// times; a reused connection has no connect or TLS times. Header byte counts are those of the head as serialized
+/// on the wire (status or request line, fields, the empty line); body bytes are counted before and after content
+/// decoding.
 public struct TransportTimeline: Sendable, Hashable, Codable {
     /// The exchange was created (the request reached the transport).
     public var fetchStart: Date
@@ -34,6 +35,10 @@ public struct TransportTimeline: Sendable, Hashable, Codable {
     public var isReusedConnection = false
     /// The negotiated TLS version, e.g. `TLSv1.3` (HTTPS only).
     public var tlsProtocolVersion: String?
+    /// Bytes of the request head written (request line, header fields, the empty line).
+    public var requestHeaderBytesSent: Int64 = 0
+    /// Bytes of the final response head received (informational heads not counted).
+    public var responseHeaderBytesReceived: Int64 = 0
     /// Body bytes written.
     public var requestBodyBytesSent: Int64 = 0
     /// Body bytes received as sent (before content decoding) / after decoding.

@@ -237,6 +237,9 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
             }
             active.bodyWriter.finalResponseArrived()
             active.headReceived = true
+            // "HTTP/1.1 200 " + reason, as the normalizer passed it on (a lenient head rewritten strictly).
+            active.timeline.responseHeaderBytesReceived = Self.serializedSize(
+                startLine: 13 + head.status.reasonPhrase.utf8.count, headers: head.headers)
             active.keepAlive = head.isKeepAlive
             active.timeline.responseStart = Date()
             if let coding = ContentCoding.automaticDecoding(head.headers["Content-Encoding"]) {
@@ -449,6 +452,13 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
         active.timeline.requestEnd = Date()
     }
 
+    /// The bytes of a head on the wire: its start line and fields, each ended by CRLF, then the empty line.
+    private static func serializedSize(startLine: Int, headers: HTTPHeaders) -> Int64 {
+        var size = startLine + 2 + 2
+        for header in headers { size += header.name.utf8.count + 2 + header.value.utf8.count + 2 }
+        return Int64(size)
+    }
+
     private func writeHead(_ request: TransportRequest, context: ChannelHandlerContext) {
         // Host goes first (RFC 9112 §3.2 asks for it, and Darwin sends it so): the app's value if it set one.
         var headers = HTTPHeaders()
@@ -477,6 +487,11 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
             uri: request.target,
             headers: headers
         )
+        if case .active(let active) = state {
+            active.timeline.requestHeaderBytesSent = Self.serializedSize(
+                startLine: request.method.utf8.count + 1 + request.target.utf8.count + " HTTP/1.1".utf8.count,
+                headers: headers)
+        }
         // Flushed with the body or the end of the request, so a small request leaves in one write.
         context.write(wrapOutboundOut(.head(head)), promise: nil)
     }

@@ -18,6 +18,8 @@ import NIOCore
 final class FileResponseSource: ResponseSource, Sendable {
     static let partSize = 64 * 1024
 
+    var origin: TransactionRecord.Origin { .local }
+
     private struct State {
         var consumer: (any ResponseSourceConsumer)?
         var paused = false

@@ -11,6 +11,7 @@ import NIOCore
 final class InMemoryResponseSource: ResponseSource, @unchecked Sendable {
     static let partSize = 64 * 1024
 
+    let origin: TransactionRecord.Origin
     private let response: URLResponse
     private let body: Data
     // Touched on the engine's executor only (start, pause, resume, cancel), as every source's calls are.
@@ -19,13 +20,15 @@ final class InMemoryResponseSource: ResponseSource, @unchecked Sendable {
     private var paused = false
     private var ended = false
 
-    init(response: URLResponse, body: Data) {
+    init(response: URLResponse, body: Data, origin: TransactionRecord.Origin) {
         self.response = response
         self.body = body
+        self.origin = origin
     }
 
+    /// A cached response.
     convenience init(_ cached: CachedURLResponse) {
-        self.init(response: cached.response, body: cached.data)
+        self.init(response: cached.response, body: cached.data, origin: .cache)
     }
 
     func start(_ consumer: any ResponseSourceConsumer) {

@@ -13,6 +13,7 @@ final class NetworkSource: ResponseSource, @unchecked Sendable {
     static let drainLimit = 64 * 1024
 
     let request: TransportRequest
+    var origin: TransactionRecord.Origin { .network }
     private let transport: any Transport
     private var exchange: (any ExchangeHandle)?
 

@@ -40,6 +40,7 @@ final class ProtocolResponseSource: ResponseSource, @unchecked Sendable {
     }
 
     private let protocolClass: URLProtocol.Type
+    var origin: TransactionRecord.Origin { .local }
     private let request: URLRequest
     private let task: URLSessionTask?
     private let cachedResponse: CachedURLResponse?

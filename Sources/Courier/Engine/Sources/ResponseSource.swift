@@ -10,6 +10,8 @@ import NIOCore
 ///
 /// The engine calls these methods on its executor only; `start` once, then any of the others.
 protocol ResponseSource: AnyObject, Sendable {
+    /// Where the response comes from, for the task's metrics.
+    var origin: TransactionRecord.Origin { get }
     /// Starts producing events for `consumer`.
     func start(_ consumer: any ResponseSourceConsumer)
     /// Stops producing body parts until ``resume()`` (no buffer grows meanwhile).

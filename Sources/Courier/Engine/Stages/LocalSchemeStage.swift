@@ -16,7 +16,7 @@ struct LocalSchemeStage: RequestStage {
             let response = URLResponse(
                 url: url, mimeType: parsed.mimeType, expectedContentLength: parsed.body.count,
                 textEncodingName: parsed.textEncodingName)
-            return .respond(InMemoryResponseSource(response: response, body: parsed.body))
+            return .respond(InMemoryResponseSource(response: response, body: parsed.body, origin: .local))
         case "file":
             return nil
         default:
