@@ -167,8 +167,8 @@ struct StageChainTests {
         let requestSide = StageChain.requestStages.map { "\(type(of: $0))" }
         #expect(
             requestSide == [
-                "ProtocolLookupStage", "URLValidationStage", "HeaderDefaultsStage", "CookieStage", "CacheLookupStage",
-                "CredentialStage",
+                "ProtocolLookupStage", "LocalSchemeStage", "URLValidationStage", "HeaderDefaultsStage", "CookieStage",
+                "CacheLookupStage", "CredentialStage",
             ])
         let responseSide = StageChain.responseStages.map { "\(type(of: $0))" }
         #expect(

@@ -264,9 +264,10 @@ struct TaskEngineTests {
     }
 }
 
-/// Polls `condition` (the fake records calls from the engine's executor) for up to two seconds.
-func waitUntil(_ condition: () -> Bool) async throws {
-    let deadline = ContinuousClock.now + .seconds(2)
+/// Polls `condition` (the fake records calls from the engine's executor) for up to `timeout` (two seconds unless a
+/// loopback test on a loaded machine needs longer).
+func waitUntil(timeout: Duration = .seconds(2), _ condition: () -> Bool) async throws {
+    let deadline = ContinuousClock.now + timeout
     while !condition() {
         if ContinuousClock.now > deadline {
             Issue.record("condition not met in time")
