@@ -104,6 +104,20 @@ struct URLProtocolTests {
         #expect(copy.hashValue == plain.hashValue)
     }
 
+    @Test func darwinsMutableRequestFormsSetAndRemoveProperties() throws {
+        let url = try #require(URL(string: "https://example.com/a"))
+        // The usual marker of a protocol that loads through another session, written as on Darwin.
+        let mutable = try #require(NSURLRequest(url: url).mutableCopy() as? NSMutableURLRequest)
+        URLProtocol.setProperty(true, forKey: "Handled", in: mutable)
+        // `mutable as URLRequest` on Darwin; Linux has no bridging casts, so the bridge is called by name.
+        let tagged = URLRequest._unconditionallyBridgeFromObjectiveC(mutable)
+        #expect(URLProtocol.property(forKey: "Handled", in: tagged) as? Bool == true)
+        URLProtocol.removeProperty(forKey: "Handled", in: mutable)
+        #expect(
+            URLProtocol.property(forKey: "Handled", in: URLRequest._unconditionallyBridgeFromObjectiveC(mutable)) == nil
+        )
+    }
+
     @Test func canInitDefaults() throws {
         let claimed = URLRequest(url: try #require(URL(string: "https://claimed.invalid/x")))
         let other = URLRequest(url: try #require(URL(string: "https://example.com/x")))

@@ -158,6 +158,27 @@ open class URLProtocol: NSObject, @unchecked Sendable {
         request.protocolProperties[key] = nil
     }
 
+    /// Attaches a property to a mutable request, replacing any value under the same key — Darwin's form (the usual
+    /// "handled" marker of a protocol that loads through another session:
+    /// `URLProtocol.setProperty(true, forKey: "Handled", in: mutableRequest)`).
+    ///
+    /// - Parameters:
+    ///   - value: The value.
+    ///   - key: The property's key.
+    ///   - request: The request to change.
+    open class func setProperty(_ value: Any, forKey key: String, in request: NSMutableURLRequest) {
+        request.storage.withLockedValue { $0.protocolProperties[key] = value }
+    }
+
+    /// Removes a property from a mutable request — Darwin's form.
+    ///
+    /// - Parameters:
+    ///   - key: The property's key.
+    ///   - request: The request to change.
+    open class func removeProperty(forKey key: String, in request: NSMutableURLRequest) {
+        request.storage.withLockedValue { $0.protocolProperties[key] = nil }
+    }
+
     // MARK: - Registration
 
     /// Registers a protocol class, which is then consulted before the classes registered earlier.
