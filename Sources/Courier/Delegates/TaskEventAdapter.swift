@@ -91,6 +91,8 @@ final class TaskEventAdapter: TaskEventSink, TaskHost {
         case .informationalResponse(let response):
             informational(response, task: task)
         case .response(let response):
+            // A new response (the next part of a multipart/x-mixed-replace body) replaces what came before it.
+            if task.completionMode.collectsBody { state.withLockedValue { $0.body = Data() } }
             record(response, task: task)
             if case .stream(let source) = task.completionMode { source.didReceive(response: response) }
         case .data(let data):

@@ -93,6 +93,10 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
     private var source: (any ResponseSource)?
     private var preparedSource: (any ResponseSource)?
     private var redirectCount = 0
+    /// A `multipart/x-mixed-replace` body being delivered part by part (data tasks).
+    private var multipart: MultipartReplaceDelivery?
+    /// The body ended while a part's response still waited for the app.
+    private var multipartEndPending = false
     /// The task's transactions, when its sink collects metrics (`nil`: nothing is recorded).
     private var transactions: [TransactionRecord]?
     /// The task's HTTP authentication, from its first 401 or 407 on.
@@ -171,10 +175,14 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
     /// A consumer's buffer filled up or drained. The job asks the consumers what they want when it runs (not what
     /// they wanted when they called), so signals that reach the executor out of order cannot leave it paused.
     func backpressureChanged() {
-        onExecutor { [self] in
-            let wanted = (sink?.wantsSourcePaused ?? false) || (download?.isPaused ?? false)
-            step { $0.backpressure(wanted) }
-        }
+        onExecutor { [self] in refreshBackpressure() }
+    }
+
+    /// Pauses the source while a consumer is full or a multipart part's response waits for the app.
+    private func refreshBackpressure() {
+        let wanted =
+            (sink?.wantsSourcePaused ?? false) || (download?.isPaused ?? false) || (multipart?.isDeciding ?? false)
+        step { $0.backpressure(wanted) }
     }
 
     /// The app answered the pending ``TaskDecision``.
@@ -396,6 +404,11 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
         guard let response else { return }
         expectedToReceive = response.expectedContentLength
         emit(.response(response))
+        if download == nil {
+            multipart = MultipartReplaceDelivery(response, asksForResponses: spec.asksForResponses)
+            // A stream of replacing parts is not a document to cache.
+            if multipart != nil { cacheRecording = nil }
+        }
         if let download, let http = response as? HTTPURLResponse {
             openDownload(for: http, in: download)
         } else {
@@ -409,6 +422,14 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
         // would copy anything up to 256 KiB, which is every read.
         let data = Data(buffer: part, byteTransferStrategy: count > 16 * 1024 ? .noCopy : .copy)
         receivedBytes += Int64(count)
+        if multipart != nil {
+            do {
+                performMultipart(try multipart!.feed(data))
+            } catch {
+                step { $0.failed(error) }
+            }
+            return
+        }
         if let download {
             emit(.receivedToFile(count: count, total: receivedBytes))
             download.append(data)
@@ -419,6 +440,14 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
     }
 
     private func deliverEnd() {
+        if multipart != nil {
+            performMultipart(multipart!.finish())
+            guard multipart?.isIdle == true else {
+                multipartEndPending = true
+                return
+            }
+            multipart = nil
+        }
         guard let download else {
             // Nothing to close: the body is complete now. (`.deliverEnd` is followed at most by a pause or resume
             // of a source the completion has already let go of.) A body recorded for the cache is stored first, so
@@ -449,6 +478,49 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
 
     /// The finished download's file.
     private var downloadedFile: URL?
+
+    // MARK: - multipart/x-mixed-replace
+
+    private func performMultipart(_ steps: [MultipartReplaceDelivery.Step]) {
+        for next in steps {
+            switch next {
+            case .data(let data):
+                emit(.data(data))
+            case .response(let response):
+                emit(.response(response))
+            case .decide(let response):
+                refreshBackpressure()
+                Task(executorPreference: StageExecutor.shared) { [self] in
+                    let answer = await decide(.response(response))
+                    onExecutor { [self] in multipartPartAnswered(answer) }
+                }
+            }
+        }
+    }
+
+    /// The app answered about a part's response: go on (allow; a part cannot become a download) or cancel.
+    private func multipartPartAnswered(_ answer: TaskDecisionAnswer?) {
+        guard !completed, multipart != nil else { return }
+        switch answer {
+        case .response(.allow)?, .response(.becomeDownload)?:
+            performMultipart(multipart!.answered())
+            refreshBackpressure()
+            if multipartEndPending, multipart?.isIdle == true {
+                multipartEndPending = false
+                deliverEnd()
+            }
+        case nil:
+            break  // the task ended meanwhile
+        default:
+            // The body may have ended already (the machine is finishing, waiting for this delivery).
+            if multipartEndPending {
+                multipartEndPending = false
+                step { $0.consumerClosed(.cancelled()) }
+            } else {
+                step { $0.cancel() }
+            }
+        }
+    }
 
     /// The cache transaction of this task, made at first use.
     private func currentCacheTransaction() -> CacheTransaction? {
@@ -572,10 +644,11 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
     func decide(_ decision: TaskDecision) async -> TaskDecisionAnswer? {
         await withCheckedContinuation { continuation in
             onExecutor { [self] in
-                // `willCacheResponse` comes after the body ended, while the task finishes; every other decision
-                // belongs to a task that has not.
+                // `willCacheResponse` comes after the body ended, while the task finishes, and so may a multipart
+                // part's response (the body's end waits for it); every other decision belongs to a task that has not.
                 var asksWhileFinishing = false
                 if case .willCacheResponse = decision { asksWhileFinishing = !completed }
+                if case .response = decision, multipart?.isDeciding == true { asksWhileFinishing = !completed }
                 guard !machine.isOver || asksWhileFinishing, pendingDecision == nil else {
                     continuation.resume(returning: nil)
                     return

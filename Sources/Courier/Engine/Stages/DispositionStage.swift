@@ -5,7 +5,9 @@ import Foundation
 /// response side's last stage: a data task with a delegate waits for it; the body is held meanwhile.
 struct DispositionStage: ResponseStage {
     func immediate(_ response: URLResponse, in context: StageContext) throws(TransferError) -> ResponseStep? {
-        context.asksForResponses ? nil : .proceed(response)
+        // A multipart/x-mixed-replace response is not asked about as a whole: the engine asks about each part.
+        guard context.asksForResponses, !MultipartReplaceDelivery.handles(response) else { return .proceed(response) }
+        return nil
     }
 
     func process(_ response: URLResponse, in context: StageContext) async throws(TransferError) -> ResponseStep {

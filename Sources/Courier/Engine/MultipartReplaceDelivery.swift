@@ -1,0 +1,99 @@
+import CourierHTTP
+import Foundation
+
+/// A `multipart/x-mixed-replace` response being delivered part by part, as Darwin does: each part becomes a
+/// response of its own (the outer status, the part's header fields) followed by its body — with the data delegate's
+/// `didReceive response` asked for each, so that the app discards what the previous part delivered.
+///
+/// The engine feeds it the decoded body; it hands back what to do. While the app decides about a part, events
+/// parsed after that part's head wait here and the engine keeps the source paused.
+struct MultipartReplaceDelivery {
+    /// What the engine does next.
+    enum Step {
+        /// Ask the app about this part's response (then ``answered(allow:)``).
+        case decide(HTTPURLResponse)
+        /// The part's response, accepted (or nobody asks): record it.
+        case response(HTTPURLResponse)
+        /// Body bytes of the current part.
+        case data(Data)
+    }
+
+    private var parser: MultipartReplaceParser
+    private let outer: HTTPURLResponse
+    private let asksForResponses: Bool
+    private var queued: [MultipartReplaceParser.Event] = []
+    private var decidingAbout: HTTPURLResponse?
+
+    /// Whether a part's response waits for the app (the source stays paused meanwhile).
+    var isDeciding: Bool { decidingAbout != nil }
+
+    /// Delivery for `response` when it is `multipart/x-mixed-replace` with a boundary; else `nil`.
+    init?(_ response: URLResponse, asksForResponses: Bool) {
+        guard let http = response as? HTTPURLResponse,
+            let contentType = http.value(forHTTPHeaderField: "Content-Type"),
+            let parser = MultipartReplaceParser(contentType: contentType)
+        else { return nil }
+        self.parser = parser
+        self.outer = http
+        self.asksForResponses = asksForResponses
+    }
+
+    /// Whether a response is one the disposition stage leaves to this delivery (it asks about each part instead).
+    static func handles(_ response: URLResponse) -> Bool {
+        guard let contentType = (response as? HTTPURLResponse)?.value(forHTTPHeaderField: "Content-Type") else {
+            return false
+        }
+        return MultipartReplaceParser(contentType: contentType) != nil
+    }
+
+    /// Takes decoded body bytes.
+    mutating func feed(_ bytes: Data) throws(TransferError) -> [Step] {
+        queued += try parser.feed(bytes)
+        return drain()
+    }
+
+    /// The body ended: a part still open ends with it.
+    mutating func finish() -> [Step] {
+        queued += parser.finish()
+        return drain()
+    }
+
+    /// The app allowed the part's response (or the task goes on without asking).
+    mutating func answered() -> [Step] {
+        guard let response = decidingAbout else { return [] }
+        decidingAbout = nil
+        return [.response(response)] + drain()
+    }
+
+    /// Whether everything parsed has been handed on.
+    var isIdle: Bool { queued.isEmpty && decidingAbout == nil }
+
+    private mutating func drain() -> [Step] {
+        var steps: [Step] = []
+        while decidingAbout == nil, !queued.isEmpty {
+            switch queued.removeFirst() {
+            case .partHead(let fields):
+                let response = partResponse(fields)
+                if asksForResponses {
+                    decidingAbout = response
+                    steps.append(.decide(response))
+                } else {
+                    steps.append(.response(response))
+                }
+            case .partBody(let bytes):
+                steps.append(.data(Data(bytes)))
+            case .partEnd:
+                break
+            }
+        }
+        return steps
+    }
+
+    /// A part's response: the outer response's URL, status and version, with the part's header fields.
+    private func partResponse(_ fields: [MultipartReplaceParser.Field]) -> HTTPURLResponse {
+        let url = outer.url ?? URL(fileURLWithPath: "/")
+        return HTTPURLResponse(
+            url: url, statusCode: outer.statusCode, httpVersion: "HTTP/1.1",
+            headerFieldPairs: fields.map { ($0.name, $0.value) })
+    }
+}

@@ -1,0 +1,123 @@
+import Courier
+import CourierMockServer
+import Foundation
+import NIOConcurrencyHelpers
+import Testing
+
+/// Records each response (with its part fields) and the data after it, per part.
+private final class PartsDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+    struct Part: Equatable {
+        var contentType: String?
+        var index: String?
+        var body = Data()
+    }
+
+    let parts = NIOLockedValueBox<[Part]>([])
+    let error = NIOLockedValueBox<URLError?>(nil)
+    let done = AsyncGate()
+    /// Cancel when asked about this part (0-based), if set.
+    let cancelAt: Int?
+
+    init(cancelAt: Int? = nil) { self.cancelAt = cancelAt }
+
+    func urlSession(
+        _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+        completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
+    ) {
+        let http = response as? HTTPURLResponse
+        let count = parts.withLockedValue { parts in
+            parts.append(
+                Part(
+                    contentType: http?.value(forHTTPHeaderField: "Content-Type"),
+                    index: http?.value(forHTTPHeaderField: "X-Index")))
+            return parts.count
+        }
+        completionHandler(count - 1 == cancelAt ? .cancel : .allow)
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        parts.withLockedValue { parts in
+            if parts.isEmpty { parts.append(Part()) }
+            parts[parts.count - 1].body.append(data)
+        }
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        self.error.withLockedValue { $0 = error as? URLError }
+        done.open()
+    }
+}
+
+@Suite("multipart/x-mixed-replace")
+struct MultipartReplaceTests {
+    /// A body of `count` parts, each `text/plain` with its index.
+    private func body(parts count: Int) -> String {
+        (0..<count).map { "--frame\r\nContent-Type: text/plain\r\nX-Index: \($0)\r\n\r\npart \($0)\r\n" }.joined()
+            + "--frame--\r\n"
+    }
+
+    private func route(_ server: MockServer, _ path: String, parts: Int, chunkSize: Int = 16 * 1024) {
+        var response = MockResponse(
+            headers: [("Content-Type", "multipart/x-mixed-replace; boundary=frame")],
+            body: .data(Data(body(parts: parts).utf8)))
+        response.chunked = true
+        response.chunkSize = chunkSize
+        server.route(path, response: response)
+    }
+
+    @Test(arguments: [1, 100])
+    func eachPartIsAResponseOfItsOwn(parts count: Int) async throws {
+        try await withServer { server in
+            // Small chunks: heads, bodies and delimiters split across reads.
+            route(server, "/push", parts: count, chunkSize: 7)
+            let delegate = PartsDelegate()
+            let session = makeSession(delegate: delegate)
+            defer { session.finishTasksAndInvalidate() }
+            session.dataTask(with: server.url("/push")).resume()
+            await delegate.done.wait()
+            #expect(delegate.error.withLockedValue { $0 } == nil)
+            let parts = delegate.parts.withLockedValue { $0 }
+            #expect(
+                parts
+                    == (0..<count).map {
+                        PartsDelegate.Part(contentType: "text/plain", index: "\($0)", body: Data("part \($0)".utf8))
+                    })
+        }
+    }
+
+    @Test func cancellingAtAPartEndsTheTask() async throws {
+        try await withServer { server in
+            route(server, "/push-cancel", parts: 10)
+            let delegate = PartsDelegate(cancelAt: 3)
+            let session = makeSession(delegate: delegate)
+            defer { session.finishTasksAndInvalidate() }
+            session.dataTask(with: server.url("/push-cancel")).resume()
+            await delegate.done.wait()
+            #expect(delegate.error.withLockedValue { $0?.code } == .cancelled)
+            #expect(delegate.parts.withLockedValue { $0.count } == 4)
+        }
+    }
+
+    @Test func aCompletionHandlerGetsTheLastPart() async throws {
+        try await withServer { server in
+            route(server, "/push-last", parts: 5, chunkSize: 11)
+            let session = makeSession()
+            defer { session.finishTasksAndInvalidate() }
+            let outcome = await session.runDataTask(server.url("/push-last"))
+            #expect(outcome.error == nil)
+            #expect(outcome.data == Data("part 4".utf8))
+            #expect(outcome.http?.value(forHTTPHeaderField: "X-Index") == "4")
+        }
+    }
+
+    @Test func aDownloadKeepsTheBodyWhole() async throws {
+        try await withServer { server in
+            route(server, "/push-download", parts: 3)
+            let session = makeSession()
+            defer { session.finishTasksAndInvalidate() }
+            let (file, _) = try await session.download(from: server.url("/push-download"))
+            defer { try? FileManager.default.removeItem(at: file) }
+            #expect(try Data(contentsOf: file) == Data(body(parts: 3).utf8))
+        }
+    }
+}
