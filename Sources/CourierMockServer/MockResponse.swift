@@ -35,6 +35,9 @@ public struct MockResponse: Sendable {
     public var neverRespond: Bool = false
     /// Close the connection right after the request arrives, without writing anything.
     public var closeWithoutResponse: Bool = false
+    /// Bytes written right after the response on a connection that stays open — what a confused server sends after
+    /// a `Content-Length` body. The client must never read them as the next response.
+    public var trailingBytes: Data?
     /// Add `Connection: close` and close the connection after the response.
     public var closeConnection: Bool = false
 

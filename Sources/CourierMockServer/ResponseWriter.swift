@@ -144,6 +144,7 @@ final class ResponseWriter {
         if writeTerminator {
             buffer.writeString("0\r\n\r\n")
         }
+        if let trailing = response.trailingBytes { buffer.writeBytes(trailing) }
         let written = context.writeAndFlush(NIOAny(buffer))
         if closing {
             let context = self.context

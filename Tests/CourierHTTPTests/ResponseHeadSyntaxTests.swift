@@ -17,6 +17,9 @@ struct ResponseHeadSyntaxTests {
         ("HTTP/1.1 200 OK\r\nContent-Length: 4, 4\r\n\r\n", false),
         ("HTTP/1.1 200 OK\r\nContent-Length: x\r\n\r\n", false),
         ("HTTP/1.1 200 OK\r\nA: \rb\r\n\r\n", false),
+        ("HTTP/1.1 200 OK\r\nA: b\r\n c\r\n\r\n", false),  // an obs-fold, to unfold
+        ("HTTP/1.1 200 OK\r\nA: b\r\n\tc\r\n\r\n", false),
+        ("HTTP/1.1 200 OK\r\nA: " + String(repeating: "b", count: 1 << 20) + "\r\n\r\n", false),  // too long
         ("garbage\r\n\r\n", false),
     ])
     func strictFinalHeads(input: String, strict: Bool) {
@@ -36,5 +39,13 @@ struct ResponseHeadSyntaxTests {
         #expect(try ResponseHeadSyntax.rewrite(lines) == Array("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n".utf8))
         let conflicting = ["HTTP/1.1 200 OK", "Content-Length: 4", "Content-Length: 5"].map { ArraySlice($0.utf8) }
         #expect(throws: TransferError.self) { try ResponseHeadSyntax.rewrite(conflicting) }
+    }
+
+    @Test func foldedLinesAreJoinedWithOneSpace() throws {
+        let lines = ["HTTP/1.1 200 OK", "A: one  ", " \t two", "\tthree", "B: x", "   "].map { ArraySlice($0.utf8) }
+        #expect(
+            try ResponseHeadSyntax.rewrite(lines) == Array("HTTP/1.1 200 OK\r\nA: one two three\r\nB: x\r\n\r\n".utf8))
+        let afterStatus = ["HTTP/1.1 200 OK", " folded", "A: b"].map { ArraySlice($0.utf8) }
+        #expect(throws: TransferError.self) { try ResponseHeadSyntax.rewrite(afterStatus) }
     }
 }

@@ -45,6 +45,8 @@ public enum ResponseHeadSyntax {
                 guard index + 1 < bytes.count, bytes[index + 1] == UInt8(ascii: "\n") else { return false }
                 let line = UnsafeRawBufferPointer(rebasing: bytes[lineStart..<index])
                 if line.isEmpty { return lineNumber > 0 }  // the blank line: the head is complete
+                // An obs-fold continuation (a line starting with SP or HTAB) needs unfolding.
+                if lineNumber > 0, line[0] == UInt8(ascii: " ") || line[0] == UInt8(ascii: "\t") { return false }
                 if lineNumber == 0 {
                     guard isStatusLine(line), !isInterim(line) else { return false }
                 } else if let value = contentLengthValue(line) {
@@ -58,7 +60,7 @@ public enum ResponseHeadSyntax {
             }
             if byte == UInt8(ascii: "\n") { return false }  // a bare LF
             index += 1
-            if index - lineStart > maximumHeadLength { return false }
+            if index > maximumHeadLength { return false }  // too long: the slow path rejects it
         }
         return false  // the head does not end in these bytes
     }
@@ -75,6 +77,8 @@ public enum ResponseHeadSyntax {
         }
         var contentLengthLines = 0
         for line in lines {
+            // An obs-fold continuation line goes through `rewrite`, which unfolds it.
+            if line.first == UInt8(ascii: " ") || line.first == UInt8(ascii: "\t") { return false }
             guard let value = contentLengthValue(line) else { continue }
             contentLengthLines += 1
             guard contentLengthLines == 1, isPlainLength(value) else { return false }
@@ -82,16 +86,18 @@ public enum ResponseHeadSyntax {
         return true
     }
 
-    /// The head with CRLF line ends and at most one `Content-Length`: identical values, repeated or listed, count
-    /// as one (RFC 9110 §8.6).
+    /// The head with CRLF line ends, obs-folds replaced by a space (RFC 9112 §5.2: a user agent unfolds before
+    /// interpreting), and at most one `Content-Length`: identical values, repeated or listed, count as one (RFC 9110
+    /// §8.6).
     ///
     /// - Throws: `badServerResponse` for an invalid `Content-Length` or two different ones (a request-smuggling
-    ///   defence: a proxy on the way may have framed the body by the other one).
+    ///   defence: a proxy on the way may have framed the body by the other one); `cannotParseResponse` for a
+    ///   continuation line right after the status line (there is no field to continue).
     public static func rewrite(_ lines: [ArraySlice<UInt8>]) throws(TransferError) -> [UInt8] {
         var output: [UInt8] = []
         output.reserveCapacity(lines.reduce(2) { $0 + $1.count + 2 })
         var contentLength: String?
-        for line in lines {
+        for line in try unfolded(lines) {
             if let value = contentLengthValue(line) {
                 for value in value.split(separator: ",", omittingEmptySubsequences: false) {
                     guard isPlainLength(String(value)) else {
@@ -120,6 +126,31 @@ public enum ResponseHeadSyntax {
     }
 
     // MARK: - Helpers
+
+    /// The lines with each obs-fold continuation (a line starting with SP or HTAB) joined to the field line before
+    /// it by one space.
+    private static func unfolded(_ lines: [ArraySlice<UInt8>]) throws(TransferError) -> [ArraySlice<UInt8>] {
+        let isContinuation = { (line: ArraySlice<UInt8>) in
+            line.first == UInt8(ascii: " ") || line.first == UInt8(ascii: "\t")
+        }
+        guard lines.dropFirst().contains(where: isContinuation) else { return lines }
+        var result: [ArraySlice<UInt8>] = []
+        for (index, line) in lines.enumerated() {
+            guard index > 0, isContinuation(line) else {
+                result.append(line)
+                continue
+            }
+            guard result.count > 1 else {
+                throw .cannotParseResponse("the response head continues its status line with a folded line")
+            }
+            let content = line.drop { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }
+            var joined = Array(result[result.count - 1])
+            while joined.last == UInt8(ascii: " ") || joined.last == UInt8(ascii: "\t") { joined.removeLast() }
+            if !content.isEmpty { joined += [UInt8(ascii: " ")] + content }
+            result[result.count - 1] = joined[...]
+        }
+        return result
+    }
 
     private static func isDigit(_ byte: UInt8) -> Bool { byte >= 0x30 && byte <= 0x39 }
 

@@ -235,6 +235,18 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 }
                 return
             }
+            if head.status.code == 101 {
+                // What follows is another protocol, which no exchange of this transport speaks (WebSocket tasks
+                // will take over the connection themselves); without an upgrade request it is a server's mistake.
+                let asked = active.exchange.request.headers.contains { HeaderName.equal($0.0, "Upgrade") }
+                fail(
+                    .badServerResponse(
+                        asked
+                            ? "the server switched protocols (101), which a data task cannot speak"
+                            : "the server answered 101 Switching Protocols to a request that asked for no upgrade"),
+                    retryable: false)
+                return
+            }
             active.bodyWriter.finalResponseArrived()
             active.headReceived = true
             // "HTTP/1.1 200 " + reason, as the normalizer passed it on (a lenient head rewritten strictly).

@@ -77,6 +77,10 @@ final class ResponseHeadNormalizer: ChannelDuplexHandler, RemovableChannelHandle
                     continue
                 }
                 if lines.isEmpty { continue }  // blank lines before the status line (RFC 9112 §2.2)
+                // The limit holds for a head that arrived whole in one read too.
+                if lineStart > ResponseHeadSyntax.maximumHeadLength {
+                    return reject(.badServerResponse("the response head is longer than 1 MiB"), context)
+                }
                 // The end of a head. Most heads are already strict: pass them on as received, without rebuilding.
                 if ResponseHeadSyntax.isStrict(lines, head: bytes[..<lineStart]) {
                     context.fireChannelRead(wrapInboundOut(ByteBuffer(bytes: bytes[..<lineStart])))
