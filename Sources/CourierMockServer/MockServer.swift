@@ -45,6 +45,8 @@ public final class MockServer: Sendable {
 
     private let scheme: Scheme
     private let host: String
+    /// Listen on this Unix domain socket instead of a TCP port.
+    private let unixSocketPath: String?
     private let tlsIdentity: MockTLSIdentity?
     private let state = ServerState()
     private let lifecycle: NIOLockedValueBox<Lifecycle>
@@ -61,8 +63,24 @@ public final class MockServer: Sendable {
     {
         self.scheme = scheme
         self.host = host
+        self.unixSocketPath = nil
         self.tlsIdentity = tlsIdentity
         self.lifecycle = NIOLockedValueBox(Lifecycle(port: port))
+    }
+
+    /// Creates a server that listens on the Unix domain socket at `unixSocketPath` (replacing a stale socket file
+    /// there); its ``url(_:)``s are `http+unix` or `https+unix` URLs with the path, percent-encoded, as the host.
+    ///
+    /// - Parameters:
+    ///   - scheme: `.http` or `.https`.
+    ///   - unixSocketPath: The socket's absolute path.
+    ///   - tlsIdentity: For `.https`, the chain and key to present instead of a generated self-signed certificate.
+    public init(scheme: Scheme = .http, unixSocketPath: String, tlsIdentity: MockTLSIdentity? = nil) {
+        self.scheme = scheme
+        self.host = "localhost"
+        self.unixSocketPath = unixSocketPath
+        self.tlsIdentity = tlsIdentity
+        self.lifecycle = NIOLockedValueBox(Lifecycle(port: 0))
     }
 
     deinit {
@@ -91,6 +109,14 @@ public final class MockServer: Sendable {
             let identity =
                 scheme == .https ? try tlsIdentity.map(SelfSignedIdentity.init(custom:)) ?? SelfSignedIdentity() : nil
             let bootstrap = makeBootstrap(sslContext: identity?.sslContext)
+            if let unixSocketPath {
+                let listener = try await bootstrap.bind(
+                    unixDomainSocketPath: unixSocketPath, cleanupExistingSocketFile: true
+                )
+                .get()
+                try finishStarting(listeners: [listener], port: 0, identity: identity)
+                return
+            }
             let addresses = host == "localhost" ? ["127.0.0.1", "::1"] : [host]
             var listeners: [any Channel] = []
             var port = requestedPort
@@ -111,20 +137,7 @@ public final class MockServer: Sendable {
                 if complete || requestedPort != 0 || attempt == 7 { break }
                 for listener in listeners { try? await listener.close() }
             }
-            let cancelled = lifecycle.withLockedValue { lifecycle in
-                guard lifecycle.phase == .starting else { return true }
-                lifecycle.phase = .running
-                lifecycle.listeners = listeners
-                lifecycle.port = port
-                lifecycle.identity = identity
-                return false
-            }
-            if cancelled {
-                for listener in listeners {
-                    try? await listener.close()
-                }
-                throw MockServerError.shutDown
-            }
+            try finishStarting(listeners: listeners, port: port, identity: identity)
         } catch {
             lifecycle.withLockedValue { lifecycle in
                 if lifecycle.phase == .starting {
@@ -132,6 +145,22 @@ public final class MockServer: Sendable {
                 }
             }
             throw error
+        }
+    }
+
+    /// Records the listeners, unless ``shutdown()`` came first (then they are closed).
+    private func finishStarting(listeners: [any Channel], port: Int, identity: SelfSignedIdentity?) throws {
+        let cancelled = lifecycle.withLockedValue { lifecycle in
+            guard lifecycle.phase == .starting else { return true }
+            lifecycle.phase = .running
+            lifecycle.listeners = listeners
+            lifecycle.port = port
+            lifecycle.identity = identity
+            return false
+        }
+        if cancelled {
+            for listener in listeners { listener.close(promise: nil) }
+            throw MockServerError.shutDown
         }
     }
 
@@ -157,10 +186,15 @@ public final class MockServer: Sendable {
 
     private func makeBootstrap(sslContext: NIOSSLContext?) -> ServerBootstrap {
         let state = self.state
-        return ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+        var bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.backlog, value: 256)
-            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+        if unixSocketPath == nil {
+            // TCP only: Unix domain sockets refuse these options.
+            bootstrap = bootstrap.serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+                .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+        }
+        return
+            bootstrap
             .childChannelOption(.allowRemoteHalfClosure, value: true)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
@@ -208,6 +242,10 @@ public final class MockServer: Sendable {
 
     private var baseURLString: String {
         let scheme = self.scheme == .https ? "https" : "http"
+        if let unixSocketPath {
+            let encoded = unixSocketPath.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? unixSocketPath
+            return "\(scheme)+unix://\(encoded)"
+        }
         let host = self.host.contains(":") ? "[\(self.host)]" : self.host
         return "\(scheme)://\(host):\(port)"
     }

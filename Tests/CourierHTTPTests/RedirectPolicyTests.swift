@@ -48,6 +48,21 @@ struct RedirectPolicyTests {
         #expect(RedirectPolicy.plan(status: 302, location: location, method: "GET", currentURL: current) == nil)
     }
 
+    /// A Unix socket is only ever reached by a URL that was on it: never by a redirect from the web (a server could
+    /// otherwise reach the daemons behind local sockets), nor from one socket to another.
+    @Test(arguments: [
+        ("http+unix://%2Frun%2Fa.sock/x", "/y", true),
+        ("http+unix://%2Frun%2Fa.sock/x", "https://web.example/", true),
+        ("http://web.example/x", "http+unix://%2Fvar%2Frun%2Fdocker.sock/containers/json", false),
+        ("https://web.example/x", "https+unix://%2Fvar%2Frun%2Fdocker.sock/", false),
+        ("http+unix://%2Frun%2Fa.sock/x", "http+unix://%2Frun%2Fb.sock/x", false),
+    ])
+    func unixSocketsAreReachedOnlyFromThemselves(current: String, location: String, follows: Bool) throws {
+        let url = try #require(URL(string: current))
+        let plan = RedirectPolicy.plan(status: 302, location: location, method: "GET", currentURL: url)
+        #expect((plan != nil) == follows)
+    }
+
     @Test func relativeLocationsResolveAgainstTheCurrentURL() throws {
         let current = try #require(URL(string: "https://a.example/dir/page?q=1"))
         let plan = try #require(RedirectPolicy.plan(status: 302, location: "next", method: "GET", currentURL: current))

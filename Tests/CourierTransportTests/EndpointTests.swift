@@ -31,4 +31,13 @@ struct EndpointTests {
         #expect(throws: TransferError.self) { try Endpoint(url: try #require(URL(string: "ftp://a.example/"))) }
         #expect(throws: TransferError.self) { try Endpoint(url: try #require(URL(string: "http:///x"))) }
     }
+
+    @Test func unixSocketURLsNameTheSocketAndConnectAsLocalhost() throws {
+        let endpoint = try Endpoint(
+            url: try #require(URL(string: "https+unix://%2Fvar%2Frun%2Fd%20aemon.sock/v1/x?y=1")))
+        #expect(endpoint.unixSocketPath == "/var/run/d aemon.sock")
+        #expect(endpoint.scheme == .https && endpoint.host == "localhost" && endpoint.hostHeader == "localhost")
+        #expect(endpoint != (try Endpoint(url: try #require(URL(string: "https://localhost/")))))
+        #expect(throws: TransferError.self) { try Endpoint(url: try #require(URL(string: "http+unix://relative/x"))) }
+    }
 }

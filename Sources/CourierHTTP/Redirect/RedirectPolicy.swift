@@ -30,14 +30,18 @@ public enum RedirectPolicy {
     }
 
     /// The plan for following a response, or `nil` when it is not a redirect that can be followed (not 301,
-    /// 302, 303, 307 or 308; no or invalid `Location`; a scheme other than http and https).
+    /// 302, 303, 307 or 308; no or invalid `Location`; a scheme other than http and https — or Courier's
+    /// `http+unix`/`https+unix` to the same socket: nothing redirects a request onto a local socket it was not on,
+    /// or a web server could reach the daemons behind them).
     public static func plan(status: Int, location: String?, method: String, currentURL: URL) -> RedirectPlan? {
         guard isRedirectStatus(status), let location,
             !location.trimmingCharacters(in: .whitespaces).isEmpty
         else { return nil }
         let trimmed = location.trimmingCharacters(in: .whitespaces)
         guard let target = URL(string: trimmed, relativeTo: currentURL)?.absoluteURL,
-            let scheme = target.scheme?.lowercased(), scheme == "http" || scheme == "https",
+            let scheme = target.scheme?.lowercased(),
+            scheme == "http" || scheme == "https"
+                || (scheme.hasSuffix("+unix") && isSameOrigin(currentURL, target)),
             target.host != nil
         else { return nil }
 

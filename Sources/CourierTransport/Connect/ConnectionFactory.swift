@@ -60,9 +60,13 @@ struct ConnectionFactory: Sendable {
         let connectStart = Date()
         // An evaluator's reason for rejecting the server, which the failed handshake itself cannot carry.
         let rejection = NIOLockedValueBox<TransferError?>(nil)
-        let bootstrap = ClientBootstrap(group: eventLoop)
-            .connectTimeout(connectTimeout)
-            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+        var bootstrap = ClientBootstrap(group: eventLoop).connectTimeout(connectTimeout)
+        if endpoint.unixSocketPath == nil {
+            // TCP only: a Unix domain socket refuses the option (and has no Nagle delay to turn off).
+            bootstrap = bootstrap.channelOption(.socketOption(.tcp_nodelay), value: 1)
+        }
+        bootstrap =
+            bootstrap
             // Reads grow to 256 KiB on a busy connection: fewer, larger body parts for big transfers, with a
             // bounded buffer per connection.
             .channelOption(
@@ -101,7 +105,11 @@ struct ConnectionFactory: Sendable {
                     try sync.addHandler(client)
                 }
             }
-        return bootstrap.connect(host: endpoint.host, port: endpoint.port)
+        let connected =
+            endpoint.unixSocketPath.map { bootstrap.connect(unixDomainSocketPath: $0) }
+            ?? bootstrap.connect(host: endpoint.host, port: endpoint.port)
+        return
+            connected
             .flatMap { channel in
                 let connectEnd = Date()
                 // The TCP connect has its own timeout; the TLS handshake after it gets the same budget, or a

@@ -18,18 +18,38 @@ public struct Endpoint: Hashable, Sendable, CustomStringConvertible {
     public var host: String
     /// The port.
     public var port: Int
+    /// For `http+unix` and `https+unix` URLs: the path of the Unix domain socket to connect to instead of a host and
+    /// port (``host`` is then `localhost`, for the `Host` header and TLS).
+    public var unixSocketPath: String?
 
     /// Creates an endpoint.
-    public init(scheme: Scheme, host: String, port: Int) {
+    public init(scheme: Scheme, host: String, port: Int, unixSocketPath: String? = nil) {
         self.scheme = scheme
         self.host = host
         self.port = port
+        self.unixSocketPath = unixSocketPath
     }
+
+    /// The URL schemes for a Unix domain socket — a Courier extension for local daemons (Docker's API socket, say),
+    /// spelled as async-http-client spells them: the socket's path, percent-encoded, is the URL's host
+    /// (`http+unix://%2Fvar%2Frun%2Fdocker.sock/v1.43/info`).
+    public static let unixSocketSchemes: [String: Scheme] = ["http+unix": .http, "https+unix": .https]
 
     /// The endpoint of an absolute `http` or `https` URL.
     public init(url: URL) throws(TransferError) {
         guard let schemeName = url.scheme?.lowercased() else {
             throw .badURL("the URL has no scheme: \(url.absoluteString)")
+        }
+        if let scheme = Self.unixSocketSchemes[schemeName] {
+            guard let encoded = url.host(percentEncoded: true), !encoded.isEmpty,
+                let path = encoded.removingPercentEncoding, path.hasPrefix("/")
+            else {
+                throw .badURL(
+                    "the \(schemeName) URL \(url.absoluteString) needs the socket's absolute path, percent-encoded, as its host"
+                )
+            }
+            self.init(scheme: scheme, host: "localhost", port: scheme.defaultPort, unixSocketPath: path)
+            return
         }
         guard let scheme = Scheme(rawValue: schemeName) else {
             throw .unsupportedURL("the scheme \(schemeName) is not supported")
@@ -58,7 +78,10 @@ public struct Endpoint: Hashable, Sendable, CustomStringConvertible {
         return port == scheme.defaultPort ? name : "\(name):\(port)"
     }
 
-    public var description: String { "\(scheme.rawValue)://\(hostHeader)" }
+    public var description: String {
+        if let unixSocketPath { return "\(scheme.rawValue)+unix://\(unixSocketPath)" }
+        return "\(scheme.rawValue)://\(hostHeader)"
+    }
 
     /// The origin-form request target (`/path?query`) of a URL, percent-encoding kept as written.
     public static func requestTarget(of url: URL) -> String {

@@ -1,7 +1,8 @@
 import CourierHTTP
 import Foundation
 
-/// Rejects requests the engine cannot run: no URL, no host, or a scheme other than http and https.
+/// Rejects requests the engine cannot run: no URL, no host, or a scheme other than http and https (and Courier's
+/// `http+unix` and `https+unix`, whose host is a socket path).
 struct URLValidationStage: RequestStage {
     func immediate(_ request: URLRequest, in context: StageContext) throws(TransferError) -> RequestStep? {
         guard let url = request.url else {
@@ -12,7 +13,7 @@ struct URLValidationStage: RequestStage {
             throw .unsupportedURL("the URL \(url.absoluteString) has no scheme")
         }
         switch scheme {
-        case "http", "https":
+        case "http", "https", "http+unix", "https+unix":
             break
         case "ws", "wss":
             throw .unsupportedURL("WebSocket URLs need a webSocketTask")
