@@ -1,0 +1,84 @@
+import CourierHTTP
+import Foundation
+import Testing
+
+/// Which proxy a URL goes through: Darwin's proxy dictionary, curl's environment variables, and the exceptions.
+@Suite("Proxy rules")
+struct ProxyRulesTests {
+    private func url(_ text: String) throws -> URL { try #require(URL(string: text)) }
+
+    @Test func darwinsDictionaryPicksAProxyPerScheme() throws {
+        let rules = ProxyRules(dictionary: [
+            "HTTPEnable": 1, "HTTPProxy": "proxy.example", "HTTPPort": 3128,
+            "HTTPSEnable": true, "HTTPSProxy": "[::1]", "HTTPSPort": "8443",
+            "ExceptionsList": ["*.local", "169.254/16", "10.0.0.0/8"], "ExcludeSimpleHostnames": 1,
+        ])
+        #expect(
+            rules.proxy(for: try url("http://a.example/"))
+                == ProxyServer(kind: .http, host: "proxy.example", port: 3128))
+        #expect(rules.proxy(for: try url("https://a.example/")) == ProxyServer(kind: .http, host: "::1", port: 8443))
+        #expect(rules.proxy(for: try url("http://printer.local/")) == nil)
+        #expect(rules.proxy(for: try url("http://169.254.3.4/")) == nil)
+        #expect(rules.proxy(for: try url("http://10.200.0.1:8080/")) == nil)
+        #expect(rules.proxy(for: try url("http://intranet/")) == nil)  // a simple host name
+        #expect(rules.proxy(for: try url("http+unix://%2Frun%2Fd.sock/")) == nil)
+        #expect(rules.proxy(for: try url("data:,x")) == nil)
+        // Disabled entries and entries without a host configure nothing.
+        #expect(ProxyRules(dictionary: ["HTTPEnable": 0, "HTTPProxy": "p"]).isEmpty)
+        #expect(ProxyRules(dictionary: ["HTTPEnable": 1]).isEmpty)
+        let socks = ProxyRules(dictionary: ["SOCKSEnable": 1, "SOCKSProxy": "s.example"])
+        #expect(
+            socks.proxy(for: try url("https://a.example/")) == ProxyServer(kind: .socks5, host: "s.example", port: 1080)
+        )
+    }
+
+    @Test func theEnvironmentIsReadAsCurlReadsIt() throws {
+        let rules = ProxyRules(environment: [
+            "http_proxy": "http://user:p%40ss@proxy.example:3128/",
+            "HTTP_PROXY": "http://ignored.example",
+            "HTTPS_PROXY": "secure.example:8080",
+            "no_proxy": "localhost, .internal.example, 192.168.0.0/16, [::1], cache.example:8080",
+        ])
+        let http = try #require(rules.proxy(for: try url("http://a.example/")))
+        #expect(http.host == "proxy.example" && http.port == 3128 && http.user == "user" && http.password == "p@ss")
+        #expect(rules.proxy(for: try url("https://a.example/"))?.authority == "secure.example:8080")
+        #expect(rules.proxy(for: try url("http://localhost:9000/")) == nil)
+        #expect(rules.proxy(for: try url("http://api.internal.example/")) == nil)
+        #expect(rules.proxy(for: try url("http://internal.example/")) == nil)
+        #expect(rules.proxy(for: try url("http://notinternal.example/")) != nil)
+        #expect(rules.proxy(for: try url("http://192.168.7.7/")) == nil)
+        #expect(rules.proxy(for: try url("http://[::1]/")) == nil)
+        #expect(rules.proxy(for: try url("http://cache.example:8080/")) == nil)
+        #expect(rules.proxy(for: try url("http://cache.example/")) != nil)
+        // Only the lower-case http_proxy counts (HTTP_PROXY is a request header under CGI).
+        #expect(ProxyRules(environment: ["HTTP_PROXY": "p.example"]).proxy(for: try url("http://a.example/")) == nil)
+        #expect(
+            ProxyRules(environment: ["ALL_PROXY": "socks5h://s.example", "no_proxy": "*"])
+                .proxy(for: try url("http://a.example/")) == nil)
+        #expect(
+            ProxyRules(environment: ["ALL_PROXY": "socks5h://s.example"]).proxy(for: try url("https://a.example/"))?
+                .kind
+                == .socks5)
+    }
+
+    @Test(arguments: ["", "  ", "ftp://p.example", "https://p.example", "http://:80", "http://p.example:99999"])
+    func unusableEnvironmentValuesNameNoProxy(value: String) {
+        #expect(ProxyServer(environmentValue: value) == nil)
+    }
+
+    @Test func noProxyPatternsMatchWholeLabelsAddressBlocksAndPorts() throws {
+        let cases: [(String, String, Int, Bool)] = [
+            ("example.com", "example.com", 80, true), ("example.com", "API.Example.com", 80, true),
+            ("example.com", "badexample.com", 80, false), ("*.example.com", "a.example.com", 80, true),
+            ("10.0.0.0/8", "10.1.2.3", 80, true), ("10.0.0.0/8", "11.1.2.3", 80, false),
+            ("fd00::/8", "fd12::1", 80, true), ("fd00::/8", "fe80::1", 80, false),
+            ("127.0.0.1", "127.0.0.1", 80, true), ("127.0.0.1", "127.0.0.2", 80, false),
+            ("host:8080", "host", 8080, true), ("host:8080", "host", 80, false), ("*", "anything", 1, true),
+        ]
+        for (pattern, host, port, matches) in cases {
+            let parsed = try #require(NoProxyPattern(pattern), "\(pattern)")
+            #expect(parsed.matches(host: host, port: port) == matches, "\(pattern) vs \(host):\(port)")
+        }
+        #expect(NoProxyPattern("") == nil && NoProxyPattern("10.0.0.0/99") == nil && NoProxyPattern("a/b") == nil)
+    }
+}
