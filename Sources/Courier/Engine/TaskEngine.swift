@@ -321,6 +321,7 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
                             storage: environment.identityStorage),
                     trustEvaluator: environment.trustEvaluator,
                     clientCertificateProvider: environment.clientCertificateProvider,
+                    proxyRules: environment.stageSettings.proxyRules,
                     body: bodyState,
                     bodyStreams: environment.host
                 )

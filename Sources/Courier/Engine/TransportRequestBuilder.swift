@@ -21,6 +21,7 @@ enum TransportRequestBuilder {
         tls: TLSSettings,
         trustEvaluator: (any ServerTrustEvaluator)? = nil,
         clientCertificateProvider: (any ClientCertificateProvider)? = nil,
+        proxyRules: ProxyRules = ProxyRules(),
         body bodyState: BodyState = BodyState(),
         bodyStreams: any TaskHost
     ) throws(TransferError) -> TransportRequest {
@@ -54,7 +55,37 @@ enum TransportRequestBuilder {
         )
         transportRequest.clientCertificateProvider = clientCertificateProvider
         transportRequest.maximumDecompressionRatio = configuration.courierMaximumDecompressionRatio
+        if let proxy = proxyRules.proxy(for: url) {
+            try route(&transportRequest, through: proxy)
+        }
         return transportRequest
+    }
+
+    /// Sends `request` through `proxy`: `http` in absolute form with `Proxy-Authorization` for the proxy, `https`
+    /// through a `CONNECT` tunnel that carries `Proxy-Authorization` itself (it never reaches the origin). Credentials
+    /// given with the proxy (`http_proxy=http://user:password@…`) are sent ahead, as curl sends them.
+    ///
+    /// - Throws: `unsupportedURL` for a SOCKS proxy (not spoken yet): the request is never sent directly instead.
+    private static func route(_ request: inout TransportRequest, through proxy: ProxyServer) throws(TransferError) {
+        guard proxy.kind == .http else {
+            throw .unsupportedURL(
+                "the request must go through the SOCKS proxy \(proxy.authority), and Courier cannot speak SOCKS yet; "
+                    + "it is not sent directly instead")
+        }
+        request.proxy = proxy
+        var authorization = request.headers.first { HeaderName.equal($0.0, "Proxy-Authorization") }?.1
+        if authorization == nil, let user = proxy.user {
+            authorization = BasicAuthentication.authorizationValue(user: user, password: proxy.password ?? "")
+        }
+        if request.endpoint.scheme == .https {
+            request.headers.removeAll { HeaderName.equal($0.0, "Proxy-Authorization") }
+            request.tunnelAuthorization = authorization
+        } else {
+            request.target = "http://\(request.endpoint.hostHeader)\(request.target)"
+            if let authorization, !request.headers.contains(where: { HeaderName.equal($0.0, "Proxy-Authorization") }) {
+                request.headers.append(("Proxy-Authorization", authorization))
+            }
+        }
     }
 
     /// The body: an upload task's own (the request's is ignored), else the request's data or stream.

@@ -137,10 +137,10 @@ open class URLSession: NSObject, @unchecked Sendable {
             return .unsupportedURL(
                 "background sessions need the courierd daemon, which is not available yet (a later Courier release)")
         }
-        if configuration.requestsProxy {
+        if let setting = configuration.unsupportedProxySetting {
             return .unsupportedURL(
-                "connectionProxyDictionary enables a proxy, and Courier cannot send through proxies yet; "
-                    + "the request is not sent directly instead")
+                "connectionProxyDictionary enables \(setting), which Courier cannot honour yet (proxy "
+                    + "auto-configuration); the request is not sent directly instead")
         }
         return nil
     }

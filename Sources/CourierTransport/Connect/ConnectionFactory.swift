@@ -18,12 +18,14 @@ struct ConnectionFactory: Sendable {
         id: Int,
         connectTimeout: TimeAmount,
         trustEvaluator: (any ServerTrustEvaluator)?,
-        clientCertificateProvider: (any ClientCertificateProvider)? = nil
+        clientCertificateProvider: (any ClientCertificateProvider)? = nil,
+        tunnelAuthorization: String? = nil
     ) -> EventLoopFuture<HTTP1Connection> {
         let eventLoop = group.next()
         guard let tls = key.tls else {
             return open(
-                key: key, id: id, sslContext: nil, on: eventLoop, connectTimeout: connectTimeout, trustEvaluator: nil)
+                key: key, id: id, sslContext: nil, on: eventLoop, connectTimeout: connectTimeout, trustEvaluator: nil,
+                tunnelAuthorization: nil)
         }
         let context: EventLoopFuture<NIOSSLContext>
         if let clientCertificateProvider {
@@ -41,7 +43,7 @@ struct ConnectionFactory: Sendable {
             .flatMap { sslContext in
                 open(
                     key: key, id: id, sslContext: sslContext, on: eventLoop, connectTimeout: connectTimeout,
-                    trustEvaluator: trustEvaluator)
+                    trustEvaluator: trustEvaluator, tunnelAuthorization: tunnelAuthorization)
             }
     }
 
@@ -51,7 +53,8 @@ struct ConnectionFactory: Sendable {
         sslContext: NIOSSLContext?,
         on eventLoop: any EventLoop,
         connectTimeout: TimeAmount,
-        trustEvaluator: (any ServerTrustEvaluator)?
+        trustEvaluator: (any ServerTrustEvaluator)?,
+        tunnelAuthorization: String?
     ) -> EventLoopFuture<HTTP1Connection> {
         let endpoint = key.endpoint
         let ready = eventLoop.makePromise(of: Void.self)
@@ -82,6 +85,10 @@ struct ConnectionFactory: Sendable {
                         protocolName: "http/1.1"
                     )
                     try sync.addHandler(ReadActivityHandler { [unowned client] in client.noteReadActivity() })
+                    if key.proxy != nil, endpoint.scheme == .https {
+                        try sync.addHandler(
+                            ProxyTunnelHandler(authority: endpoint.authority, authorization: tunnelAuthorization))
+                    }
                     if let sslContext {
                         try sync.addHandler(
                             Self.makeTLSHandler(
@@ -105,9 +112,14 @@ struct ConnectionFactory: Sendable {
                     try sync.addHandler(client)
                 }
             }
-        let connected =
-            endpoint.unixSocketPath.map { bootstrap.connect(unixDomainSocketPath: $0) }
-            ?? bootstrap.connect(host: endpoint.host, port: endpoint.port)
+        let connected: EventLoopFuture<any Channel>
+        if let path = endpoint.unixSocketPath {
+            connected = bootstrap.connect(unixDomainSocketPath: path)
+        } else if let proxy = key.proxy {
+            connected = bootstrap.connect(host: proxy.host, port: proxy.port)
+        } else {
+            connected = bootstrap.connect(host: endpoint.host, port: endpoint.port)
+        }
         return
             connected
             .flatMap { channel in
@@ -139,6 +151,7 @@ struct ConnectionFactory: Sendable {
             }
             .flatMapErrorThrowing { error in
                 ready.fail(error)  // never leave the promise unfulfilled when the connect itself failed
+                if error is ProxyTunnelRefusal { throw error }  // the pool answers the exchange with it
                 if let rejected = rejection.withLockedValue({ $0 }) { throw rejected }
                 throw TransportErrorMapping.connectError(error, endpoint: endpoint)
             }

@@ -78,6 +78,9 @@ public struct Endpoint: Hashable, Sendable, CustomStringConvertible {
         return port == scheme.defaultPort ? name : "\(name):\(port)"
     }
 
+    /// `host:port` with brackets around an IPv6 literal, as a `CONNECT` request names its target.
+    public var authority: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+
     public var description: String {
         if let unixSocketPath { return "\(scheme.rawValue)+unix://\(unixSocketPath)" }
         return "\(scheme.rawValue)://\(hostHeader)"

@@ -186,6 +186,24 @@ public final class TransportExchange: ExchangeHandle, Sendable {
         }
     }
 
+    /// The proxy refused the `CONNECT` tunnel: its answer is the exchange's response (without a body: the proxy's
+    /// connection is gone), so that the engine's stages see a `407` as for any other request.
+    func tunnelRefused(_ refusal: ProxyTunnelRefusal) {
+        let open: Bool = state.withLockedValue { state in
+            if case .finished = state.phase { return false }
+            state.phase = .finished
+            return true
+        }
+        guard open else { return }
+        let head = TransportResponseHead(
+            status: refusal.status, reason: refusal.reason, version: "HTTP/1.1",
+            headers: refusal.headers.filter { !["content-length", "transfer-encoding"].contains($0.0.lowercased()) }
+                + [("Content-Length", "0")],
+            connection: ConnectionInfo(isReused: false, protocolName: "http/1.1"))
+        consumer.transportDidReceiveHead(head)
+        report(.success(()))
+    }
+
     /// The response ended normally.
     func finish() {
         let wasOpen: Bool = state.withLockedValue { state in

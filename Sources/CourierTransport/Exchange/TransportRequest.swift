@@ -29,6 +29,12 @@ public struct TransportRequest: Sendable {
     /// the request with `cannotDecodeContentData`. `nil` means no limit. The default is
     /// `ContentCoding.defaultMaximumDecompressionRatio`, which real content stays far under.
     public var maximumDecompressionRatio: Int? = ContentCoding.defaultMaximumDecompressionRatio
+    /// The HTTP proxy the request goes through, if any: an `http` request is sent to it in absolute form (set
+    /// ``target`` to the absolute URL), an `https` one through a `CONNECT` tunnel to the origin. SOCKS proxies are
+    /// not spoken by this transport.
+    public var proxy: ProxyServer?
+    /// The `Proxy-Authorization` value for a `CONNECT` tunnel (never sent inside it, to the origin).
+    public var tunnelAuthorization: String?
 
     /// Creates a request; fails with `badURL` / `unsupportedURL` for URLs the transport cannot reach.
     public init(

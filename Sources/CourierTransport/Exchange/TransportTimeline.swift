@@ -33,6 +33,8 @@ public struct TransportTimeline: Sendable, Hashable, Codable {
     public var protocolName: String?
     /// Whether the connection had served an earlier request.
     public var isReusedConnection = false
+    /// Whether the exchange went through a proxy (the addresses are then the proxy's).
+    public var isProxyConnection = false
     /// The negotiated TLS version, e.g. `TLSv1.3` (HTTPS only).
     public var tlsProtocolVersion: String?
     /// Bytes of the request head written (request line, header fields, the empty line).

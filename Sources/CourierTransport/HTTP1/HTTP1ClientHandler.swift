@@ -129,6 +129,7 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
         writer.onFailed = { [weak self] error in self?.fail(error, retryable: false) }
         var timeline = exchange.timeline.withLockedValue { $0 }
         timeline.isReusedConnection = isReused
+        timeline.isProxyConnection = exchange.request.proxy != nil
         timeline.protocolName = protocolName
         if !isReused, let establishment {
             timeline.connectStart = establishment.connectStart

@@ -114,7 +114,8 @@ final class ConnectionPool: Sendable {
             id: id,
             connectTimeout: exchange.request.idleTimeout,
             trustEvaluator: exchange.request.trustEvaluator,
-            clientCertificateProvider: exchange.request.clientCertificateProvider
+            clientCertificateProvider: exchange.request.clientCertificateProvider,
+            tunnelAuthorization: exchange.request.tunnelAuthorization
         ).whenComplete { result in
             switch result {
             case .success(let connection):
@@ -123,8 +124,12 @@ final class ConnectionPool: Sendable {
                 }
             case .failure(let error):
                 let action = self.machine.withLockedValue { $0.closed(key, nil) }
-                let transfer = error as? TransferError ?? .cannotConnectToHost("\(error)")
-                exchange.connectionFailed(transfer, retryable: false)
+                if let refusal = error as? ProxyTunnelRefusal {
+                    exchange.tunnelRefused(refusal)
+                } else {
+                    let transfer = error as? TransferError ?? .cannotConnectToHost("\(error)")
+                    exchange.connectionFailed(transfer, retryable: false)
+                }
                 self.perform(action, key: key)
             }
         }

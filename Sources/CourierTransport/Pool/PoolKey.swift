@@ -1,3 +1,5 @@
+import CourierHTTP
+
 /// What makes two connections interchangeable: scheme, host, port and (for `https`) the TLS settings.
 struct PoolKey: Hashable, Sendable {
     var endpoint: Endpoint
@@ -6,6 +8,8 @@ struct PoolKey: Hashable, Sendable {
     var trustEvaluator: ObjectIdentifier?
     /// A connection that presented one provider's certificate never serves another's requests.
     var clientCertificateProvider: ObjectIdentifier?
+    /// Connections through a proxy are never handed to direct requests, nor to another proxy's.
+    var proxy: ProxyServer?
 
     init(request: TransportRequest) {
         endpoint = request.endpoint
@@ -13,5 +17,6 @@ struct PoolKey: Hashable, Sendable {
         tls = isTLS ? request.tls : nil
         trustEvaluator = isTLS ? request.trustEvaluator.map { ObjectIdentifier($0) } : nil
         clientCertificateProvider = isTLS ? request.clientCertificateProvider.map { ObjectIdentifier($0) } : nil
+        proxy = request.proxy
     }
 }

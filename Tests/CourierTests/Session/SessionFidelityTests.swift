@@ -314,14 +314,36 @@ struct DelegateFallbackTests {
 
 @Suite("Proxy settings are never silently ignored")
 struct ProxySettingsTests {
+    /// A port nobody listens on (a server bound it and closed).
+    private func closedPort() async throws -> Int {
+        let server = MockServer()
+        try await server.start()
+        let port = server.port
+        try await server.shutdown()
+        return port
+    }
+
+    @Test func aProxyThatCannotBeReachedFailsTheTaskInsteadOfGoingDirect() async throws {
+        let port = try await closedPort()
+        try await withServer { server in
+            server.route("/p", response: .ok("direct"))
+            let session = makeSession {
+                $0.connectionProxyDictionary = ["HTTPEnable": 1, "HTTPProxy": "127.0.0.1", "HTTPPort": port]
+            }
+            defer { session.invalidateAndCancel() }
+            let outcome = await session.runDataTask(server.url("/p"))
+            #expect(outcome.urlError?.code == .cannotConnectToHost)
+            #expect(server.requests.isEmpty)
+        }
+    }
+
     @Test(arguments: [
-        (["HTTPEnable": 1, "HTTPProxy": "127.0.0.1", "HTTPPort": 3128] as [String: any Sendable], true),
-        (["HTTPSEnable": true], true), (["SOCKSEnable": "1"], true), (["HTTPEnable": 0, "HTTPProxy": "x"], false),
-        ([:], false),
+        (["SOCKSEnable": 1, "SOCKSProxy": "127.0.0.1"] as [String: any Sendable], true),
+        (["ProxyAutoConfigEnable": 1, "ProxyAutoConfigURLString": "http://127.0.0.1/pac"], true),
+        (["ProxyAutoDiscoveryEnable": true], true),
+        (["HTTPEnable": 0, "HTTPProxy": "127.0.0.1"], false), (["HTTPSEnable": true], false), ([:], false),
     ])
-    func aSessionThatAsksForAProxyFailsInsteadOfGoingDirect(settings: [String: any Sendable], fails: Bool)
-        async throws
-    {
+    func settingsCourierCannotHonourFailLoudly(settings: [String: any Sendable], fails: Bool) async throws {
         try await withServer { server in
             server.route("/p", response: .ok("direct"))
             let session = makeSession { $0.connectionProxyDictionary = settings }

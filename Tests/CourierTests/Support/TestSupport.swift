@@ -33,13 +33,15 @@ func exited(_ process: Process) async {
     }
 }
 
-/// A session with a fresh ephemeral configuration, optionally adjusted.
+/// A session with a fresh ephemeral configuration, optionally adjusted. No proxy unless the test sets one: an
+/// `http_proxy` in the environment of the machine running the tests must not send loopback requests elsewhere.
 func makeSession(
     delegate: (any URLSessionDelegate)? = nil,
     queue: OperationQueue? = nil,
     _ adjust: (URLSessionConfiguration) -> Void = { _ in }
 ) -> URLSession {
     let configuration = URLSessionConfiguration.ephemeral
+    configuration.connectionProxyDictionary = [:]
     adjust(configuration)
     return URLSession(configuration: configuration, delegate: delegate, delegateQueue: queue)
 }

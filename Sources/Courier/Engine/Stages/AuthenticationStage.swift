@@ -50,7 +50,9 @@ struct AuthenticationStage: ResponseStage {
         // asks in turn (or the other way round).
         if let sent, (sent.space.proxyType != nil) != isProxy { store(sent.credential, for: sent.space, in: context) }
         for challenge in Self.answerableChallenges(in: http) {
-            let space = Self.space(for: challenge, url: url, isProxy: isProxy)
+            // A proxy's space names the proxy (when the session has one for the URL), not the origin.
+            let spaceURL = isProxy ? Self.proxyURL(for: url, rules: context.settings.proxyRules) ?? url : url
+            let space = Self.space(for: challenge, url: spaceURL, isProxy: isProxy)
             // A server that calls every nonce stale gets a bounded number of silent retries, then the delegate again.
             if let digest = DigestAuthentication(challenge), digest.isStale,
                 state.staleResends(for: space) < Self.maximumFailures,
@@ -133,6 +135,13 @@ struct AuthenticationStage: ResponseStage {
         case .sha256, .sha256Session: return 2
         case .md5, .md5Session: return 1
         }
+    }
+
+    /// `http://proxy:port` for the proxy `url` goes through, with the scheme of `url` (the protection space's proxy
+    /// type follows it: an `https` request's proxy is an HTTPS proxy space).
+    static func proxyURL(for url: URL, rules: ProxyRules) -> URL? {
+        guard let proxy = rules.proxy(for: url), let scheme = url.scheme?.lowercased() else { return nil }
+        return URL(string: "\(scheme)://\(proxy.authority)")
     }
 
     static func space(

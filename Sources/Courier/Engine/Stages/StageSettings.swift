@@ -17,6 +17,9 @@ struct StageSettings: Sendable {
     let cachePolicy: URLRequest.CachePolicy
     /// `urlCache`: where responses are looked up and stored.
     let urlCache: URLCache?
+    /// Which proxy each URL goes through: `connectionProxyDictionary`, or, when the configuration has none, the
+    /// environment (`http_proxy`, `https_proxy`, `all_proxy`, `no_proxy`), read when the session is created.
+    let proxyRules: ProxyRules
 
     init(_ configuration: URLSessionConfiguration) {
         protocolClasses = (configuration.protocolClasses ?? []).compactMap { $0 as? URLProtocol.Type }
@@ -28,5 +31,14 @@ struct StageSettings: Sendable {
         cookieStorage = configuration.httpCookieStorage
         cachePolicy = configuration.requestCachePolicy
         urlCache = configuration.urlCache
+        if let dictionary = configuration.connectionProxyDictionary {
+            var named: [String: Any] = [:]
+            for (key, value) in dictionary {
+                if let name = key.base as? String { named[name] = value }
+            }
+            proxyRules = ProxyRules(dictionary: named)
+        } else {
+            proxyRules = ProxyRules(environment: ProcessInfo.processInfo.environment)
+        }
     }
 }

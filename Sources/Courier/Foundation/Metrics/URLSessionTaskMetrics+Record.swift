@@ -37,6 +37,7 @@ extension URLSessionTaskTransactionMetrics {
             values.responseEndDate = timeline.responseEnd
             values.networkProtocolName = timeline.protocolName
             values.isReusedConnection = timeline.isReusedConnection
+            values.isProxyConnection = timeline.isProxyConnection
             values.localAddress = timeline.localAddress
             values.localPort = timeline.localPort
             values.remoteAddress = timeline.remoteAddress
