@@ -87,7 +87,7 @@ struct ConnectionFactory: Sendable {
                     try sync.addHandler(ReadActivityHandler { [unowned client] in client.noteReadActivity() })
                     if key.proxy != nil, endpoint.scheme == .https {
                         try sync.addHandler(
-                            ProxyTunnelHandler(authority: endpoint.authority, authorization: tunnelAuthorization))
+                            TunnelConnectHandler(authority: endpoint.authority, authorization: tunnelAuthorization))
                     }
                     if let sslContext {
                         try sync.addHandler(

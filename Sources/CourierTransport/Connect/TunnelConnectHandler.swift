@@ -16,7 +16,7 @@ struct ProxyTunnelRefusal: Error {
 ///
 /// A `2xx` opens the tunnel; any other answer fails the connection with a ``ProxyTunnelRefusal``. An answer longer
 /// than 64 KiB, or one that is not HTTP, fails it with `badServerResponse`.
-final class ProxyTunnelHandler: ChannelDuplexHandler, RemovableChannelHandler {
+final class TunnelConnectHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
     typealias OutboundIn = ByteBuffer
@@ -67,8 +67,9 @@ final class ProxyTunnelHandler: ChannelDuplexHandler, RemovableChannelHandler {
             }
             return
         }
-        let lines = String(decoding: bytes[..<end], as: UTF8.self).split(separator: "\n").map {
-            $0.hasSuffix("\r") ? $0.dropLast() : $0[...]
+        // Split as bytes: as Characters, "\r\n" is one grapheme and would never match "\n".
+        let lines = bytes[..<end].split(separator: UInt8(ascii: "\n")).map { line in
+            String(decoding: line.last == UInt8(ascii: "\r") ? line.dropLast() : line, as: UTF8.self)
         }
         guard let statusLine = lines.first, ResponseHeadSyntax.isStatusLine(Array(statusLine.utf8)),
             let status = Int(statusLine.dropFirst(9).prefix(3))

@@ -1,0 +1,148 @@
+import Courier
+import CourierMockServer
+import Foundation
+import NIOConcurrencyHelpers
+import Testing
+
+/// Answers proxy challenges with a fixed credential and records them.
+private final class ProxyCredentialDelegate: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
+    let spaces = NIOLockedValueBox<[URLProtectionSpace]>([])
+
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
+        completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
+    ) {
+        let space = challenge.protectionSpace
+        guard space.authenticationMethod != NSURLAuthenticationMethodServerTrust else {
+            return completionHandler(.performDefaultHandling, nil)
+        }
+        spaces.withLockedValue { $0.append(space) }
+        completionHandler(.useCredential, URLCredential(user: "proxyuser", password: "s3cret", persistence: .none))
+    }
+}
+
+/// Requests through an HTTP proxy (`MockProxy`) to loopback origins.
+@Suite("Proxies")
+struct ProxyTests {
+    private func withProxy(
+        credentials: (user: String, password: String)? = nil, _ body: (MockProxy) async throws -> Void
+    ) async throws {
+        let proxy = MockProxy(requiredCredentials: credentials)
+        try await proxy.start()
+        do {
+            try await body(proxy)
+            try await proxy.shutdown()
+        } catch {
+            try? await proxy.shutdown()
+            throw error
+        }
+    }
+
+    private func settings(_ proxy: MockProxy) -> [String: any Sendable] {
+        [
+            "HTTPEnable": 1, "HTTPProxy": "127.0.0.1", "HTTPPort": proxy.port,
+            "HTTPSEnable": 1, "HTTPSProxy": "127.0.0.1", "HTTPSPort": proxy.port,
+        ]
+    }
+
+    @Test func anHTTPRequestGoesToTheProxyInAbsoluteForm() async throws {
+        try await withProxy { proxy in
+            try await withServer { origin in
+                origin.route("/p", response: .ok("via proxy"))
+                let session = makeSession { $0.connectionProxyDictionary = settings(proxy) }
+                defer { session.finishTasksAndInvalidate() }
+                let outcome = await session.runDataTask(origin.url("/p?x=1"))
+                #expect(outcome.error == nil)
+                #expect(outcome.data == Data("via proxy".utf8))
+                let seen = try #require(proxy.requests.first)
+                #expect(seen.method == "GET" && seen.target == origin.url("/p?x=1").absoluteString)
+                #expect(origin.requests(path: "/p").first?.target == "/p?x=1")
+                #expect(origin.requests(path: "/p").first?.header("Host") == "127.0.0.1:\(origin.port)")
+            }
+        }
+    }
+
+    @Test func anHTTPSRequestGoesThroughATunnelWithTheOriginsTrust() async throws {
+        try await withProxy { proxy in
+            try await withServer(.https) { origin in
+                origin.route("/s", response: .ok("tunnelled"))
+                let session = makeSession {
+                    $0.connectionProxyDictionary = settings(proxy)
+                    $0.courierAdditionalTrustedCertificates = [Data(origin.certificateDER)]
+                }
+                defer { session.finishTasksAndInvalidate() }
+                let first = await session.runDataTask(origin.url("/s"))
+                let second = await session.runDataTask(origin.url("/s"))
+                #expect(first.error == nil && second.error == nil)
+                #expect(first.data == Data("tunnelled".utf8))
+                // One tunnel, kept alive for the second request.
+                #expect(proxy.requests.map(\.method) == ["CONNECT"])
+                #expect(proxy.requests.first?.target == "127.0.0.1:\(origin.port)")
+                let served = origin.requests(path: "/s")
+                #expect(served.count == 2 && served[0].connectionID == served[1].connectionID)
+            }
+        }
+    }
+
+    @Test(arguments: [false, true])
+    func aProxyChallengeIsAnsweredOnlyToTheProxy(https: Bool) async throws {
+        try await withProxy(credentials: ("proxyuser", "s3cret")) { proxy in
+            try await withServer(https ? .https : .http) { origin in
+                origin.route("/a", response: .ok("authorized"))
+                let delegate = ProxyCredentialDelegate()
+                let session = makeSession(delegate: delegate) {
+                    $0.connectionProxyDictionary = settings(proxy)
+                    $0.courierAdditionalTrustedCertificates = [Data(origin.certificateDER)]
+                }
+                defer { session.finishTasksAndInvalidate() }
+                let outcome = await session.runDataTask(origin.url("/a"))
+                #expect(outcome.error == nil)
+                #expect(outcome.data == Data("authorized".utf8))
+                let space = try #require(delegate.spaces.withLockedValue { $0 }.first)
+                #expect(space.isProxy())
+                #expect(space.host == "127.0.0.1" && space.port == proxy.port)
+                #expect(space.proxyType == (https ? NSURLProtectionSpaceHTTPSProxy : NSURLProtectionSpaceHTTPProxy))
+                #expect(proxy.requests.map(\.answeredStatus).first == 407)
+                #expect(proxy.requests.last?.header("Proxy-Authorization") != nil)
+                // The origin never sees the proxy's credentials.
+                #expect(origin.requests.allSatisfy { $0.header("Proxy-Authorization") == nil })
+            }
+        }
+    }
+
+    @Test func metricsSayTheConnectionWasAProxys() async throws {
+        try await withProxy { proxy in
+            try await withServer { origin in
+                origin.route("/m", response: .ok("m"))
+                let session = makeSession { $0.connectionProxyDictionary = settings(proxy) }
+                defer { session.finishTasksAndInvalidate() }
+                final class Collector: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
+                    let metrics = NIOLockedValueBox<URLSessionTaskMetrics?>(nil)
+                    func urlSession(
+                        _ session: URLSession, task: URLSessionTask, didFinishCollecting metrics: URLSessionTaskMetrics
+                    ) { self.metrics.withLockedValue { $0 = metrics } }
+                }
+                let collector = Collector()
+                _ = try await session.data(from: origin.url("/m"), delegate: collector)
+                let transaction = try #require(collector.metrics.withLockedValue { $0 }?.transactionMetrics.first)
+                #expect(transaction.isProxyConnection)
+                #expect(transaction.remotePort == proxy.port)
+            }
+        }
+    }
+
+    @Test func exceptionsGoDirect() async throws {
+        try await withProxy { proxy in
+            try await withServer { origin in
+                origin.route("/d", response: .ok("direct"))
+                var dictionary = settings(proxy)
+                dictionary["ExceptionsList"] = ["127.0.0.0/8"]
+                let session = makeSession { $0.connectionProxyDictionary = dictionary }
+                defer { session.finishTasksAndInvalidate() }
+                let outcome = await session.runDataTask(origin.url("/d"))
+                #expect(outcome.data == Data("direct".utf8))
+                #expect(proxy.requests.isEmpty)
+            }
+        }
+    }
+}

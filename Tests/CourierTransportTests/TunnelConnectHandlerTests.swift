@@ -1,0 +1,77 @@
+import CourierHTTP
+import NIOCore
+import NIOEmbedded
+import Testing
+
+@testable import CourierTransport
+
+/// Records what reaches the handlers after the tunnel: activation, bytes and errors.
+private final class AfterTunnel: ChannelInboundHandler, @unchecked Sendable {
+    typealias InboundIn = ByteBuffer
+    var active = false
+    var received: [String] = []
+    var errors: [any Error] = []
+
+    func channelActive(context: ChannelHandlerContext) { active = true }
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        received.append(String(buffer: unwrapInboundIn(data)))
+    }
+    func errorCaught(context: ChannelHandlerContext, error: any Error) { errors.append(error) }
+}
+
+@Suite("TunnelConnectHandler")
+struct TunnelConnectHandlerTests {
+    private func start(authorization: String? = nil) throws -> (EmbeddedChannel, AfterTunnel) {
+        let after = AfterTunnel()
+        let channel = EmbeddedChannel()
+        try channel.pipeline.syncOperations.addHandler(
+            TunnelConnectHandler(authority: "origin.example:443", authorization: authorization))
+        try channel.pipeline.syncOperations.addHandler(after)
+        try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 3128)).wait()
+        return (channel, after)
+    }
+
+    @Test func theTunnelOpensOnA2xxSplitAnywhereAndPassesWhatFollows() throws {
+        let answer = "HTTP/1.1 200 Connection Established\r\nVia: proxy\r\n\r\nfirst bytes"
+        for split in 1..<answer.utf8.count {
+            let (channel, after) = try start(authorization: "Basic dTpw")
+            let written = try #require(try channel.readOutbound(as: ByteBuffer.self))
+            #expect(
+                String(buffer: written)
+                    == "CONNECT origin.example:443 HTTP/1.1\r\nHost: origin.example:443\r\nProxy-Authorization: Basic dTpw\r\n\r\n"
+            )
+            #expect(!after.active)  // TLS must not start before the tunnel is open
+            let bytes = Array(answer.utf8)
+            try channel.writeInbound(ByteBuffer(bytes: bytes[..<split]))
+            try channel.writeInbound(ByteBuffer(bytes: bytes[split...]))
+            #expect(after.active)
+            #expect(after.received.joined() == "first bytes")
+            try channel.writeInbound(ByteBuffer(string: "later"))
+            #expect(after.received.joined() == "first byteslater")
+            _ = try? channel.finish()
+        }
+    }
+
+    @Test func aRefusalCarriesItsStatusAndFields() throws {
+        let (channel, after) = try start()
+        _ = try channel.readOutbound(as: ByteBuffer.self)
+        try channel.writeInbound(
+            ByteBuffer(
+                string: "HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic realm=\"p\"\r\n\r\n"))
+        #expect(!after.active)
+        let refusal = try #require(after.errors.first as? ProxyTunnelRefusal)
+        #expect(refusal.status == 407 && refusal.reason == "Proxy Authentication Required")
+        #expect(refusal.headers.first?.0 == "Proxy-Authenticate" && refusal.headers.first?.1 == "Basic realm=\"p\"")
+        _ = try? channel.finish()
+    }
+
+    @Test(arguments: ["SSH-2.0-OpenSSH\r\n\r\n", "HTTP/1.1 200 OK\r\nX: " + String(repeating: "a", count: 70_000)])
+    func nonsenseOrEndlessAnswersFail(answer: String) throws {
+        let (channel, after) = try start()
+        _ = try channel.readOutbound(as: ByteBuffer.self)
+        try channel.writeInbound(ByteBuffer(string: answer))
+        #expect(!after.active)
+        #expect((after.errors.first as? TransferError)?.urlErrorCode == .badServerResponse)
+        _ = try? channel.finish()
+    }
+}
