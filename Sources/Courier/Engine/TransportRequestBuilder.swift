@@ -65,14 +65,10 @@ enum TransportRequestBuilder {
     /// through a `CONNECT` tunnel that carries `Proxy-Authorization` itself (it never reaches the origin). Credentials
     /// given with the proxy (`http_proxy=http://user:password@…`) are sent ahead, as curl sends them.
     ///
-    /// - Throws: `unsupportedURL` for a SOCKS proxy (not spoken yet): the request is never sent directly instead.
+    /// A SOCKS5 proxy only connects: the request itself goes unchanged, in origin form.
     private static func route(_ request: inout TransportRequest, through proxy: ProxyServer) throws(TransferError) {
-        guard proxy.kind == .http else {
-            throw .unsupportedURL(
-                "the request must go through the SOCKS proxy \(proxy.authority), and Courier cannot speak SOCKS yet; "
-                    + "it is not sent directly instead")
-        }
         request.proxy = proxy
+        guard proxy.kind == .http else { return }
         var authorization = request.headers.first { HeaderName.equal($0.0, "Proxy-Authorization") }?.1
         if authorization == nil, let user = proxy.user {
             authorization = BasicAuthentication.authorizationValue(user: user, password: proxy.password ?? "")

@@ -53,7 +53,12 @@ public struct ProxyRules: Hashable, Sendable {
                 return nil
             }
             let bare = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
-            return ProxyServer(kind: kind, host: bare, port: port("\(prefix)Port", default: defaultPort))
+            // SOCKS credentials under Darwin's stream property names, or short ones.
+            let user = (dictionary["kCFStreamPropertySOCKSUser"] ?? dictionary["SOCKSUser"]) as? String
+            let password = (dictionary["kCFStreamPropertySOCKSPassword"] ?? dictionary["SOCKSPassword"]) as? String
+            return ProxyServer(
+                kind: kind, host: bare, port: port("\(prefix)Port", default: defaultPort),
+                user: kind == .socks5 ? user : nil, password: kind == .socks5 ? password : nil)
         }
         let exceptions = (dictionary["ExceptionsList"] as? [Any] ?? []).compactMap { $0 as? String }
         self.init(

@@ -85,9 +85,19 @@ struct ConnectionFactory: Sendable {
                         protocolName: "http/1.1"
                     )
                     try sync.addHandler(ReadActivityHandler { [unowned client] in client.noteReadActivity() })
-                    if key.proxy != nil, endpoint.scheme == .https {
-                        try sync.addHandler(
-                            TunnelConnectHandler(authority: endpoint.authority, authorization: tunnelAuthorization))
+                    if let proxy = key.proxy {
+                        switch proxy.kind {
+                        case .socks5:
+                            try sync.addHandler(
+                                SOCKSConnectHandler(
+                                    host: endpoint.host, port: endpoint.port, user: proxy.user,
+                                    password: proxy.password))
+                        case .http where endpoint.scheme == .https:
+                            try sync.addHandler(
+                                TunnelConnectHandler(authority: endpoint.authority, authorization: tunnelAuthorization))
+                        case .http:
+                            break  // absolute-form requests straight to the proxy
+                        }
                     }
                     if let sslContext {
                         try sync.addHandler(

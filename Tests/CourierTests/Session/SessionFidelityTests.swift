@@ -323,12 +323,13 @@ struct ProxySettingsTests {
         return port
     }
 
-    @Test func aProxyThatCannotBeReachedFailsTheTaskInsteadOfGoingDirect() async throws {
+    @Test(arguments: ["HTTP", "SOCKS"])
+    func aProxyThatCannotBeReachedFailsTheTaskInsteadOfGoingDirect(kind: String) async throws {
         let port = try await closedPort()
         try await withServer { server in
             server.route("/p", response: .ok("direct"))
             let session = makeSession {
-                $0.connectionProxyDictionary = ["HTTPEnable": 1, "HTTPProxy": "127.0.0.1", "HTTPPort": port]
+                $0.connectionProxyDictionary = ["\(kind)Enable": 1, "\(kind)Proxy": "127.0.0.1", "\(kind)Port": port]
             }
             defer { session.invalidateAndCancel() }
             let outcome = await session.runDataTask(server.url("/p"))
@@ -338,8 +339,10 @@ struct ProxySettingsTests {
     }
 
     @Test(arguments: [
-        (["SOCKSEnable": 1, "SOCKSProxy": "127.0.0.1"] as [String: any Sendable], true),
-        (["ProxyAutoConfigEnable": 1, "ProxyAutoConfigURLString": "http://127.0.0.1/pac"], true),
+        (
+            ["ProxyAutoConfigEnable": 1, "ProxyAutoConfigURLString": "http://127.0.0.1/pac"] as [String: any Sendable],
+            true
+        ),
         (["ProxyAutoDiscoveryEnable": true], true),
         (["HTTPEnable": 0, "HTTPProxy": "127.0.0.1"], false), (["HTTPSEnable": true], false), ([:], false),
     ])
