@@ -49,7 +49,7 @@ public final class MockProxy: Sendable {
     }
 
     private let credentials: ProxyCredentialCheck?
-    private let state = ProxyState()
+    private let state = ProxyState<ProxiedRequest>()
     private let lifecycle = NIOLockedValueBox(Lifecycle())
 
     /// Creates a proxy; it does not listen until ``start()``.

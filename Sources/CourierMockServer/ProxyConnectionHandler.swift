@@ -29,7 +29,7 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
     /// drops packets must not keep the client waiting forever).
     private static let connectTimeout = TimeAmount.seconds(5)
 
-    private let state: ProxyState
+    private let state: ProxyState<ProxiedRequest>
     private let connectionID: Int
     private let credentials: ProxyCredentialCheck?
     private var mode = Mode.idle
@@ -47,7 +47,7 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
     private var statusSniffer = ResponseStatusSniffer()
     private var context: ChannelHandlerContext?
 
-    init(state: ProxyState, connectionID: Int, credentials: ProxyCredentialCheck?) {
+    init(state: ProxyState<ProxiedRequest>, connectionID: Int, credentials: ProxyCredentialCheck?) {
         self.state = state
         self.connectionID = connectionID
         self.credentials = credentials

@@ -1,11 +1,11 @@
 import NIOConcurrencyHelpers
 import NIOCore
 
-/// The mutable state a ``MockProxy`` shares with its connections, guarded by a lock: the recorded requests and
-/// every open channel, client side and upstream, so that ``MockProxy/shutdown()`` can close them all.
-final class ProxyState: Sendable {
+/// The mutable state a ``MockProxy`` or a ``MockSOCKSProxy`` shares with its connections, guarded by a lock: the
+/// recorded requests and every open channel, client side and upstream, so that `shutdown()` can close them all.
+final class ProxyState<Request: Sendable>: Sendable {
     private struct Storage {
-        var requests: [ProxiedRequest] = []
+        var requests: [Request] = []
         var connectionCount = 0
         var clientChannels: [Int: any Channel] = [:]
         var upstreamCount = 0
@@ -15,7 +15,7 @@ final class ProxyState: Sendable {
 
     private let storage = NIOLockedValueBox(Storage())
 
-    var requests: [ProxiedRequest] {
+    var requests: [Request] {
         storage.withLockedValue { $0.requests }
     }
 
@@ -24,18 +24,20 @@ final class ProxyState: Sendable {
         storage.withLockedValue { $0.connectionCount }
     }
 
-    /// Appends `request` and returns its index, for ``setStatus(_:at:)``.
-    func record(_ request: ProxiedRequest) -> Int {
+    /// Appends `request` and returns its index, for ``update(at:_:)``.
+    @discardableResult
+    func record(_ request: Request) -> Int {
         storage.withLockedValue { state in
             state.requests.append(request)
             return state.requests.count - 1
         }
     }
 
-    func setStatus(_ status: Int, at index: Int) {
+    /// Changes the request recorded at `index` (an index ``record(_:)`` returned).
+    func update(at index: Int, _ change: (inout Request) -> Void) {
         storage.withLockedValue { state in
             guard state.requests.indices.contains(index) else { return }
-            state.requests[index].answeredStatus = status
+            change(&state.requests[index])
         }
     }
 
@@ -79,5 +81,11 @@ final class ProxyState: Sendable {
             }
             return Array(state.clientChannels.values) + Array(state.upstreamChannels.values)
         }
+    }
+}
+
+extension ProxyState where Request == ProxiedRequest {
+    func setStatus(_ status: Int, at index: Int) {
+        update(at: index) { $0.answeredStatus = status }
     }
 }

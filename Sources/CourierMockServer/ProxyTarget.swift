@@ -15,6 +15,13 @@ struct ProxyTarget: Equatable {
         Self.loopbackHosts.contains(host.lowercased())
     }
 
+    /// A host and port given apart, as in a SOCKS request; `host` carries no IPv6 brackets.
+    init(host: String, port: Int) {
+        self.host = host
+        self.port = port
+        self.originForm = ""
+    }
+
     /// Parses a `CONNECT` request-target, which must name a port.
     init?(connectAuthority: String) {
         guard let (host, port) = Self.parseAuthority(Substring(connectAuthority), defaultPort: nil) else {

@@ -206,7 +206,8 @@ final class TestConnection {
         }
     }
 
-    private func readBytes(_ count: Int) async throws -> [UInt8] {
+    /// Reads exactly `count` bytes.
+    func readBytes(_ count: Int) async throws -> [UInt8] {
         while received.count < count {
             guard try await fill() else { throw TestClientError.truncatedBody(received: received.count) }
         }
