@@ -145,4 +145,53 @@ struct ProxyTests {
             }
         }
     }
+
+    @Test(arguments: [false, true])
+    func socksCarriesBothSchemesWithAndWithoutCredentials(credentials: Bool) async throws {
+        let socks = MockSOCKSProxy(requiredCredentials: credentials ? ("sock", "pw") : nil)
+        try await socks.start()
+        defer { Task { try? await socks.shutdown() } }
+        try await withServer { plain in
+            try await withServer(.https) { secure in
+                plain.route("/plain", response: .ok("plain via socks"))
+                secure.route("/secure", response: .ok("secure via socks"))
+                var dictionary: [String: any Sendable] = [
+                    "SOCKSEnable": 1, "SOCKSProxy": "127.0.0.1", "SOCKSPort": socks.port,
+                ]
+                if credentials {
+                    dictionary["kCFStreamPropertySOCKSUser"] = "sock"
+                    dictionary["kCFStreamPropertySOCKSPassword"] = "pw"
+                }
+                let session = makeSession {
+                    $0.connectionProxyDictionary = dictionary
+                    $0.courierAdditionalTrustedCertificates = [Data(secure.certificateDER)]
+                }
+                defer { session.finishTasksAndInvalidate() }
+                let first = await session.runDataTask(plain.url("/plain"))
+                let second = await session.runDataTask(secure.url("/secure"))
+                #expect(first.data == Data("plain via socks".utf8))
+                #expect(second.data == Data("secure via socks".utf8))
+                // Origin form: the SOCKS proxy only connected.
+                #expect(plain.requests(path: "/plain").first?.target == "/plain")
+                #expect(socks.requests.map(\.target) == ["127.0.0.1:\(plain.port)", "127.0.0.1:\(secure.port)"])
+                #expect(socks.requests.allSatisfy { $0.user == (credentials ? "sock" : nil) })
+            }
+        }
+    }
+
+    @Test func socksWithoutTheCredentialsItWantsFailsClearly() async throws {
+        let socks = MockSOCKSProxy(requiredCredentials: ("sock", "pw"))
+        try await socks.start()
+        defer { Task { try? await socks.shutdown() } }
+        try await withServer { origin in
+            origin.route("/x", response: .ok("x"))
+            let session = makeSession {
+                $0.connectionProxyDictionary = ["SOCKSEnable": 1, "SOCKSProxy": "127.0.0.1", "SOCKSPort": socks.port]
+            }
+            defer { session.finishTasksAndInvalidate() }
+            let outcome = await session.runDataTask(origin.url("/x"))
+            #expect(outcome.urlError?.code == .userAuthenticationRequired)
+            #expect(origin.requests.isEmpty)
+        }
+    }
 }
