@@ -132,6 +132,10 @@ struct CustomProtocolTests {
         task.resume()
         try await waitUntil { delegate.body.count > 0 }
         task.suspend()
+        // Parts already handed to the delegate queue still arrive (more of them on a loaded machine): count from
+        // when the queue has run what it held.
+        try await Task.sleep(for: .milliseconds(10))
+        await withCheckedContinuation { continuation in session.delegateQueue.addOperation { continuation.resume() } }
         let seen = delegate.body.count
         try await Task.sleep(for: .milliseconds(150))
         #expect(delegate.body.count <= seen + 16)  // at most a part in flight when suspended

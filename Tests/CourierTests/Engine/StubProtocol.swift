@@ -60,7 +60,9 @@ final class StubProtocol: URLProtocol, @unchecked Sendable {
             }
             // Timers on the current run loop: they fire only if the protocol's thread runs its run loop.
             for (index, part) in parts.enumerated() {
-                let timer = Timer(timeInterval: delay * Double(index + 1), repeats: false) { [self] _ in
+                // An explicit fire date: corelibs' Timer(timeInterval:repeats:) fires at once (Darwin's waits).
+                let fireDate = Date(timeIntervalSinceNow: delay * Double(index + 1))
+                let timer = Timer(fire: fireDate, interval: 0, repeats: false) { [self] _ in
                     client.urlProtocol(self, didLoad: part)
                     if index == parts.count - 1 { client.urlProtocolDidFinishLoading(self) }
                 }
