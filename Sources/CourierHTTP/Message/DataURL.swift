@@ -23,8 +23,8 @@ public struct DataURL: Hashable, Sendable {
         guard let comma = utf8[5...].firstIndex(of: UInt8(ascii: ",")) else {
             throw .badURL("the data: URL \(Self.shortened(string)) has no comma before its data")
         }
-        guard let headerBytes = Self.percentDecoded(utf8[5..<comma]),
-            let dataBytes = Self.percentDecoded(utf8[(comma + 1)...])
+        guard let headerBytes = PercentDecoding.decode(Substring(decoding: utf8[5..<comma], as: UTF8.self)),
+            let dataBytes = PercentDecoding.decode(Substring(decoding: utf8[(comma + 1)...], as: UTF8.self))
         else {
             throw .badURL("the data: URL \(Self.shortened(string)) has a broken percent escape")
         }
@@ -52,36 +52,6 @@ public struct DataURL: Hashable, Sendable {
             body = decoded
         } else {
             body = Data(dataBytes)
-        }
-    }
-
-    /// `%XX` escapes decoded; `nil` for a `%` not followed by two hex digits.
-    static func percentDecoded(_ bytes: ArraySlice<UInt8>) -> [UInt8]? {
-        var output: [UInt8] = []
-        output.reserveCapacity(bytes.count)
-        var index = bytes.startIndex
-        while index < bytes.endIndex {
-            let byte = bytes[index]
-            guard byte == UInt8(ascii: "%") else {
-                output.append(byte)
-                index += 1
-                continue
-            }
-            guard index + 2 < bytes.endIndex,
-                let high = hexValue(bytes[index + 1]), let low = hexValue(bytes[index + 2])
-            else { return nil }
-            output.append(high << 4 | low)
-            index += 3
-        }
-        return output
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
-        default: return nil
         }
     }
 

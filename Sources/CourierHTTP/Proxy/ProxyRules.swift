@@ -31,15 +31,7 @@ public struct ProxyRules: Hashable, Sendable {
     /// `ExcludeSimpleHostnames` (Darwin's `kCFNetworkProxies…` and `kCFProxy…` key names). An enabled entry without
     /// a host is ignored; the ports default to 80, 443 and 1080.
     public init(dictionary: [String: Any]) {
-        func flag(_ key: String) -> Bool {
-            switch dictionary[key] {
-            case let flag as Bool: return flag
-            case let number as NSNumber: return number.intValue != 0
-            case let number as Int: return number != 0
-            case let text as String: return (Int(text) ?? 0) != 0 || text.lowercased() == "true"
-            default: return false
-            }
-        }
+        func flag(_ key: String) -> Bool { Self.isEnabled(dictionary[key]) }
         func port(_ key: String, default fallback: Int) -> Int {
             switch dictionary[key] {
             case let number as Int: return number
@@ -85,6 +77,18 @@ public struct ProxyRules: Hashable, Sendable {
             https: value("https_proxy", "HTTPS_PROXY"),
             fallback: value("all_proxy", "ALL_PROXY"),
             exceptions: noProxy.split(separator: ",").compactMap { NoProxyPattern(String($0)) })
+    }
+
+    /// Whether a proxy dictionary's `…Enable` value is on: a true `Bool`, a non-zero number, or a string that reads
+    /// as one (`"1"`, `"true"`), as CFNetwork reads them.
+    public static func isEnabled(_ value: Any?) -> Bool {
+        switch value {
+        case let flag as Bool: return flag
+        case let number as NSNumber: return number.intValue != 0
+        case let number as Int: return number != 0
+        case let text as String: return (Int(text) ?? 0) != 0 || text.lowercased() == "true"
+        default: return false
+        }
     }
 
     /// The proxy for `url`, or `nil` to go direct (an exception, a simple host name when excluded, no proxy for the

@@ -129,13 +129,12 @@ final class SOCKSConnectHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     private func sendConnect(_ context: ChannelHandlerContext) {
         var request: [UInt8] = [0x05, 0x01, 0x00]
-        if let address = Self.ipv4(host) {
-            request += [0x01] + address
-        } else if host.contains(":"), let address = try? SocketAddress(ipAddress: host, port: port),
-            case .v6(let v6) = address
-        {
+        switch try? SocketAddress(ipAddress: host, port: port) {
+        case .v4(let v4)?:
+            request += [0x01] + withUnsafeBytes(of: v4.address.sin_addr) { Array($0) }
+        case .v6(let v6)?:
             request += [0x04] + withUnsafeBytes(of: v6.address.sin6_addr) { Array($0) }
-        } else {
+        default:
             let name = Array(host.utf8.prefix(255))
             request += [0x03, UInt8(name.count)] + name
         }
@@ -152,13 +151,6 @@ final class SOCKSConnectHandler: ChannelDuplexHandler, RemovableChannelHandler {
         state = .failed
         buffer = []
         context.fireErrorCaught(error)
-    }
-
-    private static func ipv4(_ host: String) -> [UInt8]? {
-        let parts = host.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 4 else { return nil }
-        let bytes = parts.compactMap { UInt8($0) }
-        return bytes.count == 4 ? bytes : nil
     }
 
     /// RFC 1928 §6's reply codes.
