@@ -35,22 +35,9 @@ import NIOPosix
 /// The proxy runs on `MultiThreadedEventLoopGroup.singleton`; each upstream connection shares its client
 /// connection's event loop, and reading pauses on either side while the other cannot take more bytes.
 public final class MockProxy: Sendable {
-    private enum Phase {
-        case idle
-        case starting
-        case running
-        case shutDown
-    }
-
-    private struct Lifecycle {
-        var phase = Phase.idle
-        var listener: (any Channel)?
-        var port = 0
-    }
-
     private let credentials: ProxyCredentialCheck?
     private let state = ProxyState<ProxiedRequest>()
-    private let lifecycle = NIOLockedValueBox(Lifecycle())
+    private let listener = LoopbackListener()
 
     /// Creates a proxy; it does not listen until ``start()``.
     ///
@@ -66,7 +53,7 @@ public final class MockProxy: Sendable {
     }
 
     deinit {
-        lifecycle.withLockedValue { $0.listener }?.close(promise: nil)
+        listener.closeNow()
         for channel in state.shutDown() {
             channel.close(promise: nil)
         }
@@ -78,51 +65,14 @@ public final class MockProxy: Sendable {
     ///
     /// - Throws: ``MockServerError/alreadyStarted`` when called twice or after ``shutdown()``, or the bind error.
     public func start() async throws {
-        try lifecycle.withLockedValue { lifecycle in
-            guard lifecycle.phase == .idle else { throw MockServerError.alreadyStarted }
-            lifecycle.phase = .starting
-        }
-        let listener: any Channel
-        do {
-            listener = try await makeBootstrap().bind(host: "127.0.0.1", port: 0).get()
-        } catch {
-            lifecycle.withLockedValue { lifecycle in
-                if lifecycle.phase == .starting {
-                    lifecycle.phase = .idle
-                }
-            }
-            throw error
-        }
-        let cancelled = lifecycle.withLockedValue { lifecycle in
-            guard lifecycle.phase == .starting else { return true }
-            lifecycle.phase = .running
-            lifecycle.listener = listener
-            lifecycle.port = listener.localAddress?.port ?? 0
-            return false
-        }
-        if cancelled {
-            // shutdown() came while binding.
-            try? await listener.close()
-            throw MockServerError.shutDown
-        }
+        try await listener.start(makeBootstrap())
     }
 
     /// Closes the listening socket, every client connection and every upstream connection (tunnels included).
     /// Idempotent.
     public func shutdown() async throws {
-        let listener = lifecycle.withLockedValue { lifecycle in
-            lifecycle.phase = .shutDown
-            defer { lifecycle.listener = nil }
-            return lifecycle.listener
-        }
-        try? await listener?.close()
-        let channels = state.shutDown()
-        for channel in channels {
-            channel.close(promise: nil)
-        }
-        for channel in channels {
-            try? await channel.closeFuture.get()
-        }
+        await listener.shutdown()
+        await state.closeAll()
     }
 
     private func makeBootstrap() -> ServerBootstrap {
@@ -153,7 +103,7 @@ public final class MockProxy: Sendable {
 
     /// The bound port; valid after ``start()`` (0 before).
     public var port: Int {
-        lifecycle.withLockedValue { $0.port }
+        listener.port
     }
 
     /// The proxy's URL, `http://127.0.0.1:<port>`.

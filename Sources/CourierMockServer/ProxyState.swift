@@ -82,6 +82,13 @@ final class ProxyState<Request: Sendable>: Sendable {
             return Array(state.clientChannels.values) + Array(state.upstreamChannels.values)
         }
     }
+
+    /// Marks the proxy shut down and closes every open channel, returning once they are closed.
+    func closeAll() async {
+        let channels = shutDown()
+        for channel in channels { channel.close(promise: nil) }
+        for channel in channels { try? await channel.closeFuture.get() }
+    }
 }
 
 extension ProxyState where Request == ProxiedRequest {
