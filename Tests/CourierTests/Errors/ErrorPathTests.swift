@@ -7,11 +7,9 @@ import Testing
 @Suite("Error paths map to Darwin's URLError codes")
 struct ErrorPathTests {
     @Test func refusedPortIsCannotConnectToHost() async throws {
-        // Bind and close a server to get a port nobody listens on.
-        let server = MockServer()
-        try await server.start()
-        let port = server.port
-        try await server.shutdown()
+        let refusing = try RefusingPort()
+        let port = refusing.port
+        defer { withExtendedLifetime(refusing) {} }
         let url = try #require(URL(string: "http://127.0.0.1:\(port)/x"))
         let outcome = await makeSession().runDataTask(url)
         #expect(outcome.urlError?.code == .cannotConnectToHost)

@@ -314,18 +314,11 @@ struct DelegateFallbackTests {
 
 @Suite("Proxy settings are never silently ignored")
 struct ProxySettingsTests {
-    /// A port nobody listens on (a server bound it and closed).
-    private func closedPort() async throws -> Int {
-        let server = MockServer()
-        try await server.start()
-        let port = server.port
-        try await server.shutdown()
-        return port
-    }
-
     @Test(arguments: ["HTTP", "SOCKS"])
     func aProxyThatCannotBeReachedFailsTheTaskInsteadOfGoingDirect(kind: String) async throws {
-        let port = try await closedPort()
+        let refusing = try RefusingPort()
+        let port = refusing.port
+        defer { withExtendedLifetime(refusing) {} }
         try await withServer { server in
             server.route("/p", response: .ok("direct"))
             let session = makeSession {
