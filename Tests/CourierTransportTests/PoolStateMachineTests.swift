@@ -347,5 +347,76 @@ extension PoolStateMachineTests {
             #expect(ApplicationProtocol("h2").isMultiplexed)
             #expect(ApplicationProtocol("h3").isMultiplexed)
         }
+            @Test func onceAKeyIsKnownToBeMultiplexedRequestsWaitForTheConnectionBeingOpened() {
+            var machine = Machine(maxConnectionsPerHost: 6)
+            _ = machine.lease("a", for: "r1")
+            _ = machine.connected("a", 10, protocol: "h2", capacity: 1, for: "r1")
+            // Full: one more connection, and while it opens nobody else opens one.
+            #expect(machine.lease("a", for: "r2") == .connect)
+            #expect(machine.lease("a", for: "r3") == .wait)
+            #expect(machine.lease("a", for: "r4") == .wait)
+            let assignments = machine.connected("a", 11, protocol: "h2", capacity: 5, for: "r2")
+            #expect(assignments.map(\.waiter) == ["r2", "r3", "r4"])
+            #expect(machine.connectForWaiters("a").isEmpty)
+        }
+
+        @Test func aKeyOfUnknownProtocolOpensConnectionsUpToTheLimitAsHTTP1Does() {
+            var machine = Machine(maxConnectionsPerHost: 3)
+            #expect(machine.lease("a", for: "r1") == .connect)
+            #expect(machine.lease("a", for: "r2") == .connect)
+            #expect(machine.lease("a", for: "r3") == .connect)
+            #expect(machine.lease("a", for: "r4") == .wait)
+        }
+
+        @Test func waitersForAMultiplexedConnectionThatTurnedOutHTTP1GetConnectionsOfTheirOwn() {
+            var machine = Machine(maxConnectionsPerHost: 3)
+            _ = machine.lease("a", for: "r1")
+            _ = machine.connected("a", 10, protocol: "h2", capacity: 1, for: "r1")
+            _ = machine.lease("a", for: "r2")
+            _ = machine.lease("a", for: "r3")
+            _ = machine.lease("a", for: "r4")
+            // The server now speaks HTTP/1.1 only (its configuration changed between the two connections).
+            let assignments = machine.connected("a", 11, protocol: .http1, capacity: 1, for: "r2")
+            #expect(assignments.map(\.waiter) == ["r2"])
+            #expect(machine.connectForWaiters("a") == ["r3"])
+            #expect(machine.detailedCounts("a") == .init(connecting: 1, busy: 2, inFlight: 2, waiting: 1))
+        }
+
+        @Test func aRaisedStreamLimitServesWaitersAtOnce() {
+            var machine = Machine(maxConnectionsPerHost: 1)
+            for waiter in ["r1", "r2", "r3", "r4"] { _ = machine.lease("a", for: waiter) }
+            _ = machine.connected("a", 10, protocol: "h2", capacity: 1, for: "r1")
+            let assignments = machine.capacityChanged("a", 10, capacity: 3)
+            #expect(assignments.map(\.waiter) == ["r2", "r3"])
+            #expect(machine.detailedCounts("a") == .init(busy: 1, inFlight: 3, waiting: 1))
+            #expect(machine.capacityChanged("a", 99, capacity: 10).isEmpty)
+        }
+
+        @Test func aLoweredStreamLimitLetsRunningStreamsFinishBeforeHandingAny() {
+            var machine = Machine(maxConnectionsPerHost: 1)
+            _ = machine.lease("a", for: "r1")
+            _ = machine.connected("a", 10, protocol: "h2", capacity: 3, for: "r1")
+            _ = machine.lease("a", for: "r2")
+            _ = machine.lease("a", for: "r3")
+            #expect(machine.capacityChanged("a", 10, capacity: 1).isEmpty)
+            #expect(machine.lease("a", for: "r4") == .wait)
+            // Three run where one is allowed: the first two ends hand nothing; the third hands its stream.
+            #expect(machine.release("a", 10) == .none)
+            #expect(machine.release("a", 10) == .none)
+            #expect(machine.release("a", 10) == .hand(10, to: "r4"))
+        }
+
+        @Test func aConnectionThatGoesAwayIsNeverLeasedAgainAndItsStreamsEndUnnoticed() {
+            var machine = Machine(maxConnectionsPerHost: 1)
+            _ = machine.lease("a", for: "r1")
+            _ = machine.connected("a", 10, protocol: "h2", capacity: 2, for: "r1")
+            _ = machine.lease("a", for: "r2")
+            #expect(machine.lease("a", for: "r3") == .wait)
+            // GOAWAY: retired like a detached connection; the waiter gets a new connection.
+            #expect(machine.detach("a", 10) == .connect(for: "r3"))
+            #expect(machine.release("a", 10) == .none)
+            #expect(machine.closed("a", 10) == .none)
+            #expect(machine.detailedCounts("a") == .init(connecting: 1))
+        }
     }
 }

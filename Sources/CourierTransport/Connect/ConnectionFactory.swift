@@ -3,11 +3,13 @@ import Foundation
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
+import NIOHTTP2
 import NIOPosix
 import NIOSSL
 
-/// Opens connections: TCP (host names resolved with happy eyeballs), TLS with SNI and verification, and the
-/// HTTP/1.1 pipeline with automatic gzip/deflate/brotli decoding.
+/// Opens connections: TCP (host names resolved with happy eyeballs), TLS with SNI, verification and ALPN, then the
+/// protocol ALPN chose: HTTP/2 (NIOHTTP2, once the server's SETTINGS arrived) or the HTTP/1.1 pipeline. Plain
+/// `http` is always HTTP/1.1, as on Darwin.
 struct ConnectionFactory: Sendable {
     let group: any EventLoopGroup
     let tlsContexts: TLSContextCache
@@ -20,7 +22,7 @@ struct ConnectionFactory: Sendable {
         trustEvaluator: (any ServerTrustEvaluator)?,
         clientCertificateProvider: (any ClientCertificateProvider)? = nil,
         tunnelAuthorization: String? = nil
-    ) -> EventLoopFuture<HTTP1Connection> {
+    ) -> EventLoopFuture<any PooledConnection> {
         let eventLoop = group.next()
         guard let tls = key.tls else {
             return open(
@@ -55,9 +57,9 @@ struct ConnectionFactory: Sendable {
         connectTimeout: TimeAmount,
         trustEvaluator: (any ServerTrustEvaluator)?,
         tunnelAuthorization: String?
-    ) -> EventLoopFuture<HTTP1Connection> {
+    ) -> EventLoopFuture<any PooledConnection> {
         let endpoint = key.endpoint
-        let ready = eventLoop.makePromise(of: Void.self)
+        let ready = eventLoop.makePromise(of: String?.self)
         let serverHostname = endpoint.hostIsIPLiteral ? nil : endpoint.host
         let idleTimeout = idleConnectionTimeout
         let connectStart = Date()
@@ -79,12 +81,6 @@ struct ConnectionFactory: Sendable {
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     let sync = channel.pipeline.syncOperations
-                    let client = HTTP1ClientHandler(
-                        endpoint: endpoint,
-                        idleConnectionTimeout: idleTimeout,
-                        protocolName: "http/1.1"
-                    )
-                    try sync.addHandler(ReadActivityHandler { [unowned client] in client.noteReadActivity() })
                     if let proxy = key.proxy {
                         switch proxy.kind {
                         case .socks5:
@@ -111,15 +107,10 @@ struct ConnectionFactory: Sendable {
                         )
                     }
                     try sync.addHandler(ConnectionReadyHandler(promise: ready, waitsForTLS: sslContext != nil))
-                    try sync.addHandler(HTTPRequestEncoder())
-                    try sync.addHandler(ResponseHeadNormalizer())
-                    try sync.addHandler(
-                        ByteToMessageHandler(
-                            HTTPResponseDecoder(
-                                leftOverBytesStrategy: .dropBytes, informationalResponseStrategy: .forward)
-                        )
-                    )
-                    try sync.addHandler(client)
+                    if sslContext == nil {
+                        // No ALPN to wait for: HTTP/1.1 from the start.
+                        try Self.addHTTP1Handlers(to: channel, endpoint: endpoint, idleConnectionTimeout: idleTimeout)
+                    }
                 }
             }
         let connected: EventLoopFuture<any Channel>
@@ -143,20 +134,37 @@ struct ConnectionFactory: Sendable {
                 return ready.futureResult.flatMapErrorThrowing { error in
                     channel.close(promise: nil)
                     throw error
-                }.flatMapThrowing {
-                    let sync = channel.pipeline.syncOperations
-                    let handler = try sync.handler(type: HTTP1ClientHandler.self)
+                }.flatMap { negotiatedProtocol -> EventLoopFuture<any PooledConnection> in
+                    // Runs on the channel's loop as the handshake completes, before any byte after it is read, so
+                    // the pipeline for the chosen protocol is in place when the server's first bytes arrive.
                     var establishment = ConnectionEstablishment(connectStart: connectStart, connectEnd: connectEnd)
                     if sslContext != nil {
                         establishment.secureConnectionStart = connectEnd
                         establishment.secureConnectionEnd = Date()
-                        let version = try? sync.handler(type: NIOSSLClientHandler.self).tlsVersion
+                        let version = try? channel.pipeline.syncOperations.handler(type: NIOSSLClientHandler.self)
+                            .tlsVersion
                         establishment.tlsProtocolVersion = version.map(Self.name(of:))
                     }
-                    handler.establishment = establishment
-                    return HTTP1Connection(
-                        id: id, key: key, channel: channel, handler: NIOLoopBound(handler, eventLoop: channel.eventLoop)
-                    )
+                    do {
+                        if negotiatedProtocol == "h2" {
+                            return try startHTTP2(
+                                channel: channel, key: key, id: id, establishment: establishment,
+                                settingsTimeout: connectTimeout)
+                        }
+                        if sslContext != nil {
+                            try Self.addHTTP1Handlers(
+                                to: channel, endpoint: endpoint, idleConnectionTimeout: idleTimeout)
+                        }
+                        let handler = try channel.pipeline.syncOperations.handler(type: HTTP1ClientHandler.self)
+                        handler.establishment = establishment
+                        let connection: any PooledConnection = HTTP1Connection(
+                            id: id, key: key, channel: channel,
+                            handler: NIOLoopBound(handler, eventLoop: channel.eventLoop))
+                        return channel.eventLoop.makeSucceededFuture(connection)
+                    } catch {
+                        channel.close(promise: nil)
+                        return channel.eventLoop.makeFailedFuture(error)
+                    }
                 }
             }
             .flatMapErrorThrowing { error in
@@ -165,6 +173,61 @@ struct ConnectionFactory: Sendable {
                 if let rejected = rejection.withLockedValue({ $0 }) { throw rejected }
                 throw TransportErrorMapping.connectError(error, endpoint: endpoint)
             }
+    }
+
+    /// The HTTP/1.1 pipeline: encoder, the lenient-head normalizer, decoder and the exchange handler, with the raw
+    /// read activity watched ahead of TLS so that bytes that do not yet complete a record still count.
+    private static func addHTTP1Handlers(
+        to channel: any Channel, endpoint: Endpoint, idleConnectionTimeout: TimeAmount
+    ) throws {
+        let sync = channel.pipeline.syncOperations
+        let client = HTTP1ClientHandler(
+            endpoint: endpoint, idleConnectionTimeout: idleConnectionTimeout, protocolName: "http/1.1")
+        try sync.addHandler(ReadActivityHandler { [unowned client] in client.noteReadActivity() }, position: .first)
+        try sync.addHandler(HTTPRequestEncoder())
+        try sync.addHandler(ResponseHeadNormalizer())
+        try sync.addHandler(
+            ByteToMessageHandler(
+                HTTPResponseDecoder(leftOverBytesStrategy: .dropBytes, informationalResponseStrategy: .forward)))
+        try sync.addHandler(client)
+    }
+
+    /// Sets up HTTP/2 on a connection whose TLS handshake chose `h2`; the connection is ready once the server's
+    /// SETTINGS arrived (within `settingsTimeout`), which tell how many streams it may carry.
+    private func startHTTP2(
+        channel: any Channel, key: PoolKey, id: Int, establishment: ConnectionEstablishment,
+        settingsTimeout: TimeAmount
+    ) throws -> EventLoopFuture<any PooledConnection> {
+        let settings = channel.eventLoop.makePromise(of: Int.self)
+        let monitor = HTTP2ConnectionMonitor(
+            ready: settings, timing: HTTP2ConnectionMonitor.Timing(idleTimeout: idleConnectionTimeout))
+        let http2 = NIOHTTP2Handler(
+            mode: .client, eventLoop: channel.eventLoop,
+            connectionConfiguration: HTTP2Tuning.connectionConfiguration,
+            streamConfiguration: HTTP2Tuning.streamConfiguration,
+            inboundStreamInitializer: { stream in
+                // Push is turned off in our SETTINGS; a server that opens a stream anyway gets it refused.
+                stream.eventLoop.makeFailedFuture(ChannelError.operationUnsupported)
+            })
+        let sync = channel.pipeline.syncOperations
+        try sync.addHandler(http2)
+        try sync.addHandler(monitor)
+        let multiplexer = try http2.syncMultiplexer()
+        let timer = channel.eventLoop.scheduleTask(in: settingsTimeout) {
+            settings.fail(ChannelError.connectTimeout(settingsTimeout))
+        }
+        let idleTimeout = idleConnectionTimeout
+        let boundMonitor = NIOLoopBound(monitor, eventLoop: channel.eventLoop)
+        return settings.futureResult.flatMapErrorThrowing { error in
+            timer.cancel()
+            channel.close(promise: nil)
+            throw error
+        }.map { capacity -> any PooledConnection in
+            timer.cancel()
+            return HTTP2Connection(
+                id: id, key: key, channel: channel, capacity: capacity, multiplexer: multiplexer, monitor: boundMonitor.value,
+                establishment: establishment, idleConnectionTimeout: idleTimeout)
+        }
     }
 
     /// The name `URLSessionTaskTransactionMetrics` uses for a TLS version.

@@ -3,31 +3,32 @@ import NIOSSL
 import NIOTLS
 
 /// Completes a promise when a new connection can carry requests: when TCP is up, or, for TLS, when the
-/// handshake is done. Connection set-up failures so surface as connect errors, not as request errors.
+/// handshake is done, with the protocol ALPN chose (`nil` without TLS or without agreement). Connection set-up
+/// failures so surface as connect errors, not as request errors.
 final class ConnectionReadyHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = NIOAny
 
-    private let promise: EventLoopPromise<Void>
+    private let promise: EventLoopPromise<String?>
     private let waitsForTLS: Bool
     private var done = false
 
-    init(promise: EventLoopPromise<Void>, waitsForTLS: Bool) {
+    init(promise: EventLoopPromise<String?>, waitsForTLS: Bool) {
         self.promise = promise
         self.waitsForTLS = waitsForTLS
     }
 
     func channelActive(context: ChannelHandlerContext) {
         context.fireChannelActive()
-        if !waitsForTLS { succeed(context: context) }
+        if !waitsForTLS { succeed(negotiatedProtocol: nil, context: context) }
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
-        if !waitsForTLS && context.channel.isActive { succeed(context: context) }
+        if !waitsForTLS && context.channel.isActive { succeed(negotiatedProtocol: nil, context: context) }
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if let tls = event as? TLSUserEvent, case .handshakeCompleted = tls {
-            succeed(context: context)
+        if let tls = event as? TLSUserEvent, case .handshakeCompleted(let negotiatedProtocol) = tls {
+            succeed(negotiatedProtocol: negotiatedProtocol, context: context)
         }
         context.fireUserInboundEventTriggered(event)
     }
@@ -50,10 +51,10 @@ final class ConnectionReadyHandler: ChannelInboundHandler, RemovableChannelHandl
         context.fireChannelInactive()
     }
 
-    private func succeed(context: ChannelHandlerContext) {
+    private func succeed(negotiatedProtocol: String?, context: ChannelHandlerContext) {
         guard !done else { return }
         done = true
-        promise.succeed(())
+        promise.succeed(negotiatedProtocol)
         context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
     }
 }

@@ -1,6 +1,7 @@
 import CourierHTTP
 import NIOCore
 import NIOHTTP1
+import NIOHTTP2
 import NIOPosix
 import NIOSSL
 
@@ -58,6 +59,14 @@ enum TransportErrorMapping {
         }
         if error is ByteToMessageDecoderError {
             return .badServerResponse("malformed response from \(endpoint): \(error)")
+        }
+        if let closed = error as? NIOHTTP2Errors.StreamClosed {
+            return .networkConnectionLost(
+                "\(endpoint) reset the HTTP/2 stream (\(closed.errorCode)) before the response ended")
+        }
+        if error is any NIOHTTP2Error {
+            // A frame or header block that breaks RFC 9113 (NIOHTTP2 validates them).
+            return .badServerResponse("bad HTTP/2 response from \(endpoint): \(error)")
         }
         if let tls = tlsError(error, endpoint: endpoint) { return tls }
         if let channelError = error as? ChannelError, case .connectTimeout = channelError {

@@ -3,7 +3,12 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 
-/// Runs one exchange at a time on an HTTP/1.1 connection and streams its events to the exchange's consumer.
+/// Runs one exchange at a time on an HTTP/1.1 connection, or the one exchange of an HTTP/2 stream, and streams its
+/// events to the exchange's consumer.
+///
+/// It speaks NIOHTTP1's message parts, so the same handler serves both protocols: on an HTTP/2 stream
+/// NIOHTTP2's `HTTP2FramePayloadToHTTP1ClientCodec` translates frames to those parts (``isStream``). A stream runs
+/// exactly one exchange; its end frees the stream's slot in the pool instead of parking the connection.
 ///
 /// It lives on the connection's event loop. Backpressure: while the exchange is paused, the outbound `read`
 /// is held back, so the socket is not read and no buffer grows; the request timer does not run either.
@@ -66,6 +71,12 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private let endpoint: Endpoint
     private let idleConnectionTimeout: TimeAmount
     private let protocolName: String
+    /// Whether this handler runs one HTTP/2 stream rather than an HTTP/1.1 connection.
+    let isStream: Bool
+    /// For a stream: whether an error that ended it before any response byte means the server never processed it
+    /// (`REFUSED_STREAM`, or a stream above a `GOAWAY`'s last id), so that it may be sent again on another
+    /// connection whatever its method.
+    var streamWasUnprocessed: ((any Error) -> Bool)?
     /// How the connection was set up; copied into its first exchange's timeline.
     var establishment: ConnectionEstablishment?
     /// Called when the connection can take another request.
@@ -73,10 +84,11 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// Called once when the channel closes.
     var onClosed: (() -> Void)?
 
-    init(endpoint: Endpoint, idleConnectionTimeout: TimeAmount, protocolName: String) {
+    init(endpoint: Endpoint, idleConnectionTimeout: TimeAmount, protocolName: String, isStream: Bool = false) {
         self.endpoint = endpoint
         self.idleConnectionTimeout = idleConnectionTimeout
         self.protocolName = protocolName
+        self.isStream = isStream
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -110,7 +122,12 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
         if let cancellation = exchange.pendingCancellation {
             // Cancelled after the lease but before this hop: send nothing, and give the connection back.
             exchange.connectionFailed(cancellation, retryable: false)
-            armIdleTimer()
+            if isStream {
+                state = .closed
+                context.close(promise: nil)
+            } else {
+                armIdleTimer()
+            }
             onReusable?()
             return
         }
@@ -158,6 +175,12 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// bytes (or with a request body still being sent) the connection is closed instead.
     func drain(_ exchange: TransportExchange, limit: Int) {
         guard case .active(let active) = state, active.exchange === exchange else { return }
+        if isStream && !active.endPending {
+            // Resetting a stream costs one frame and leaves the connection's other streams alone: cheaper than
+            // reading a rest nobody wants.
+            fail(.cancelled("drained"), retryable: false)
+            return
+        }
         guard active.bodyWriter.isEnded, active.keepAlive else {
             // The connection cannot serve another request anyway: close it now rather than read the rest.
             fail(.cancelled("drained a response whose connection cannot be reused"), retryable: false)
@@ -305,6 +328,19 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
         active.requestTimer?.cancel()
         active.requestTimer = nil
         active.timeline.responseEnd = Date()
+        if isStream {
+            // A stream runs one exchange. One whose request is still being sent (the server answered early) is
+            // reset; a finished one closes by itself. Either way its slot in the pool is free.
+            state = .closed
+            active.exchange.timeline.withLockedValue { $0 = active.timeline }
+            if !active.bodyWriter.isEnded {
+                active.bodyWriter.abandon()
+                context?.close(promise: nil)
+            }
+            onReusable?()
+            active.exchange.finish()
+            return
+        }
         let isOpen = context?.channel.isActive ?? false
         let reusable = active.keepAlive && active.bodyWriter.isEnded && isOpen
         state = isOpen ? .idle : .closed
@@ -382,9 +418,10 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
         }
         let mapped = TransportErrorMapping.exchangeError(error, endpoint: endpoint)
         // A reset on a reused connection before any response byte is the same stale keep-alive case as a close.
-        let retryable =
+        let staleConnection =
             error is IOError && active.isReused && !active.headReceived && active.exchange.request.isIdempotent
-        fail(mapped, retryable: retryable)
+        let unprocessedStream = isStream && !active.headReceived && streamWasUnprocessed?(error) == true
+        fail(mapped, retryable: staleConnection || unprocessedStream)
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
@@ -567,6 +604,7 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// instead of scheduling and cancelling one per request: when it fires it checks how long the connection
     /// has really been idle, and re-arms itself for the rest.
     private func armIdleTimer() {
+        guard !isStream else { return }  // the HTTP/2 connection keeps its own idle timer
         idleSince = now
         if idleTimer == nil { scheduleIdleTimer(at: idleSince + idleConnectionTimeout) }
     }

@@ -2,7 +2,7 @@ import CourierHTTP
 import NIOCore
 
 /// A pooled HTTP/1.1 connection: its channel and the handler that runs exchanges on it, one at a time.
-final class HTTP1Connection: ExchangeExecutor, Hashable, Sendable {
+final class HTTP1Connection: PooledConnection, Hashable, Sendable {
     let id: Int
     let key: PoolKey
     let channel: any Channel

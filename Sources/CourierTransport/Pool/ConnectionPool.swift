@@ -7,9 +7,9 @@ import NIOCore
 /// beyond it, parks finished connections for reuse, and lets a connection be detached (handed over for good).
 ///
 /// The bookkeeping is ``PoolStateMachine`` under a lock; all I/O and callbacks happen after the lock is released.
-/// Connections are HTTP/1.1 today; the machine already accounts for multiplexed ones.
+/// Connections speak HTTP/1.1 (``HTTP1Connection``) or HTTP/2 (``HTTP2Connection``, one stream per exchange).
 final class ConnectionPool: Sendable {
-    private typealias Machine = PoolStateMachine<PoolKey, HTTP1Connection, TransportExchange>
+    private typealias Machine = PoolStateMachine<PoolKey, PooledConnectionRef, TransportExchange>
 
     private let machine: NIOLockedValueBox<Machine>
     private let nextConnectionID = NIOLockedValueBox(0)
@@ -29,7 +29,7 @@ final class ConnectionPool: Sendable {
         let action = machine.withLockedValue { $0.lease(key, for: exchange) }
         switch action {
         case .use(let connection):
-            run(exchange, on: connection, isReused: true)
+            run(exchange, on: connection.connection, isReused: true)
         case .connect:
             connect(key, for: exchange)
         case .wait:
@@ -39,23 +39,39 @@ final class ConnectionPool: Sendable {
         }
     }
 
-    /// A connection finished a request and can take another.
-    func release(_ connection: HTTP1Connection) {
-        let action = machine.withLockedValue { $0.release(connection.key, connection) }
+    /// A connection finished a request (for HTTP/2: a stream ended) and can take another.
+    func release(_ connection: any PooledConnection) {
+        let action = machine.withLockedValue { $0.release(connection.key, PooledConnectionRef(connection)) }
         perform(action, key: connection.key)
     }
 
     /// A connection closed.
-    func connectionClosed(_ connection: HTTP1Connection) {
-        let action = machine.withLockedValue { $0.closed(connection.key, connection) }
+    func connectionClosed(_ connection: any PooledConnection) {
+        let action = machine.withLockedValue { $0.closed(connection.key, PooledConnectionRef(connection)) }
         perform(action, key: connection.key)
+    }
+
+    /// The peer of a multiplexed connection changed how many streams it may run at once.
+    func capacityChanged(_ connection: any PooledConnection, to capacity: Int) {
+        let assignments = machine.withLockedValue {
+            $0.capacityChanged(connection.key, PooledConnectionRef(connection), capacity: capacity)
+        }
+        for assignment in assignments {
+            run(assignment.waiter, on: assignment.connection.connection, isReused: true)
+        }
+    }
+
+    /// A multiplexed connection is going away (HTTP/2 `GOAWAY`): its running streams finish, new requests go to
+    /// other connections.
+    func retire(_ connection: any PooledConnection) {
+        detach(connection)
     }
 
     /// Takes `connection` out of the pool for good (handed over to a WebSocket or stream task): it is never leased
     /// again, its release or close is ignored, and its slot may open a connection for a waiting request. The new
     /// owner closes it.
-    func detach(_ connection: HTTP1Connection) {
-        let action = machine.withLockedValue { $0.detach(connection.key, connection) }
+    func detach(_ connection: any PooledConnection) {
+        let action = machine.withLockedValue { $0.detach(connection.key, PooledConnectionRef(connection)) }
         perform(action, key: connection.key)
     }
 
@@ -68,14 +84,14 @@ final class ConnectionPool: Sendable {
     /// Closes idle connections and fails waiting requests; busy connections close when their request ends.
     func shutdown() {
         let (idle, waiters) = machine.withLockedValue { $0.shutdown() }
-        for connection in idle { connection.close() }
+        for connection in idle { connection.connection.close() }
         for waiter in waiters { waiter.connectionFailed(.cancelled("the session was invalidated"), retryable: false) }
     }
 
     /// Closes the connections that run nothing; the pool stays open and later requests open new connections.
     func closeIdleConnections() {
         let idle = machine.withLockedValue { $0.takeIdleConnections() }
-        for connection in idle { connection.close() }
+        for connection in idle { connection.connection.close() }
     }
 
     /// Carries out what the machine decided after a release, close or detach.
@@ -84,16 +100,16 @@ final class ConnectionPool: Sendable {
         case .none:
             break
         case .hand(let connection, let waiter):
-            run(waiter, on: connection, isReused: true)
+            run(waiter, on: connection.connection, isReused: true)
         case .connect(let waiter):
             connect(key, for: waiter)
         case .close(let connection):
-            connection.close()
+            connection.connection.close()
         }
     }
 
     /// Runs `exchange` on `connection`, or gives the connection back if the exchange was cancelled meanwhile.
-    private func run(_ exchange: TransportExchange, on connection: HTTP1Connection, isReused: Bool) {
+    private func run(_ exchange: TransportExchange, on connection: any PooledConnection, isReused: Bool) {
         if exchange.attach(connection) {
             connection.execute(exchange, isReused: isReused)
         } else {
@@ -137,7 +153,7 @@ final class ConnectionPool: Sendable {
 
     /// A connection opened for `exchange`: reports its protocol and capacity and runs the exchanges the machine
     /// assigns to it. Runs on the connection's event loop.
-    private func opened(_ connection: HTTP1Connection, for exchange: TransportExchange) {
+    private func opened(_ connection: any PooledConnection, for exchange: TransportExchange) {
         let key = connection.key
         if !connection.channel.isActive {
             // It closed before the handler could report it (and it is never bound, so no cycle): a failed connect.
@@ -147,13 +163,19 @@ final class ConnectionPool: Sendable {
             return
         }
         connection.bind(to: self)
-        let assignments = machine.withLockedValue {
-            $0.connected(
-                key, connection, protocol: connection.applicationProtocol, capacity: connection.capacity,
-                for: exchange)
+        let (assignments, connecting) = machine.withLockedValue { machine in
+            let assignments = machine.connected(
+                key, PooledConnectionRef(connection), protocol: connection.applicationProtocol,
+                capacity: connection.capacity, for: exchange)
+            return (assignments, machine.connectForWaiters(key))
         }
-        for assignment in assignments {
-            run(assignment.waiter, on: assignment.connection, isReused: false)
+        for (index, assignment) in assignments.enumerated() {
+            // The first exchange on a connection is the one that pays for its set-up; on HTTP/2 the streams that
+            // join it at once share the connection, as a reused one.
+            run(assignment.waiter, on: assignment.connection.connection, isReused: index > 0)
+        }
+        for waiter in connecting {
+            connect(key, for: waiter)
         }
     }
 }

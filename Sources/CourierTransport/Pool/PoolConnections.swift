@@ -124,6 +124,23 @@ struct MultiplexedConnections<Connection: Hashable> {
         return entries[best].connection
     }
 
+    /// Takes a stream on `connection` if it has a free one.
+    mutating func leaseStream(on connection: Connection) -> Bool {
+        guard let index = entries.firstIndex(where: { $0.connection == connection }), entries[index].free > 0 else {
+            return false
+        }
+        entries[index].inFlight += 1
+        return true
+    }
+
+    /// Sets how many exchanges `connection` may run at once; `false` if it is not one of these. Streams already
+    /// running above a lowered capacity finish; no new one starts until they do.
+    mutating func setCapacity(_ capacity: Int, of connection: Connection) -> Bool {
+        guard let index = entries.firstIndex(where: { $0.connection == connection }) else { return false }
+        entries[index].capacity = capacity
+        return true
+    }
+
     /// Whether `connection` is one of these.
     func contains(_ connection: Connection) -> Bool {
         entries.contains { $0.connection == connection }

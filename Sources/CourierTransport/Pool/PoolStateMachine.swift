@@ -68,6 +68,15 @@ struct PoolStateMachine<Key: Hashable, Connection: Hashable, Waiter: Hashable> {
         var multiplexed = MultiplexedConnections<Connection>()
         /// Requests waiting for a connection, first come first served.
         var waiters = CircularBuffer<Waiter>()
+        /// The protocol the key's last connection turned out to speak. While a connection to a key known to be
+        /// multiplexed is being opened, further requests wait for its streams instead of opening more connections.
+        var knownProtocol: ApplicationProtocol?
+
+        /// Whether a new connection may be opened for a request that found no free one.
+        func mayConnect(limit: Int) -> Bool {
+            guard connectionCount < limit else { return false }
+            return !(knownProtocol?.isMultiplexed == true && connecting > 0)
+        }
 
         /// The connections that count against the limit.
         var connectionCount: Int { connecting + http1.count + multiplexed.count }
@@ -102,7 +111,7 @@ struct PoolStateMachine<Key: Hashable, Connection: Hashable, Waiter: Hashable> {
         if let connection = host.multiplexed.leaseStream() ?? host.http1.leaseIdle() {
             return .use(connection)
         }
-        if host.connectionCount < maxConnectionsPerHost {
+        if host.mayConnect(limit: maxConnectionsPerHost) {
             host.connecting += 1
             return .connect
         }
@@ -125,6 +134,7 @@ struct PoolStateMachine<Key: Hashable, Connection: Hashable, Waiter: Hashable> {
         var host = hosts.removeValue(forKey: key) ?? Host()
         defer { store(key, host) }
         host.connecting = max(0, host.connecting - 1)
+        host.knownProtocol = applicationProtocol
         var assignments = [Assignment(connection: connection, waiter: trigger)]
         guard applicationProtocol.isMultiplexed else {
             host.http1.addBusy(connection)
@@ -137,6 +147,35 @@ struct PoolStateMachine<Key: Hashable, Connection: Hashable, Waiter: Hashable> {
         host.multiplexed.add(
             connection, applicationProtocol: applicationProtocol, capacity: capacity, inFlight: assignments.count)
         return assignments
+    }
+
+    /// A multiplexed connection's peer changed how many streams it may run at once (HTTP/2's
+    /// SETTINGS_MAX_CONCURRENT_STREAMS); waiters get the streams that became free. Below 1 counts as 1, as in
+    /// ``connected(_:_:protocol:capacity:for:)``.
+    mutating func capacityChanged(_ key: Key, _ connection: Connection, capacity: Int) -> [Assignment] {
+        guard var host = hosts.removeValue(forKey: key) else { return [] }
+        defer { store(key, host) }
+        guard host.multiplexed.setCapacity(max(1, capacity), of: connection) else { return [] }
+        var assignments: [Assignment] = []
+        while !host.waiters.isEmpty, host.multiplexed.leaseStream(on: connection) {
+            if let waiter = host.waiters.popFirst() {
+                assignments.append(Assignment(connection: connection, waiter: waiter))
+            }
+        }
+        return assignments
+    }
+
+    /// Waiters that may open connections of their own now: after a connection turned out to speak HTTP/1.1 while
+    /// requests waited for what was thought to be a multiplexed one, each gets a connection up to the limit.
+    mutating func connectForWaiters(_ key: Key) -> [Waiter] {
+        guard var host = hosts.removeValue(forKey: key) else { return [] }
+        defer { store(key, host) }
+        var connecting: [Waiter] = []
+        while host.mayConnect(limit: maxConnectionsPerHost), let waiter = host.waiters.popFirst() {
+            host.connecting += 1
+            connecting.append(waiter)
+        }
+        return connecting
     }
 
     /// An exchange on `connection` ended and the connection can run another: the first waiter gets it, else it
@@ -152,8 +191,12 @@ struct PoolStateMachine<Key: Hashable, Connection: Hashable, Waiter: Hashable> {
             return .none
         }
         if host.multiplexed.isRunning(connection) {
-            if let waiter = host.waiters.popFirst() { return .hand(connection, to: waiter) }
             let remaining = host.multiplexed.endStream(connection)
+            // The freed stream goes to the first waiter, unless the peer lowered the capacity below what runs.
+            if !host.waiters.isEmpty, host.multiplexed.leaseStream(on: connection), let waiter = host.waiters.popFirst()
+            {
+                return .hand(connection, to: waiter)
+            }
             return isShutdown && remaining == 0 ? .close(connection) : .none
         }
         // Not the pool's (detached), or released twice.
@@ -174,8 +217,9 @@ struct PoolStateMachine<Key: Hashable, Connection: Hashable, Waiter: Hashable> {
         return connectForFirstWaiter(&host)
     }
 
-    /// `connection` was handed over (to a WebSocket or stream task) and leaves the pool's accounting: it is never
-    /// leased again, its later release or close is ignored, and its slot may go to a waiter.
+    /// `connection` was handed over (to a WebSocket or stream task), or is going away (an HTTP/2 `GOAWAY`: its
+    /// running streams finish, no new ones start), and leaves the pool's accounting: it is never leased again, its
+    /// later release or close is ignored, and its slot may go to a waiter.
     mutating func detach(_ key: Key, _ connection: Connection) -> ReleaseAction {
         guard var host = hosts.removeValue(forKey: key) else { return .none }
         defer { store(key, host) }
@@ -243,7 +287,7 @@ struct PoolStateMachine<Key: Hashable, Connection: Hashable, Waiter: Hashable> {
     /// A slot freed up: the first waiter gets a new connection, unless the pool is still full. (After shutdown
     /// nobody waits.)
     private func connectForFirstWaiter(_ host: inout Host) -> ReleaseAction {
-        guard host.connectionCount < maxConnectionsPerHost, let waiter = host.waiters.popFirst() else {
+        guard host.mayConnect(limit: maxConnectionsPerHost), let waiter = host.waiters.popFirst() else {
             return .none
         }
         host.connecting += 1

@@ -14,6 +14,9 @@ public struct TLSSettings: Hashable, Sendable {
     /// The certificate every connection presents when a server asks for one, for sessions that answer client
     /// certificate challenges from a credential storage rather than through a ``ClientCertificateProvider``.
     public var clientIdentity: ClientIdentity?
+    /// Whether ALPN offers `h2` before `http/1.1` (as Darwin does). Off only for comparisons and for servers known to
+    /// mishandle HTTP/2.
+    public var offersHTTP2 = true
 
     /// Creates settings.
     public init(
@@ -31,19 +34,20 @@ public struct TLSSettings: Hashable, Sendable {
         lhs.minimumVersion == rhs.minimumVersion && lhs.maximumVersion == rhs.maximumVersion
             && lhs.certificatesHash == rhs.certificatesHash
             && lhs.additionalTrustedCertificatesDER == rhs.additionalTrustedCertificatesDER
-            && lhs.clientIdentity == rhs.clientIdentity
+            && lhs.clientIdentity == rhs.clientIdentity && lhs.offersHTTP2 == rhs.offersHTTP2
     }
 
     public func hash(into hasher: inout Hasher) {
         hasher.combine(minimumVersion)
         hasher.combine(maximumVersion)
         hasher.combine(certificatesHash)
+        hasher.combine(offersHTTP2)
         // Hashing a certificate is costly and an identity is rare: equality tells identities apart.
         hasher.combine(clientIdentity != nil)
     }
 
-    /// Builds the NIOSSL client configuration: the system trust store, full verification, ALPN `http/1.1`, and the
-    /// client identity if there is one.
+    /// Builds the NIOSSL client configuration: the system trust store, full verification, ALPN `h2` then
+    /// `http/1.1`, and the client identity if there is one.
     ///
     /// - Parameter loadsTrustRoots: `false` for connections whose chain a ``ServerTrustEvaluator`` verifies:
     ///   loading the system's roots is the slow part of making a context, and they would never be consulted.
@@ -63,7 +67,7 @@ public struct TLSSettings: Hashable, Sendable {
             }
             configuration.additionalTrustRoots = [.certificates(certificates)]
         }
-        configuration.applicationProtocols = ["http/1.1"]
+        configuration.applicationProtocols = offersHTTP2 ? ["h2", "http/1.1"] : ["http/1.1"]
         return configuration
     }
 }

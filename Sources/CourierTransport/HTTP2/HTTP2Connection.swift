@@ -1,0 +1,174 @@
+import CourierHTTP
+import NIOCore
+import NIOHTTP1
+import NIOHTTP2
+
+/// A pooled HTTP/2 connection: each exchange runs on a stream of its own, as many at once as the server allows.
+///
+/// A stream's pipeline is NIOHTTP2's frame-to-HTTP/1-parts codec and an ``HTTP1ClientHandler`` in stream mode, so
+/// timers, backpressure, decoding and the timeline work as on HTTP/1.1. Backpressure is per stream: a paused
+/// exchange stops reading its stream channel, NIOHTTP2 then stops opening that stream's flow-control window, and
+/// only that stream stalls. Cancelling an exchange resets its stream; the others go on.
+///
+/// After a `GOAWAY` the connection takes no new streams (the pool retires it); streams the server did not process
+/// (above the `GOAWAY`'s last stream id, or refused with `REFUSED_STREAM`) are retried on another connection.
+final class HTTP2Connection: PooledConnection, Sendable {
+    let id: Int
+    let key: PoolKey
+    let channel: any Channel
+    /// How many streams the server allowed in its first SETTINGS.
+    let capacity: Int
+    private let streams: NIOLoopBound<Streams>
+
+    /// The connection's state on its event loop.
+    private final class Streams {
+        let multiplexer: NIOHTTP2Handler.StreamMultiplexer
+        let monitor: HTTP2ConnectionMonitor
+        let establishment: ConnectionEstablishment
+        let idleConnectionTimeout: TimeAmount
+        /// The handler of each running exchange, for cancel, pause and drain.
+        var handlers: [ObjectIdentifier: HTTP1ClientHandler] = [:]
+        /// The last stream id of the server's `GOAWAY`, once one came.
+        var goAwayLastStreamID: Int?
+        var isClosed = false
+        /// Where a stream's slot goes back when its exchange ended (set by `bind(to:)`).
+        weak var pool: ConnectionPool?
+
+        init(
+            multiplexer: NIOHTTP2Handler.StreamMultiplexer, monitor: HTTP2ConnectionMonitor,
+            establishment: ConnectionEstablishment, idleConnectionTimeout: TimeAmount
+        ) {
+            self.multiplexer = multiplexer
+            self.monitor = monitor
+            self.establishment = establishment
+            self.idleConnectionTimeout = idleConnectionTimeout
+        }
+    }
+
+    init(
+        id: Int, key: PoolKey, channel: any Channel, capacity: Int, multiplexer: NIOHTTP2Handler.StreamMultiplexer,
+        monitor: HTTP2ConnectionMonitor, establishment: ConnectionEstablishment, idleConnectionTimeout: TimeAmount
+    ) {
+        self.id = id
+        self.key = key
+        self.channel = channel
+        self.capacity = capacity
+        self.streams = NIOLoopBound(
+            Streams(
+                multiplexer: multiplexer, monitor: monitor, establishment: establishment,
+                idleConnectionTimeout: idleConnectionTimeout),
+            eventLoop: channel.eventLoop)
+    }
+
+    /// HTTP/2.
+    var applicationProtocol: ApplicationProtocol { "h2" }
+
+    func bind(to pool: ConnectionPool) {
+        let streams = self.streams.value
+        streams.pool = pool
+        streams.monitor.onCapacityChanged = { [weak pool] capacity in pool?.capacityChanged(self, to: capacity) }
+        streams.monitor.onGoAway = { [weak pool, weak streams] lastStreamID in
+            streams?.goAwayLastStreamID = lastStreamID
+            pool?.retire(self)
+        }
+        streams.monitor.onClosed = { [weak pool, weak streams] in
+            streams?.isClosed = true
+            pool?.connectionClosed(self)
+        }
+    }
+
+    // MARK: - ExchangeExecutor
+
+    /// Opens a stream for `exchange` and runs it there.
+    func execute(_ exchange: TransportExchange, isReused: Bool) {
+        let streams = self.streams
+        channel.eventLoop.execute {
+            self.open(exchange, isReused: isReused, streams: streams.value)
+        }
+    }
+
+    func cancel(_ exchange: TransportExchange, error: TransferError) {
+        let streams = self.streams
+        channel.eventLoop.execute {
+            streams.value.handlers[ObjectIdentifier(exchange)]?.cancel(exchange, error: error)
+        }
+    }
+
+    func drain(_ exchange: TransportExchange, limit: Int) {
+        let streams = self.streams
+        channel.eventLoop.execute {
+            streams.value.handlers[ObjectIdentifier(exchange)]?.drain(exchange, limit: limit)
+        }
+    }
+
+    func applyPause(for exchange: TransportExchange) {
+        if channel.eventLoop.inEventLoop {
+            streams.value.handlers[ObjectIdentifier(exchange)]?.setPaused(exchange.isPausedForHandler, for: exchange)
+            return
+        }
+        let streams = self.streams
+        channel.eventLoop.execute {
+            streams.value.handlers[ObjectIdentifier(exchange)]?.setPaused(exchange.isPausedForHandler, for: exchange)
+        }
+    }
+
+    func close() {
+        channel.close(promise: nil)
+    }
+
+    // MARK: - Streams
+
+    private func open(_ exchange: TransportExchange, isReused: Bool, streams: Streams) {
+        let exchangeID = ObjectIdentifier(exchange)
+        // The stream's slot goes back to the pool exactly once, however the stream ends.
+        var released = false
+        let release: () -> Void = { [weak streams] in
+            guard !released else { return }
+            released = true
+            streams?.handlers[exchangeID] = nil
+            streams?.pool?.release(self)
+        }
+        guard !streams.isClosed, streams.goAwayLastStreamID == nil else {
+            // Nothing was sent: another connection may run it, whatever its method.
+            exchange.connectionFailed(.networkConnectionLost("the HTTP/2 connection is going away"), retryable: true)
+            release()
+            return
+        }
+        let handler = HTTP1ClientHandler(
+            endpoint: key.endpoint, idleConnectionTimeout: streams.idleConnectionTimeout, protocolName: "h2",
+            isStream: true)
+        handler.establishment = streams.establishment
+        handler.streamWasUnprocessed = { [weak streams] error in
+            guard let closed = error as? NIOHTTP2Errors.StreamClosed else { return false }
+            if closed.errorCode == .refusedStream { return true }
+            // NIOHTTP2 closes the streams a GOAWAY leaves unprocessed with CANCEL, after passing the GOAWAY on.
+            guard let lastStreamID = streams?.goAwayLastStreamID else { return false }
+            return Int(closed.streamID) > lastStreamID
+        }
+        handler.onReusable = release
+        handler.onClosed = release
+        streams.handlers[exchangeID] = handler
+        let created = channel.eventLoop.makePromise(of: (any Channel).self)
+        // Stream channels share the connection's event loop.
+        let boundHandler = NIOLoopBound(handler, eventLoop: channel.eventLoop)
+        streams.multiplexer.createStreamChannel(promise: created) { streamChannel in
+            streamChannel.eventLoop.makeCompletedFuture {
+                let sync = streamChannel.pipeline.syncOperations
+                try sync.addHandler(HTTP2FramePayloadToHTTP1ClientCodec(httpProtocol: .https))
+                try sync.addHandler(boundHandler.value)
+            }
+        }
+        created.futureResult.assumeIsolated().whenComplete { result in
+            switch result {
+            case .success:
+                boundHandler.value.start(exchange, isReused: isReused)
+            case .failure(let error):
+                exchange.connectionFailed(
+                    .networkConnectionLost("cannot open an HTTP/2 stream to \(self.key.endpoint): \(error)"),
+                    retryable: true)
+                release()
+            }
+        }
+    }
+
+}
