@@ -90,6 +90,8 @@ final class TaskEventAdapter: TaskEventSink, TaskHost {
             if let dataTask = task as? URLSessionDataTask { becomeDownload(from: dataTask) }
         case .informationalResponse(let response):
             informational(response, task: task)
+        case .waitingForConnectivity:
+            waitingForConnectivity(task: task)
         case .response(let response):
             // A new response (the next part of a multipart/x-mixed-replace body) replaces what came before it.
             if task.completionMode.collectsBody { state.withLockedValue { $0.body = Data() } }
@@ -144,6 +146,14 @@ final class TaskEventAdapter: TaskEventSink, TaskHost {
     }
 
     /// `didReceiveInformationalResponse`, on the delegate queue; nothing (no queue hop) without a task delegate.
+    private func waitingForConnectivity(task: URLSessionTask) {
+        guard let delegate = task.resolvedDelegate(URLSessionTaskDelegate.self) else { return }
+        let session = task.session
+        session.dispatcher.async {
+            delegate.urlSession(session, taskIsWaitingForConnectivity: task)
+        }
+    }
+
     private func informational(_ response: HTTPURLResponse, task: URLSessionTask) {
         guard let delegate = task.resolvedDelegate(URLSessionTaskDelegate.self) else { return }
         let session = task.session

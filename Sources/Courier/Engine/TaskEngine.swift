@@ -108,6 +108,8 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
     private var cacheRecording: CacheRecording?
     /// The request a custom `URLProtocol` was redirected to, for this attempt's response side.
     fileprivate var protocolRedirect: URLRequest?
+    /// Whether `taskIsWaitingForConnectivity` was reported (once per task).
+    fileprivate var reportedWaitingForConnectivity = false
     private var bodyState = TransportRequestBuilder.BodyState()
     private var resourceClock: ResourceClock
     private var beginTimer: Scheduled<Void>?
@@ -733,6 +735,15 @@ private struct AttemptConsumer: ResponseSourceConsumer {
 
     func sourceDidReceive(response: URLResponse) {
         engine.submit(.head(response, attempt: attempt))
+    }
+
+    func sourceIsWaitingForConnectivity() {
+        engine.sourceEvent(attempt: attempt) { engine in
+            // Once per task, however many attempts (redirects, retries) meet the same lack of a network.
+            guard !engine.reportedWaitingForConnectivity else { return }
+            engine.reportedWaitingForConnectivity = true
+            engine.emit(.waitingForConnectivity)
+        }
     }
 
     func sourceDidReceiveInformational(_ response: HTTPURLResponse) {

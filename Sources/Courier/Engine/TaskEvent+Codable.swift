@@ -187,6 +187,7 @@ extension TaskEvent: Codable {
     private enum Kind: String, Codable {
         case attemptStarted, sentBodyData, currentRequest, decide, becameDownload, response, data, receivedToFile
         case downloadResumed, downloadWrote, timeline, completed, informationalResponse, metrics
+        case waitingForConnectivity
     }
 
     init(from decoder: any Decoder) throws {
@@ -203,6 +204,8 @@ extension TaskEvent: Codable {
             self = .decide(try container.decode(TaskDecision.self, forKey: .decision))
         case .becameDownload:
             self = .becameDownload
+        case .waitingForConnectivity:
+            self = .waitingForConnectivity
         case .response:
             self = .response(try container.decode(CodableResponse.self, forKey: .response).response)
         case .informationalResponse:
@@ -250,6 +253,8 @@ extension TaskEvent: Codable {
             try container.encode(decision, forKey: .decision)
         case .becameDownload:
             try container.encode(Kind.becameDownload, forKey: .kind)
+        case .waitingForConnectivity:
+            try container.encode(Kind.waitingForConnectivity, forKey: .kind)
         case .response(let response):
             try container.encode(Kind.response, forKey: .kind)
             try container.encode(CodableResponse(response), forKey: .response)

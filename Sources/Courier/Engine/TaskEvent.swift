@@ -16,6 +16,8 @@ enum TaskEvent: Sendable {
     case currentRequest(URLRequest)
     /// The engine needs the app's answer before it goes on.
     case decide(TaskDecision)
+    /// No network path leads to the host; the task waits for one (`waitsForConnectivity`). Once per task.
+    case waitingForConnectivity
     /// The app turned the data task into a download task (`.becomeDownload`): the body goes to a file from here.
     case becameDownload
     /// A 1xx response (other than 100 and 101) came before the final one, e.g. 103 Early Hints.

@@ -55,6 +55,7 @@ enum TransportRequestBuilder {
         )
         transportRequest.clientCertificateProvider = clientCertificateProvider
         transportRequest.maximumDecompressionRatio = configuration.courierMaximumDecompressionRatio
+        transportRequest.waitsForConnectivity = configuration.waitsForConnectivity
         if let proxy = proxyRules.proxy(for: url) {
             try route(&transportRequest, through: proxy)
         }

@@ -33,6 +33,7 @@ public struct TransferError: Error, Hashable, Sendable, CustomStringConvertible 
         case cannotDecodeRawData
         case httpTooManyRedirects
         case resourceUnavailable
+        case notConnectedToInternet
         /// Any other `URLError` code, carried by its raw value (a custom `URLProtocol`'s failure).
         case other(Int)
     }
@@ -43,6 +44,9 @@ public struct TransferError: Error, Hashable, Sendable, CustomStringConvertible 
     /// For a refused server certificate: the chain the server presented (DER, leaf first), which the task's
     /// `URLError` carries as `failureURLPeerTrust`, as on Darwin.
     public private(set) var peerCertificateChain: [[UInt8]]?
+    /// Whether the connection could not be made for lack of a network path (no route, network unreachable, a local
+    /// socket not there yet), rather than because the server refused: what `waitsForConnectivity` waits out.
+    public private(set) var isLackOfConnectivity = false
 
     /// This error, carrying the server's certificate chain.
     public func withPeerCertificateChain(_ chain: [[UInt8]]) -> Self {
@@ -68,6 +72,19 @@ public struct TransferError: Error, Hashable, Sendable, CustomStringConvertible 
     public static func cannotFindHost(_ detail: String) -> Self { .init(.cannotFindHost, detail) }
     /// The host refused or did not accept the connection.
     public static func cannotConnectToHost(_ detail: String) -> Self { .init(.cannotConnectToHost, detail) }
+    /// No route leads to the host (or its local socket does not exist yet): `cannotConnectToHost`, and a lack of
+    /// connectivity that `waitsForConnectivity` waits out.
+    public static func noRouteToHost(_ detail: String) -> Self {
+        var error = Self(.cannotConnectToHost, detail)
+        error.isLackOfConnectivity = true
+        return error
+    }
+    /// The network is unreachable: `notConnectedToInternet`, a lack of connectivity.
+    public static func notConnectedToInternet(_ detail: String) -> Self {
+        var error = Self(.notConnectedToInternet, detail)
+        error.isLackOfConnectivity = true
+        return error
+    }
     /// A request or resource timeout fired.
     public static func timedOut(_ detail: String) -> Self { .init(.timedOut, detail) }
     /// The connection closed in the middle of a transfer.
@@ -148,6 +165,7 @@ public struct TransferError: Error, Hashable, Sendable, CustomStringConvertible 
         case .unsupportedURL: return .unsupportedURL
         case .cannotFindHost: return .cannotFindHost
         case .cannotConnectToHost: return .cannotConnectToHost
+        case .notConnectedToInternet: return .notConnectedToInternet
         case .timedOut: return .timedOut
         case .networkConnectionLost: return .networkConnectionLost
         case .badServerResponse: return .badServerResponse

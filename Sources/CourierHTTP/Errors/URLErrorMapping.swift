@@ -54,6 +54,7 @@ public enum URLErrorMapping {
         case .unsupportedURL: return "unsupported URL"
         case .cannotFindHost: return "A server with the specified hostname could not be found."
         case .cannotConnectToHost: return "Could not connect to the server."
+        case .notConnectedToInternet: return "The Internet connection appears to be offline."
         case .timedOut: return "The request timed out."
         case .networkConnectionLost: return "The network connection was lost."
         case .badServerResponse: return "The server returned a bad response."

@@ -39,7 +39,14 @@ enum TransportErrorMapping {
         }
         if let ioError = error as? IOError {
             switch ioError.errnoCode {
-            case ECONNREFUSED, ENETUNREACH, EHOSTUNREACH, EADDRNOTAVAIL:
+            case ENETUNREACH:
+                return .notConnectedToInternet("no network reaches \(endpoint): \(ioError)")
+            case EHOSTUNREACH:
+                return .noRouteToHost("no route to \(endpoint): \(ioError)")
+            case ENOENT where endpoint.unixSocketPath != nil:
+                // The local daemon has not created its socket yet: the Unix-socket form of a missing network path.
+                return .noRouteToHost("the socket \(endpoint.unixSocketPath ?? "") does not exist: \(ioError)")
+            case ECONNREFUSED, EADDRNOTAVAIL:
                 return .cannotConnectToHost("cannot connect to \(endpoint): \(ioError)")
             case ETIMEDOUT:
                 return .timedOut("connecting to \(endpoint) timed out")

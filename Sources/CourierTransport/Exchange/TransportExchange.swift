@@ -8,6 +8,9 @@ import NIOCore
 ///
 /// A request that fails on a reused keep-alive connection before any response byte arrived (the server had
 /// closed it) is retried once on a new connection, invisibly to the consumer.
+///
+/// With ``TransportRequest/waitsForConnectivity``, a connect that fails for lack of a network path waits and tries
+/// again, 0.25 s after the first failure and twice as long after each further one, up to 8 s apart.
 public final class TransportExchange: ExchangeHandle, Sendable {
     /// The request.
     public let request: TransportRequest
@@ -17,6 +20,8 @@ public final class TransportExchange: ExchangeHandle, Sendable {
     private enum Phase {
         case created
         case waiting
+        /// Waiting for a network path before the next connection attempt.
+        case awaitingConnectivity
         case leased(any ExchangeExecutor)
         case finished
     }
@@ -30,6 +35,8 @@ public final class TransportExchange: ExchangeHandle, Sendable {
         var cancellation: TransferError?
         /// Set by `drain`: the consumer hears nothing more, and this runs when the connection is free or closed.
         var drainCompletion: (@Sendable () -> Void)?
+        /// Connection attempts that failed for lack of connectivity.
+        var connectivityFailures = 0
     }
 
     private let state = NIOLockedValueBox(State())
@@ -53,7 +60,7 @@ public final class TransportExchange: ExchangeHandle, Sendable {
         let next: Next = state.withLockedValue { state in
             if state.cancellation == nil { state.cancellation = error }
             switch state.phase {
-            case .created, .waiting:
+            case .created, .waiting, .awaitingConnectivity:
                 state.phase = .finished
                 state.waitTimer?.cancel()
                 state.waitTimer = nil
@@ -98,7 +105,7 @@ public final class TransportExchange: ExchangeHandle, Sendable {
         }
         let next: Next = state.withLockedValue { state in
             switch state.phase {
-            case .created, .waiting:
+            case .created, .waiting, .awaitingConnectivity:
                 state.phase = .finished
                 state.waitTimer?.cancel()
                 state.waitTimer = nil
@@ -161,10 +168,49 @@ public final class TransportExchange: ExchangeHandle, Sendable {
                 state.waitTimer?.cancel()
                 state.waitTimer = nil
                 return true
-            case .leased, .finished:
+            case .leased, .finished, .awaitingConnectivity:
                 return false
             }
         }
+    }
+
+    /// The connection for this exchange could not be made. A lack of connectivity is waited out when the request
+    /// asks for it; anything else fails the exchange.
+    func connectFailed(_ error: TransferError, timerLoop: any EventLoop) {
+        guard request.waitsForConnectivity, error.isLackOfConnectivity else {
+            connectionFailed(error, retryable: false)
+            return
+        }
+        let isFirst: Bool? = state.withLockedValue { state in
+            guard state.cancellation == nil else { return nil }
+            switch state.phase {
+            case .created, .waiting: break
+            case .awaitingConnectivity, .leased, .finished: return nil
+            }
+            state.waitTimer?.cancel()
+            state.phase = .awaitingConnectivity
+            let delay = TimeAmount.milliseconds(min(8000, 250 << min(state.connectivityFailures, 5)))
+            state.connectivityFailures += 1
+            state.waitTimer = timerLoop.scheduleTask(in: delay) { [weak self] in
+                self?.connectivityWaitEnded()
+            }
+            return state.connectivityFailures == 1
+        }
+        switch isFirst {
+        case .none: connectionFailed(error, retryable: false)
+        case .some(true): consumer.transportIsWaitingForConnectivity()
+        case .some(false): break
+        }
+    }
+
+    private func connectivityWaitEnded() {
+        let retry: Bool = state.withLockedValue { state in
+            guard case .awaitingConnectivity = state.phase, state.cancellation == nil else { return false }
+            state.phase = .created
+            state.waitTimer = nil
+            return true
+        }
+        if retry { pool.lease(for: self) }
     }
 
     /// The connection failed this exchange.

@@ -35,6 +35,10 @@ public struct TransportRequest: Sendable {
     public var proxy: ProxyServer?
     /// The `Proxy-Authorization` value for a `CONNECT` tunnel (never sent inside it, to the origin).
     public var tunnelAuthorization: String?
+    /// Wait for connectivity instead of failing when no network path leads to the host (`waitsForConnectivity`):
+    /// the consumer hears ``TransportResponseConsumer/transportIsWaitingForConnectivity()`` once and the connection
+    /// is retried with backoff until it succeeds or the engine cancels the exchange (the resource timeout).
+    public var waitsForConnectivity = false
 
     /// Creates a request; fails with `badURL` / `unsupportedURL` for URLs the transport cannot reach.
     public init(

@@ -23,6 +23,9 @@ public protocol TransportResponseConsumer: AnyObject, Sendable {
     func transportDidFail(_ error: TransferError)
     /// The exchange's timeline, just before `transportDidFinish` or `transportDidFail`. For observers only.
     func transportDidCollect(_ timeline: TransportTimeline)
+    /// No network path leads to the host and the request waits for one (``TransportRequest/waitsForConnectivity``);
+    /// said once per exchange, before any other event.
+    func transportIsWaitingForConnectivity()
 }
 
 extension TransportResponseConsumer {
@@ -31,4 +34,7 @@ extension TransportResponseConsumer {
 
     /// Consumers that do not deliver informational responses ignore them.
     public func transportDidReceiveInformationalHead(_ head: TransportResponseHead) {}
+
+    /// Consumers that do not report waiting ignore it.
+    public func transportIsWaitingForConnectivity() {}
 }

@@ -144,7 +144,7 @@ final class ConnectionPool: Sendable {
                     exchange.tunnelRefused(refusal)
                 } else {
                     let transfer = error as? TransferError ?? .cannotConnectToHost("\(error)")
-                    exchange.connectionFailed(transfer, retryable: false)
+                    exchange.connectFailed(transfer, timerLoop: self.factory.group.any())
                 }
                 self.perform(action, key: key)
             }

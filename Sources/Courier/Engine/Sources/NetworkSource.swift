@@ -64,6 +64,7 @@ final class NetworkSource: ResponseSource, @unchecked Sendable {
             consumer.sourceDidReceiveInformational(response)
         }
 
+        func transportIsWaitingForConnectivity() { consumer.sourceIsWaitingForConnectivity() }
         func transportDidReceiveBodyPart(_ part: ByteBuffer) { consumer.sourceDidReceive(part: part) }
         func transportDidFinish() { consumer.sourceDidFinish() }
         func transportDidFail(_ error: TransferError) { consumer.sourceDidFail(error) }

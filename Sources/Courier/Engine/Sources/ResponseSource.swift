@@ -33,6 +33,8 @@ protocol ResponseSourceConsumer: Sendable {
     /// A 1xx response other than 100 and 101 arrived before the final one (observation: no decision waits on it).
     func sourceDidReceiveInformational(_ response: HTTPURLResponse)
     func sourceDidReceive(response: URLResponse)
+    /// No network path leads to the host and the source waits for one (`waitsForConnectivity`).
+    func sourceIsWaitingForConnectivity()
     /// Instead of a head: the source (a custom `URLProtocol`) was redirected to `request` by `response`; the
     /// redirect stage decides, as for a `3xx` with a `Location`.
     func sourceDidRedirect(to request: URLRequest, response: URLResponse)
