@@ -7,6 +7,10 @@ import NIOSSL
 /// ``ServerState`` and writes it with a ``ResponseWriter``. Requests that arrive while a response is being
 /// written are answered in order afterwards. When the client half-closes its side, the requests already received
 /// are answered and then the connection is closed.
+///
+/// On an HTTP/2 stream the "connection" is the stream channel, carrying one request: its HTTP/1.1 response bytes
+/// are turned into HTTP/2 frames by ``HTTP1ResponseBytesToParts``, closing it resets the stream, and the response's
+/// ``MockResponse/http2Misbehaviour`` is carried out.
 final class ConnectionHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundOut = ByteBuffer
@@ -18,6 +22,8 @@ final class ConnectionHandler: ChannelInboundHandler, RemovableChannelHandler {
 
     private let state: ServerState
     private let connectionID: Int
+    /// The stream this handler serves, when it serves an HTTP/2 stream.
+    private let http2Stream: HTTP2StreamEndpoint?
     private var current: RequestAccumulator?
     private var pending: [PendingRequest] = []
     private var writer: ResponseWriter?
@@ -28,9 +34,10 @@ final class ConnectionHandler: ChannelInboundHandler, RemovableChannelHandler {
     /// Set when a response chose never to answer; such a connection closes when the client's side closes.
     private var isStalled = false
 
-    init(state: ServerState, connectionID: Int) {
+    init(state: ServerState, connectionID: Int, http2Stream: HTTP2StreamEndpoint? = nil) {
         self.state = state
         self.connectionID = connectionID
+        self.http2Stream = http2Stream
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -49,10 +56,16 @@ final class ConnectionHandler: ChannelInboundHandler, RemovableChannelHandler {
             request.clientCertificateDER = clientCertificate(context: context)
             request.receivedAt = Date()
             request.clientPort = context.channel.remoteAddress?.port
+            if let http2Stream {
+                request.streamID = http2Stream.streamID
+                request.headers = http2Stream.requestFields ?? request.headers
+            }
             state.record(request)
             let head = accumulator.head
-            // HTTP/1.0 always closes; HTTP/1.1 unless the client sent `Connection: close`.
-            let keepAlive = head.version.major == 1 && head.version.minor >= 1 && head.isKeepAlive
+            // HTTP/1.0 always closes; HTTP/1.1 unless the client sent `Connection: close`; an HTTP/2 stream ends
+            // with its response by itself.
+            let keepAlive =
+                http2Stream != nil || (head.version.major == 1 && head.version.minor >= 1 && head.isKeepAlive)
             pending.append(PendingRequest(request: request, keepAlive: keepAlive))
             answerNext(context: context)
         }
@@ -60,7 +73,10 @@ final class ConnectionHandler: ChannelInboundHandler, RemovableChannelHandler {
 
     /// The certificate the client presented on this connection, if it is TLS and presented one.
     private func clientCertificate(context: ChannelHandlerContext) -> [UInt8]? {
-        let tls = try? context.pipeline.syncOperations.handler(type: NIOSSLServerHandler.self)
+        // An HTTP/2 stream's TLS handler is in its parent's (the connection's) pipeline, on the same event loop. (A
+        // TCP connection's parent is the listening socket: not the place to look.)
+        let connection = http2Stream != nil ? context.channel.parent ?? context.channel : context.channel
+        let tls = try? connection.pipeline.syncOperations.handler(type: NIOSSLServerHandler.self)
         return try? tls?.peerCertificate?.toDERBytes()
     }
 
@@ -100,7 +116,7 @@ final class ConnectionHandler: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     private func expectsContinue(_ head: HTTPRequestHead) -> Bool {
-        head.version == .http1_1
+        (head.version == .http1_1 || head.version.major == 2)
             && head.headers["Expect"].contains { $0.trimmingSpaces().lowercased() == "100-continue" }
     }
 
@@ -128,6 +144,13 @@ final class ConnectionHandler: ChannelInboundHandler, RemovableChannelHandler {
         let next = pending.removeFirst()
         let response = state.response(for: next.request)
 
+        if let http2Stream, let misbehaviour = response.http2Misbehaviour,
+            http2Stream.perform(misbehaviour, response: response)
+        {
+            isDone = true
+            pending.removeAll()
+            return
+        }
         if response.closeWithoutResponse {
             isDone = true
             context.close(promise: nil)
@@ -151,10 +174,11 @@ final class ConnectionHandler: ChannelInboundHandler, RemovableChannelHandler {
             return
         }
 
+        let closesConnection =
+            response.closeConnection || response.header("Connection")?.lowercased().contains("close") == true
         let closing =
-            !next.keepAlive || response.closeConnection || response.closeAfterBodyBytes != nil
-            || (isInputClosed && pending.isEmpty)
-            || response.header("Connection")?.lowercased().contains("close") == true
+            !next.keepAlive || response.closeAfterBodyBytes != nil || (isInputClosed && pending.isEmpty)
+            || (closesConnection && http2Stream == nil)
         if closing {
             isDone = true
         }

@@ -25,25 +25,35 @@ public struct MockResponse: Sendable {
     public var headDelay: Duration = .zero
     /// Time to wait between body writes, for throttling (default `.zero`).
     public var chunkDelay: Duration = .zero
-    /// If set: write the head and only this many body bytes, then close the connection (a truncated body).
+    /// If set: write the head and only this many body bytes, then close the connection (a truncated body). Over
+    /// HTTP/2 the stream is reset (`RST_STREAM` with `CANCEL`) instead.
     public var closeAfterBodyBytes: Int?
     /// If set: write these bytes verbatim instead of a response, then close the connection (malformed responses).
-    /// They are written ``chunkSize`` bytes at a time, ``chunkDelay`` apart.
+    /// They are written ``chunkSize`` bytes at a time, ``chunkDelay`` apart. Over HTTP/2 they are read as an HTTP/1.1
+    /// response and sent as HEADERS and DATA when they parse (the stream is reset with `CANCEL` if the response is
+    /// incomplete when they end); bytes that do not parse reset the stream with `INTERNAL_ERROR`. Use
+    /// ``http2Misbehaviour`` for broken HTTP/2 framing.
     public var raw: Data?
     /// Read the request and never answer (for timeouts). The connection stays open until the client or
     /// ``MockServer/shutdown()`` closes it.
     public var neverRespond: Bool = false
-    /// Close the connection right after the request arrives, without writing anything.
+    /// Close the connection right after the request arrives, without writing anything. Over HTTP/2 only the stream
+    /// is closed (`RST_STREAM` with `CANCEL`).
     public var closeWithoutResponse: Bool = false
     /// Bytes written right after the response on a connection that stays open — what a confused server sends after
     /// a `Content-Length` body. The client must never read them as the next response.
     public var trailingBytes: Data?
-    /// Add `Connection: close` and close the connection after the response.
+    /// Add `Connection: close` and close the connection after the response. Ignored over HTTP/2, where a stream ends
+    /// with its response anyway (use ``HTTP2Misbehaviour/goAwayAfterResponse`` to end the connection).
     public var closeConnection: Bool = false
 
     /// The part of ``body`` to send, for partial content (a scripted 206); `nil` sends the whole body. The
     /// `Content-Length` follows the range; `Content-Range` is the script's to set.
     public var bodyRange: Range<Int64>?
+
+    /// A protocol-level misbehaviour of an HTTP/2 server, applied when the request came over HTTP/2 (an `.http2`
+    /// server that negotiated `h2`); ignored over HTTP/1. See ``HTTP2Misbehaviour``.
+    public var http2Misbehaviour: HTTP2Misbehaviour?
 
     /// Creates a response.
     ///

@@ -49,6 +49,7 @@ struct RequestAccumulator {
             path: path,
             query: query,
             version: "HTTP/\(head.version.major).\(head.version.minor)",
+            protocolName: head.version.major == 2 ? "h2" : "http/\(head.version.major).\(head.version.minor)",
             headers: head.headers.map { (name: $0.name, value: $0.value) },
             body: body,
             bodyLength: bodyLength,

@@ -12,18 +12,18 @@ struct SelfSignedIdentity: Sendable {
     let certificatePEM: String
     /// The certificate, DER encoded.
     let certificateDER: [UInt8]
-    /// A TLS server context with this identity, offering ALPN `http/1.1` only, that waits at most 250 ms for the
-    /// peer's `close_notify` when closing.
+    /// A TLS server context with this identity, offering the ALPN protocols it was made with, that waits at most
+    /// 250 ms for the peer's `close_notify` when closing.
     let sslContext: NIOSSLContext
 
-    /// Presents `custom`'s chain and key (``certificateDER`` is its leaf).
-    init(custom: MockTLSIdentity) throws {
+    /// Presents `custom`'s chain and key (``certificateDER`` is its leaf), offering `applicationProtocols` by ALPN.
+    init(custom: MockTLSIdentity, applicationProtocols: [String]) throws {
         let chain = try custom.certificateChainDER.map { try NIOSSLCertificate(bytes: $0, format: .der) }
         var configuration = TLSConfiguration.makeServerConfiguration(
             certificateChain: chain.map { .certificate($0) },
             privateKey: .privateKey(try NIOSSLPrivateKey(bytes: Array(custom.privateKeyPEM.utf8), format: .pem))
         )
-        configuration.applicationProtocols = ["http/1.1"]
+        configuration.applicationProtocols = applicationProtocols
         configuration.shutdownTimeout = .milliseconds(250)
         if !custom.requiredClientCertificateAuthoritiesDER.isEmpty {
             let authorities = try custom.requiredClientCertificateAuthoritiesDER.map {
@@ -39,8 +39,9 @@ struct SelfSignedIdentity: Sendable {
         self.sslContext = try NIOSSLContext(configuration: configuration)
     }
 
-    /// Generates a key and a certificate valid from an hour ago to a day from now.
-    init() throws {
+    /// Generates a key and a certificate valid from an hour ago to a day from now, offering `applicationProtocols` by
+    /// ALPN.
+    init(applicationProtocols: [String]) throws {
         let key = P256.Signing.PrivateKey()
         let certificateKey = Certificate.PrivateKey(key)
         let name = try DistinguishedName {
@@ -78,7 +79,7 @@ struct SelfSignedIdentity: Sendable {
             certificateChain: [.certificate(try NIOSSLCertificate(bytes: der, format: .der))],
             privateKey: .privateKey(try NIOSSLPrivateKey(bytes: Array(key.pemRepresentation.utf8), format: .pem))
         )
-        configuration.applicationProtocols = ["http/1.1"]
+        configuration.applicationProtocols = applicationProtocols
         // Do not wait long for a peer's close_notify: shutdown() must be quick even when a client stopped reading.
         configuration.shutdownTimeout = .milliseconds(250)
 

@@ -22,6 +22,8 @@ final class ServerState: Sendable {
         var connectionCount = 0
         var openConnections: [Int: any Channel] = [:]
         var isShutDown = false
+        var http2StreamCount = 0
+        var receivedPingCount = 0
     }
 
     private let storage = NIOLockedValueBox(Storage())
@@ -102,6 +104,26 @@ final class ServerState: Sendable {
 
     var openConnectionCount: Int {
         storage.withLockedValue { $0.openConnections.count }
+    }
+
+    // MARK: HTTP/2
+
+    /// Counts a stream a client opened on an HTTP/2 connection.
+    func recordHTTP2Stream() {
+        storage.withLockedValue { $0.http2StreamCount += 1 }
+    }
+
+    /// Counts a PING (not a PING acknowledgement) a client sent on an HTTP/2 connection.
+    func recordPing() {
+        storage.withLockedValue { $0.receivedPingCount += 1 }
+    }
+
+    var http2StreamCount: Int {
+        storage.withLockedValue { $0.http2StreamCount }
+    }
+
+    var receivedPingCount: Int {
+        storage.withLockedValue { $0.receivedPingCount }
     }
 
     /// Marks the server as shut down and returns the connections still open.

@@ -262,7 +262,7 @@ final class TestConnection {
 }
 
 /// Completes a promise when the TLS handshake finishes and records the negotiated ALPN protocol.
-private final class HandshakeObserver: ChannelInboundHandler {
+final class HandshakeObserver: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
 

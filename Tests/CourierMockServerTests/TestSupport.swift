@@ -54,11 +54,14 @@ func sha256Hex<Bytes: DataProtocol>(_ bytes: Bytes) -> String {
     SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
 }
 
-/// A TLS client context that trusts exactly the server's generated certificate.
-func clientTLSContext(trusting server: MockServer) throws -> NIOSSLContext {
+/// A TLS client context that trusts exactly the server's generated certificate and offers `applicationProtocols` by
+/// ALPN.
+func clientTLSContext(trusting server: MockServer, applicationProtocols: [String] = ["http/1.1"]) throws
+    -> NIOSSLContext
+{
     var configuration = TLSConfiguration.makeClientConfiguration()
     configuration.trustRoots = .certificates(try NIOSSLCertificate.fromPEMBytes(Array(server.certificatePEM.utf8)))
-    configuration.applicationProtocols = ["http/1.1"]
+    configuration.applicationProtocols = applicationProtocols
     configuration.shutdownTimeout = .milliseconds(250)
     return try NIOSSLContext(configuration: configuration)
 }
