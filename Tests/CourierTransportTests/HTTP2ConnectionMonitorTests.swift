@@ -147,4 +147,40 @@ struct HTTP2ConnectionMonitorTests {
         harness.streamClosed(1)
         #expect(!harness.channel.isActive)
     }
+
+    struct SomeProtocolError: Error {}
+
+    @Test func aStreamErrorLeavesTheConnectionOpen() throws {
+        let harness = try Harness()
+        try harness.settings([(.maxConcurrentStreams, 10)])
+        harness.streamOpened(1)
+        harness.streamOpened(3)
+        // NIOHTTP2 reports the error, then the stream it reset closes with the reset's code.
+        harness.channel.pipeline.fireErrorCaught(SomeProtocolError())
+        harness.channel.pipeline.fireUserInboundEventTriggered(
+            StreamClosedEvent(streamID: 1, reason: .protocolError))
+        harness.loop.run()
+        #expect(harness.channel.isActive)
+    }
+
+    @Test func aConnectionErrorClosesTheConnection() throws {
+        let harness = try Harness()
+        try harness.settings([(.maxConcurrentStreams, 10)])
+        harness.streamOpened(1)
+        harness.channel.pipeline.fireErrorCaught(SomeProtocolError())
+        // Streams a GOAWAY drops close with CANCEL: not the trace of a stream error.
+        harness.channel.pipeline.fireUserInboundEventTriggered(StreamClosedEvent(streamID: 1, reason: .cancel))
+        harness.loop.run()
+        #expect(!harness.channel.isActive)
+        #expect(harness.closedCount == 1)
+    }
+
+    @Test func anErrorBeforeTheFirstSettingsClosesAtOnceAndFailsReadiness() throws {
+        let harness = try Harness()
+        var failed = false
+        harness.ready.futureResult.assumeIsolated().whenFailure { _ in failed = true }
+        harness.channel.pipeline.fireErrorCaught(SomeProtocolError())
+        #expect(failed)
+        #expect(!harness.channel.isActive)
+    }
 }

@@ -11,7 +11,8 @@ import NIOHTTP2
 ///   not meet a connection a middle box silently dropped.
 /// - After a `GOAWAY` it closes as soon as its last stream ends.
 /// - A connection error (a protocol violation NIOHTTP2 detected, which it already answered with `GOAWAY`) closes
-///   it; its streams fail as their channels go inactive.
+///   it; its streams fail as their channels go inactive. A stream error (NIOHTTP2 reset that stream) leaves the
+///   connection and its other streams alone.
 ///
 /// Timers run on the channel's event loop, so tests drive them with an embedded loop's virtual clock.
 final class HTTP2ConnectionMonitor: ChannelDuplexHandler {
@@ -56,6 +57,8 @@ final class HTTP2ConnectionMonitor: ChannelDuplexHandler {
     /// The payload of the ping awaiting its answer.
     private var outstandingPing: HTTP2PingData?
     private var nextPingValue: UInt64 = 1
+    /// An error was reported and it is not yet known whether it was the connection's or one stream's.
+    private var errorPendingClassification = false
 
     init(ready: EventLoopPromise<Int>, timing: Timing) {
         self.ready = ready
@@ -96,7 +99,11 @@ final class HTTP2ConnectionMonitor: ChannelDuplexHandler {
         case is NIOHTTP2StreamCreatedEvent:
             openStreams += 1
             if openStreams == 1 { cancelIdleTimers() }
-        case is StreamClosedEvent:
+        case let closed as StreamClosedEvent:
+            if errorPendingClassification, let reason = closed.reason, reason != .cancel {
+                // NIOHTTP2 reset this stream for the error just reported: a stream error.
+                errorPendingClassification = false
+            }
             openStreams = max(0, openStreams - 1)
             if openStreams == 0 { becameIdle(context: context) }
         default:
@@ -106,9 +113,20 @@ final class HTTP2ConnectionMonitor: ChannelDuplexHandler {
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        // NIOHTTP2 reports connection errors here after sending GOAWAY; stream errors go to the stream channels.
         ready.fail(error)
-        context.close(promise: nil)
+        guard maximumConcurrentStreams != nil, !errorPendingClassification else {
+            context.close(promise: nil)
+            return
+        }
+        // NIOHTTP2 reports both kinds of protocol error here, without telling them apart: a connection error after
+        // sending GOAWAY, a stream error after resetting the stream. The reset's StreamClosedEvent (with its code)
+        // follows while the same frame is processed; when none came by the next loop turn, it was the connection's.
+        errorPendingClassification = true
+        context.eventLoop.assumeIsolated().execute { [weak self] in
+            guard let self, self.errorPendingClassification else { return }
+            self.errorPendingClassification = false
+            self.context?.close(promise: nil)
+        }
     }
 
     func channelInactive(context: ChannelHandlerContext) {

@@ -21,8 +21,9 @@ struct HTTPCacheTests {
         }
     }
 
-    @Test func aFreshResponseAnswersWithoutTheNetwork() async throws {
-        try await withServer { server in
+    @Test(arguments: WireProtocol.allCases)
+    func aFreshResponseAnswersWithoutTheNetwork(over wire: WireProtocol) async throws {
+        try await withServer(wire) { server in
             server.route(
                 "/fresh",
                 response: MockResponse(
@@ -45,8 +46,9 @@ struct HTTPCacheTests {
         }
     }
 
-    @Test func aStaleResponseIsRevalidatedAndA304ServesTheStoredBody() async throws {
-        try await withServer { server in
+    @Test(arguments: WireProtocol.allCases)
+    func aStaleResponseIsRevalidatedAndA304ServesTheStoredBody(over wire: WireProtocol) async throws {
+        try await withServer(wire) { server in
             revalidated(server)
             let session = makeSession()
             let first = await session.runDataTask(server.url("/doc"))
@@ -67,8 +69,9 @@ struct HTTPCacheTests {
         }
     }
 
-    @Test func aDelegateSeesTheRevalidatedResponseNotThe304() async throws {
-        try await withServer { server in
+    @Test(arguments: WireProtocol.allCases)
+    func aDelegateSeesTheRevalidatedResponseNotThe304(over wire: WireProtocol) async throws {
+        try await withServer(wire) { server in
             revalidated(server)
             let delegate = RecordingDelegate()
             let session = makeSession(delegate: delegate)
@@ -84,8 +87,9 @@ struct HTTPCacheTests {
         }
     }
 
-    @Test func reloadRevalidatingAlwaysAsksAndReloadIgnoringNeverReads() async throws {
-        try await withServer { server in
+    @Test(arguments: WireProtocol.allCases)
+    func reloadRevalidatingAlwaysAsksAndReloadIgnoringNeverReads(over wire: WireProtocol) async throws {
+        try await withServer(wire) { server in
             server.route("/v") { request in
                 if request.header("If-None-Match") == "\"a\"" { return MockResponse(status: 304, headers: []) }
                 return MockResponse(
@@ -107,8 +111,9 @@ struct HTTPCacheTests {
         }
     }
 
-    @Test func varyKeepsResponsesApartByTheNamedRequestFields() async throws {
-        try await withServer { server in
+    @Test(arguments: WireProtocol.allCases)
+    func varyKeepsResponsesApartByTheNamedRequestFields(over wire: WireProtocol) async throws {
+        try await withServer(wire) { server in
             server.route("/greeting") { request in
                 let language = request.header("Accept-Language") ?? "none"
                 return MockResponse(
@@ -133,8 +138,9 @@ struct HTTPCacheTests {
         }
     }
 
-    @Test func aSuccessfulUnsafeRequestInvalidatesTheStoredResponse() async throws {
-        try await withServer { server in
+    @Test(arguments: WireProtocol.allCases)
+    func aSuccessfulUnsafeRequestInvalidatesTheStoredResponse(over wire: WireProtocol) async throws {
+        try await withServer(wire) { server in
             let version = NIOLockedValueBox(1)
             server.route("/item", method: "GET") { _ in
                 MockResponse(
@@ -158,8 +164,9 @@ struct HTTPCacheTests {
         }
     }
 
-    @Test func whatIsNotStored() async throws {
-        try await withServer { server in
+    @Test(arguments: WireProtocol.allCases)
+    func whatIsNotStored(over wire: WireProtocol) async throws {
+        try await withServer(wire) { server in
             server.route(
                 "/no-store",
                 response: MockResponse(
@@ -193,8 +200,9 @@ struct HTTPCacheTests {
         }
     }
 
-    @Test func onlyIfCachedWithNothingStoredFails() async throws {
-        try await withServer { server in
+    @Test(arguments: WireProtocol.allCases)
+    func onlyIfCachedWithNothingStoredFails(over wire: WireProtocol) async throws {
+        try await withServer(wire) { server in
             server.route("/o", response: .ok("never"))
             let session = makeSession()
             var request = URLRequest(url: server.url("/o"))
@@ -205,8 +213,9 @@ struct HTTPCacheTests {
         }
     }
 
-    @Test func downloadTasksNeitherReadNorFillTheCache() async throws {
-        try await withServer { server in
+    @Test(arguments: WireProtocol.allCases)
+    func downloadTasksNeitherReadNorFillTheCache(over wire: WireProtocol) async throws {
+        try await withServer(wire) { server in
             server.route(
                 "/file",
                 response: MockResponse(
@@ -257,8 +266,9 @@ final class CachingDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
 }
 
 extension HTTPCacheTests {
-    @Test func willCacheResponseIsAskedBeforeCompletionAndItsAnswerIsStored() async throws {
-        try await withServer { server in
+    @Test(arguments: WireProtocol.allCases)
+    func willCacheResponseIsAskedBeforeCompletionAndItsAnswerIsStored(over wire: WireProtocol) async throws {
+        try await withServer(wire) { server in
             server.route(
                 "/c",
                 response: MockResponse(

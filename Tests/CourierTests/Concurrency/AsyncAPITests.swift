@@ -5,8 +5,9 @@ import Testing
 
 @Suite("Swift concurrency API")
 struct AsyncAPITests {
-    @Test func dataForAndFrom() async throws {
-        try await withServer { server in
+    @Test(arguments: WireProtocol.allCases)
+    func dataForAndFrom(over wire: WireProtocol) async throws {
+        try await withServer(wire) { server in
             server.route("/a", response: .ok("async"))
             let session = makeSession()
             let (data, response) = try await session.data(from: server.url("/a"))
@@ -30,8 +31,9 @@ struct AsyncAPITests {
         }
     }
 
-    @Test func cancellingTheSwiftTaskCancelsTheURLTask() async throws {
-        try await withServer { server in
+    @Test(arguments: WireProtocol.allCases)
+    func cancellingTheSwiftTaskCancelsTheURLTask(over wire: WireProtocol) async throws {
+        try await withServer(wire) { server in
             server.route("/slow", response: .delayed("late", by: .seconds(5)))
             let session = makeSession()
             let call = Task { try await session.data(from: server.url("/slow")) }
@@ -46,8 +48,9 @@ struct AsyncAPITests {
         }
     }
 
-    @Test func bytesStreamLinesWithBackpressure() async throws {
-        try await withServer { server in
+    @Test(arguments: WireProtocol.allCases)
+    func bytesStreamLinesWithBackpressure(over wire: WireProtocol) async throws {
+        try await withServer(wire) { server in
             let text = (1...2000).map { "line \($0)" }.joined(separator: "\r\n") + "\n"
             var chunked = MockResponse.ok(text)
             chunked.chunked = true
@@ -64,8 +67,9 @@ struct AsyncAPITests {
         }
     }
 
-    @Test func bytesOfALargeBodyAreExact() async throws {
-        try await withServer { server in
+    @Test(arguments: WireProtocol.allCases)
+    func bytesOfALargeBodyAreExact(over wire: WireProtocol) async throws {
+        try await withServer(wire) { server in
             let length: Int64 = 3_000_000
             server.route("/big", response: MockResponse(body: .pattern(length: length)))
             let (bytes, _) = try await makeSession().bytes(from: server.url("/big"))
@@ -80,8 +84,9 @@ struct AsyncAPITests {
         }
     }
 
-    @Test func bytesFailureSurfacesWhileIterating() async throws {
-        try await withServer { server in
+    @Test(arguments: WireProtocol.allCases)
+    func bytesFailureSurfacesWhileIterating(over wire: WireProtocol) async throws {
+        try await withServer(wire) { server in
             var dropped = MockResponse.ok(Data(repeating: 3, count: 100_000))
             dropped.closeAfterBodyBytes = 5000
             server.route("/drop", response: dropped)

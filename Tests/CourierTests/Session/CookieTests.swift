@@ -24,8 +24,9 @@ struct CookieTests {
         }
     }
 
-    @Test func matchingCookiesAreSentOnlyToTheirPathAndHost() async throws {
-        try await withServer { server in
+    @Test(arguments: WireProtocol.allCases)
+    func matchingCookiesAreSentOnlyToTheirPathAndHost(over wire: WireProtocol) async throws {
+        try await withServer(wire) { server in
             server.route("/cookies/app/page", response: .ok("page"))
             server.route("/elsewhere", response: .ok("elsewhere"))
             let session = try session(with: [
@@ -44,8 +45,9 @@ struct CookieTests {
         }
     }
 
-    @Test func noCookiesWhenTheRequestOrSessionTurnsThemOff() async throws {
-        try await withServer { server in
+    @Test(arguments: WireProtocol.allCases)
+    func noCookiesWhenTheRequestOrSessionTurnsThemOff(over wire: WireProtocol) async throws {
+        try await withServer(wire) { server in
             server.route("/cookies/off", response: .ok("off"))
             let stored = try cookie("id", value: "1", domain: "127.0.0.1")
 
@@ -69,8 +71,9 @@ struct CookieTests {
         }
     }
 
-    @Test func aCookieHeaderOfTheRequestIsKept() async throws {
-        try await withServer { server in
+    @Test(arguments: WireProtocol.allCases)
+    func aCookieHeaderOfTheRequestIsKept(over wire: WireProtocol) async throws {
+        try await withServer(wire) { server in
             server.route("/cookies/own", response: .ok("own"))
             let session = try session(with: [cookie("stored", value: "1", domain: "127.0.0.1")])
             defer { session.finishTasksAndInvalidate() }

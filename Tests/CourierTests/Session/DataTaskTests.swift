@@ -5,8 +5,9 @@ import Testing
 
 @Suite("Data tasks end to end")
 struct DataTaskTests {
-    @Test func completionHandlerGetsBodyAndResponseOnDelegateQueue() async throws {
-        try await withServer { server in
+    @Test(arguments: WireProtocol.allCases)
+    func completionHandlerGetsBodyAndResponseOnDelegateQueue(over wire: WireProtocol) async throws {
+        try await withServer(wire) { server in
             server.route("/hello", response: .ok("hello, courier"))
             let session = makeSession()
             let outcome = await session.runDataTask(server.url("/hello"))
@@ -22,8 +23,9 @@ struct DataTaskTests {
         }
     }
 
-    @Test func httpErrorStatusIsAResponseNotAnError() async throws {
-        try await withServer { server in
+    @Test(arguments: WireProtocol.allCases)
+    func httpErrorStatusIsAResponseNotAnError(over wire: WireProtocol) async throws {
+        try await withServer(wire) { server in
             server.route("/missing", response: MockResponse(status: 404, body: .data(Data("nope".utf8))))
             let outcome = await makeSession().runDataTask(server.url("/missing"))
             #expect(outcome.error == nil)
@@ -32,8 +34,9 @@ struct DataTaskTests {
         }
     }
 
-    @Test func requestCarriesMethodHeadersBodyAndDefaults() async throws {
-        try await withServer { server in
+    @Test(arguments: WireProtocol.allCases)
+    func requestCarriesMethodHeadersBodyAndDefaults(over wire: WireProtocol) async throws {
+        try await withServer(wire) { server in
             server.route("/echo", method: "POST", response: .status(201))
             let session = makeSession { configuration in
                 configuration.httpAdditionalHeaders = [
@@ -63,8 +66,9 @@ struct DataTaskTests {
         }
     }
 
-    @Test func chunkedHeadNoContentAndNotModifiedBodies() async throws {
-        try await withServer { server in
+    @Test(arguments: WireProtocol.allCases)
+    func chunkedHeadNoContentAndNotModifiedBodies(over wire: WireProtocol) async throws {
+        try await withServer(wire) { server in
             var chunked = MockResponse.ok(Data(repeating: 7, count: 100_000))
             chunked.chunked = true
             chunked.chunkSize = 4096
@@ -88,8 +92,9 @@ struct DataTaskTests {
         }
     }
 
-    @Test func gzipBodiesAreDecoded() async throws {
-        try await withServer { server in
+    @Test(arguments: WireProtocol.allCases)
+    func gzipBodiesAreDecoded(over wire: WireProtocol) async throws {
+        try await withServer(wire) { server in
             // gzip of "hello gzip hello gzip hello gzip\n", made with Python's gzip module.
             let gzip: [UInt8] = [
                 0x1f, 0x8b, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02, 0x03, 0xcb, 0x48, 0xcd, 0xc9, 0xc9, 0x57,
@@ -119,8 +124,9 @@ struct DataTaskTests {
         }
     }
 
-    @Test func keepAliveReusesOneConnection() async throws {
-        try await withServer { server in
+    @Test(arguments: WireProtocol.allCases)
+    func keepAliveReusesOneConnection(over wire: WireProtocol) async throws {
+        try await withServer(wire) { server in
             server.route("/k", response: .ok("k"))
             let session = makeSession()
             for _ in 0..<5 {
@@ -131,8 +137,9 @@ struct DataTaskTests {
         }
     }
 
-    @Test func connectionsPerHostAreLimitedAndRequestsQueue() async throws {
-        try await withServer { server in
+    @Test(arguments: WireProtocol.allCases)
+    func connectionsPerHostAreLimitedAndRequestsQueue(over wire: WireProtocol) async throws {
+        try await withServer(wire) { server in
             server.route("/slow", response: .delayed("slow", by: .milliseconds(150)))
             let session = makeSession { $0.httpMaximumConnectionsPerHost = 2 }
             let outcomes = await withTaskGroup(of: DataOutcome.self) { group in
@@ -148,8 +155,9 @@ struct DataTaskTests {
         }
     }
 
-    @Test func serverClosingAnIdleKeepAliveConnectionIsRetriedTransparently() async throws {
-        try await withServer { server in
+    @Test(arguments: WireProtocol.allCases)
+    func serverClosingAnIdleKeepAliveConnectionIsRetriedTransparently(over wire: WireProtocol) async throws {
+        try await withServer(wire) { server in
             var closing = MockResponse.ok("first")
             closing.closeConnection = true
             server.enqueue(closing, .ok("second"))
@@ -160,8 +168,9 @@ struct DataTaskTests {
         }
     }
 
-    @Test func redirectsAreFollowedWithMethodRewriting() async throws {
-        try await withServer { server in
+    @Test(arguments: WireProtocol.allCases)
+    func redirectsAreFollowedWithMethodRewriting(over wire: WireProtocol) async throws {
+        try await withServer(wire) { server in
             server.route("/old", method: "POST", response: MockResponse(status: 302, headers: [("Location", "/new")]))
             server.route("/new", response: .ok("moved"))
             var request = URLRequest(url: server.url("/old"))
@@ -176,8 +185,9 @@ struct DataTaskTests {
         }
     }
 
-    @Test func delegateCanRefuseARedirect() async throws {
-        try await withServer { server in
+    @Test(arguments: WireProtocol.allCases)
+    func delegateCanRefuseARedirect(over wire: WireProtocol) async throws {
+        try await withServer(wire) { server in
             server.route("/old", response: MockResponse(status: 301, headers: [("Location", "/new")]))
             server.route("/new", response: .ok("moved"))
             let delegate = RecordingDelegate()
@@ -191,8 +201,9 @@ struct DataTaskTests {
         }
     }
 
-    @Test func tooManyRedirectsFail() async throws {
-        try await withServer { server in
+    @Test(arguments: WireProtocol.allCases)
+    func tooManyRedirectsFail(over wire: WireProtocol) async throws {
+        try await withServer(wire) { server in
             server.route("/loop", response: MockResponse(status: 302, headers: [("Location", "/loop")]))
             let outcome = await makeSession().runDataTask(server.url("/loop"))
             #expect(outcome.urlError?.code == .httpTooManyRedirects)
@@ -202,8 +213,9 @@ struct DataTaskTests {
 
 @Suite("Connection slots are never lost")
 struct ConnectionSlotTests {
-    @Test func failedCancelledAndClosingRequestsGiveTheirConnectionBack() async throws {
-        try await withServer { server in
+    @Test(arguments: WireProtocol.allCases)
+    func failedCancelledAndClosingRequestsGiveTheirConnectionBack(over wire: WireProtocol) async throws {
+        try await withServer(wire) { server in
             server.route("/silent", response: .silent)
             var closing = MockResponse.ok("closing")
             closing.closeConnection = true
@@ -234,8 +246,9 @@ struct ConnectionSlotTests {
 
 @Suite("Waiting for a connection")
 struct ConnectionWaitTests {
-    @Test func aRequestWaitingForAConnectionTimesOut() async throws {
-        try await withServer { server in
+    @Test(arguments: WireProtocol.allCases)
+    func aRequestWaitingForAConnectionTimesOut(over wire: WireProtocol) async throws {
+        try await withServer(wire) { server in
             server.route("/silent", response: .silent)
             let session = makeSession { $0.httpMaximumConnectionsPerHost = 1 }
             let blocker = Task { await session.runDataTask(URLRequest(url: server.url("/silent"))) }
@@ -255,8 +268,9 @@ struct ConnectionWaitTests {
 
 @Suite("Tasks without a delegate or handler")
 struct NoDelegateTests {
-    @Test func aLargeBodyWithNobodyListeningStillCompletes() async throws {
-        try await withServer { server in
+    @Test(arguments: WireProtocol.allCases)
+    func aLargeBodyWithNobodyListeningStillCompletes(over wire: WireProtocol) async throws {
+        try await withServer(wire) { server in
             server.route("/big", response: MockResponse(body: .pattern(length: 5_000_000)))
             let session = makeSession()
             let task = session.dataTask(with: server.url("/big"))
@@ -270,8 +284,9 @@ struct NoDelegateTests {
 
 @Suite("Content decoding on a keep-alive connection")
 struct ContentDecodingTests {
-    @Test func plainThenDeflateThenPlainOnOneConnection() async throws {
-        try await withServer { server in
+    @Test(arguments: WireProtocol.allCases)
+    func plainThenDeflateThenPlainOnOneConnection(over wire: WireProtocol) async throws {
+        try await withServer(wire) { server in
             // zlib.compress(b"deflated body, deflated body\n")
             let deflated: [UInt8] = [
                 0x78, 0x9c, 0x4b, 0x49, 0x4d, 0xcb, 0x49, 0x2c, 0x49, 0x4d, 0x51, 0x48, 0xca, 0x4f, 0xa9, 0xd4,
@@ -291,8 +306,9 @@ struct ContentDecodingTests {
         }
     }
 
-    @Test func corruptCompressedBodyIsCannotDecodeContentData() async throws {
-        try await withServer { server in
+    @Test(arguments: WireProtocol.allCases)
+    func corruptCompressedBodyIsCannotDecodeContentData(over wire: WireProtocol) async throws {
+        try await withServer(wire) { server in
             server.route(
                 "/bad",
                 response: MockResponse(headers: [("Content-Encoding", "gzip")], body: .data(Data("not gzip".utf8)))

@@ -48,7 +48,7 @@ struct TaskMetricsTests {
         return Int64(size)
     }
 
-    @Test(arguments: [MockServer.Scheme.http, .https])
+    @Test(arguments: [MockServer.Scheme.http, .https, .http2])
     func networkTransactionsAgreeWithTheServer(scheme: MockServer.Scheme) async throws {
         try await withServer(scheme) { server in
             server.route("/m", response: .ok(Data(repeating: 7, count: 1000)))
@@ -70,7 +70,7 @@ struct TaskMetricsTests {
                 let transaction = metrics.transactionMetrics[0]
                 let recorded = requests[index]
                 #expect(transaction.resourceFetchType == .networkLoad)
-                #expect(transaction.networkProtocolName == "http/1.1")
+                #expect(transaction.networkProtocolName == (scheme == .http2 ? "h2" : "http/1.1"))
                 #expect(transaction.isReusedConnection == (index == 1))
                 #expect(!transaction.isProxyConnection)
                 #expect((transaction.response as? HTTPURLResponse)?.statusCode == 200)
@@ -91,7 +91,7 @@ struct TaskMetricsTests {
                     let connectStart = try #require(transaction.connectStartDate)
                     let connectEnd = try #require(transaction.connectEndDate)
                     #expect(fetchStart <= connectStart && connectStart <= connectEnd && connectEnd <= requestStart)
-                    if scheme == .https {
+                    if scheme != .http {
                         let tlsStart = try #require(transaction.secureConnectionStartDate)
                         let tlsEnd = try #require(transaction.secureConnectionEndDate)
                         #expect(connectStart <= tlsStart && tlsStart <= tlsEnd && tlsEnd <= connectEnd)

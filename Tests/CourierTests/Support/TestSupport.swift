@@ -35,6 +35,8 @@ func exited(_ process: Process) async {
 
 /// A session with a fresh ephemeral configuration, optionally adjusted. No proxy unless the test sets one: an
 /// `http_proxy` in the environment of the machine running the tests must not send loopback requests elsewhere.
+/// It trusts the shared test CA of the HTTP/2 servers (``SharedTestTLS``); a test that sets its own trusted
+/// certificates replaces it.
 func makeSession(
     delegate: (any URLSessionDelegate)? = nil,
     queue: OperationQueue? = nil,
@@ -42,6 +44,7 @@ func makeSession(
 ) -> URLSession {
     let configuration = URLSessionConfiguration.ephemeral
     configuration.connectionProxyDictionary = [:]
+    configuration.courierAdditionalTrustedCertificates = [SharedTestTLS.authorityDER]
     adjust(configuration)
     return URLSession(configuration: configuration, delegate: delegate, delegateQueue: queue)
 }

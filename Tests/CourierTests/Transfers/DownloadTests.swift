@@ -36,10 +36,11 @@ struct DownloadTests {
         }
     }
 
-    @Test func unknownLengthIsReportedAsMinusOne() async throws {
+    @Test(arguments: WireProtocol.allCases)
+    func unknownLengthIsReportedAsMinusOne(over wire: WireProtocol) async throws {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        try await withServer { server in
+        try await withServer(wire) { server in
             var chunked = MockResponse(body: .pattern(length: 100_000))
             chunked.chunked = true
             server.route("/c", response: chunked)
@@ -53,10 +54,11 @@ struct DownloadTests {
         }
     }
 
-    @Test func completionHandlerOwnsTheFileOnlyWhileItRuns() async throws {
+    @Test(arguments: WireProtocol.allCases)
+    func completionHandlerOwnsTheFileOnlyWhileItRuns(over wire: WireProtocol) async throws {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        try await withServer { server in
+        try await withServer(wire) { server in
             server.route("/f", response: MockResponse(body: .pattern(length: 5000)))
             let session = makeSession { $0.courierDownloadDirectory = directory }
             let location: URL? = await withCheckedContinuation { continuation in
@@ -73,10 +75,11 @@ struct DownloadTests {
         }
     }
 
-    @Test func asyncDownloadHandsTheFileToTheCaller() async throws {
+    @Test(arguments: WireProtocol.allCases)
+    func asyncDownloadHandsTheFileToTheCaller(over wire: WireProtocol) async throws {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        try await withServer { server in
+        try await withServer(wire) { server in
             server.route("/f", response: MockResponse(body: .pattern(length: 777_777)))
             let session = makeSession { $0.courierDownloadDirectory = directory }
             let (url, response) = try await session.download(from: server.url("/f"))
@@ -86,13 +89,14 @@ struct DownloadTests {
         }
     }
 
-    @Test func unwritableDirectoryIsCannotCreateFileAndLeavesNothing() async throws {
+    @Test(arguments: WireProtocol.allCases)
+    func unwritableDirectoryIsCannotCreateFileAndLeavesNothing(over wire: WireProtocol) async throws {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         // A regular file where the download directory should be: nothing can be created below it.
         let blocker = directory.appendingPathComponent("not-a-directory")
         _ = FileManager.default.createFile(atPath: blocker.path, contents: Data("x".utf8))
-        try await withServer { server in
+        try await withServer(wire) { server in
             server.route("/f", response: MockResponse(body: .pattern(length: 100_000)))
             let session = makeSession { $0.courierDownloadDirectory = blocker.appendingPathComponent("downloads") }
             do {
@@ -105,10 +109,11 @@ struct DownloadTests {
         }
     }
 
-    @Test func droppedDownloadWithoutValidatorsLeavesNoFileAndNoResumeData() async throws {
+    @Test(arguments: WireProtocol.allCases)
+    func droppedDownloadWithoutValidatorsLeavesNoFileAndNoResumeData(over wire: WireProtocol) async throws {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        try await withServer { server in
+        try await withServer(wire) { server in
             var dropped = MockResponse(body: .pattern(length: 200_000))
             dropped.closeAfterBodyBytes = 50_000
             server.route("/d", response: dropped)
@@ -124,10 +129,11 @@ struct DownloadTests {
         }
     }
 
-    @Test func suspendAndResumeADownloadUsesOneRequest() async throws {
+    @Test(arguments: WireProtocol.allCases)
+    func suspendAndResumeADownloadUsesOneRequest(over wire: WireProtocol) async throws {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        try await withServer { server in
+        try await withServer(wire) { server in
             var throttled = MockResponse(body: .pattern(length: 400_000))
             throttled.chunkSize = 20_000
             throttled.chunkDelay = .milliseconds(20)
@@ -167,10 +173,11 @@ struct DownloadEdgeCaseTests {
         #expect(error.urlErrorCode == .cannotWriteToFile)
     }
 
-    @Test func dataTaskBecomesADownloadWithoutLosingBytes() async throws {
+    @Test(arguments: WireProtocol.allCases)
+    func dataTaskBecomesADownloadWithoutLosingBytes(over wire: WireProtocol) async throws {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        try await withServer { server in
+        try await withServer(wire) { server in
             server.route("/b", response: MockResponse(body: .pattern(length: 900_000)))
             let delegate = BecomingDownloadDelegate(copyDirectory: directory)
             let session = makeSession(delegate: delegate) { $0.courierDownloadDirectory = directory }
@@ -190,10 +197,11 @@ struct DownloadEdgeCaseTests {
         }
     }
 
-    @Test func becomingADownloadWhileTheSessionIsInvalidatedStillDeliversEverything() async throws {
+    @Test(arguments: WireProtocol.allCases)
+    func becomingADownloadWhileTheSessionIsInvalidatedStillDeliversEverything(over wire: WireProtocol) async throws {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        try await withServer { server in
+        try await withServer(wire) { server in
             server.route("/b", response: MockResponse(body: .pattern(length: 300_000)))
             let delegate = BecomingDownloadDelegate(copyDirectory: directory)
             delegate.invalidateWhileDeciding = true

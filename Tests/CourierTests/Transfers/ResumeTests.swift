@@ -24,11 +24,12 @@ struct ResumeTests {
         }
     }
 
-    @Test func cancelProducesResumeDataAndTheResumedFileIsExact() async throws {
+    @Test(arguments: WireProtocol.allCases)
+    func cancelProducesResumeDataAndTheResumedFileIsExact(over wire: WireProtocol) async throws {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let length: Int64 = 2_000_000
-        try await withServer { server in
+        try await withServer(wire) { server in
             // Slow enough (about 5 s in all) that a test thread held up on a busy machine still cancels mid-body.
             serveRanges(on: server, path: "/r", body: .pattern(length: length)) {
                 $0.chunkSize = 4096
@@ -96,11 +97,12 @@ struct ResumeTests {
         }
     }
 
-    @Test func serverIgnoringRangeRestartsFromZero() async throws {
+    @Test(arguments: WireProtocol.allCases)
+    func serverIgnoringRangeRestartsFromZero(over wire: WireProtocol) async throws {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let length: Int64 = 600_000
-        try await withServer { server in
+        try await withServer(wire) { server in
             var first = MockResponse(
                 headers: [("ETag", "\"v1\""), ("Accept-Ranges", "bytes")],
                 body: .pattern(length: length)
@@ -125,10 +127,11 @@ struct ResumeTests {
         }
     }
 
-    @Test func changedValidatorGivesTheNewBodyWhole() async throws {
+    @Test(arguments: WireProtocol.allCases)
+    func changedValidatorGivesTheNewBodyWhole(over wire: WireProtocol) async throws {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        try await withServer { server in
+        try await withServer(wire) { server in
             let old = MockBody.patternBytes(offset: 0, count: 400_000)
             let new = Data((0..<300_000).map { UInt8(($0 * 7) % 256) })
             var first = MockResponse(
@@ -235,10 +238,11 @@ struct ResumeTests {
         }
     }
 
-    @Test func notResumableDownloadsGiveNilResumeDataAndNoFile() async throws {
+    @Test(arguments: WireProtocol.allCases)
+    func notResumableDownloadsGiveNilResumeDataAndNoFile(over wire: WireProtocol) async throws {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        try await withServer { server in
+        try await withServer(wire) { server in
             var throttled = MockResponse(body: .pattern(length: 1_000_000))  // no ETag, no Last-Modified
             throttled.chunkSize = 20_000
             throttled.chunkDelay = .milliseconds(20)

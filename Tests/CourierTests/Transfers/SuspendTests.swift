@@ -5,8 +5,9 @@ import Testing
 
 @Suite("Suspend, resume and Progress")
 struct SuspendTests {
-    @Test func suspendingBeforeTheResponseArrivesIsAllowed() async throws {
-        try await withServer { server in
+    @Test(arguments: WireProtocol.allCases)
+    func suspendingBeforeTheResponseArrivesIsAllowed(over wire: WireProtocol) async throws {
+        try await withServer(wire) { server in
             var slow = MockResponse.ok(Data(repeating: 4, count: 50_000))
             slow.headDelay = .milliseconds(50)
             server.route("/s", response: slow)
@@ -25,8 +26,9 @@ struct SuspendTests {
         }
     }
 
-    @Test func noTimerFiresWhileSuspended() async throws {
-        try await withServer { server in
+    @Test(arguments: WireProtocol.allCases)
+    func noTimerFiresWhileSuspended(over wire: WireProtocol) async throws {
+        try await withServer(wire) { server in
             // 2 s of trickling (20 parts, 100 ms apart), so the suspension surely lands mid-body even on a busy
             // machine.
             var throttled = MockResponse.ok(Data(repeating: 5, count: 200_000))
@@ -62,8 +64,9 @@ struct SuspendTests {
         }
     }
 
-    @Test func progressPauseAndResumeSuspendAndResumeTheTask() async throws {
-        try await withServer { server in
+    @Test(arguments: WireProtocol.allCases)
+    func progressPauseAndResumeSuspendAndResumeTheTask(over wire: WireProtocol) async throws {
+        try await withServer(wire) { server in
             var throttled = MockResponse.ok(Data(repeating: 6, count: 200_000))
             throttled.chunkSize = 10_000
             throttled.chunkDelay = .milliseconds(50)

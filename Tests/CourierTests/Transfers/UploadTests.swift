@@ -36,12 +36,13 @@ struct UploadTests {
         }
     }
 
-    @Test func hundredMebibyteFileUploadStreamsFromDisk() async throws {
+    @Test(arguments: WireProtocol.allCases)
+    func hundredMebibyteFileUploadStreamsFromDisk(over wire: WireProtocol) async throws {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let length = 100 << 20
         let (file, digest) = try writePatternFile(length: length, in: directory)
-        try await withServer { server in
+        try await withServer(wire) { server in
             server.route("/big", method: "PUT", response: .status(204))
             var request = URLRequest(url: server.url("/big"))
             request.httpMethod = "PUT"
@@ -62,11 +63,12 @@ struct UploadTests {
         }
     }
 
-    @Test func asyncUploadFromFile() async throws {
+    @Test(arguments: WireProtocol.allCases)
+    func asyncUploadFromFile(over wire: WireProtocol) async throws {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let (file, digest) = try writePatternFile(length: 300_000, in: directory)
-        try await withServer { server in
+        try await withServer(wire) { server in
             server.route("/f", method: "POST", response: .ok("stored"))
             var request = URLRequest(url: server.url("/f"))
             request.httpMethod = "POST"
@@ -77,8 +79,9 @@ struct UploadTests {
         }
     }
 
-    @Test func missingFileFailsClearly() async throws {
-        try await withServer { server in
+    @Test(arguments: WireProtocol.allCases)
+    func missingFileFailsClearly(over wire: WireProtocol) async throws {
+        try await withServer(wire) { server in
             var request = URLRequest(url: server.url("/f"))
             request.httpMethod = "POST"
             let missing = URL(fileURLWithPath: "/nonexistent/courier/\(UUID().uuidString)")
@@ -92,8 +95,9 @@ struct UploadTests {
         }
     }
 
-    @Test func httpBodyStreamOnADataTaskStreamsChunked() async throws {
-        try await withServer { server in
+    @Test(arguments: WireProtocol.allCases)
+    func httpBodyStreamOnADataTaskStreamsChunked(over wire: WireProtocol) async throws {
+        try await withServer(wire) { server in
             server.route("/s", method: "POST", response: .status(200))
             let body = MockBody.patternBytes(offset: 0, count: 200_000)
             var request = URLRequest(url: server.url("/s"))
@@ -107,8 +111,9 @@ struct UploadTests {
         }
     }
 
-    @Test func streamedUploadAsksTheDelegateForEveryPass() async throws {
-        try await withServer { server in
+    @Test(arguments: WireProtocol.allCases)
+    func streamedUploadAsksTheDelegateForEveryPass(over wire: WireProtocol) async throws {
+        try await withServer(wire) { server in
             server.route("/old", method: "PUT", response: MockResponse(status: 307, headers: [("Location", "/new")]))
             server.route("/new", method: "PUT", response: .status(201))
             let body = MockBody.patternBytes(offset: 0, count: 70_000)
@@ -128,8 +133,9 @@ struct UploadTests {
         }
     }
 
-    @Test func streamedUploadWithoutAStreamFailsWithBodyStreamExhausted() async throws {
-        try await withServer { server in
+    @Test(arguments: WireProtocol.allCases)
+    func streamedUploadWithoutAStreamFailsWithBodyStreamExhausted(over wire: WireProtocol) async throws {
+        try await withServer(wire) { server in
             server.route("/s", method: "PUT", response: .status(201))
             var request = URLRequest(url: server.url("/s"))
             request.httpMethod = "PUT"
@@ -142,8 +148,9 @@ struct UploadTests {
         }
     }
 
-    @Test func expectContinueWaitsForTheServer() async throws {
-        try await withServer { server in
+    @Test(arguments: WireProtocol.allCases)
+    func expectContinueWaitsForTheServer(over wire: WireProtocol) async throws {
+        try await withServer(wire) { server in
             server.route("/e", method: "POST", response: .ok("ok"))
             let body = MockBody.patternBytes(offset: 0, count: 50_000)
             var request = URLRequest(url: server.url("/e"))

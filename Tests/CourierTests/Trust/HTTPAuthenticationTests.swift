@@ -48,8 +48,9 @@ struct HTTPAuthenticationTests {
         server.requests.map { request in request.headers.first { $0.name.lowercased() == "authorization" }?.value }
     }
 
-    @Test func theDelegateIsAskedAndItsCredentialIsSent() async throws {
-        try await withServer { server in
+    @Test(arguments: WireProtocol.allCases)
+    func theDelegateIsAskedAndItsCredentialIsSent(over wire: WireProtocol) async throws {
+        try await withServer(wire) { server in
             protect(server)
             let delegate = ChallengeAnsweringDelegate([(.useCredential, Self.right)])
             let session = makeSession(delegate: delegate)
@@ -70,8 +71,9 @@ struct HTTPAuthenticationTests {
         }
     }
 
-    @Test func aWrongCredentialDrawsTheNextChallengeWithItsFailureCount() async throws {
-        try await withServer { server in
+    @Test(arguments: WireProtocol.allCases)
+    func aWrongCredentialDrawsTheNextChallengeWithItsFailureCount(over wire: WireProtocol) async throws {
+        try await withServer(wire) { server in
             protect(server)
             let delegate = ChallengeAnsweringDelegate([(.useCredential, Self.wrong), (.useCredential, Self.right)])
             let session = makeSession(delegate: delegate)
@@ -84,8 +86,9 @@ struct HTTPAuthenticationTests {
         }
     }
 
-    @Test func cancellingFailsTheTask() async throws {
-        try await withServer { server in
+    @Test(arguments: WireProtocol.allCases)
+    func cancellingFailsTheTask(over wire: WireProtocol) async throws {
+        try await withServer(wire) { server in
             protect(server)
             let session = makeSession(delegate: ChallengeAnsweringDelegate([(.cancelAuthenticationChallenge, nil)]))
             #expect(await session.runDataTask(server.url("/private")).urlError?.code == .cancelled)
@@ -124,8 +127,9 @@ struct HTTPAuthenticationTests {
 
     /// `/private` offers Basic, then `Newauth`, a scheme Courier does not know: rejecting Basic moves to it (as
     /// `NSURLAuthenticationMethodDefault`), and rejecting that too delivers the 401.
-    @Test func rejectingEverySpaceDeliversThe401() async throws {
-        try await withServer { server in
+    @Test(arguments: WireProtocol.allCases)
+    func rejectingEverySpaceDeliversThe401(over wire: WireProtocol) async throws {
+        try await withServer(wire) { server in
             protect(server)
             let delegate = ChallengeAnsweringDelegate([(.rejectProtectionSpace, nil), (.rejectProtectionSpace, nil)])
             let session = makeSession(delegate: delegate)
@@ -144,8 +148,9 @@ struct HTTPAuthenticationTests {
 
     /// A scheme Courier does not know reaches the delegate, which may cancel; a credential cannot answer it, and the
     /// password is not sent in another scheme: the 401 is the response.
-    @Test func anUnknownSchemeIsAskedButNeverAnsweredWithThePassword() async throws {
-        try await withServer { server in
+    @Test(arguments: WireProtocol.allCases)
+    func anUnknownSchemeIsAskedButNeverAnsweredWithThePassword(over wire: WireProtocol) async throws {
+        try await withServer(wire) { server in
             server.route("/bearer") { _ in
                 MockResponse(
                     status: 401, headers: [("WWW-Authenticate", "Bearer realm=\"api\", error=\"invalid_token\"")])
@@ -165,8 +170,9 @@ struct HTTPAuthenticationTests {
     }
 
     /// The URL's user and password answer default handling; a credential that worked is stored for the session.
-    @Test func userInfoCredentialsWorkAndWorkingCredentialsAreStored() async throws {
-        try await withServer { server in
+    @Test(arguments: WireProtocol.allCases)
+    func userInfoCredentialsWorkAndWorkingCredentialsAreStored(over wire: WireProtocol) async throws {
+        try await withServer(wire) { server in
             protect(server)
             let session = makeSession()
             var components = URLComponents(url: server.url("/private"), resolvingAgainstBaseURL: false)!
@@ -193,8 +199,9 @@ final class SilentChallengeDelegate: NSObject, URLSessionTaskDelegate, @unchecke
 
 extension HTTPAuthenticationTests {
     /// A challenge nobody answers is bounded by the resource timeout: the task fails, it does not hang.
-    @Test func anUnansweredChallengeTimesOut() async throws {
-        try await withServer { server in
+    @Test(arguments: WireProtocol.allCases)
+    func anUnansweredChallengeTimesOut(over wire: WireProtocol) async throws {
+        try await withServer(wire) { server in
             protect(server)
             let session = makeSession(delegate: SilentChallengeDelegate()) { $0.timeoutIntervalForResource = 1 }
             let started = ContinuousClock.now
@@ -208,8 +215,9 @@ extension HTTPAuthenticationTests {
 extension HTTPAuthenticationTests {
     /// After a Basic credential worked, later requests at or below the same directory of the same origin send it at
     /// once; other paths, other origins, and plain HTTP for an HTTPS space do not.
-    @Test func aWorkingBasicCredentialIsSentPreemptivelyInItsSpace() async throws {
-        try await withServer { server in
+    @Test(arguments: WireProtocol.allCases)
+    func aWorkingBasicCredentialIsSentPreemptivelyInItsSpace(over wire: WireProtocol) async throws {
+        try await withServer(wire) { server in
             protect(server)
             server.route("/private/deeper", response: .ok("deep"))
             server.route("/elsewhere", response: .ok("open"))
@@ -265,8 +273,9 @@ enum AuthenticatedSpacesProbe {
 extension HTTPAuthenticationTests {
     /// A delegate that always answers the same wrong credential gets ten tries for Basic, then one for the
     /// unknown scheme (which no credential answers), then the 401 — not a redirect error, not an endless loop.
-    @Test func anEndlesslyWrongDelegateEndsWithThe401() async throws {
-        try await withServer { server in
+    @Test(arguments: WireProtocol.allCases)
+    func anEndlesslyWrongDelegateEndsWithThe401(over wire: WireProtocol) async throws {
+        try await withServer(wire) { server in
             protect(server)
             let delegate = ChallengeAnsweringDelegate(Array(repeating: (.useCredential, Self.wrong), count: 50))
             let session = makeSession(delegate: delegate)
