@@ -60,7 +60,7 @@ struct HTTPAuthenticationTests {
             let space = challenge.protectionSpace
             #expect(space.authenticationMethod == NSURLAuthenticationMethodHTTPBasic)
             #expect(space.realm == "vault" && space.host == "127.0.0.1" && space.port == server.port)
-            #expect(space.protocol == "http" && !space.isProxy())
+            #expect(space.protocol == server.baseURL.scheme && !space.isProxy())
             #expect(challenge.previousFailureCount == 0 && challenge.proposedCredential == nil)
             #expect((challenge.failureResponse as? HTTPURLResponse)?.statusCode == 401)
             #expect(authorizations(server).count == 2)
@@ -181,7 +181,7 @@ struct HTTPAuthenticationTests {
             #expect(await session.runDataTask(components.url!).data == Data("secret".utf8))
             let storage = try #require(session.configuration.urlCredentialStorage)
             let space = URLProtectionSpace(
-                host: "127.0.0.1", port: server.port, protocol: "http", realm: "vault",
+                host: "127.0.0.1", port: server.port, protocol: server.baseURL.scheme, realm: "vault",
                 authenticationMethod: NSURLAuthenticationMethodHTTPBasic)
             #expect(storage.credentials(for: space)?["alice"]?.password == "wonder land")
             session.invalidateAndCancel()
