@@ -163,6 +163,33 @@ struct HTTP2ConnectionMonitorTests {
         #expect(harness.channel.isActive)
     }
 
+    @Test func aStreamErrorReportedAfterItsResetLeavesTheConnectionOpen() throws {
+        let harness = try Harness()
+        try harness.settings([(.maxConcurrentStreams, 10)])
+        harness.streamOpened(1)
+        // NIOHTTP2 may deliver the reset first and the error after it, in the same loop turn.
+        harness.channel.pipeline.fireUserInboundEventTriggered(
+            StreamClosedEvent(streamID: 1, reason: .protocolError))
+        harness.channel.pipeline.fireErrorCaught(SomeProtocolError())
+        harness.loop.run()
+        #expect(harness.channel.isActive)
+        // A later error with no reset around it is the connection's.
+        harness.channel.pipeline.fireErrorCaught(SomeProtocolError())
+        harness.loop.run()
+        #expect(!harness.channel.isActive)
+    }
+
+    @Test func aConnectionErrorTakesTheConnectionOutOfThePoolThenClosesIt() throws {
+        let harness = try Harness()
+        var unusable = 0
+        harness.monitor.onUnusable = { unusable += 1 }
+        try harness.settings([(.maxConcurrentStreams, 10)])
+        harness.channel.pipeline.fireErrorCaught(SomeProtocolError())
+        harness.loop.run()
+        #expect(unusable == 1)
+        #expect(!harness.channel.isActive)
+    }
+
     @Test func aConnectionErrorClosesTheConnection() throws {
         let harness = try Harness()
         try harness.settings([(.maxConcurrentStreams, 10)])

@@ -201,10 +201,14 @@ struct ConnectionFactory: Sendable {
         let settings = channel.eventLoop.makePromise(of: Int.self)
         let monitor = HTTP2ConnectionMonitor(
             ready: settings, timing: HTTP2ConnectionMonitor.Timing(idleTimeout: idleConnectionTimeout))
-        let http2 = NIOHTTP2Handler(
-            mode: .client, eventLoop: channel.eventLoop,
-            connectionConfiguration: HTTP2Tuning.connectionConfiguration,
-            streamConfiguration: HTTP2Tuning.streamConfiguration,
+        // NIOHTTP2's handler, the monitor, then the stream multiplexer: between the two the monitor sees every
+        // frame and stream event (the multiplexer built into the handler would keep stream events to itself, and
+        // the monitor needs them to count open streams and to tell a stream's error from the connection's).
+        let http2 = NIOHTTP2Handler(mode: .client, connectionConfiguration: HTTP2Tuning.connectionConfiguration)
+        let multiplexer = HTTP2StreamMultiplexer(
+            mode: .client, channel: channel, targetWindowSize: HTTP2Tuning.windowSize,
+            outboundBufferSizeHighWatermark: HTTP2Tuning.outboundHighWatermark,
+            outboundBufferSizeLowWatermark: HTTP2Tuning.outboundLowWatermark,
             inboundStreamInitializer: { stream in
                 // Push is turned off in our SETTINGS; a server that opens a stream anyway gets it refused.
                 stream.eventLoop.makeFailedFuture(ChannelError.operationUnsupported)
@@ -212,12 +216,13 @@ struct ConnectionFactory: Sendable {
         let sync = channel.pipeline.syncOperations
         try sync.addHandler(http2)
         try sync.addHandler(monitor)
-        let multiplexer = try http2.syncMultiplexer()
+        try sync.addHandler(multiplexer)
         let timer = channel.eventLoop.scheduleTask(in: settingsTimeout) {
             settings.fail(ChannelError.connectTimeout(settingsTimeout))
         }
         let idleTimeout = idleConnectionTimeout
         let boundMonitor = NIOLoopBound(monitor, eventLoop: channel.eventLoop)
+        let boundMultiplexer = NIOLoopBound(multiplexer, eventLoop: channel.eventLoop)
         return settings.futureResult.flatMapErrorThrowing { error in
             timer.cancel()
             channel.close(promise: nil)
@@ -225,7 +230,7 @@ struct ConnectionFactory: Sendable {
         }.map { capacity -> any PooledConnection in
             timer.cancel()
             return HTTP2Connection(
-                id: id, key: key, channel: channel, capacity: capacity, multiplexer: multiplexer, monitor: boundMonitor.value,
+                id: id, key: key, channel: channel, capacity: capacity, multiplexer: boundMultiplexer.value, monitor: boundMonitor.value,
                 establishment: establishment, idleConnectionTimeout: idleTimeout)
         }
     }

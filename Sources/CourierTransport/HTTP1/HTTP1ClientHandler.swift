@@ -143,7 +143,7 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
         )
         writer.onProgress = { [weak self] count, total in self?.didSendBody(count: count, total: total) }
         writer.onEnded = { [weak self] in self?.recordRequestEnd() }
-        writer.onFailed = { [weak self] error in self?.fail(error, retryable: false) }
+        writer.onFailed = { [weak self] error in self?.requestWriteFailed(error) }
         var timeline = exchange.timeline.withLockedValue { $0 }
         timeline.isReusedConnection = isReused
         timeline.isProxyConnection = exchange.request.proxy != nil
@@ -460,6 +460,16 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     // MARK: - Helpers
+
+    /// Sending the request failed. On a reused connection (or stream of one) that closed under it before any
+    /// response byte, an idempotent request is sent again on a new connection, as when the close is noticed first.
+    private func requestWriteFailed(_ error: TransferError) {
+        guard case .active(let active) = state else { return }
+        let closedUnderneath = !(context?.channel.isActive ?? false)
+        let retryable =
+            closedUnderneath && active.isReused && !active.headReceived && active.exchange.request.isIdempotent
+        fail(error, retryable: retryable)
+    }
 
     private func fail(_ error: TransferError, retryable: Bool) {
         guard case .active(let active) = state else { return }

@@ -22,7 +22,7 @@ final class HTTP2Connection: PooledConnection, Sendable {
 
     /// The connection's state on its event loop.
     private final class Streams {
-        let multiplexer: NIOHTTP2Handler.StreamMultiplexer
+        let multiplexer: HTTP2StreamMultiplexer
         let monitor: HTTP2ConnectionMonitor
         let establishment: ConnectionEstablishment
         let idleConnectionTimeout: TimeAmount
@@ -35,7 +35,7 @@ final class HTTP2Connection: PooledConnection, Sendable {
         weak var pool: ConnectionPool?
 
         init(
-            multiplexer: NIOHTTP2Handler.StreamMultiplexer, monitor: HTTP2ConnectionMonitor,
+            multiplexer: HTTP2StreamMultiplexer, monitor: HTTP2ConnectionMonitor,
             establishment: ConnectionEstablishment, idleConnectionTimeout: TimeAmount
         ) {
             self.multiplexer = multiplexer
@@ -46,7 +46,7 @@ final class HTTP2Connection: PooledConnection, Sendable {
     }
 
     init(
-        id: Int, key: PoolKey, channel: any Channel, capacity: Int, multiplexer: NIOHTTP2Handler.StreamMultiplexer,
+        id: Int, key: PoolKey, channel: any Channel, capacity: Int, multiplexer: HTTP2StreamMultiplexer,
         monitor: HTTP2ConnectionMonitor, establishment: ConnectionEstablishment, idleConnectionTimeout: TimeAmount
     ) {
         self.id = id
@@ -71,6 +71,7 @@ final class HTTP2Connection: PooledConnection, Sendable {
             streams?.goAwayLastStreamID = lastStreamID
             pool?.retire(self)
         }
+        streams.monitor.onUnusable = { [weak pool] in pool?.retire(self) }
         streams.monitor.onClosed = { [weak pool, weak streams] in
             streams?.isClosed = true
             pool?.connectionClosed(self)

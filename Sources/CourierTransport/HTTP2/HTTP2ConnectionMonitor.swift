@@ -42,6 +42,8 @@ final class HTTP2ConnectionMonitor: ChannelDuplexHandler {
     var onCapacityChanged: ((Int) -> Void)?
     /// The server sent `GOAWAY`: streams above `lastStreamID` were not processed.
     var onGoAway: ((_ lastStreamID: Int) -> Void)?
+    /// The connection is about to be closed for a protocol error: no new stream should be put on it.
+    var onUnusable: (() -> Void)?
     /// The connection closed.
     var onClosed: (() -> Void)?
 
@@ -59,6 +61,8 @@ final class HTTP2ConnectionMonitor: ChannelDuplexHandler {
     private var nextPingValue: UInt64 = 1
     /// An error was reported and it is not yet known whether it was the connection's or one stream's.
     private var errorPendingClassification = false
+    /// A stream was reset for an error during this event-loop turn.
+    private var streamResetThisTurn = false
 
     init(ready: EventLoopPromise<Int>, timing: Timing) {
         self.ready = ready
@@ -100,9 +104,10 @@ final class HTTP2ConnectionMonitor: ChannelDuplexHandler {
             openStreams += 1
             if openStreams == 1 { cancelIdleTimers() }
         case let closed as StreamClosedEvent:
-            if errorPendingClassification, let reason = closed.reason, reason != .cancel {
-                // NIOHTTP2 reset this stream for the error just reported: a stream error.
+            if let reason = closed.reason, reason != .cancel {
+                // NIOHTTP2 resets a stream for a stream error and reports the error just before or just after.
                 errorPendingClassification = false
+                noteStreamReset(context: context)
             }
             openStreams = max(0, openStreams - 1)
             if openStreams == 0 { becameIdle(context: context) }
@@ -115,17 +120,33 @@ final class HTTP2ConnectionMonitor: ChannelDuplexHandler {
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         ready.fail(error)
         guard maximumConcurrentStreams != nil, !errorPendingClassification else {
-            context.close(promise: nil)
+            closeForError(context: context)
             return
         }
         // NIOHTTP2 reports both kinds of protocol error here, without telling them apart: a connection error after
-        // sending GOAWAY, a stream error after resetting the stream. The reset's StreamClosedEvent (with its code)
-        // follows while the same frame is processed; when none came by the next loop turn, it was the connection's.
+        // sending GOAWAY, a stream error around resetting the stream. The reset's StreamClosedEvent (with its code)
+        // comes in the same loop turn, before or after; when there is none by the next turn, it was the connection's.
+        if streamResetThisTurn { return }
         errorPendingClassification = true
         context.eventLoop.assumeIsolated().execute { [weak self] in
-            guard let self, self.errorPendingClassification else { return }
+            guard let self, self.errorPendingClassification, let context = self.context else { return }
             self.errorPendingClassification = false
-            self.context?.close(promise: nil)
+            self.closeForError(context: context)
+        }
+    }
+
+    private func closeForError(context: ChannelHandlerContext) {
+        // Out of the pool first, so that no request is put on a connection that is going away.
+        onUnusable?()
+        onUnusable = nil
+        context.close(promise: nil)
+    }
+
+    private func noteStreamReset(context: ChannelHandlerContext) {
+        guard !streamResetThisTurn else { return }
+        streamResetThisTurn = true
+        context.eventLoop.assumeIsolated().execute { [weak self] in
+            self?.streamResetThisTurn = false
         }
     }
 
@@ -137,6 +158,7 @@ final class HTTP2ConnectionMonitor: ChannelDuplexHandler {
         onClosed = nil
         onCapacityChanged = nil
         onGoAway = nil
+        onUnusable = nil
         closed?()
         context.fireChannelInactive()
     }

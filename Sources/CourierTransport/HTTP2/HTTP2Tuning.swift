@@ -6,31 +6,26 @@ enum HTTP2Tuning {
     /// (``ResponseHeadNormalizer``), so that a response does not fail over one protocol only.
     static let maximumHeaderListSize = 1 << 20
 
-    /// Each stream's receive window: large enough that a fast download is not held back by window updates on a
-    /// low-latency path, small enough that a paused task buffers at most this much.
-    static let streamWindowSize = 1 << 20
+    /// The receive window kept for each stream, and for the connection as a whole: large enough that a fast
+    /// download is not held back by window updates, small enough that a paused task buffers at most this much.
+    /// (NIOHTTP2's stream multiplexer keeps one target for both.)
+    static let windowSize = 2 << 20
 
-    /// The connection's receive window, shared by its streams: room for several busy streams at once.
-    static let connectionWindowSize = 16 << 20
+    /// How many bytes a stream's channel queues for sending before it reports itself unwritable (request bodies
+    /// then wait), and how few before it is writable again.
+    static let outboundHighWatermark = 64 << 10
+    static let outboundLowWatermark = 32 << 10
 
-    /// What the client announces: no server push, no streams the server may open, the windows and header limit
+    /// What the client announces: no server push, no streams the server may open, the window and header limit
     /// above.
     static var connectionConfiguration: NIOHTTP2Handler.ConnectionConfiguration {
         var configuration = NIOHTTP2Handler.ConnectionConfiguration()
         configuration.initialSettings = [
             HTTP2Setting(parameter: .enablePush, value: 0),
             HTTP2Setting(parameter: .maxConcurrentStreams, value: 0),
-            HTTP2Setting(parameter: .initialWindowSize, value: streamWindowSize),
+            HTTP2Setting(parameter: .initialWindowSize, value: windowSize),
             HTTP2Setting(parameter: .maxHeaderListSize, value: maximumHeaderListSize),
         ]
-        configuration.targetWindowSize = connectionWindowSize
-        return configuration
-    }
-
-    /// How stream channels manage their windows.
-    static var streamConfiguration: NIOHTTP2Handler.StreamConfiguration {
-        var configuration = NIOHTTP2Handler.StreamConfiguration()
-        configuration.targetWindowSize = streamWindowSize
         return configuration
     }
 }
