@@ -347,7 +347,7 @@ extension PoolStateMachineTests {
             #expect(ApplicationProtocol("h2").isMultiplexed)
             #expect(ApplicationProtocol("h3").isMultiplexed)
         }
-            @Test func onceAKeyIsKnownToBeMultiplexedRequestsWaitForTheConnectionBeingOpened() {
+        @Test func onceAKeyIsKnownToBeMultiplexedRequestsWaitForTheConnectionBeingOpened() {
             var machine = Machine(maxConnectionsPerHost: 6)
             _ = machine.lease("a", for: "r1")
             _ = machine.connected("a", 10, protocol: "h2", capacity: 1, for: "r1")

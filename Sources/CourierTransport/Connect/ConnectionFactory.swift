@@ -230,7 +230,8 @@ struct ConnectionFactory: Sendable {
         }.map { capacity -> any PooledConnection in
             timer.cancel()
             return HTTP2Connection(
-                id: id, key: key, channel: channel, capacity: capacity, multiplexer: boundMultiplexer.value, monitor: boundMonitor.value,
+                id: id, key: key, channel: channel, capacity: capacity, multiplexer: boundMultiplexer.value,
+                monitor: boundMonitor.value,
                 establishment: establishment, idleConnectionTimeout: idleTimeout)
         }
     }

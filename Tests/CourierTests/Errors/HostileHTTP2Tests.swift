@@ -37,7 +37,8 @@ struct HostileHTTP2Tests {
         },
         Case(testDescription: "SETTINGS with an initial window above 2^31-1") { _ in
             .rawFrames(
-                HTTP2RawFrame.settings([(identifier: HTTP2RawFrame.SettingIdentifier.initialWindowSize, value: 1 << 31)]))
+                HTTP2RawFrame.settings([(identifier: HTTP2RawFrame.SettingIdentifier.initialWindowSize, value: 1 << 31)]
+                ))
         },
         Case(testDescription: "a WINDOW_UPDATE of zero on the connection") { _ in
             .rawFrames(

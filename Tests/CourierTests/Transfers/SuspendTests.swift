@@ -43,9 +43,12 @@ struct SuspendTests {
             // The connection (for h2 also its TLS handshake and SETTINGS) is made ahead, so that a loaded machine
             // does not spend the 1 s request timeout on it.
             server.route("/warm", response: .ok("w"))
-            var warm = URLRequest(url: server.url("/warm"))
-            warm.timeoutInterval = 30
-            let warmed = await session.runDataTask(warm)
+            // A warm-up that runs out of time on a very busy machine still leaves its connection in the pool once it
+            // opens: the next attempt finds it.
+            var warmed = await session.runDataTask(server.url("/warm"))
+            for _ in 0..<5 where warmed.error != nil {
+                warmed = await session.runDataTask(server.url("/warm"))
+            }
             try #require(warmed.error == nil, "the warm-up failed: \(String(describing: warmed.error))")
             let warmEvents = delegate.events.count
             let isCompletion: (RecordingDelegate.Event) -> Bool = { if case .complete = $0 { true } else { false } }
