@@ -84,6 +84,26 @@ struct ProxyTests {
         }
     }
 
+    @Test func http2RunsInsideTheTunnel() async throws {
+        try await withProxy { proxy in
+            try await withServer(.h2) { origin in
+                origin.route("/s", response: .ok("h2 through the tunnel"))
+                let session = makeSession { $0.connectionProxyDictionary = settings(proxy) }
+                defer { session.finishTasksAndInvalidate() }
+                let outcomes = await withTaskGroup(of: DataOutcome.self) { group in
+                    for _ in 0..<4 { group.addTask { await session.runDataTask(origin.url("/s")) } }
+                    return await group.reduce(into: []) { $0.append($1) }
+                }
+                #expect(outcomes.allSatisfy { $0.data == Data("h2 through the tunnel".utf8) })
+                let served = origin.requests(path: "/s")
+                #expect(served.allSatisfy { $0.protocolName == "h2" })
+                #expect(proxy.requests.allSatisfy { $0.method == "CONNECT" })
+                // Each tunnel carries one HTTP/2 connection; the origin sees as many connections as tunnels.
+                #expect(Set(served.map(\.connectionID)).count == proxy.requests.count)
+            }
+        }
+    }
+
     @Test(arguments: [false, true])
     func aProxyChallengeIsAnsweredOnlyToTheProxy(https: Bool) async throws {
         try await withProxy(credentials: ("proxyuser", "s3cret")) { proxy in
