@@ -1,0 +1,133 @@
+import Testing
+
+@testable import CourierHTTP
+
+/// The client side of RFC 6455: the handshake's checks and the rules for the frames a server may send.
+@Suite("WebSocket protocol rules")
+struct WebSocketProtocolTests {
+    typealias Frame = WebSocketMessageAssembler.Frame
+    typealias Op = WebSocketMessageAssembler.Opcode
+
+    /// RFC 6455 §1.3's worked example.
+    static let example = WebSocketHandshake(key: "dGhlIHNhbXBsZSBub25jZQ==", offeredProtocols: ["chat", "superchat"])
+
+    static func headers(_ fields: [String: String]) -> (String) -> String? {
+        { name in fields.first { $0.key.lowercased() == name.lowercased() }?.value }
+    }
+
+    static let good: [String: String] = [
+        "Upgrade": "websocket", "Connection": "Upgrade", "Sec-WebSocket-Accept": "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=",
+    ]
+
+    @Test func theAcceptIsRFC6455sExample() {
+        #expect(Self.example.expectedAccept == "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=")
+        #expect(WebSocketHandshake(offeredProtocols: []).key.count == 24)
+        #expect(WebSocketHandshake.offeredProtocols(in: ["chat, superchat", " v2 "]) == ["chat", "superchat", "v2"])
+    }
+
+    @Test func aGoodAnswerGivesTheChosenProtocol() throws {
+        #expect(try Self.example.validate(status: 101, header: Self.headers(Self.good)) == "")
+        var chose = Self.good
+        chose["Sec-WebSocket-Protocol"] = "superchat"
+        chose["Connection"] = "keep-alive, Upgrade"
+        chose["Upgrade"] = "WebSocket"
+        #expect(try Self.example.validate(status: 101, header: Self.headers(chose)) == "superchat")
+    }
+
+    @Test(arguments: [
+        (200, "Upgrade", "websocket"),
+        (101, "Upgrade", "h2c"),
+        (101, "Connection", "keep-alive"),
+        (101, "Sec-WebSocket-Accept", "AAAAAAAAAAAAAAAAAAAAAAAAAAA="),
+        (101, "Sec-WebSocket-Protocol", "unoffered"),
+        (101, "Sec-WebSocket-Extensions", "permessage-deflate"),
+    ])
+    func aBadAnswerIsABadServerResponse(status: Int, field: String, value: String) {
+        var fields = Self.good
+        fields[field] = value
+        #expect(throws: TransferError.self) {
+            try Self.example.validate(status: status, header: Self.headers(fields))
+        }
+        do {
+            _ = try Self.example.validate(status: status, header: Self.headers(fields))
+        } catch {
+            #expect(error.urlErrorCode == .badServerResponse)
+        }
+    }
+
+    @Test func fragmentsAreReassembledWithControlFramesBetweenThem() {
+        var assembler = WebSocketMessageAssembler(maximumMessageSize: 100)
+        #expect(assembler.receive(Frame(fin: false, opcode: Op.text, payload: Array("Hel".utf8))) == .none)
+        #expect(assembler.receive(Frame(fin: true, opcode: Op.ping, payload: [1])) == .ping([1]))
+        #expect(assembler.receive(Frame(fin: false, opcode: Op.continuation, payload: Array("lo, ".utf8))) == .none)
+        // "wörld" split inside the two bytes of "ö": UTF-8 is checked on the whole message.
+        let world = Array("wörld".utf8)
+        #expect(assembler.receive(Frame(fin: false, opcode: Op.continuation, payload: Array(world[..<2]))) == .none)
+        #expect(
+            assembler.receive(Frame(fin: true, opcode: Op.continuation, payload: Array(world[2...])))
+                == .text("Hello, wörld"))
+        #expect(assembler.receive(Frame(fin: true, opcode: Op.binary, payload: [0, 255])) == .binary([0, 255]))
+        #expect(assembler.receive(Frame(fin: true, opcode: Op.pong, payload: [])) == .pong([]))
+    }
+
+    @Test func closeFramesCarryTheirCodeAndReason() {
+        var assembler = WebSocketMessageAssembler(maximumMessageSize: 100)
+        #expect(assembler.receive(Frame(fin: true, opcode: Op.close, payload: [])) == .close(code: nil, reason: ""))
+        #expect(
+            assembler.receive(Frame(fin: true, opcode: Op.close, payload: [0x03, 0xE8] + Array("bye".utf8)))
+                == .close(code: 1000, reason: "bye"))
+        #expect(
+            assembler.receive(Frame(fin: true, opcode: Op.close, payload: [0x0F, 0xA0]))
+                == .close(code: 4000, reason: ""))
+    }
+
+    /// Each way a server breaks the rules, and the close code the client answers with.
+    static let violations: [(Frame, UInt16)] = {
+        var cases: [(Frame, UInt16)] = []
+        cases.append((Frame(fin: true, opcode: Op.text, isMasked: true, payload: []), 1002))
+        cases.append((Frame(fin: true, reservedBits: 0x4, opcode: Op.text, payload: []), 1002))
+        cases.append((Frame(fin: true, opcode: 0x3, payload: []), 1002))
+        cases.append((Frame(fin: true, opcode: 0xB, payload: []), 1002))
+        cases.append((Frame(fin: true, opcode: Op.continuation, payload: [1]), 1002))
+        cases.append((Frame(fin: false, opcode: Op.ping, payload: []), 1002))
+        cases.append((Frame(fin: true, opcode: Op.ping, payload: Array(repeating: 0, count: 126)), 1002))
+        cases.append((Frame(fin: true, opcode: Op.close, payload: [0x03]), 1002))
+        cases.append((Frame(fin: true, opcode: Op.close, payload: [0x03, 0xED]), 1002))  // 1005 never goes on the wire
+        cases.append((Frame(fin: true, opcode: Op.close, payload: [0x03, 0xEE]), 1002))  // nor 1006
+        cases.append((Frame(fin: true, opcode: Op.close, payload: [0x00, 0x00]), 1002))
+        cases.append((Frame(fin: true, opcode: Op.close, payload: [0x03, 0xE8, 0xC3, 0x28]), 1007))
+        cases.append((Frame(fin: true, opcode: Op.text, payload: [0xC3, 0x28]), 1007))
+        cases.append((Frame(fin: true, opcode: Op.text, payload: [0xED, 0xA0, 0x80]), 1007))  // a UTF-16 surrogate
+        cases.append((Frame(fin: true, opcode: Op.binary, payload: Array(repeating: 0, count: 101)), 1009))
+        return cases
+    }()
+
+    @Test(arguments: violations)
+    func violationsNameTheirCloseCode(frame: Frame, code: UInt16) {
+        var assembler = WebSocketMessageAssembler(maximumMessageSize: 100)
+        guard case .violation(let closeCode, _) = assembler.receive(frame) else {
+            Issue.record("accepted \(frame)")
+            return
+        }
+        #expect(closeCode == code)
+    }
+
+    @Test func aFragmentedMessageOverTheLimitIsTooBigAndANewMessageMayNotInterruptOne() {
+        var assembler = WebSocketMessageAssembler(maximumMessageSize: 10)
+        #expect(
+            assembler.receive(Frame(fin: false, opcode: Op.binary, payload: Array(repeating: 1, count: 6))) == .none)
+        guard
+            case .violation(1009, _) = assembler.receive(
+                Frame(fin: true, opcode: Op.continuation, payload: Array(repeating: 1, count: 5)))
+        else {
+            Issue.record("an 11-byte message passed a 10-byte limit")
+            return
+        }
+        var other = WebSocketMessageAssembler(maximumMessageSize: 10)
+        _ = other.receive(Frame(fin: false, opcode: Op.text, payload: [65]))
+        guard case .violation(1002, _) = other.receive(Frame(fin: true, opcode: Op.text, payload: [66])) else {
+            Issue.record("a message began inside another")
+            return
+        }
+    }
+}
