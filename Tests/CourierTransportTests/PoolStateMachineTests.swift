@@ -368,6 +368,22 @@ extension PoolStateMachineTests {
             #expect(machine.lease("a", for: "r4") == .wait)
         }
 
+        @Test func aKeyThatMayBeMultiplexedOpensOneConnectionUntilItsProtocolIsKnown() {
+            var machine = Machine(maxConnectionsPerHost: 6)
+            #expect(machine.lease("a", for: "r1", mayMultiplex: true) == .connect)
+            #expect(machine.lease("a", for: "r2", mayMultiplex: true) == .wait)
+            #expect(machine.lease("a", for: "r3", mayMultiplex: true) == .wait)
+            // It spoke h2: its streams serve the others.
+            let assignments = machine.connected("a", 10, protocol: "h2", capacity: 100, for: "r1")
+            #expect(assignments.map(\.waiter) == ["r1", "r2", "r3"])
+            // Had it spoken HTTP/1.1, the waiters would have opened connections of their own.
+            #expect(machine.lease("b", for: "s1", mayMultiplex: true) == .connect)
+            #expect(machine.lease("b", for: "s2", mayMultiplex: true) == .wait)
+            #expect(machine.lease("b", for: "s3", mayMultiplex: true) == .wait)
+            _ = machine.connected("b", 20, protocol: .http1, capacity: 1, for: "s1")
+            #expect(machine.connectForWaiters("b") == ["s2", "s3"])
+        }
+
         @Test func waitersForAMultiplexedConnectionThatTurnedOutHTTP1GetConnectionsOfTheirOwn() {
             var machine = Machine(maxConnectionsPerHost: 3)
             _ = machine.lease("a", for: "r1")

@@ -109,7 +109,9 @@ struct ConnectionFactory: Sendable {
                     try sync.addHandler(ConnectionReadyHandler(promise: ready, waitsForTLS: sslContext != nil))
                     if sslContext == nil {
                         // No ALPN to wait for: HTTP/1.1 from the start.
-                        try Self.addHTTP1Handlers(to: channel, endpoint: endpoint, idleConnectionTimeout: idleTimeout)
+                        try Self.addHTTP1Handlers(
+                            to: channel, endpoint: endpoint, idleConnectionTimeout: idleTimeout,
+                            upgrades: key.upgrade != nil)
                     }
                 }
             }
@@ -153,7 +155,8 @@ struct ConnectionFactory: Sendable {
                         }
                         if sslContext != nil {
                             try Self.addHTTP1Handlers(
-                                to: channel, endpoint: endpoint, idleConnectionTimeout: idleTimeout)
+                                to: channel, endpoint: endpoint, idleConnectionTimeout: idleTimeout,
+                                upgrades: key.upgrade != nil)
                         }
                         let handler = try channel.pipeline.syncOperations.handler(type: HTTP1ClientHandler.self)
                         handler.establishment = establishment
@@ -176,9 +179,10 @@ struct ConnectionFactory: Sendable {
     }
 
     /// The HTTP/1.1 pipeline: encoder, the lenient-head normalizer, decoder and the exchange handler, with the raw
-    /// read activity watched ahead of TLS so that bytes that do not yet complete a record still count.
+    /// read activity watched ahead of TLS so that bytes that do not yet complete a record still count. On a
+    /// connection for an upgrade, the decoder hands on the bytes behind a `101` head when it is removed.
     private static func addHTTP1Handlers(
-        to channel: any Channel, endpoint: Endpoint, idleConnectionTimeout: TimeAmount
+        to channel: any Channel, endpoint: Endpoint, idleConnectionTimeout: TimeAmount, upgrades: Bool
     ) throws {
         let sync = channel.pipeline.syncOperations
         let client = HTTP1ClientHandler(
@@ -188,7 +192,9 @@ struct ConnectionFactory: Sendable {
         try sync.addHandler(ResponseHeadNormalizer())
         try sync.addHandler(
             ByteToMessageHandler(
-                HTTPResponseDecoder(leftOverBytesStrategy: .dropBytes, informationalResponseStrategy: .forward)))
+                HTTPResponseDecoder(
+                    leftOverBytesStrategy: upgrades ? .forwardBytes : .dropBytes,
+                    informationalResponseStrategy: .forward)))
         try sync.addHandler(client)
     }
 

@@ -39,6 +39,9 @@ public struct TransportRequest: Sendable {
     /// the consumer hears ``TransportResponseConsumer/transportIsWaitingForConnectivity()`` once and the connection
     /// is retried with backoff until it succeeds or the engine cancels the exchange (the resource timeout).
     public var waitsForConnectivity = false
+    /// Set for a request that takes its connection over on `101 Switching Protocols` (a WebSocket handshake): it
+    /// gets a connection of its own, and the switched connection is left in this slot.
+    public var upgrade: ConnectionUpgrade?
 
     /// Creates a request; fails with `badURL` / `unsupportedURL` for URLs the transport cannot reach.
     public init(

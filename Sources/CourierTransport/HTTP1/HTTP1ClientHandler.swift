@@ -27,6 +27,8 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
         let isReused: Bool
         let bodyWriter: HTTP1RequestBodyWriter
         var headReceived = false
+        /// A `101` to a request that takes the connection over: the handover happens at the head's end.
+        var switchingProtocols = false
         var keepAlive = true
         /// Decodes the body when the response is gzip-, deflate- or brotli-encoded.
         var decoder: ContentDecoder?
@@ -83,6 +85,8 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
     var onReusable: (() -> Void)?
     /// Called once when the channel closes.
     var onClosed: (() -> Void)?
+    /// Called when the connection was handed over after `101 Switching Protocols`: it is no longer the pool's.
+    var onUpgraded: (() -> Void)?
 
     init(endpoint: Endpoint, idleConnectionTimeout: TimeAmount, protocolName: String, isStream: Bool = false) {
         self.endpoint = endpoint
@@ -260,9 +264,18 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 return
             }
             if head.status.code == 101 {
-                // What follows is another protocol, which no exchange of this transport speaks (WebSocket tasks
-                // will take over the connection themselves); without an upgrade request it is a server's mistake.
+                // What follows is another protocol. A request that asked to take the connection over (a WebSocket
+                // handshake) gets it at the end of this head; for any other it is a server's mistake.
                 let asked = active.exchange.request.headers.contains { HeaderName.equal($0.0, "Upgrade") }
+                if asked, active.exchange.request.upgrade != nil, !isStream, active.drainBudget == nil {
+                    active.headReceived = true
+                    active.switchingProtocols = true
+                    active.timeline.responseStart = Date()
+                    active.requestTimer?.cancel()
+                    active.requestTimer = nil
+                    active.exchange.consumer.transportDidReceiveHead(makeHead(head, active: active, context: context))
+                    return
+                }
                 fail(
                     .badServerResponse(
                         asked
@@ -305,6 +318,10 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 active.exchange.consumer.transportDidReceiveBodyPart(buffer)
             }
         case .end:
+            if active.switchingProtocols {
+                switchProtocols(active, context: context)
+                return
+            }
             if let decoder = active.decoder, decoder.canStep {
                 // Finished once the compressed input is decoded, at the consumer's pace.
                 active.endPending = true
@@ -312,6 +329,39 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
             }
             endResponse(active, context: context)
         }
+    }
+
+    /// Hands the connection over after `101 Switching Protocols`: an ``UpgradeBuffer`` takes the place of the HTTP
+    /// handlers (the decoder passes it the bytes behind the head as it leaves), the pool lets go of the connection,
+    /// and the exchange finishes with the upgraded connection in its request's slot.
+    private func switchProtocols(_ active: Active, context: ChannelHandlerContext) {
+        state = .closed
+        idleTimer?.cancel()
+        idleTimer = nil
+        let pipeline = context.pipeline.syncOperations
+        let buffer = UpgradeBuffer()
+        do {
+            try pipeline.addHandler(buffer, position: .before(self))
+            _ = try pipeline.removeHandler(pipeline.handler(type: ByteToMessageHandler<HTTPResponseDecoder>.self))
+            _ = try pipeline.removeHandler(pipeline.handler(type: ResponseHeadNormalizer.self))
+            _ = try pipeline.removeHandler(pipeline.handler(type: HTTPRequestEncoder.self))
+            _ = try pipeline.removeHandler(pipeline.handler(type: ReadActivityHandler.self))
+        } catch {
+            active.exchange.connectionFailed(
+                .networkConnectionLost("cannot hand the connection to \(endpoint) over: \(error)"), retryable: false)
+            context.close(promise: nil)
+            return
+        }
+        active.timeline.responseEnd = Date()
+        active.exchange.timeline.withLockedValue { $0 = active.timeline }
+        let upgraded = UpgradedConnection(channel: context.channel, buffer: buffer)
+        onUpgraded?()
+        onUpgraded = nil
+        onClosed = nil
+        onReusable = nil
+        active.exchange.request.upgrade?.deliver(upgraded)
+        pipeline.removeHandler(context: context, promise: nil)
+        active.exchange.finish()
     }
 
     /// Delivers the end of the response and gives the connection back (or closes it).

@@ -61,6 +61,7 @@ final class HTTP1Connection: PooledConnection, Hashable, Sendable {
         let handler = self.handler.value
         handler.onReusable = { [weak pool] in pool?.release(self) }
         handler.onClosed = { [weak pool] in pool?.connectionClosed(self) }
+        handler.onUpgraded = { [weak pool] in pool?.detach(self) }
     }
 
     func close() {

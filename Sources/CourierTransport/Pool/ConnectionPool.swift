@@ -26,7 +26,8 @@ final class ConnectionPool: Sendable {
     /// Finds or opens a connection for `exchange`, or queues it.
     func lease(for exchange: TransportExchange) {
         let key = PoolKey(request: exchange.request)
-        let action = machine.withLockedValue { $0.lease(key, for: exchange) }
+        let mayMultiplex = key.tls?.offersHTTP2 == true && key.upgrade == nil
+        let action = machine.withLockedValue { $0.lease(key, for: exchange, mayMultiplex: mayMultiplex) }
         switch action {
         case .use(let connection):
             run(exchange, on: connection.connection, isReused: true)

@@ -10,6 +10,8 @@ struct PoolKey: Hashable, Sendable {
     var clientCertificateProvider: ObjectIdentifier?
     /// Connections through a proxy are never handed to direct requests, nor to another proxy's.
     var proxy: ProxyServer?
+    /// A request that takes its connection over never shares one: its key is its own.
+    var upgrade: ObjectIdentifier?
 
     init(request: TransportRequest) {
         endpoint = request.endpoint
@@ -18,5 +20,6 @@ struct PoolKey: Hashable, Sendable {
         trustEvaluator = isTLS ? request.trustEvaluator.map { ObjectIdentifier($0) } : nil
         clientCertificateProvider = isTLS ? request.clientCertificateProvider.map { ObjectIdentifier($0) } : nil
         proxy = request.proxy
+        upgrade = request.upgrade.map { ObjectIdentifier($0) }
     }
 }

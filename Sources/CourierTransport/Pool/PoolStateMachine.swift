@@ -71,11 +71,16 @@ struct PoolStateMachine<Key: Hashable, Connection: Hashable, Waiter: Hashable> {
         /// The protocol the key's last connection turned out to speak. While a connection to a key known to be
         /// multiplexed is being opened, further requests wait for its streams instead of opening more connections.
         var knownProtocol: ApplicationProtocol?
+        /// Whether the key's connections may turn out multiplexed (TLS offering `h2`): until the first one has told,
+        /// it is assumed they will.
+        var mayMultiplex = false
 
-        /// Whether a new connection may be opened for a request that found no free one.
+        /// Whether a new connection may be opened for a request that found no free one: below the limit, and not
+        /// while a connection that will (or may) carry many streams is being opened — its streams serve the rest.
         func mayConnect(limit: Int) -> Bool {
             guard connectionCount < limit else { return false }
-            return !(knownProtocol?.isMultiplexed == true && connecting > 0)
+            let multiplexed = knownProtocol?.isMultiplexed ?? mayMultiplex
+            return !(multiplexed && connecting > 0)
         }
 
         /// The connections that count against the limit.
@@ -101,13 +106,16 @@ struct PoolStateMachine<Key: Hashable, Connection: Hashable, Waiter: Hashable> {
     }
 
     /// A request asks for a connection to `key`: a free stream of a multiplexed connection, else an idle HTTP/1
-    /// connection, else a new connection below the limit, else the queue.
-    mutating func lease(_ key: Key, for waiter: Waiter) -> LeaseAction {
+    /// connection, else a new connection below the limit, else the queue. `mayMultiplex` says that the key's
+    /// connections may speak a multiplexed protocol (TLS offering `h2`): then the first burst of requests to it
+    /// opens one connection and waits for what it negotiates, instead of opening one connection each.
+    mutating func lease(_ key: Key, for waiter: Waiter, mayMultiplex: Bool = false) -> LeaseAction {
         if isShutdown { return .failShutdown }
         // Taken out of the table while it changes: a copy still in the table would make every change copy the
         // host's collections.
         var host = hosts.removeValue(forKey: key) ?? Host()
         defer { store(key, host) }
+        host.mayMultiplex = mayMultiplex
         if let connection = host.multiplexed.leaseStream() ?? host.http1.leaseIdle() {
             return .use(connection)
         }

@@ -77,6 +77,20 @@ struct HTTP2Tests {
         }
     }
 
+    @Test func aFirstBurstOfRequestsOpensOneConnectionNotOneEach() async throws {
+        try await withH2Server { server in
+            server.route("/slow", response: .delayed("s", by: .milliseconds(100)))
+            let session = makeSession { $0.httpMaximumConnectionsPerHost = 64 }
+            defer { session.finishTasksAndInvalidate() }
+            let outcomes = await withTaskGroup(of: DataOutcome.self) { group in
+                for _ in 0..<32 { group.addTask { await session.runDataTask(server.url("/slow")) } }
+                return await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(outcomes.allSatisfy { $0.data == Data("s".utf8) })
+            #expect(server.connectionCount == 1)
+        }
+    }
+
     @Test func theServersStreamLimitQueuesTheRestOnOneConnection() async throws {
         try await withH2Server(MockHTTP2Settings(maxConcurrentStreams: 2)) { server in
             server.route("/slow", response: .delayed("s", by: .milliseconds(150)))

@@ -1,0 +1,109 @@
+import NIOConcurrencyHelpers
+import NIOCore
+
+/// A request that takes its connection over when the server switches protocols (`101`), as a WebSocket handshake
+/// does. Such a request always gets a connection of its own, offered only `http/1.1` by ALPN; on `101` the
+/// transport takes the HTTP handlers off it, takes it out of the pool, and leaves it here for the request's owner.
+public final class ConnectionUpgrade: Sendable {
+    private let connection = NIOLockedValueBox<UpgradedConnection?>(nil)
+
+    /// A new upgrade slot, for one request.
+    public init() {}
+
+    /// Called by the transport, on the connection's event loop, before the exchange finishes.
+    func deliver(_ upgraded: UpgradedConnection) {
+        connection.withLockedValue { $0 = upgraded }
+    }
+
+    /// The connection the server switched, once; `nil` when it never did (another answer, or a failure).
+    public func take() -> UpgradedConnection? {
+        connection.withLockedValue { value in
+            defer { value = nil }
+            return value
+        }
+    }
+}
+
+/// A connection after `101 Switching Protocols`: no HTTP handler is left on it, and it reads nothing until its new
+/// owner installed its own handlers and called ``start(_:)``. Bytes that came right behind the `101` head are kept.
+public final class UpgradedConnection: Sendable {
+    /// The channel (TCP, or TLS over TCP).
+    public let channel: any Channel
+    private let buffer: NIOLoopBound<UpgradeBuffer>
+
+    init(channel: any Channel, buffer: UpgradeBuffer) {
+        self.channel = channel
+        self.buffer = NIOLoopBound(buffer, eventLoop: channel.eventLoop)
+    }
+
+    /// Installs the new protocol's handlers with `configure` (on the event loop, at the end of the pipeline) and
+    /// passes them the bytes already received; reading then goes on. If `configure` throws, the connection closes.
+    public func start(_ configure: @escaping @Sendable (ChannelPipeline.SynchronousOperations) throws -> Void) {
+        let channel = self.channel
+        let buffer = self.buffer
+        channel.eventLoop.execute {
+            do {
+                try configure(channel.pipeline.syncOperations)
+                buffer.value.release()
+            } catch {
+                channel.close(promise: nil)
+            }
+        }
+    }
+
+    /// Closes the connection without starting it.
+    public func close() {
+        channel.close(promise: nil)
+    }
+}
+
+/// Holds what arrives on an upgraded connection, and its reads, until the new protocol's handlers are in place.
+final class UpgradeBuffer: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = ByteBuffer
+    typealias InboundOut = ByteBuffer
+    typealias OutboundIn = Never
+
+    private var held: [ByteBuffer] = []
+    private var inputClosed = false
+    private var inactive = false
+    private var context: ChannelHandlerContext?
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        held.append(unwrapInboundIn(data))
+    }
+
+    func read(context: ChannelHandlerContext) {
+        // Held back: nothing is read until the new protocol can take it.
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        inactive = true
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if case .inputClosed = event as? ChannelEvent {
+            inputClosed = true
+            return
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    /// Passes on what was held and steps out of the way.
+    func release() {
+        guard let context else { return }
+        let held = self.held
+        self.held = []
+        for buffer in held { context.fireChannelRead(wrapInboundOut(buffer)) }
+        if !held.isEmpty { context.fireChannelReadComplete() }
+        if inputClosed { context.fireUserInboundEventTriggered(ChannelEvent.inputClosed) }
+        if inactive { context.fireChannelInactive() }
+        let channel = context.channel
+        context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
+        // Reads were held back (with auto-read on, the channel asked once and waits): ask again.
+        if channel.isActive { channel.read() }
+    }
+}

@@ -1,0 +1,246 @@
+import CourierHTTP
+import NIOCore
+import NIOWebSocket
+
+/// The client end of a WebSocket connection, on its event loop: masks what it sends, checks what it receives with
+/// ``WebSocketMessageAssembler``, answers pings, matches pongs to pings, runs the close handshake, and reads only
+/// while its owner wants messages.
+final class WebSocketClientHandler: ChannelDuplexHandler {
+    typealias InboundIn = WebSocketFrame
+    typealias OutboundIn = Never
+    typealias OutboundOut = WebSocketFrame
+
+    private enum Phase {
+        case open
+        /// The client sent its close frame and waits for the server's.
+        case closeSent(code: UInt16, reason: [UInt8], timer: Scheduled<Void>?)
+        case closed
+    }
+
+    private var phase = Phase.open
+    private var assembler: WebSocketMessageAssembler
+    private let delegate: any WebSocketConnectionDelegate
+    private var context: ChannelHandlerContext?
+    private var reading = false
+    private var readPending = false
+    /// Pings waiting for their pongs, in order.
+    private var pings: [@Sendable (TransferError?) -> Void] = []
+    /// The closure to report when the channel goes inactive (set once the handshake or a failure decided it).
+    private var closure: WebSocketClosure?
+
+    init(maximumMessageSize: Int, delegate: any WebSocketConnectionDelegate) {
+        self.assembler = WebSocketMessageAssembler(maximumMessageSize: maximumMessageSize)
+        self.delegate = delegate
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+        if !context.channel.isActive { finish(WebSocketClosure(code: nil, reason: [], error: connectionLost)) }
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        self.context = nil
+    }
+
+    private var connectionLost: TransferError {
+        .networkConnectionLost("the WebSocket connection closed without a close handshake")
+    }
+
+    // MARK: - Commands
+
+    func send(_ message: WebSocketMessage, completion: @escaping @Sendable (TransferError?) -> Void) {
+        guard case .open = phase, let context else {
+            completion(.networkConnectionLost("the WebSocket connection is closed"))
+            return
+        }
+        let frame: WebSocketFrame
+        switch message {
+        case .text(let text):
+            frame = makeFrame(.text, bytes: context.channel.allocator.buffer(string: text))
+        case .binary(let bytes):
+            frame = makeFrame(.binary, bytes: bytes)
+        }
+        let promise = context.eventLoop.makePromise(of: Void.self)
+        promise.futureResult.whenComplete { result in
+            switch result {
+            case .success: completion(nil)
+            case .failure(let error): completion(.networkConnectionLost("the WebSocket message was not sent: \(error)"))
+            }
+        }
+        context.writeAndFlush(wrapOutboundOut(frame), promise: promise)
+    }
+
+    func sendPing(completion: @escaping @Sendable (TransferError?) -> Void) {
+        guard case .open = phase, let context else {
+            completion(.networkConnectionLost("the WebSocket connection is closed"))
+            return
+        }
+        pings.append(completion)
+        context.writeAndFlush(wrapOutboundOut(makeFrame(.ping, bytes: ByteBuffer())), promise: nil)
+    }
+
+    func close(code: UInt16, reason: [UInt8]) {
+        guard case .open = phase, let context else { return }
+        sendClose(code: code, reason: reason, context: context)
+    }
+
+    func abort(_ error: TransferError) {
+        guard let context else { return }
+        if closure == nil { closure = WebSocketClosure(code: nil, reason: [], error: error) }
+        phase = .closed
+        context.close(promise: nil)
+    }
+
+    func setReading(_ reading: Bool) {
+        self.reading = reading
+        if reading, readPending, let context {
+            readPending = false
+            context.read()
+        }
+    }
+
+    // MARK: - Channel events
+
+    func read(context: ChannelHandlerContext) {
+        if reading {
+            context.read()
+        } else {
+            readPending = true
+        }
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let frame = unwrapInboundIn(data)
+        var payload = frame.unmaskedData
+        let event = assembler.receive(
+            WebSocketMessageAssembler.Frame(
+                fin: frame.fin, reservedBits: frame.reservedBits.rawValue >> 4,
+                opcode: UInt8(webSocketOpcode: frame.opcode), isMasked: frame.maskKey != nil,
+                payload: payload.readBytes(length: payload.readableBytes) ?? []))
+        switch event {
+        case .none:
+            break
+        case .text(let text):
+            if case .open = phase { delegate.webSocketDidReceive(.text(text)) }
+        case .binary(let bytes):
+            if case .open = phase { delegate.webSocketDidReceive(.binary(ByteBuffer(bytes: bytes))) }
+        case .ping(let bytes):
+            if case .open = phase {
+                context.writeAndFlush(
+                    wrapOutboundOut(makeFrame(.pong, bytes: ByteBuffer(bytes: bytes))), promise: nil)
+            }
+        case .pong:
+            if !pings.isEmpty { pings.removeFirst()(nil) }
+        case .close(let code, let reason):
+            serverClosed(code: code, reason: Array(reason.utf8), context: context)
+        case .violation(let code, let reason):
+            let error: TransferError =
+                code == WebSocketMessageAssembler.CloseCode.messageTooBig
+                ? .urlError(.dataLengthExceedsMaximum, reason) : .badServerResponse(reason)
+            fail(closeCode: code, error: error, context: context)
+        }
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        if let frameError = error as? NIOWebSocketError {
+            switch frameError {
+            case .invalidFrameLength:
+                fail(
+                    closeCode: WebSocketMessageAssembler.CloseCode.messageTooBig,
+                    error: .urlError(.dataLengthExceedsMaximum, "the server sent a frame larger than the maximum"),
+                    context: context)
+            case .fragmentedControlFrame, .multiByteControlFrameLength:
+                fail(
+                    closeCode: WebSocketMessageAssembler.CloseCode.protocolError,
+                    error: .badServerResponse("the server sent a malformed control frame"), context: context)
+            }
+            return
+        }
+        if closure == nil {
+            closure = WebSocketClosure(
+                code: nil, reason: [], error: .networkConnectionLost("the WebSocket connection failed: \(error)"))
+        }
+        context.close(promise: nil)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        if case .closeSent(let code, let reason, let timer) = phase {
+            timer?.cancel()
+            // The server closed the connection after our close frame without sending its own: still a close.
+            if closure == nil { closure = WebSocketClosure(code: code, reason: reason, error: nil) }
+        }
+        phase = .closed
+        finish(closure ?? WebSocketClosure(code: nil, reason: [], error: connectionLost))
+        context.fireChannelInactive()
+    }
+
+    // MARK: - Closing
+
+    private func serverClosed(code: UInt16?, reason: [UInt8], context: ChannelHandlerContext) {
+        switch phase {
+        case .open:
+            // Echo the server's code, as RFC 6455 §5.5.1 asks, then leave the TCP close to the server (or do it
+            // after the timeout).
+            closure = WebSocketClosure(code: code, reason: reason, error: nil)
+            sendClose(code: code, reason: [], context: context)
+        case .closeSent(let sentCode, let sentReason, let timer):
+            timer?.cancel()
+            closure = WebSocketClosure(code: sentCode, reason: sentReason, error: nil)
+            phase = .closed
+            context.close(promise: nil)
+        case .closed:
+            break
+        }
+    }
+
+    private func sendClose(code: UInt16?, reason: [UInt8], context: ChannelHandlerContext) {
+        var payload = context.channel.allocator.buffer(capacity: 2 + reason.count)
+        if let code {
+            payload.writeInteger(code)
+            payload.writeBytes(reason)
+        }
+        context.writeAndFlush(wrapOutboundOut(makeFrame(.connectionClose, bytes: payload)), promise: nil)
+        let timer = context.eventLoop.assumeIsolated().scheduleTask(in: WebSocketConnection.closeTimeout) {
+            [weak self] in
+            guard let self, let context = self.context else { return }
+            if self.closure == nil {
+                self.closure = WebSocketClosure(
+                    code: code, reason: reason,
+                    error: .timedOut("the server did not answer the WebSocket close handshake in time"))
+            }
+            context.close(promise: nil)
+        }
+        if case .open = phase, closure != nil {
+            // The server closed first: our answer ends the handshake; the server closes TCP (or the timer does).
+            phase = .closeSent(code: code ?? 1005, reason: reason, timer: timer)
+        } else {
+            phase = .closeSent(code: code ?? 1005, reason: reason, timer: timer)
+        }
+        // Reading goes on, whatever the owner asked: the server's close frame must be seen.
+        setReading(true)
+    }
+
+    /// The server broke the protocol: close with `closeCode` and fail with `error`.
+    private func fail(closeCode: UInt16, error: TransferError, context: ChannelHandlerContext) {
+        guard closure == nil else { return }
+        closure = WebSocketClosure(code: closeCode, reason: [], error: error)
+        if case .open = phase {
+            sendClose(code: closeCode, reason: [], context: context)
+        }
+        // No handshake after a violation: the connection ends now (RFC 6455 §7.1.7).
+        phase = .closed
+        context.close(promise: nil)
+    }
+
+    private func finish(_ result: WebSocketClosure) {
+        let pending = pings
+        pings = []
+        for ping in pending { ping(result.error ?? .networkConnectionLost("the WebSocket connection closed")) }
+        let delegate = self.delegate
+        delegate.webSocketDidClose(result)
+    }
+
+    private func makeFrame(_ opcode: WebSocketOpcode, bytes: ByteBuffer) -> WebSocketFrame {
+        WebSocketFrame(fin: true, opcode: opcode, maskKey: .random(), data: bytes)
+    }
+}

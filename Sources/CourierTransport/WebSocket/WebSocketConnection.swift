@@ -1,0 +1,72 @@
+import CourierHTTP
+import NIOCore
+import NIOWebSocket
+
+/// A client WebSocket connection (RFC 6455) on a connection the server switched: frames in and out, the close
+/// handshake, pings, and backpressure. Every method may be called from any thread; the work hops to the
+/// connection's event loop.
+public final class WebSocketConnection: Sendable {
+    private let channel: any Channel
+    private let handler: NIOLoopBound<WebSocketClientHandler>
+
+    /// How long the client waits for the server's close frame (or its closing the connection) after sending one.
+    public static let closeTimeout: TimeAmount = .seconds(5)
+
+    private init(channel: any Channel, handler: WebSocketClientHandler) {
+        self.channel = channel
+        self.handler = NIOLoopBound(handler, eventLoop: channel.eventLoop)
+    }
+
+    /// Starts speaking WebSocket on `upgraded`. Nothing is read until ``setReading(_:)`` asks for it.
+    ///
+    /// - Parameters:
+    ///   - maximumMessageSize: The largest message accepted; a larger one closes the connection with 1009.
+    public static func start(
+        _ upgraded: UpgradedConnection, maximumMessageSize: Int, delegate: any WebSocketConnectionDelegate
+    ) -> WebSocketConnection {
+        let channel = upgraded.channel
+        let handler = WebSocketClientHandler(maximumMessageSize: maximumMessageSize, delegate: delegate)
+        let connection = WebSocketConnection(channel: channel, handler: handler)
+        let bound = connection.handler
+        // A frame can be no larger than the largest message (the assembler checks whole messages).
+        let maximumFrameSize = min(Int(UInt32.max), max(maximumMessageSize, 1 << 14))
+        upgraded.start { pipeline in
+            try pipeline.addHandler(WebSocketFrameEncoder())
+            try pipeline.addHandler(ByteToMessageHandler(WebSocketFrameDecoder(maxFrameSize: maximumFrameSize)))
+            try pipeline.addHandler(bound.value)
+        }
+        return connection
+    }
+
+    /// Sends `message`; `completion` runs (on the event loop) once it was written, or with the error that stopped it.
+    public func send(_ message: WebSocketMessage, completion: @escaping @Sendable (TransferError?) -> Void) {
+        let handler = self.handler
+        channel.eventLoop.execute { handler.value.send(message, completion: completion) }
+    }
+
+    /// Sends a ping; `completion` runs when its pong arrives (pongs answer pings in order), or with the error that
+    /// ended the connection first.
+    public func sendPing(completion: @escaping @Sendable (TransferError?) -> Void) {
+        let handler = self.handler
+        channel.eventLoop.execute { handler.value.sendPing(completion: completion) }
+    }
+
+    /// Starts the close handshake with `code` and `reason`; the connection closes when the server answered, or
+    /// after ``closeTimeout``.
+    public func close(code: UInt16, reason: [UInt8]) {
+        let handler = self.handler
+        channel.eventLoop.execute { handler.value.close(code: code, reason: reason) }
+    }
+
+    /// Closes the connection at once, without a close handshake; the delegate hears `error`.
+    public func abort(_ error: TransferError) {
+        let handler = self.handler
+        channel.eventLoop.execute { handler.value.abort(error) }
+    }
+
+    /// Reads from the socket, or stops reading (backpressure: the owner has enough messages waiting).
+    public func setReading(_ reading: Bool) {
+        let handler = self.handler
+        channel.eventLoop.execute { handler.value.setReading(reading) }
+    }
+}
