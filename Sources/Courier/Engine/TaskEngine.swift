@@ -26,6 +26,9 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
             case data
             case upload(UploadBody)
             case download(resume: DownloadResumeState?)
+            /// A WebSocket task's opening handshake: the request asks to take its connection over, which the
+            /// transport leaves in the upgrade's slot when the server switches protocols.
+            case webSocket(WebSocketUpgrade)
         }
 
         var request: URLRequest
@@ -312,7 +315,7 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
             step { $0.prepared(attempt: attempt) }
         case .success(.proceed(let prepared)):
             do {
-                let transportRequest = try TransportRequestBuilder.make(
+                var transportRequest = try TransportRequestBuilder.make(
                     from: prepared,
                     upload: uploadBody,
                     configuration: environment.configuration,
@@ -327,6 +330,7 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
                     body: bodyState,
                     bodyStreams: environment.host
                 )
+                if case .webSocket(let upgrade) = spec.kind { upgrade.apply(to: &transportRequest) }
                 bodyState.sentBefore = true
                 emit(.attemptStarted(expectedToSend: transportRequest.body.length ?? NSURLSessionTransferSizeUnknown))
                 preparedSource = NetworkSource(request: transportRequest, transport: environment.transport)
@@ -529,7 +533,10 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
     private func currentCacheTransaction() -> CacheTransaction? {
         guard !madeCacheTransaction else { return cacheTransaction }
         madeCacheTransaction = true
-        if case .download = spec.kind { return nil }
+        switch spec.kind {
+        case .download, .webSocket: return nil
+        case .data, .upload: break
+        }
         cacheTransaction = environment.stageSettings.urlCache.map(CacheTransaction.init)
         return cacheTransaction
     }

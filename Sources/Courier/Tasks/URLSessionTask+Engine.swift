@@ -15,6 +15,8 @@ extension URLSessionTask {
             kind = .upload(upload.uploadBody)
         } else if let download = self as? URLSessionDownloadTask {
             kind = .download(resume: download.resume)
+        } else if let webSocket = self as? URLSessionWebSocketTask {
+            kind = .webSocket(webSocket.upgrade)
         } else {
             kind = .data
         }
@@ -26,8 +28,10 @@ extension URLSessionTask {
         } else {
             isDelegateDataTask = false
         }
+        var request = state.currentRequest ?? URLRequest(url: URL(fileURLWithPath: "/"))
+        if case .webSocket = kind { request = URLSessionWebSocketTask.handshakeRequest(for: request) }
         let spec = TaskEngine.Spec(
-            request: state.currentRequest ?? URLRequest(url: URL(fileURLWithPath: "/")),
+            request: request,
             taskIdentifier: taskIdentifier,
             kind: kind,
             earliestBeginDate: state.earliestBeginDate,

@@ -1,10 +1,16 @@
+import CourierHTTP
+import CourierTransport
 import Foundation
 import NIOConcurrencyHelpers
+import NIOCore
 
-/// A task that speaks the WebSocket protocol.
+/// A task that speaks the WebSocket protocol (RFC 6455) over `ws://` or `wss://`.
 ///
-/// - Note: Not implemented yet: a resumed WebSocket task completes with `URLError(.unsupportedURL)`, and sends
-///   and receives fail with the same error.
+/// The opening handshake runs like any request of the session — cookies, credentials and authentication
+/// challenges, redirects, proxies, trust — on a connection of its own; when the server switches protocols the task
+/// takes that connection over. Messages are received in order; sends are written in order; a receive or send made
+/// before the connection opened waits for it. Only as many messages as the app has not yet received are read ahead
+/// (up to 16): an app that stops receiving stops the reading, not its memory.
 open class URLSessionWebSocketTask: URLSessionTask, @unchecked Sendable {
     /// A WebSocket message.
     public enum Message: Sendable {
@@ -31,84 +37,286 @@ open class URLSessionWebSocketTask: URLSessionTask, @unchecked Sendable {
         case tlsHandshakeFailure = 1015
     }
 
-    private let closeState = NIOLockedValueBox<(maximumMessageSize: Int, code: CloseCode, reason: Data?)>(
-        (1_048_576, .invalid, nil)
-    )
+    /// How many received messages are held for an app that has not asked for them before reading stops.
+    static let readAhead = 16
 
-    /// The largest message accepted, in bytes (Darwin's default is 1 MiB).
+    /// The handshake and the slot the transport leaves the switched connection in.
+    let upgrade: WebSocketUpgrade
+    private let socket: NIOLockedValueBox<WebSocketTaskState>
+
+    override init(session: URLSession, request: URLRequest, identifier: Int, completionMode: TaskCompletionMode) {
+        let offered = WebSocketHandshake.offeredProtocols(
+            in: request.value(forHTTPHeaderField: "Sec-WebSocket-Protocol").map { [$0] } ?? [])
+        upgrade = WebSocketUpgrade(handshake: WebSocketHandshake(offeredProtocols: offered), slot: ConnectionUpgrade())
+        socket = NIOLockedValueBox(WebSocketTaskState())
+        super.init(session: session, request: request, identifier: identifier, completionMode: completionMode)
+    }
+
+    /// The request the engine runs for the handshake: `ws` and `wss` become `http` and `https`.
+    static func handshakeRequest(for request: URLRequest) -> URLRequest {
+        guard let url = request.url, var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else {
+            return request
+        }
+        switch components.scheme?.lowercased() {
+        case "ws": components.scheme = "http"
+        case "wss": components.scheme = "https"
+        default: return request
+        }
+        var mapped = request
+        mapped.url = components.url
+        return mapped
+    }
+
+    /// The largest message accepted, in bytes (Darwin's default is 1 MiB). A larger one ends the task with close
+    /// code 1009. Set it before `resume()`.
     open var maximumMessageSize: Int {
-        get { closeState.withLockedValue { $0.maximumMessageSize } }
-        set { closeState.withLockedValue { $0.maximumMessageSize = newValue } }
+        get { socket.withLockedValue { $0.maximumMessageSize } }
+        set { socket.withLockedValue { $0.maximumMessageSize = newValue } }
     }
+
     /// The close code sent or received; `.invalid` while open.
-    open var closeCode: CloseCode { closeState.withLockedValue { $0.code } }
+    open var closeCode: CloseCode { socket.withLockedValue { $0.closeCode } }
+
     /// The close reason sent or received.
-    open var closeReason: Data? { closeState.withLockedValue { $0.reason } }
+    open var closeReason: Data? { socket.withLockedValue { $0.closeReason } }
 
-    private var unsupportedError: URLError {
-        URLError(.unsupportedURL, userInfo: [NSLocalizedDescriptionKey: unsupportedReason ?? ""])
-    }
+    // MARK: - Sending and receiving
 
-    /// Sends a message.
+    /// Sends a message; `completionHandler` runs on the delegate queue once it was written, or with the error that
+    /// stopped it.
     open func send(_ message: Message, completionHandler: @escaping @Sendable ((any Error)?) -> Void) {
-        let error = unsupportedError
-        session.dispatcher.async { completionHandler(error) }
+        let session = self.session
+        let done: @Sendable (TransferError?) -> Void = { error in
+            session.dispatcher.async { completionHandler(error.map(Self.socketError)) }
+        }
+        let outgoing = Self.transportMessage(message)
+        switch socket.withLockedValue({ $0.send(outgoing, done) }) {
+        case .send(let connection): connection.send(outgoing, completion: done)
+        case .fail(let error): done(error)
+        case .queued: break
+        }
     }
 
     /// Sends a message.
     open func send(_ message: Message) async throws {
-        throw unsupportedError
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            send(message) { error in
+                if let error { continuation.resume(throwing: error) } else { continuation.resume() }
+            }
+        }
     }
 
-    /// Receives the next message.
+    /// Receives the next message; `completionHandler` runs on the delegate queue.
     open func receive(completionHandler: @escaping @Sendable (Result<Message, any Error>) -> Void) {
-        let error = unsupportedError
-        session.dispatcher.async { completionHandler(.failure(error)) }
+        let session = self.session
+        let action = socket.withLockedValue { $0.receive(completionHandler) }
+        switch action.delivery {
+        case .message(let message): session.dispatcher.async { completionHandler(.success(message)) }
+        case .failure(let error): session.dispatcher.async { completionHandler(.failure(error)) }
+        case .waits: break
+        }
+        if let reading = action.reading { reading.connection.setReading(reading.on) }
     }
 
     /// Receives the next message.
     open func receive() async throws -> Message {
-        throw unsupportedError
+        try await withCheckedThrowingContinuation { continuation in
+            receive { continuation.resume(with: $0) }
+        }
     }
 
     /// Sends a ping and returns when the pong arrives.
-    ///
-    /// - Throws: Always, until WebSocket tasks are implemented: `URLError(.unsupportedURL)` naming the missing
-    ///   feature.
     open func sendPing() async throws {
-        throw unsupportedError
-    }
-
-    /// Sends a ping; the handler runs when the pong arrives.
-    open func sendPing(pongReceiveHandler: @escaping @Sendable ((any Error)?) -> Void) {
-        let error = unsupportedError
-        session.dispatcher.async { pongReceiveHandler(error) }
-    }
-
-    /// Closes the WebSocket with a code and reason.
-    open func cancel(with closeCode: CloseCode, reason: Data?) {
-        closeState.withLockedValue { state in
-            state.code = closeCode
-            state.reason = reason
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            sendPing { error in
+                if let error { continuation.resume(throwing: error) } else { continuation.resume() }
+            }
         }
-        cancel()
     }
 
-    /// Starts the task. Until WebSocket tasks are implemented, the task then completes with
-    /// `URLError(.unsupportedURL)` naming the missing feature (reported to the delegate and in ``error``).
-    open override func resume() {
-        super.resume()
+    /// Sends a ping; the handler runs on the delegate queue when the pong arrives, or with the error that ended
+    /// the connection first.
+    open func sendPing(pongReceiveHandler: @escaping @Sendable ((any Error)?) -> Void) {
+        let session = self.session
+        let done: @Sendable (TransferError?) -> Void = { error in
+            session.dispatcher.async { pongReceiveHandler(error.map(Self.socketError)) }
+        }
+        switch socket.withLockedValue({ $0.ping(done) }) {
+        case .send(let connection): connection.sendPing(completion: done)
+        case .fail(let error): done(error)
+        case .queued: break
+        }
     }
 
-    /// Cancels the task without a close frame (the close code stays as set by ``cancel(with:reason:)``, or
-    /// `.invalid`); the task completes with `URLError(.cancelled)`.
+    // MARK: - Closing
+
+    /// Closes the WebSocket with a close handshake: `closeCode` and `reason` go to the server, and the task
+    /// completes (without an error) once the server answered, or after 5 s. Before the connection opened, the
+    /// handshake is cancelled.
+    open func cancel(with closeCode: CloseCode, reason: Data?) {
+        let connection: WebSocketConnection? = socket.withLockedValue { state in
+            state.closeCode = closeCode
+            state.closeReason = reason
+            return state.openConnection
+        }
+        guard let connection else {
+            super.cancel()
+            return
+        }
+        connection.close(code: UInt16(closeCode.rawValue), reason: Array(reason ?? Data()))
+    }
+
+    /// Cancels the task: an open connection is closed at once, without a close handshake, and the task completes
+    /// with `URLError(.cancelled)`.
     open override func cancel() {
-        super.cancel()
+        if let connection = socket.withLockedValue({ $0.openConnection }) {
+            connection.abort(.cancelled())
+        } else {
+            super.cancel()
+        }
     }
 
-    /// The error the task completed with: `URLError(.unsupportedURL)` naming the missing feature once a resumed
-    /// task has completed, `URLError(.cancelled)` after ``cancel()``, `nil` before either.
-    open override var error: (any Error)? { super.error }
+    // MARK: - The handshake's end
 
-    override var unsupportedReason: String? { "WebSocket tasks are not supported yet (a later Courier release)" }
+    /// The engine finished the handshake. Without an error the server answered; if it switched protocols and its
+    /// answer passes RFC 6455's checks, the connection opens and the task goes on; otherwise the task fails with
+    /// `badServerResponse`.
+    override func complete(with error: URLError?, body: Data?, file: URL? = nil) {
+        let upgraded = upgrade.slot.take()
+        if let error {
+            upgraded?.close()
+            handshakeFailed(error)
+            return
+        }
+        let response = self.response as? HTTPURLResponse
+        let chosen: String
+        do {
+            guard let response else { throw TransferError.badServerResponse("the WebSocket handshake got no answer") }
+            chosen = try upgrade.handshake.validate(status: response.statusCode) {
+                response.value(forHTTPHeaderField: $0)
+            }
+            guard upgraded != nil else {
+                throw TransferError.badServerResponse("the server did not switch the connection to WebSocket")
+            }
+        } catch {
+            upgraded?.close()
+            handshakeFailed(URLErrorMapping.urlError(from: error, failingURL: originalRequest?.url))
+            return
+        }
+        guard let upgraded else { return }
+        open(upgraded, protocol: chosen)
+    }
+
+    private func open(_ upgraded: UpgradedConnection, protocol chosen: String) {
+        let bridge = WebSocketTaskBridge(task: self)
+        let size = maximumMessageSize
+        let connection = WebSocketConnection.start(upgraded, maximumMessageSize: size, delegate: bridge)
+        let opened = socket.withLockedValue { $0.opened(connection) }
+        let session = self.session
+        if let delegate = resolvedDelegate(URLSessionWebSocketDelegate.self) {
+            session.dispatcher.async {
+                delegate.urlSession(session, webSocketTask: self, didOpenWithProtocol: chosen.isEmpty ? nil : chosen)
+            }
+        }
+        for (message, done) in opened.sends { connection.send(message, completion: done) }
+        for done in opened.pings { connection.sendPing(completion: done) }
+        connection.setReading(opened.reading)
+    }
+
+    /// A message arrived (on the connection's event loop).
+    func received(_ message: WebSocketMessage) {
+        let converted = Self.taskMessage(message)
+        let action = socket.withLockedValue { $0.received(converted) }
+        if let receiver = action.receiver {
+            session.dispatcher.async { receiver(.success(converted)) }
+        }
+        if let stop = action.stopReading { stop.setReading(false) }
+    }
+
+    /// The handshake failed: what waited for the connection fails with the task's error.
+    private func handshakeFailed(_ error: URLError) {
+        let waiting = socket.withLockedValue {
+            $0.closed(
+                WebSocketClosure(code: nil, reason: [], error: .urlError(error.code, error.localizedDescription)),
+                receiveError: error)
+        }
+        fail(waiting, receiveError: error, sendError: .urlError(error.code, error.localizedDescription))
+        finish(with: error)
+    }
+
+    private func fail(
+        _ waiting: WebSocketTaskState.Waiting, receiveError: any Error, sendError: TransferError
+    ) {
+        let session = self.session
+        for receiver in waiting.receivers { session.dispatcher.async { receiver(.failure(receiveError)) } }
+        for (_, done) in waiting.sends { done(sendError) }
+        for done in waiting.pings { done(sendError) }
+    }
+
+    /// The connection ended (on its event loop).
+    func closed(_ closure: WebSocketClosure) {
+        let taskError: URLError? = closure.error.map {
+            URLErrorMapping.urlError(from: $0, failingURL: originalRequest?.url)
+        }
+        let receiveError: any Error = Self.socketError(closure.error)
+        let waiting = socket.withLockedValue { $0.closed(closure, receiveError: receiveError) }
+        fail(waiting, receiveError: receiveError, sendError: closure.error ?? .networkConnectionLost("closed"))
+        let session = self.session
+        if let code = closure.code, closure.error == nil,
+            let delegate = resolvedDelegate(URLSessionWebSocketDelegate.self)
+        {
+            let closeCode = CloseCode(rawValue: Int(code)) ?? .invalid
+            let reason = closure.reason.isEmpty ? nil : Data(closure.reason)
+            session.dispatcher.async {
+                delegate.urlSession(session, webSocketTask: self, didCloseWith: closeCode, reason: reason)
+            }
+        }
+        finish(with: taskError)
+    }
+
+    private func finish(with error: URLError?) {
+        super.complete(with: error, body: nil)
+    }
+
+    // MARK: - Conversions
+
+    private static func transportMessage(_ message: Message) -> WebSocketMessage {
+        switch message {
+        case .string(let text): return .text(text)
+        case .data(let data): return .binary(ByteBuffer(bytes: data))
+        }
+    }
+
+    private static func taskMessage(_ message: WebSocketMessage) -> Message {
+        switch message {
+        case .text(let text): return .string(text)
+        case .binary(var bytes): return .data(Data(bytes.readBytes(length: bytes.readableBytes) ?? []))
+        }
+    }
+
+    /// The error a send, receive or ping reports once the connection is gone: Darwin's `ENOTCONN` ("Socket is not
+    /// connected") after a close, `EMSGSIZE` after a message over the limit, else the failure as a `URLError`.
+    static func socketError(_ error: TransferError?) -> any Error {
+        guard let error else { return POSIXError(.ENOTCONN) }
+        if error.urlErrorCode == .dataLengthExceedsMaximum { return POSIXError(.EMSGSIZE) }
+        return URLErrorMapping.urlError(from: error, failingURL: nil)
+    }
+}
+
+/// Receives a WebSocket connection's events for its task; a separate object, so that the task does not publish a
+/// transport protocol.
+private final class WebSocketTaskBridge: WebSocketConnectionDelegate, @unchecked Sendable {
+    weak var task: URLSessionWebSocketTask?
+
+    init(task: URLSessionWebSocketTask) {
+        self.task = task
+    }
+
+    func webSocketDidReceive(_ message: WebSocketMessage) {
+        task?.received(message)
+    }
+
+    func webSocketDidClose(_ closure: WebSocketClosure) {
+        task?.closed(closure)
+    }
 }

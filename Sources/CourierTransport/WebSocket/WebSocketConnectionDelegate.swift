@@ -19,6 +19,13 @@ public struct WebSocketClosure: Sendable, Equatable {
     public var reason: [UInt8]
     /// Why the connection failed: `nil` after a clean close handshake.
     public var error: TransferError?
+
+    /// Creates a closure.
+    public init(code: UInt16?, reason: [UInt8], error: TransferError?) {
+        self.code = code
+        self.reason = reason
+        self.error = error
+    }
 }
 
 /// What a ``WebSocketConnection`` tells its owner. Called on the connection's event loop, in order: it must not

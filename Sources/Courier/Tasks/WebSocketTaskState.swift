@@ -1,0 +1,129 @@
+import CourierHTTP
+import CourierTransport
+import Foundation
+
+/// The bookkeeping of a WebSocket task, as a value stepped under the task's lock: what waits for the connection to
+/// open, the receives waiting for messages and the messages waiting for receives, and whether the connection should
+/// read. Each step returns what to do; the task does it after the lock is released.
+struct WebSocketTaskState {
+    typealias Done = @Sendable (TransferError?) -> Void
+    typealias Receiver = @Sendable (Result<URLSessionWebSocketTask.Message, any Error>) -> Void
+
+    enum Phase {
+        case handshaking
+        case open(WebSocketConnection)
+        case closed(receiveError: any Error, sendError: TransferError)
+    }
+
+    var phase = Phase.handshaking
+    var maximumMessageSize = 1 << 20
+    var closeCode = URLSessionWebSocketTask.CloseCode.invalid
+    var closeReason: Data?
+    /// Sends and pings made before the connection opened, in order.
+    private var queuedSends: [(WebSocketMessage, Done)] = []
+    private var queuedPings: [Done] = []
+    private var receivers: [Receiver] = []
+    private var messages: [URLSessionWebSocketTask.Message] = []
+
+    var openConnection: WebSocketConnection? {
+        if case .open(let connection) = phase { return connection }
+        return nil
+    }
+
+    enum Outgoing {
+        case send(WebSocketConnection)
+        case queued
+        case fail(TransferError)
+    }
+
+    mutating func send(_ message: WebSocketMessage, _ done: @escaping Done) -> Outgoing {
+        switch phase {
+        case .handshaking:
+            queuedSends.append((message, done))
+            return .queued
+        case .open(let connection):
+            return .send(connection)
+        case .closed(_, let error):
+            return .fail(error)
+        }
+    }
+
+    mutating func ping(_ done: @escaping Done) -> Outgoing {
+        switch phase {
+        case .handshaking:
+            queuedPings.append(done)
+            return .queued
+        case .open(let connection):
+            return .send(connection)
+        case .closed(_, let error):
+            return .fail(error)
+        }
+    }
+
+    enum Delivery {
+        case message(URLSessionWebSocketTask.Message)
+        case failure(any Error)
+        case waits
+    }
+
+    /// A receive: a message already held, the error of a closed connection, or a wait. Taking a held message may
+    /// let the connection read again.
+    mutating func receive(_ receiver: @escaping Receiver) -> (
+        delivery: Delivery, reading: (connection: WebSocketConnection, on: Bool)?
+    ) {
+        if !messages.isEmpty {
+            let message = messages.removeFirst()
+            let resumes = messages.count == URLSessionWebSocketTask.readAhead - 1
+            return (.message(message), resumes ? openConnection.map { ($0, true) } : nil)
+        }
+        if case .closed(let error, _) = phase { return (.failure(error), nil) }
+        receivers.append(receiver)
+        return (.waits, nil)
+    }
+
+    /// The connection opened: what waited goes out, and it reads.
+    mutating func opened(_ connection: WebSocketConnection) -> (
+        sends: [(WebSocketMessage, Done)], pings: [Done], reading: Bool
+    ) {
+        phase = .open(connection)
+        defer {
+            queuedSends = []
+            queuedPings = []
+        }
+        return (queuedSends, queuedPings, true)
+    }
+
+    /// A message arrived: to the first waiting receive, else held; with enough held, reading stops.
+    mutating func received(_ message: URLSessionWebSocketTask.Message) -> (
+        receiver: Receiver?, stopReading: WebSocketConnection?
+    ) {
+        if !receivers.isEmpty { return (receivers.removeFirst(), nil) }
+        messages.append(message)
+        return (nil, messages.count >= URLSessionWebSocketTask.readAhead ? openConnection : nil)
+    }
+
+    /// What was still waiting when the connection ended (or never opened).
+    struct Waiting {
+        var receivers: [Receiver]
+        var sends: [(WebSocketMessage, Done)]
+        var pings: [Done]
+    }
+
+    /// The connection ended: the close code and reason are recorded, and what waited is handed back to fail
+    /// (messages already held can still be received).
+    mutating func closed(_ closure: WebSocketClosure, receiveError: any Error) -> Waiting {
+        if let code = closure.code {
+            closeCode = URLSessionWebSocketTask.CloseCode(rawValue: Int(code)) ?? closeCode
+            if !closure.reason.isEmpty { closeReason = Data(closure.reason) }
+        }
+        phase = .closed(
+            receiveError: receiveError,
+            sendError: closure.error ?? .networkConnectionLost("the WebSocket connection is closed"))
+        defer {
+            receivers = []
+            queuedSends = []
+            queuedPings = []
+        }
+        return Waiting(receivers: receivers, sends: queuedSends, pings: queuedPings)
+    }
+}
