@@ -168,7 +168,12 @@ struct StreamStateMachine {
 
     /// The channel closed (reset by the peer, or closed underneath).
     mutating func channelClosed() -> [Action] {
-        fail(.networkConnectionLost("the connection closed"))
+        if phase == .open, outputShutDown {
+            // Once its write side is shut down, NIO closes the channel at the end of input instead of reporting the
+            // end: the bytes read before it stay to be read, and nothing more will come.
+            return inputClosed()
+        }
+        return fail(.networkConnectionLost("the connection closed"))
     }
 
     // MARK: - Operations
@@ -231,10 +236,9 @@ struct StreamStateMachine {
         guard phase == .open, !inputEnded else { return [] }
         inputEnded = true
         channelReadPending = false
-        var actions: [Action] = []
+        // Told first, as on Darwin, where bytes may still be there to read when the delegate hears of it.
+        var actions: [Action] = [.report(.readClosed)]
         serveReads(&actions)
-        actions.append(.report(.readClosed))
-        finishIfDone(&actions)
         return actions
     }
 
