@@ -163,6 +163,25 @@ import Testing
         }
     }
 
+    @Test func closeReadServesEarlierReadsThenFailsLaterOnesWhileWritesGoOn() async throws {
+        try await withTCPServer { server in
+            let session = makeSession()
+            let queue = session.delegateQueue
+            let task = session.streamTask(withHostName: "127.0.0.1", port: server.port)
+            task.resume()
+            async let earlier = task.read(min: 3, max: 3, queue: queue)
+            try await Task.sleep(for: .milliseconds(20))
+            task.closeRead()
+            #expect(await task.write("abc", queue: queue).error == nil)
+            #expect(await earlier.text == "abc")
+            let later = await task.read(min: 1, max: 1, queue: queue)
+            #expect((later.error as? POSIXError)?.code == .ENOTCONN)
+            #expect(await task.write("more", queue: queue).error == nil)
+            try await waitUntil { server.receivedBytes == Array("abcmore".utf8) }
+            task.cancel()
+        }
+    }
+
     @Test(arguments: [false, true])
     func startSecureConnectionTurnsToTLSWhenTheCertificateIsTrusted(withDelegate: Bool) async throws {
         try await withTCPServer(startTLSCommand: "STARTTLS\r\n") { server in
