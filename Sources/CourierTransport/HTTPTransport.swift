@@ -20,6 +20,7 @@ public final class HTTPTransport: Transport {
     }
 
     private let pool: ConnectionPool
+    private let eventLoopGroup: any EventLoopGroup
 
     /// Creates a transport on the shared event loop group.
     public init(
@@ -27,6 +28,7 @@ public final class HTTPTransport: Transport {
         eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
         logger: Logger = Logger(label: "courier.transport")
     ) {
+        self.eventLoopGroup = eventLoopGroup
         let factory = ConnectionFactory(
             group: eventLoopGroup,
             tlsContexts: TLSContextCache.shared,
@@ -55,5 +57,13 @@ public final class HTTPTransport: Transport {
     /// Closes the connections that run nothing, so that the next requests start on new ones.
     public func closeIdleConnections() {
         pool.closeIdleConnections()
+    }
+
+    /// A stream task's raw connection, on the transport's event loop group (outside the pool: it never carries a
+    /// request, and it does not count against `maximumConnectionsPerHost`).
+    public func makeStreamConnection(
+        host: String, port: Int, onEvent: @escaping @Sendable (StreamConnectionEvent) -> Void
+    ) -> StreamConnection {
+        StreamConnection(host: host, port: port, eventLoop: eventLoopGroup.next(), onEvent: onEvent)
     }
 }

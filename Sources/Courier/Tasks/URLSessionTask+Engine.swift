@@ -60,7 +60,7 @@ extension URLSessionTask {
     }
 
     /// Why the task fails as soon as it starts, if it cannot run.
-    private func startFailure(hasRequest: Bool) -> TransferError? {
+    func startFailure(hasRequest: Bool) -> TransferError? {
         if createdOnInvalidSession.withLockedValue({ $0 }) {
             return .cancelled("the task was created after its session was invalidated")
         }

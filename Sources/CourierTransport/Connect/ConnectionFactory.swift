@@ -29,24 +29,15 @@ struct ConnectionFactory: Sendable {
                 key: key, id: id, sslContext: nil, on: eventLoop, connectTimeout: connectTimeout, trustEvaluator: nil,
                 tunnelAuthorization: nil)
         }
-        let context: EventLoopFuture<NIOSSLContext>
-        if let clientCertificateProvider {
-            context = tlsContexts.context(
-                for: tls, provider: clientCertificateProvider, endpoint: key.endpoint,
-                loadsTrustRoots: trustEvaluator == nil, on: eventLoop)
-        } else {
-            context = tlsContexts.context(for: tls, on: eventLoop)
+        return tlsContexts.clientContext(
+            for: tls, endpoint: key.endpoint, trustEvaluator: trustEvaluator,
+            clientCertificateProvider: clientCertificateProvider, on: eventLoop
+        )
+        .flatMap { sslContext in
+            open(
+                key: key, id: id, sslContext: sslContext, on: eventLoop, connectTimeout: connectTimeout,
+                trustEvaluator: trustEvaluator, tunnelAuthorization: tunnelAuthorization)
         }
-        return
-            context
-            .flatMapErrorThrowing { error in
-                throw error as? TransferError ?? .secureConnectionFailed("cannot set up TLS: \(error)")
-            }
-            .flatMap { sslContext in
-                open(
-                    key: key, id: id, sslContext: sslContext, on: eventLoop, connectTimeout: connectTimeout,
-                    trustEvaluator: trustEvaluator, tunnelAuthorization: tunnelAuthorization)
-            }
     }
 
     private func open(
@@ -252,8 +243,9 @@ struct ConnectionFactory: Sendable {
         }
     }
 
-    /// NIOSSL's own verification, or, with an evaluator, a verification callback that awaits it off the loop.
-    private static func makeTLSHandler(
+    /// NIOSSL's own verification, or, with an evaluator, a verification callback that awaits it off the loop (also
+    /// used by stream connections that start TLS, so both kinds of connection trust the same servers).
+    static func makeTLSHandler(
         context: NIOSSLContext,
         serverHostname: String?,
         endpoint: Endpoint,

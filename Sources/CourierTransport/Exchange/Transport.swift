@@ -15,6 +15,12 @@ public protocol Transport: Sendable {
     /// Closes the connections that run nothing; the transport stays usable and later requests open new
     /// connections (`URLSession.flush` and `reset`).
     func closeIdleConnections()
+
+    /// A raw TCP connection to `host`:`port` for a stream task, on the transport's event loops; it connects when
+    /// told to. The default runs on NIO's shared event loop group.
+    func makeStreamConnection(
+        host: String, port: Int, onEvent: @escaping @Sendable (StreamConnectionEvent) -> Void
+    ) -> StreamConnection
 }
 
 /// The engine's handle on one running request.

@@ -57,6 +57,29 @@ final class TLSContextCache: Sendable {
         }
     }
 
+    /// The context for a client connection to `endpoint`: one that asks `clientCertificateProvider` when there is
+    /// one (without the system's roots when `trustEvaluator` verifies the server instead), else the shared one for
+    /// `settings`. A failure to build it is a `secureConnectionFailed` ``TransferError``.
+    func clientContext(
+        for settings: TLSSettings,
+        endpoint: Endpoint,
+        trustEvaluator: (any ServerTrustEvaluator)?,
+        clientCertificateProvider: (any ClientCertificateProvider)?,
+        on eventLoop: any EventLoop
+    ) -> EventLoopFuture<NIOSSLContext> {
+        let context: EventLoopFuture<NIOSSLContext>
+        if let clientCertificateProvider {
+            context = self.context(
+                for: settings, provider: clientCertificateProvider, endpoint: endpoint,
+                loadsTrustRoots: trustEvaluator == nil, on: eventLoop)
+        } else {
+            context = self.context(for: settings, on: eventLoop)
+        }
+        return context.flatMapErrorThrowing { error in
+            throw error as? TransferError ?? .secureConnectionFailed("cannot set up TLS: \(error)")
+        }
+    }
+
     /// The context for connections to `endpoint` whose client certificate `provider` chooses, built on NIO's thread
     /// pool on first use.
     ///

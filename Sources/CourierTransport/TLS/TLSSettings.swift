@@ -17,6 +17,8 @@ public struct TLSSettings: Hashable, Sendable {
     /// Whether ALPN offers `h2` before `http/1.1` (as Darwin does). Off only for comparisons and for servers known to
     /// mishandle HTTP/2.
     public var offersHTTP2 = true
+    /// Whether ALPN is offered at all. Off for stream tasks' connections, which carry no HTTP.
+    public var offersApplicationProtocols = true
 
     /// Creates settings.
     public init(
@@ -35,6 +37,7 @@ public struct TLSSettings: Hashable, Sendable {
             && lhs.certificatesHash == rhs.certificatesHash
             && lhs.additionalTrustedCertificatesDER == rhs.additionalTrustedCertificatesDER
             && lhs.clientIdentity == rhs.clientIdentity && lhs.offersHTTP2 == rhs.offersHTTP2
+            && lhs.offersApplicationProtocols == rhs.offersApplicationProtocols
     }
 
     public func hash(into hasher: inout Hasher) {
@@ -42,12 +45,13 @@ public struct TLSSettings: Hashable, Sendable {
         hasher.combine(maximumVersion)
         hasher.combine(certificatesHash)
         hasher.combine(offersHTTP2)
+        hasher.combine(offersApplicationProtocols)
         // Hashing a certificate is costly and an identity is rare: equality tells identities apart.
         hasher.combine(clientIdentity != nil)
     }
 
     /// Builds the NIOSSL client configuration: the system trust store, full verification, ALPN `h2` then
-    /// `http/1.1`, and the client identity if there is one.
+    /// `http/1.1` (unless ``offersApplicationProtocols`` is off), and the client identity if there is one.
     ///
     /// - Parameter loadsTrustRoots: `false` for connections whose chain a ``ServerTrustEvaluator`` verifies:
     ///   loading the system's roots is the slow part of making a context, and they would never be consulted.
@@ -67,7 +71,9 @@ public struct TLSSettings: Hashable, Sendable {
             }
             configuration.additionalTrustRoots = [.certificates(certificates)]
         }
-        configuration.applicationProtocols = offersHTTP2 ? ["h2", "http/1.1"] : ["http/1.1"]
+        if offersApplicationProtocols {
+            configuration.applicationProtocols = offersHTTP2 ? ["h2", "http/1.1"] : ["http/1.1"]
+        }
         return configuration
     }
 }

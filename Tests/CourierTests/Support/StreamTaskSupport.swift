@@ -1,0 +1,118 @@
+import Courier
+import CourierMockServer
+import Foundation
+import NIOConcurrencyHelpers
+
+/// Starts a raw TCP mock server for the duration of `body`.
+func withTCPServer<T>(
+    _ mode: MockTCPServer.Mode = .echo,
+    startTLSCommand: String? = nil,
+    _ body: (MockTCPServer) async throws -> T
+) async throws -> T {
+    let server = MockTCPServer(mode: mode, startTLSCommand: startTLSCommand)
+    try await server.start()
+    do {
+        let result = try await body(server)
+        await server.shutdown()
+        return result
+    } catch {
+        await server.shutdown()
+        throw error
+    }
+}
+
+/// A stream task delegate that records its calls in order, and whether each ran on the expected queue.
+final class StreamRecordingDelegate: NSObject, URLSessionStreamDelegate, @unchecked Sendable {
+    enum Event: Equatable {
+        case readClosed
+        case writeClosed
+        case becameStreams
+        case complete(URLError.Code?)
+    }
+
+    private let state = NIOLockedValueBox<(events: [Event], offQueue: Int, streams: (InputStream, OutputStream)?)>(
+        ([], 0, nil))
+    let completed = AsyncGate()
+    let becameStreams = AsyncGate()
+    var expectedQueue: OperationQueue?
+
+    var events: [Event] { state.withLockedValue { $0.events } }
+    var callsOffQueue: Int { state.withLockedValue { $0.offQueue } }
+    var streams: (InputStream, OutputStream)? { state.withLockedValue { $0.streams } }
+
+    private func record(_ event: Event) {
+        let onQueue = expectedQueue == nil || OperationQueue.current === expectedQueue
+        state.withLockedValue { state in
+            state.events.append(event)
+            if !onQueue { state.offQueue += 1 }
+        }
+    }
+
+    func urlSession(_ session: URLSession, readClosedFor streamTask: URLSessionStreamTask) {
+        record(.readClosed)
+    }
+
+    func urlSession(_ session: URLSession, writeClosedFor streamTask: URLSessionStreamTask) {
+        record(.writeClosed)
+    }
+
+    func urlSession(
+        _ session: URLSession, streamTask: URLSessionStreamTask, didBecome inputStream: InputStream,
+        outputStream: OutputStream
+    ) {
+        state.withLockedValue { $0.streams = (inputStream, outputStream) }
+        record(.becameStreams)
+        becameStreams.open()
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        record(.complete((error as? URLError)?.code))
+        completed.open()
+    }
+}
+
+/// A read's outcome through the completion-handler form.
+struct StreamRead: @unchecked Sendable {
+    var data: Data?
+    var atEOF: Bool
+    var error: (any Error)?
+    var onDelegateQueue: Bool
+
+    var text: String? { data.map { String(decoding: $0, as: UTF8.self) } }
+    var urlErrorCode: URLError.Code? { (error as? URLError)?.code }
+}
+
+/// A write's outcome through the completion-handler form.
+struct StreamWrite: @unchecked Sendable {
+    var error: (any Error)?
+    var onDelegateQueue: Bool
+
+    var urlErrorCode: URLError.Code? { (error as? URLError)?.code }
+}
+
+extension URLSessionStreamTask {
+    /// Reads through the completion-handler form.
+    func read(min: Int, max: Int, timeout: TimeInterval = 5, queue: OperationQueue) async -> StreamRead {
+        await withCheckedContinuation { continuation in
+            readData(ofMinLength: min, maxLength: max, timeout: timeout) { data, atEOF, error in
+                continuation.resume(
+                    returning: StreamRead(
+                        data: data, atEOF: atEOF, error: error, onDelegateQueue: OperationQueue.current === queue))
+            }
+        }
+    }
+
+    /// Writes `text` through the completion-handler form.
+    func write(_ text: String, timeout: TimeInterval = 5, queue: OperationQueue) async -> StreamWrite {
+        await write(Data(text.utf8), timeout: timeout, queue: queue)
+    }
+
+    func write(_ data: Data, timeout: TimeInterval = 5, queue: OperationQueue) async -> StreamWrite {
+        await withCheckedContinuation { continuation in
+            write(data, timeout: timeout) { error in
+                continuation.resume(
+                    returning: StreamWrite(error: error, onDelegateQueue: OperationQueue.current === queue))
+            }
+        }
+    }
+}
