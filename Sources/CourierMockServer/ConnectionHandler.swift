@@ -6,7 +6,8 @@ import NIOSSL
 /// Serves the requests of one connection: records each complete request, picks its response from the
 /// ``ServerState`` and writes it with a ``ResponseWriter``. Requests that arrive while a response is being
 /// written are answered in order afterwards. When the client half-closes its side, the requests already received
-/// are answered and then the connection is closed.
+/// are answered and then the connection is closed. A request for a WebSocket route gets the opening handshake's
+/// answer; after a `101` the connection leaves HTTP for a ``WebSocketSession``.
 ///
 /// On an HTTP/2 stream the "connection" is the stream channel, carrying one request: its HTTP/1.1 response bytes
 /// are turned into HTTP/2 frames by ``HTTP1ResponseBytesToParts``, closing it resets the stream, and the response's
@@ -142,8 +143,42 @@ final class ConnectionHandler: ChannelInboundHandler, RemovableChannelHandler {
             return
         }
         let next = pending.removeFirst()
-        let response = state.response(for: next.request)
+        if let endpoint = state.webSockets.endpoint(path: next.request.path) {
+            answerWebSocketRequest(next, endpoint: endpoint, context: context)
+            return
+        }
+        answer(next, with: state.response(for: next.request), context: context)
+    }
 
+    /// Switches the connection to WebSocket, or answers what the handshake says instead and closes: the HTTP/1.1
+    /// parser reads nothing after an upgrade request. (Only HTTP/1.1 requests pass the handshake, never an HTTP/2
+    /// stream's.)
+    private func answerWebSocketRequest(
+        _ next: PendingRequest,
+        endpoint: MockWebSocketEndpoint,
+        context: ChannelHandlerContext
+    ) {
+        switch WebSocketHandshake(request: next.request, endpoint: endpoint).outcome {
+        case .switchProtocols(let head):
+            isDone = true
+            pending.removeAll()
+            WebSocketUpgrade.switchProtocols(
+                context: context,
+                head: head,
+                session: WebSocketSession(path: next.request.path, endpoint: endpoint, registry: state.webSockets)
+            )
+        case .refuse(let response):
+            answer(next, with: response, forceClose: http2Stream == nil, context: context)
+        }
+    }
+
+    /// Answers `next` with `response`, closing the connection afterwards if `forceClose` is set.
+    private func answer(
+        _ next: PendingRequest,
+        with response: MockResponse,
+        forceClose: Bool = false,
+        context: ChannelHandlerContext
+    ) {
         if let http2Stream, let misbehaviour = response.http2Misbehaviour,
             http2Stream.perform(misbehaviour, response: response)
         {
@@ -177,7 +212,7 @@ final class ConnectionHandler: ChannelInboundHandler, RemovableChannelHandler {
         let closesConnection =
             response.closeConnection || response.header("Connection")?.lowercased().contains("close") == true
         let closing =
-            !next.keepAlive || response.closeAfterBodyBytes != nil || (isInputClosed && pending.isEmpty)
+            forceClose || !next.keepAlive || response.closeAfterBodyBytes != nil || (isInputClosed && pending.isEmpty)
             || (closesConnection && http2Stream == nil)
         if closing {
             isDone = true

@@ -54,7 +54,8 @@ public final class MockServer: Sendable {
     private let unixSocketPath: String?
     private let tlsIdentity: MockTLSIdentity?
     private let http2Settings: MockHTTP2Settings
-    private let state = ServerState()
+    /// Internal, not private, for the extensions in other files (WebSocket routes).
+    let state = ServerState()
     private let lifecycle: NIOLockedValueBox<Lifecycle>
 
     /// Creates a server; it does not listen until ``start()``.

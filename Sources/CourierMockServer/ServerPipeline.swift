@@ -8,7 +8,9 @@ enum ServerPipeline {
     /// Adds the HTTP/1.1 handlers to a connection's pipeline (after TLS, if any).
     static func addHTTP1Handlers(to channel: any Channel, state: ServerState, connectionID: Int) throws {
         let pipeline = channel.pipeline.syncOperations
-        try pipeline.addHandler(ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .dropBytes)))
+        // The parser stops after a WebSocket upgrade request; when the decoder leaves for the WebSocket handlers, the
+        // bytes it holds after the request are theirs (`.forwardBytes` only acts on that removal, never on a close).
+        try pipeline.addHandler(ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .forwardBytes)))
         try pipeline.addHandler(ConnectionHandler(state: state, connectionID: connectionID))
     }
 

@@ -27,6 +27,8 @@ final class ServerState: Sendable {
     }
 
     private let storage = NIOLockedValueBox(Storage())
+    /// The WebSocket routes and what their connections received.
+    let webSockets = WebSocketRegistry()
 
     // MARK: Routes and queue
 
