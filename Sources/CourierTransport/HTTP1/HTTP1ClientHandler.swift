@@ -392,7 +392,10 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
             return
         }
         let isOpen = context?.channel.isActive ?? false
-        let reusable = active.keepAlive && active.bodyWriter.isEnded && isOpen
+        // A connection that carried an upgrade request the server did not switch is not reused: many servers (and
+        // llhttp) stop parsing a connection after an upgrade request, whatever they answered.
+        let reusable =
+            active.keepAlive && active.bodyWriter.isEnded && isOpen && active.exchange.request.upgrade == nil
         state = isOpen ? .idle : .closed
         active.exchange.timeline.withLockedValue { $0 = active.timeline }
         if reusable {

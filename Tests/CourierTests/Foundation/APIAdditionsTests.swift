@@ -32,30 +32,34 @@ struct APIAdditionsTests {
         #expect(URLSessionDownloadTaskResumeData == NSURLSessionDownloadTaskResumeData)
     }
 
-    @Test("A WebSocket task's sendPing() fails with unsupportedURL naming WebSockets; cancel() completes it")
+    @Test("A WebSocket task's calls wait for the connection; cancel() before resume fails them as cancelled")
     func webSocket() async throws {
         let session = URLSession(configuration: .ephemeral)
         defer { session.invalidateAndCancel() }
         let task = session.webSocketTask(with: try #require(URL(string: "ws://127.0.0.1:9/")))
-        let error = await #expect(throws: URLError.self) { try await task.sendPing() }
-        #expect(error?.code == .unsupportedURL)
-        #expect(error?.localizedDescription.contains("WebSocket") == true)
-        #expect(task.error == nil)
+        let ping = Task { try await task.sendPing() }
+        try await Task.sleep(for: .milliseconds(50))
         task.cancel()
-        #expect(task.state != .running)
+        let error = await #expect(throws: URLError.self) { try await ping.value }
+        #expect(error?.code == .cancelled)
+        #expect((task.error as? URLError)?.code == .cancelled)
+        #expect(task.state == .completed)
     }
 
-    @Test("A WebSocket task resumed completes with unsupportedURL in error")
+    @Test("A WebSocket task whose server refuses the connection fails with cannotConnectToHost")
     func webSocketResume() async throws {
+        let refusing = try RefusingPort()
         let session = URLSession(configuration: .ephemeral)
         defer { session.invalidateAndCancel() }
-        let task = session.webSocketTask(with: try #require(URL(string: "ws://127.0.0.1:9/")))
+        let task = session.webSocketTask(with: try #require(URL(string: "ws://127.0.0.1:\(refusing.port)/")))
         task.resume()
+        let received = await #expect(throws: (any Error).self) { try await task.receive() }
+        #expect((received as? URLError)?.code == .cannotConnectToHost)
         let deadline = Date().addingTimeInterval(5)
         while task.state != .completed && Date() < deadline {
             try await Task.sleep(nanoseconds: 10_000_000)
         }
-        #expect((task.error as? URLError)?.code == .unsupportedURL)
+        #expect((task.error as? URLError)?.code == .cannotConnectToHost)
     }
 
     @Test("A task made with init() belongs to no session and fails when resumed")

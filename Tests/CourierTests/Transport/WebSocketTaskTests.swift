@@ -1,0 +1,288 @@
+import Courier
+import CourierMockServer
+import Foundation
+import NIOConcurrencyHelpers
+import Testing
+
+/// Records a WebSocket task's delegate calls in order.
+final class WebSocketRecorder: NSObject, URLSessionWebSocketDelegate, @unchecked Sendable {
+    enum Event: Equatable {
+        case opened(String?)
+        case closed(URLSessionWebSocketTask.CloseCode, String?)
+        case completed(URLError.Code?)
+    }
+
+    private let state = NIOLockedValueBox<[Event]>([])
+    private let done = AsyncGate()
+    var events: [Event] { state.withLockedValue { $0 } }
+
+    func urlSession(
+        _ session: URLSession, webSocketTask: URLSessionWebSocketTask, didOpenWithProtocol protocol: String?
+    ) {
+        state.withLockedValue { $0.append(.opened(`protocol`)) }
+    }
+
+    func urlSession(
+        _ session: URLSession, webSocketTask: URLSessionWebSocketTask,
+        didCloseWith closeCode: URLSessionWebSocketTask.CloseCode, reason: Data?
+    ) {
+        state.withLockedValue { $0.append(.closed(closeCode, reason.map { String(decoding: $0, as: UTF8.self) })) }
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        state.withLockedValue { $0.append(.completed((error as? URLError)?.code)) }
+        done.open()
+    }
+
+    /// Waits for the completion (at most `timeout`).
+    func completion(timeout: Duration = .seconds(10)) async throws {
+        try await waitUntil(timeout: timeout) { events.contains { if case .completed = $0 { true } else { false } } }
+    }
+}
+
+/// WebSocket tasks end to end against `CourierMockServer`'s WebSocket endpoint: the handshake through the session's
+/// stages, messages both ways, pings, both close paths, limits, and servers that break the protocol.
+@Suite("WebSocket tasks")
+struct WebSocketTaskTests {
+    /// A `ws` or `wss` URL for `path` on `server`.
+    static func webSocketURL(_ server: MockServer, _ path: String) throws -> URL {
+        var components = try #require(URLComponents(url: server.url(path), resolvingAgainstBaseURL: false))
+        components.scheme = components.scheme == "https" ? "wss" : "ws"
+        return try #require(components.url)
+    }
+
+    @Test(arguments: [MockServer.Scheme.http, .https, .http2])
+    func messagesEchoBothWaysAndTheClientCloses(scheme: MockServer.Scheme) async throws {
+        try await withServer(scheme, tlsIdentity: scheme == .http ? nil : SharedTestTLS.serverIdentity) { server in
+            server.webSocket("/echo", endpoint: MockWebSocketEndpoint(subprotocols: ["v2", "v1"]))
+            let recorder = WebSocketRecorder()
+            let session = makeSession(delegate: recorder)
+            defer { session.finishTasksAndInvalidate() }
+            let task = session.webSocketTask(with: try Self.webSocketURL(server, "/echo"), protocols: ["v1", "v2"])
+            // A receive made before the connection opens waits for it.
+            async let first = task.receive()
+            task.resume()
+            try await task.send(.string("héllo"))
+            guard case .string(let text) = try await first else {
+                Issue.record("not a text message")
+                return
+            }
+            #expect(text == "héllo")
+            try await task.send(.data(Data([0, 1, 2, 255])))
+            guard case .data(let data) = try await task.receive() else {
+                Issue.record("not a binary message")
+                return
+            }
+            #expect(data == Data([0, 1, 2, 255]))
+            try await task.sendPing()
+            task.cancel(with: .goingAway, reason: Data("bye".utf8))
+            try await recorder.completion()
+            #expect(recorder.events == [.opened("v1"), .closed(.goingAway, "bye"), .completed(nil)])
+            #expect(task.closeCode == .goingAway)
+            #expect(task.closeReason == Data("bye".utf8))
+            let received = await server.waitForWebSocketMessages(path: "/echo", count: 4)
+            #expect(received.last == .close(code: 1001, reason: "bye"))
+            let handshake = try #require(server.requests(path: "/echo").first)
+            #expect(handshake.header("Sec-WebSocket-Protocol") == "v1, v2")
+            #expect(handshake.protocolName == "http/1.1")
+        }
+    }
+
+    @Test func theHandshakeCarriesCookiesAndCredentialsAndFollowsARedirect() async throws {
+        try await withServer { server in
+            server.webSocket("/socket", endpoint: .echo)
+            server.route("/old", response: MockResponse(status: 307, headers: [("Location", "/socket")]))
+            let session = makeSession()
+            defer { session.finishTasksAndInvalidate() }
+            let cookie = try #require(
+                HTTPCookie(properties: [.name: "id", .value: "42", .domain: "127.0.0.1", .path: "/"]))
+            session.configuration.httpCookieStorage?.setCookie(cookie)
+            var request = URLRequest(url: try Self.webSocketURL(server, "/old"))
+            request.setValue("yes", forHTTPHeaderField: "X-Extra")
+            let task = session.webSocketTask(with: request)
+            task.resume()
+            let reply: URLSessionWebSocketTask.Message
+            do {
+                try await task.send(.string("ping"))
+                reply = try await task.receive()
+            } catch {
+                Issue.record("\(error) \(server.requests.map { "\($0.path) \($0.connectionID)" })")
+                return
+            }
+            guard case .string("ping") = reply else {
+                Issue.record("no echo")
+                return
+            }
+            let handshake = try #require(server.requests(path: "/socket").first)
+            // The redirect's answer came on a connection that carried an upgrade request: it is not reused.
+            #expect(server.requests(path: "/old").first?.connectionID != handshake.connectionID)
+            #expect(handshake.header("Cookie") == "id=42")
+            #expect(handshake.header("X-Extra") == "yes")
+            #expect(handshake.header("Sec-WebSocket-Version") == "13")
+            task.cancel(with: .normalClosure, reason: nil)
+        }
+    }
+
+    @Test func theServerClosesAndLaterReceivesFail() async throws {
+        try await withServer { server in
+            server.webSocket("/s", endpoint: .script(.send(text: "last words"), .close(code: 4000, reason: "done")))
+            let recorder = WebSocketRecorder()
+            let session = makeSession(delegate: recorder)
+            defer { session.finishTasksAndInvalidate() }
+            let task = session.webSocketTask(with: try Self.webSocketURL(server, "/s"))
+            task.resume()
+            guard case .string("last words") = try await task.receive() else {
+                Issue.record("the message before the close was lost")
+                return
+            }
+            let error = await #expect(throws: POSIXError.self) { try await task.receive() }
+            #expect(error?.code == .ENOTCONN)
+            try await recorder.completion()
+            #expect(recorder.events == [.opened(nil), .closed(CloseCodeFor.code(4000), "done"), .completed(nil)])
+            #expect(task.closeCode.rawValue == 4000 || task.closeCode == .invalid)
+            let sendError = await #expect(throws: (any Error).self) { try await task.send(.string("late")) }
+            #expect(sendError != nil)
+        }
+    }
+
+    @Test func largeMessagesUpToTheLimitPassAndALargerOneEndsTheTaskWith1009() async throws {
+        try await withServer { server in
+            server.webSocket("/echo", endpoint: .echo)
+            let session = makeSession()
+            defer { session.finishTasksAndInvalidate() }
+            let big = session.webSocketTask(with: try Self.webSocketURL(server, "/echo"))
+            big.maximumMessageSize = 16 << 20
+            big.resume()
+            let payload = Data((0..<(16 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+            try await big.send(.data(payload))
+            guard case .data(let echoed) = try await big.receive() else {
+                Issue.record("no echo")
+                return
+            }
+            #expect(echoed == payload)
+            big.cancel(with: .normalClosure, reason: nil)
+
+            let limited = session.webSocketTask(with: try Self.webSocketURL(server, "/echo"))
+            limited.resume()
+            try await limited.send(.data(Data(count: 1 << 20)))
+            guard case .data(let exact) = try await limited.receive() else {
+                Issue.record("a message of exactly the limit was refused")
+                return
+            }
+            #expect(exact.count == 1 << 20)
+            try await limited.send(.data(Data(count: (1 << 20) + 1)))
+            let error = await #expect(throws: POSIXError.self) { try await limited.receive() }
+            #expect(error?.code == .EMSGSIZE)
+            #expect(limited.closeCode == .messageTooBig)
+            let messages = await server.waitForWebSocketMessages(path: "/echo", count: 4)
+            #expect(messages.contains(.close(code: 1009, reason: "")))
+        }
+    }
+
+    @Test func tenThousandSmallMessagesArriveInOrder() async throws {
+        try await withServer { server in
+            server.webSocket("/echo", endpoint: .echo)
+            let session = makeSession()
+            defer { session.finishTasksAndInvalidate() }
+            let task = session.webSocketTask(with: try Self.webSocketURL(server, "/echo"))
+            task.resume()
+            let count = 10_000
+            async let sent: Void = {
+                for index in 0..<count { try await task.send(.string("\(index)")) }
+            }()
+            for index in 0..<count {
+                guard case .string(let text) = try await task.receive(), text == "\(index)" else {
+                    Issue.record("message \(index) out of order")
+                    return
+                }
+            }
+            try await sent
+            task.cancel(with: .normalClosure, reason: nil)
+        }
+    }
+
+    /// A server that breaks the handshake: the task fails with `badServerResponse` and never opens.
+    @Test(arguments: [
+        MockWebSocketEndpoint.HandshakeOverride.response(.ok("not a WebSocket")), .badAccept, .missingUpgradeHeader,
+        .unrequestedSubprotocol("surprise"),
+    ])
+    func aBrokenHandshakeFailsTheTask(_ override: MockWebSocketEndpoint.HandshakeOverride) async throws {
+        try await withServer { server in
+            server.webSocket("/ws", endpoint: MockWebSocketEndpoint(handshake: override))
+            let recorder = WebSocketRecorder()
+            let session = makeSession(delegate: recorder)
+            defer { session.finishTasksAndInvalidate() }
+            let task = session.webSocketTask(with: try Self.webSocketURL(server, "/ws"))
+            task.resume()
+            let error = await #expect(throws: URLError.self) { try await task.receive() }
+            #expect(error?.code == .badServerResponse)
+            try await recorder.completion()
+            #expect(recorder.events == [.completed(.badServerResponse)])
+        }
+    }
+
+    /// Frames a server may not send: the task ends with the close code RFC 6455 names, never a hang.
+    @Test(arguments: [
+        (
+            MockWebSocketFrame.bytes(opcode: MockWebSocketFrame.Opcode.text, masked: true, payload: Array("x".utf8)),
+            1002
+        ),
+        (MockWebSocketFrame.bytes(opcode: 0x3, payload: []), 1002),
+        (MockWebSocketFrame.bytes(opcode: MockWebSocketFrame.Opcode.text, rsv: 0x4, payload: []), 1002),
+        (MockWebSocketFrame.bytes(opcode: MockWebSocketFrame.Opcode.close, payload: [0x03, 0xED]), 1002),
+        (MockWebSocketFrame.bytes(opcode: MockWebSocketFrame.Opcode.text, payload: [0xC3, 0x28]), 1007),
+    ])
+    func aServerThatBreaksTheFramingEndsTheTask(frame: [UInt8], closeCode: Int) async throws {
+        try await withServer { server in
+            server.webSocket("/ws", endpoint: .script(.sendRaw(frame), .wait(.seconds(3))))
+            let session = makeSession()
+            defer { session.finishTasksAndInvalidate() }
+            let task = session.webSocketTask(with: try Self.webSocketURL(server, "/ws"))
+            task.resume()
+            let start = ContinuousClock.now
+            let error = await #expect(throws: (any Error).self) { try await task.receive() }
+            #expect(ContinuousClock.now - start < .seconds(2))
+            #expect((error as? URLError)?.code == .badServerResponse)
+            #expect(task.closeCode.rawValue == closeCode)
+        }
+    }
+
+    @Test func anAbruptCloseIsAConnectionLost() async throws {
+        try await withServer { server in
+            server.webSocket("/ws", endpoint: .script(.dropConnection))
+            let recorder = WebSocketRecorder()
+            let session = makeSession(delegate: recorder)
+            defer { session.finishTasksAndInvalidate() }
+            let task = session.webSocketTask(with: try Self.webSocketURL(server, "/ws"))
+            task.resume()
+            let error = await #expect(throws: URLError.self) { try await task.receive() }
+            #expect(error?.code == .networkConnectionLost)
+            try await recorder.completion()
+            #expect(recorder.events == [.opened(nil), .completed(.networkConnectionLost)])
+            #expect(task.closeCode == .invalid)
+        }
+    }
+
+    @Test func aServerThatIgnoresTheCloseIsLeftAfterTheTimeout() async throws {
+        try await withServer { server in
+            server.webSocket("/ws", endpoint: .script(.ignoreClose, .wait(.seconds(30))))
+            let recorder = WebSocketRecorder()
+            let session = makeSession(delegate: recorder)
+            defer { session.finishTasksAndInvalidate() }
+            let task = session.webSocketTask(with: try Self.webSocketURL(server, "/ws"))
+            task.resume()
+            try await task.sendPing()
+            task.cancel(with: .normalClosure, reason: nil)
+            try await recorder.completion(timeout: .seconds(10))
+            #expect(recorder.events.last == .completed(.timedOut))
+            #expect(task.closeCode == .normalClosure)
+        }
+    }
+}
+
+/// Close codes outside the enumeration (the application range) are reported as `.invalid` by Darwin's enum.
+enum CloseCodeFor {
+    static func code(_ raw: Int) -> URLSessionWebSocketTask.CloseCode {
+        URLSessionWebSocketTask.CloseCode(rawValue: raw) ?? .invalid
+    }
+}
