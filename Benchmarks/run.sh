@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
-# Courier benchmarks: Courier vs FoundationNetworking vs async-http-client, with wrk and curl as the
+# Courier benchmarks: Courier vs FoundationNetworking vs async-http-client, with wrk, h2load and curl as the
 # reference limits, against a private nginx on 127.0.0.1. See Benchmarks/README.md.
 #
 #   Benchmarks/run.sh                  5 interleaved runs of every scenario, writes Benchmarks/RESULTS.md
 #   RUNS=7 Benchmarks/run.sh           more runs
 #   QUICK=1 Benchmarks/run.sh          smoke test: 1 run, small sizes, writes Benchmarks/results/RESULTS-quick.md
 #
-# Other settings (environment): SCENARIOS="a b c d e f", CLIENTS="courier foundation ahc",
+# Other settings (environment): SCENARIOS="a b c d e f g h", CLIENTS="courier foundation ahc",
 # RESULTS=path/to/RESULTS.md, BENCH_TMP=dir (work directory; default: a new mktemp directory),
-# KEEP=1 (keep the work directory), SKIP_BUILD=1 (use the last release build), WRK_SECONDS=10.
+# KEEP=1 (keep the work directory), SKIP_BUILD=1 (use the last release build), WRK_SECONDS=10 (how long wrk and
+# h2load run).
 #
 #   BASELINE_BIN=/path/to/courier-bench CLIENTS="courier baseline ahc" Benchmarks/run.sh
 #                                      also runs a courier-bench built from another commit (a worktree's
@@ -30,17 +31,18 @@ else
     RUNS="${RUNS:-5}"
     RESULTS="${RESULTS:-$here/RESULTS.md}"
 fi
-SCENARIOS="${SCENARIOS:-a b c d e f}"
+SCENARIOS="${SCENARIOS:-a b c d e f g h}"
 CLIENTS="${CLIENTS:-courier foundation ahc}"
 command_line="RUNS=$RUNS QUICK=$QUICK SCENARIOS='$SCENARIOS' CLIENTS='$CLIENTS'${SKIP_BUILD:+ SKIP_BUILD=$SKIP_BUILD} Benchmarks/run.sh"
 
 log() { printf '[run.sh] %s\n' "$*" >&2; }
 
-# --- Tools: nginx, wrk, curl, openssl, python3 (Debian packages) -----------------------------------------
+# --- Tools: nginx, wrk, h2load, curl, openssl, python3 (Debian packages) ---------------------------------
 PATH="$PATH:/usr/sbin:/sbin"
 missing=()
 command -v nginx >/dev/null || missing+=(nginx-light)
 command -v wrk >/dev/null || missing+=(wrk)
+command -v h2load >/dev/null || missing+=(nghttp2-client)
 command -v curl >/dev/null || missing+=(curl)
 command -v openssl >/dev/null || missing+=(openssl)
 command -v python3 >/dev/null || missing+=(python3)
@@ -110,10 +112,22 @@ fallocate -l "$upload_size" "$work/upload.bin" 2>/dev/null || truncate -s "$uplo
     openssl x509 -in ca.pem -outform der -out ca.der
 ) >"$work/logs/openssl.log" 2>&1
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-port="$(free_port)"
-tls_port="$(free_port)"
-while [ "$tls_port" = "$port" ]; do tls_port="$(free_port)"; done
+# Four free ports: plain HTTP, HTTPS (HTTP/1.1 only), HTTPS with HTTP/2 (g), and the forward proxy (h).
+read -r port tls_port h2_port proxy_port < <(python3 -c '
+import socket
+sockets = [socket.socket() for _ in range(4)]
+for s in sockets:
+    s.bind(("127.0.0.1", 0))
+print(*(s.getsockname()[1] for s in sockets))')
+
+# HTTP/2 is switched on by `http2 on;` from nginx 1.25.1; before, by the `http2` parameter of `listen` (one
+# address:port speaks it in every server, which is why (g) has a port of its own and (e) stays HTTP/1.1).
+nginx_version="$(nginx -v 2>&1 | sed -n 's|.*nginx/\([0-9.]*\).*|\1|p')"
+if [ "$(printf '%s\n' 1.25.1 "$nginx_version" | sort -V | head -n1)" = 1.25.1 ]; then
+    h2_listen="" h2_directive="http2 on;"
+else
+    h2_listen=" http2" h2_directive=""
+fi
 
 cat >"$work/nginx.conf" <<EOF
 worker_processes 1;
@@ -155,6 +169,36 @@ http {
             access_log $work/logs/sink.log bench;
         }
         location = /sink-done { return 204; }
+        # Connections accepted so far, read by bench.py before and after each process: how many it opened.
+        location = /nginx-status { stub_status; }
+    }
+    # (g): the same files over HTTP/2 (ALPN h2, then http/1.1). The keep-alive settings above apply to HTTP/2
+    # connections too; nginx allows 128 concurrent streams per connection by default.
+    server {
+        listen 127.0.0.1:$h2_port ssl$h2_listen;
+        $h2_directive
+        ssl_certificate $work/server-chain.pem;
+        ssl_certificate_key $work/server.key;
+        ssl_protocols TLSv1.2 TLSv1.3;
+        root $work/www;
+        location / { }
+    }
+    # (h): an HTTP forward proxy. Clients send absolute-form requests (GET http://127.0.0.1:$port/64b); nginx
+    # takes the path and passes them to the plain-HTTP listener over kept-alive upstream connections. Every
+    # response it passes on carries X-Via-Proxy, which the clients check. (nginx has no CONNECT.)
+    upstream origin {
+        server 127.0.0.1:$port;
+        keepalive 64;
+    }
+    server {
+        listen 127.0.0.1:$proxy_port;
+        location / {
+            proxy_pass http://origin;
+            proxy_http_version 1.1;
+            proxy_set_header Connection "";
+            proxy_set_header Host \$host;
+            add_header X-Via-Proxy 1 always;
+        }
     }
 }
 EOF
@@ -162,12 +206,18 @@ nginx -c "$work/nginx.conf" -p "$work" -e "$work/logs/error.log"
 for _ in $(seq 50); do [ -s "$work/nginx.pid" ] && break; sleep 0.1; done
 curl -sSf -o /dev/null "http://127.0.0.1:$port/64b"
 curl -sSf -o /dev/null --cacert "$work/ca.pem" "https://127.0.0.1:$tls_port/64b"
-log "nginx $(cat "$work/nginx.pid") on 127.0.0.1:$port (http) and :$tls_port (https)"
+h2_check="$(curl -sSf -o /dev/null -w '%{http_version}' --http2 --cacert "$work/ca.pem" \
+    "https://127.0.0.1:$h2_port/64b")"
+[ "$h2_check" = 2 ] || { log "nginx on :$h2_port answered over HTTP/$h2_check, not HTTP/2"; exit 1; }
+curl -sSf -o /dev/null -D - -x "http://127.0.0.1:$proxy_port" "http://127.0.0.1:$port/64b" |
+    grep -i '^X-Via-Proxy: 1' >/dev/null || { log "the proxy on :$proxy_port did not pass the request on"; exit 1; }
+log "nginx $(cat "$work/nginx.pid") on 127.0.0.1:$port (http), :$tls_port (https), :$h2_port (https, h2)," \
+    "and :$proxy_port (http proxy)"
 
 # --- Runs --------------------------------------------------------------------------------------------------
 mkdir -p "$(dirname "$RESULTS")" "$here/results"
 python3 "$here/Scripts/bench.py" \
-    --bin "$bin" --work "$work" --port "$port" --tls-port "$tls_port" \
+    --bin "$bin" --work "$work" --port "$port" --tls-port "$tls_port" --h2-port "$h2_port" --proxy-port "$proxy_port" \
     --runs "$RUNS" --quick "$QUICK" --scenarios "$SCENARIOS" --clients "$CLIENTS" \
     --big-path "$big_path" --big-size "$big_size" --requests-a "$requests_a" --requests-b "$requests_b" \
     --wrk-seconds "${WRK_SECONDS:-$([ "$QUICK" = 1 ] && echo 2 || echo 10)}" \

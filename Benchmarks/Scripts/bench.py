@@ -2,13 +2,14 @@
 """Runs the benchmark processes for Benchmarks/run.sh and writes RESULTS.md.
 
 Every client and scenario runs as its own process; CPU time and peak RSS come from wait4() on that process
-(the kernel's rusage of the child), the same way for the Swift clients, wrk and curl. The clients are
+(the kernel's rusage of the child), the same way for the Swift clients, wrk, h2load and curl. The clients are
 interleaved run by run (their order rotates every run) so that drift on a busy machine hits all alike.
 """
 
 import argparse
 import datetime
 import json
+import math
 import os
 import platform
 import re
@@ -20,6 +21,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.request
 
 SCENARIOS = {
     "a": "sequential 64 B GETs, one connection",
@@ -28,9 +30,29 @@ SCENARIOS = {
     "d": "1 GiB streamed to a discarding handler",
     "e": "64 B GETs, 64 in flight, HTTPS",
     "f": "100 MiB upload from a file",
+    "g": "64 B GETs, 64 in flight, HTTPS with HTTP/2",
+    "h": "64 B GETs, 64 in flight, plain http through an HTTP proxy",
 }
-RATE = {"a", "b", "e"}
-REFERENCE_NAME = {"a": "wrk", "b": "wrk", "e": "wrk", "c": "curl", "d": "curl", "f": "curl"}
+RATE = {"a", "b", "e", "g", "h"}
+REFERENCE_NAME = {"a": "wrk", "b": "wrk", "e": "wrk", "c": "curl", "d": "curl", "f": "curl", "g": "h2load",
+                  "h": "wrk at the proxy"}
+# Scenarios whose notes say how many connections each process opened (nginx's count; (g) is about multiplexing).
+CONNECTIONS_NOTED = {"g"}
+# How the newer scenarios are run and checked, printed under their headings.
+SCENARIO_NOTES = {
+    "g": "A listener of its own with HTTP/2 on (the one of (e) speaks HTTP/1.1 only); every client offers ALPN h2 "
+         "and http/1.1 without any setting. Each client checks that it spoke h2: Courier from the task metrics "
+         "(`networkProtocolName`) of one request, async-http-client from the `version` of every response. "
+         "FoundationNetworking's libcurl does negotiate h2, but it cannot trust the benchmark's CA (see (e)). "
+         "Reference: `h2load -c 1 -m 64`, one connection with up to 64 concurrent streams, duration-based like wrk; "
+         "latency percentiles from its per-request log.",
+    "h": "nginx as an HTTP forward proxy for plain http: clients send absolute-form requests "
+         "(`GET http://127.0.0.1:PORT/64b`), nginx passes them to the plain-HTTP listener over kept-alive upstream "
+         "connections (`keepalive 64`) and adds `X-Via-Proxy: 1`, which every response must carry. Courier is "
+         "given the proxy with `connectionProxyDictionary`, async-http-client with `Configuration.proxy`. "
+         "Reference: wrk sends origin-form requests (`GET /64b`) straight to the proxy port, which serves them "
+         "through the same proxy location: the proxy's work without a client's proxy handling.",
+}
 NAMES = {"courier": "Courier", "foundation": "FoundationNetworking", "ahc": "async-http-client",
          "baseline": "Courier (baseline)"}
 TIMEOUT = 900
@@ -93,6 +115,8 @@ class Harness:
         self.args = args
         self.base = f"http://127.0.0.1:{args.port}"
         self.tls_base = f"https://127.0.0.1:{args.tls_port}"
+        self.h2_base = f"https://127.0.0.1:{args.h2_port}"
+        self.proxy_base = f"http://127.0.0.1:{args.proxy_port}"
         self.scratch = os.path.join(args.work, "scratch")
         self.upload_file = os.path.join(args.work, "upload.bin")
         self.upload_size = os.path.getsize(self.upload_file)
@@ -108,6 +132,8 @@ class Harness:
             "--scenario", scenario,
             "--base", self.base,
             "--tls-base", self.tls_base,
+            "--h2-base", self.h2_base,
+            "--proxy", self.proxy_base,
             "--cert", os.path.join(self.args.work, "ca.der"),
             "--cert-pem", os.path.join(self.args.work, "ca.pem"),
             "--requests", str(requests),
@@ -138,15 +164,18 @@ class Harness:
         self.cleanup_scratch()
         return record
 
-    # --- References: wrk and curl -------------------------------------------------------------------------
+    # --- References: wrk, h2load and curl -----------------------------------------------------------------
     def run_reference(self, scenario):
+        if scenario == "g":
+            return self.run_h2load(scenario)
         if scenario in RATE:
             return self.run_wrk(scenario)
         return self.run_curl(scenario)
 
     def run_wrk(self, scenario):
         connections = 1 if scenario == "a" else 64
-        base = self.tls_base if scenario == "e" else self.base
+        # (h): origin-form requests straight to the proxy port; nginx serves them through the proxy location.
+        base = {"e": self.tls_base, "h": self.proxy_base}.get(scenario, self.base)
         argv = ["wrk", "-t1", f"-c{connections}", f"-d{self.args.wrk_seconds}s", "--latency", "--timeout", "30s",
                 f"{base}/64b"]
         code, out, err, cpu, rss, wall = run_process(argv)
@@ -163,6 +192,43 @@ class Harness:
                 record.update(status="error", detail="; ".join(problems) or f"exit {code}")
         except (AttributeError, ValueError):
             record.update(status="error", detail=f"unreadable wrk output (exit {code}): {out[-300:]} {err[-300:]}")
+        return record
+
+    def run_h2load(self, scenario):
+        """One HTTP/2 connection with up to 64 concurrent streams for as long as wrk runs; the latency percentiles
+        come from h2load's per-request log (start, status, microseconds to the end of the response)."""
+        log_file = os.path.join(self.scratch, "h2load.log")
+        argv = ["h2load", "-c", "1", "-m", "64", "-D", str(self.args.wrk_seconds), "--log-file", log_file,
+                f"{self.h2_base}/64b"]
+        code, out, err, cpu, rss, wall = run_process(argv)
+        record = {"client": "reference", "tool": "h2load", "scenario": scenario, "cpu": cpu, "rss_kib": rss,
+                  "wall": wall, "status": "ok"}
+        try:
+            value, unit, rps = re.search(r"finished in ([\d.]+)(us|ms|s), ([\d.]+) req/s", out).groups()
+            seconds = float(value) * {"us": 1e-6, "ms": 1e-3, "s": 1.0}[unit]
+            counts = re.search(r"requests: (\d+) total, \d+ started, (\d+) done, (\d+) succeeded, (\d+) failed, "
+                               r"(\d+) errored, (\d+) timeout", out).groups()
+            done, succeeded, failed, errored, timeouts = (int(c) for c in counts[1:])
+            ok_2xx = int(re.search(r"status codes: (\d+) 2xx", out).group(1))
+            alpn = re.search(r"Application protocol: (\S+)", out)
+            with open(log_file) as f:
+                latencies = sorted(int(fields[2]) for fields in (line.split() for line in f)
+                                   if len(fields) == 3 and fields[1] == "200")
+            record.update(requests=succeeded, requestsPerSecond=float(rps), seconds=seconds,
+                          p50Milliseconds=percentile(latencies, 0.50), p99Milliseconds=percentile(latencies, 0.99),
+                          verified=f"{alpn.group(1) if alpn else 'no protocol'} negotiated by ALPN")
+            problems = []
+            if not alpn or alpn.group(1) != "h2":
+                problems.append(f"negotiated {alpn.group(1) if alpn else 'no application protocol'}, not h2")
+            if failed or errored or timeouts or ok_2xx != succeeded or succeeded != done or not succeeded:
+                problems.append(f"{done} done, {succeeded} succeeded, {ok_2xx} 2xx, {failed} failed, "
+                                f"{errored} errored, {timeouts} timed out")
+            if code != 0 or problems:
+                record.update(status="error", detail="; ".join(problems) or f"exit {code}")
+        except (AttributeError, ValueError, OSError) as error:
+            record.update(status="error", detail=f"unreadable h2load output (exit {code}, {error}): {out[-300:]} "
+                                                 f"{err[-300:]}")
+        self.cleanup_scratch()
         return record
 
     def run_curl(self, scenario):
@@ -196,6 +262,15 @@ class Harness:
         self.cleanup_scratch()
         return record
 
+    def accepted_connections(self):
+        """The number of connections nginx has accepted so far (stub_status), counting the one that asks."""
+        try:
+            with urllib.request.urlopen(f"{self.base}/nginx-status", timeout=10) as response:
+                status = response.read().decode()
+            return int(re.search(r"server accepts handled requests\s+(\d+)", status).group(1))
+        except (OSError, AttributeError, ValueError):
+            return None
+
     def cleanup_scratch(self):
         for name in os.listdir(self.scratch):
             path = os.path.join(self.scratch, name)
@@ -204,6 +279,14 @@ class Harness:
                     os.unlink(path)
             except OSError:
                 pass
+
+
+def percentile(sorted_microseconds, fraction):
+    """Nearest-rank percentile in milliseconds, as the Swift clients compute theirs."""
+    if not sorted_microseconds:
+        return None
+    rank = math.ceil(fraction * len(sorted_microseconds))
+    return sorted_microseconds[min(max(rank - 1, 0), len(sorted_microseconds) - 1)] / 1000
 
 
 def wrk_latency(output, label):
@@ -254,6 +337,7 @@ def machine_description():
         "nginx": version(["nginx", "-v"]),
         "curl": version(["curl", "--version"]),
         "wrk": version(["wrk", "--version"]),
+        "h2load": version(["h2load", "--version"]),
     }
 
 
@@ -338,15 +422,18 @@ def write_report(args, machine, started, finished, load_before, load_after, resu
     add(f"- Machine: {machine['nproc']} CPUs ({machine['cpu']}), {machine['memory']} memory, Linux "
         f"{machine['kernel']}")
     add(f"- Load average (1 min) before / after: {load_before:.2f} / {load_after:.2f}")
-    add(f"- Software: {machine['swift']}; {machine['nginx']} (1 worker); {machine['wrk']}; "
+    add(f"- Software: {machine['swift']}; {machine['nginx']} (1 worker); {machine['wrk']}; {machine['h2load']}; "
         f"{machine['curl'].split(' (')[0]}")
     add(f"- Runs: {args.runs}, interleaved (client order rotates every run). Each cell: median (min–max) over "
         "the runs whose every response passed its check; a run with an error does not count.")
-    add(f"- Sizes: (a) {args.requests_a:,} requests; (b), (e) {args.requests_b:,} requests, 64 in flight; "
+    concurrent = ", ".join(f"({s})" for s in sorted(RATE - {"a"}))
+    transfers = ", ".join(f"({s})" for s in sorted(set(SCENARIOS) - RATE))
+    add(f"- Sizes: (a) {args.requests_a:,} requests; {concurrent} {args.requests_b:,} requests, 64 in flight; "
         f"(c), (d) {args.big_size / 2**20:,.0f} MiB; (f) {results.get('upload_size', 0) / 2**20:,.0f} MiB. "
-        f"wrk runs {args.wrk_seconds} s per run (it is duration-based).")
-    add("- CPU and peak RSS: the kernel's rusage of each process (wait4), the same for every client, wrk and "
-        "curl. CPU/unit is µs of CPU per request for (a), (b), (e) and CPU seconds per GiB for (c), (d), (f).")
+        f"wrk and h2load run {args.wrk_seconds} s per run (they are duration-based).")
+    add("- CPU and peak RSS: the kernel's rusage of each process (wait4), the same for every client, wrk, h2load "
+        f"and curl. CPU/unit is µs of CPU per request for (a), {concurrent} and CPU seconds per GiB for "
+        f"{transfers}.")
     add("")
     names = [c for c in clients] + ["reference"]
     display = dict(NAMES, reference="reference")
@@ -356,6 +443,9 @@ def write_report(args, machine, started, finished, load_before, load_after, resu
             "100 MiB", size_label(results.get("upload_size", 0)))
         add(f"## ({scenario}) {title}")
         add("")
+        if scenario in SCENARIO_NOTES:
+            add(SCENARIO_NOTES[scenario])
+            add("")
         if scenario in RATE:
             add("| client | req/s | p50 ms | p99 ms | CPU s | CPU µs/req | peak RSS MiB |")
             add("| --- | --- | --- | --- | --- | --- | --- |")
@@ -375,6 +465,16 @@ def write_report(args, machine, started, finished, load_before, load_after, resu
                     f"{cell(s, 'cpu_per_unit', 2)} | {cell(s, 'rss_kib', 1, 1 / 1024)} |")
             if s.get("detail"):
                 notes.append(f"- {label}: {s['detail']}")
+            facts = []
+            ok_records = [r for r in s.get("records", []) if r.get("status") == "ok"]
+            if ok_records and ok_records[0].get("verified"):
+                facts.append(f"checked {ok_records[0]['verified']}")
+            counts = [r["connections"] for r in ok_records if r.get("connections") is not None]
+            if scenario in CONNECTIONS_NOTED and counts:
+                spread = str(min(counts)) if min(counts) == max(counts) else f"{min(counts)}–{max(counts)}"
+                facts.append(f"{spread} connection(s) per run (nginx's count)")
+            if facts:
+                notes.append(f"- {label}: " + "; ".join(facts))
         add("")
         courier = results[scenario].get("courier", {})
         key = metric_key(scenario)
@@ -402,11 +502,11 @@ def write_report(args, machine, started, finished, load_before, load_after, resu
         met = value >= threshold if higher else value <= threshold
         add(f"| {label} | {value:.2f}× | {'yes' if met else '**no**'} |")
 
-    for scenario in ["a", "b"]:
+    for scenario, threshold in [("a", 1.2), ("b", 1.2), ("g", 1.0)]:
         if scenario in results:
-            target(f"({scenario}) Courier ≥ 1.2× async-http-client req/s",
+            target(f"({scenario}) Courier ≥ {threshold:.1f}× async-http-client req/s",
                    ratio(results[scenario].get("courier", {}), results[scenario].get("ahc", {}),
-                         "requestsPerSecond"), 1.2)
+                         "requestsPerSecond"), threshold)
     for scenario, threshold in [("c", 0.85), ("d", 0.80)]:
         if scenario in results:
             target(f"({scenario}) Courier ≥ {threshold:.2f}× curl MB/s",
@@ -471,9 +571,11 @@ def main():
     parser.add_argument("--work", required=True)
     parser.add_argument("--port", required=True)
     parser.add_argument("--tls-port", required=True)
+    parser.add_argument("--h2-port", required=True, help="HTTPS listener with HTTP/2 (scenario g)")
+    parser.add_argument("--proxy-port", required=True, help="the HTTP forward proxy (scenario h)")
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--quick", default="0")
-    parser.add_argument("--scenarios", default="a b c d e f")
+    parser.add_argument("--scenarios", default="a b c d e f g h")
     parser.add_argument("--clients", default="courier foundation ahc")
     parser.add_argument("--big-path", default="/1g")
     parser.add_argument("--big-size", type=int, default=1 << 30)
@@ -506,10 +608,16 @@ def main():
                 shift = run % len(participants)
                 order = participants[shift:] + participants[:shift]
                 for participant in order:
+                    before = harness.accepted_connections()
                     if participant == "reference":
                         record = harness.run_reference(scenario)
                     else:
                         record = harness.run_client(participant, scenario)
+                    after = harness.accepted_connections()
+                    # The connections nginx accepted while the process ran, less the one that read the count
+                    # after it; in (h) this includes the proxy's new connections to the origin.
+                    if before is not None and after is not None:
+                        record["connections"] = after - before - 1
                     record["run"] = run + 1
                     raw[scenario][participant].append(record)
                     raw_file.write(json.dumps(record, sort_keys=True) + "\n")

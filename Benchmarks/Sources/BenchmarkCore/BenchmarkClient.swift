@@ -12,7 +12,19 @@ public struct ClientSettings: Sendable {
     public var trustedCertificatePEMPath: String?
     /// Where a client may put downloaded files.
     public var scratchDirectory: URL
+    /// The HTTP forward proxy that plain-http requests go through (scenario h), if any.
+    public var proxy: HTTPProxy?
 }
+
+/// An HTTP forward proxy: the benchmark's nginx, which takes absolute-form requests and passes them on.
+public struct HTTPProxy: Sendable {
+    public var host: String
+    public var port: Int
+}
+
+/// The response header the benchmark's proxy adds to every response it passes on: a response without it did not
+/// come through the proxy.
+public let viaProxyHeader = "X-Via-Proxy"
 
 /// The response header in which the benchmark's nginx upload sink reports how many request bytes (head and
 /// body) it read before answering.
@@ -26,11 +38,18 @@ public struct Outcome: Sendable {
     public var bytes: Int64
     /// A downloaded file, removed by the harness after the clock stopped (as it removes curl's).
     public var file: URL?
+    /// The protocol the response came over, as ALPN names it (`h2`, `http/1.1`), where the client looked: scenario
+    /// (g) checks every one that is set and needs at least one. `nil`: the client did not look on this request.
+    public var protocolName: String?
+    /// Whether the response carried the proxy's `X-Via-Proxy` header (checked in scenario h).
+    public var viaProxy: Bool
 
-    public init(status: Int, bytes: Int64, file: URL? = nil) {
+    public init(status: Int, bytes: Int64, file: URL? = nil, protocolName: String? = nil, viaProxy: Bool = false) {
         self.status = status
         self.bytes = bytes
         self.file = file
+        self.protocolName = protocolName
+        self.viaProxy = viaProxy
     }
 }
 

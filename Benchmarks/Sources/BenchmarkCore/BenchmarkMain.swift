@@ -32,7 +32,8 @@ public enum BenchmarkMain {
                 maximumConnectionsPerHost: options.scenario.isRequestRate ? options.concurrencyFor : 1,
                 trustedCertificateDER: try options.certificateDER.map { try Data(contentsOf: $0) },
                 trustedCertificatePEMPath: options.certificatePEM?.path,
-                scratchDirectory: options.scratch
+                scratchDirectory: options.scratch,
+                proxy: options.scenario == .h ? options.proxy : nil
             )
         } catch {
             measurement.status = "error"

@@ -3,12 +3,17 @@ import Foundation
 /// The command line of a client executable, as `run.sh` writes it:
 ///
 ///     courier-bench --scenario b --base http://127.0.0.1:PORT --tls-base https://127.0.0.1:PORT
+///         --h2-base https://127.0.0.1:PORT --proxy http://127.0.0.1:PORT
 ///         --cert cert.der --cert-pem cert.pem --requests 50000 --concurrency 64
 ///         --big-path /1g --big-size 1073741824 --upload-file up.bin --scratch DIR
 public struct BenchmarkOptions: Sendable {
     public var scenario: Scenario
     public var base: URL
     public var tlsBase: URL?
+    /// The HTTPS listener that speaks HTTP/2 (scenario g).
+    public var h2Base: URL?
+    /// The HTTP forward proxy (scenario h), as `http://host:port`.
+    public var proxy: HTTPProxy?
     public var certificateDER: URL?
     public var certificatePEM: URL?
     public var requests: Int
@@ -39,6 +44,13 @@ public struct BenchmarkOptions: Sendable {
             guard let url = URL(string: string) else { throw UsageError(message: "not a URL: \(string)") }
             return url
         }
+        func proxy(_ string: String) throws -> HTTPProxy {
+            let address = try url(string)
+            guard address.scheme == "http", let host = address.host, let port = address.port else {
+                throw UsageError(message: "--proxy needs http://host:port, got \(string)")
+            }
+            return HTTPProxy(host: host, port: port)
+        }
         guard let scenario = Scenario(rawValue: try required("scenario")) else {
             throw UsageError(message: "unknown scenario \(values["scenario"] ?? "")")
         }
@@ -46,6 +58,8 @@ public struct BenchmarkOptions: Sendable {
             scenario: scenario,
             base: try url(required("base")),
             tlsBase: try values["tls-base"].map(url),
+            h2Base: try values["h2-base"].map(url),
+            proxy: try values["proxy"].map(proxy),
             certificateDER: values["cert"].map { URL(fileURLWithPath: $0) },
             certificatePEM: values["cert-pem"].map { URL(fileURLWithPath: $0) },
             requests: Int(values["requests"] ?? "") ?? 2_000,

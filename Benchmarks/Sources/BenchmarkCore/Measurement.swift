@@ -22,6 +22,9 @@ public struct Measurement: Codable, Sendable {
     public var megabytesPerSecond: Double?
     public var p50Milliseconds: Double?
     public var p99Milliseconds: Double?
+    /// What scenarios (g) and (h) verified beyond status and size: `h2 on 1 of 2000 responses`, `X-Via-Proxy on all
+    /// 2000 responses`.
+    public var verified: String?
     /// The process's own getrusage at exit, as a cross-check of what the driver reads with wait4.
     public var cpuSeconds: Double?
     public var maxRSSKiB: Int?

@@ -1,4 +1,4 @@
-/// The six workloads of the benchmark, named by the letters the tracker uses.
+/// The workloads of the benchmark, named by the letters the tracker uses.
 public enum Scenario: String, CaseIterable, Sendable {
     /// (a) Sequential 64-byte GETs on one connection.
     case a
@@ -12,6 +12,10 @@ public enum Scenario: String, CaseIterable, Sendable {
     case e
     /// (f) An upload from a file.
     case f
+    /// (g) Scenario (e) over HTTP/2: all requests multiplexed on one connection.
+    case g
+    /// (h) Scenario (b) through an HTTP forward proxy (absolute-form requests).
+    case h
 
     /// What the scenario does, for reports.
     public var summary: String {
@@ -22,13 +26,15 @@ public enum Scenario: String, CaseIterable, Sendable {
         case .d: return "large file streamed to a discarding handler"
         case .e: return "64 B GETs, 64 in flight, HTTPS"
         case .f: return "upload from a file"
+        case .g: return "64 B GETs, 64 in flight, HTTPS with HTTP/2"
+        case .h: return "64 B GETs, 64 in flight, through an HTTP proxy"
         }
     }
 
     /// Whether the scenario is many small requests (reported in req/s with latencies) or one transfer (MB/s).
     public var isRequestRate: Bool {
         switch self {
-        case .a, .b, .e: return true
+        case .a, .b, .e, .g, .h: return true
         case .c, .d, .f: return false
         }
     }

@@ -14,6 +14,13 @@ struct Workload: Sendable {
         case .e:
             guard let tlsBase = options.tlsBase else { throw UsageError(message: "scenario e needs --tls-base") }
             try await requestRate(client, base: tlsBase, into: &measurement)
+        case .g:
+            guard let h2Base = options.h2Base else { throw UsageError(message: "scenario g needs --h2-base") }
+            try await requestRate(client, base: h2Base, route: .http2, into: &measurement)
+        case .h:
+            // The URL names the origin; the client sends it to the proxy (ClientSettings.proxy).
+            guard options.proxy != nil else { throw UsageError(message: "scenario h needs --proxy") }
+            try await requestRate(client, base: options.base, route: .proxy, into: &measurement)
         case .c:
             let url = options.base.appendingPathComponent(String(options.bigPath.dropFirst()))
             try await transfer(into: &measurement) { try await client.download(url) }
@@ -35,6 +42,7 @@ struct Workload: Sendable {
     private func requestRate<Client: BenchmarkClient>(
         _ client: Client,
         base: URL,
+        route: Route = .direct,
         into measurement: inout Measurement
     ) async throws {
         let url = base.appendingPathComponent(String(options.smallPath.dropFirst()))
@@ -45,36 +53,53 @@ struct Workload: Sendable {
         // next request.
         let failure = FirstFailure()
         let start = Clock.now()
-        var latencies = await withTaskGroup(of: [UInt64].self) { group in
+        // Each worker returns its latencies and how many of its responses told their protocol.
+        let parts = await withTaskGroup(of: ([UInt64], Int).self) { group in
             for worker in 0..<inFlight {
                 group.addTask {
                     var mine: [UInt64] = []
                     mine.reserveCapacity(total / inFlight + 1)
+                    var protocolChecks = 0
                     var index = worker
                     while index < total, !failure.isSet {
                         do {
                             let begin = Clock.now()
                             let outcome = try await client.get(url)
                             let end = Clock.now()
-                            try check(outcome, status: 200, exactly: Workload.smallSize, what: "GET \(url.path)")
+                            let what = "GET \(url.path)"
+                            try check(outcome, status: 200, exactly: Workload.smallSize, what: what)
+                            if try route.check(outcome, what: what) { protocolChecks += 1 }
                             mine.append(end - begin)
                         } catch {
                             failure.record(error)
                         }
                         index += inFlight
                     }
-                    return mine
+                    return (mine, protocolChecks)
                 }
             }
-            var all: [UInt64] = []
-            all.reserveCapacity(total)
-            for await part in group { all.append(contentsOf: part) }
+            var all: [([UInt64], Int)] = []
+            for await part in group { all.append(part) }
             return all
         }
         if let error = failure.error { throw error }
         let elapsed = Double(Clock.now() - start) / 1e9
+        var latencies = parts.flatMap(\.0)
         guard latencies.count == total else {
             throw CheckFailure(message: "\(latencies.count) of \(total) requests completed")
+        }
+        let protocolChecks = parts.reduce(0) { $0 + $1.1 }
+        switch route {
+        case .direct:
+            break
+        case .http2:
+            guard protocolChecks > 0 else {
+                throw CheckFailure(
+                    message: "h2 unverified: the client told the protocol of none of its \(total) responses")
+            }
+            measurement.verified = "h2 on \(protocolChecks) of \(total) responses"
+        case .proxy:
+            measurement.verified = "\(viaProxyHeader) on all \(total) responses"
         }
         latencies.sort()
         measurement.requests = total
@@ -99,6 +124,37 @@ struct Workload: Sendable {
         measurement.bytes = bytes
         measurement.seconds = seconds
         measurement.megabytesPerSecond = Double(bytes) / 1e6 / seconds
+    }
+}
+
+/// What scenarios (g) and (h) check on every response besides its status and size.
+enum Route: Sendable {
+    /// Nothing more.
+    case direct
+    /// The response came over HTTP/2, wherever the client told its protocol.
+    case http2
+    /// The response came through the proxy (it carries `X-Via-Proxy`).
+    case proxy
+
+    /// Checks `outcome`; returns whether the client told its protocol (scenario g needs at least one that did).
+    func check(_ outcome: Outcome, what: String) throws -> Bool {
+        switch self {
+        case .direct:
+            return false
+        case .http2:
+            guard let name = outcome.protocolName else { return false }
+            guard name == "h2" else {
+                throw CheckFailure(message: "\(what): expected HTTP/2 (h2), the response came over \(name)")
+            }
+            return true
+        case .proxy:
+            guard outcome.viaProxy else {
+                throw CheckFailure(
+                    message: "\(what): the response has no \(viaProxyHeader) header: it did not come through the proxy"
+                )
+            }
+            return false
+        }
     }
 }
 

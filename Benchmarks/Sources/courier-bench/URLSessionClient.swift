@@ -20,6 +20,10 @@ final class URLSessionClient: BenchmarkClient, @unchecked Sendable {
 
     private let session: URLSession
     private let streamDelegate: StreamDelegate?
+    /// Scenario (g): the first request carries a task delegate that reads the protocol from its metrics.
+    private let protocolProbe: ProtocolProbe?
+    /// Scenario (h): responses are checked for the proxy's header.
+    private let checksProxy: Bool
 
     init(settings: ClientSettings) async throws {
         let configuration = URLSessionConfiguration.default
@@ -33,14 +37,43 @@ final class URLSessionClient: BenchmarkClient, @unchecked Sendable {
                 configuration.courierAdditionalTrustedCertificates = [certificate]
             }
         #endif
+        // Darwin's keys; plain-http requests go to the proxy in absolute form.
+        if let proxy = settings.proxy {
+            configuration.connectionProxyDictionary = [
+                "HTTPEnable": 1, "HTTPProxy": proxy.host, "HTTPPort": proxy.port,
+            ]
+        }
+        checksProxy = settings.proxy != nil
+        protocolProbe = settings.scenario == .g ? ProtocolProbe() : nil
         // Scenario (d) is the delegate way of reading a body: a data task whose delegate sees every piece.
         streamDelegate = settings.scenario == .d ? StreamDelegate() : nil
         session = URLSession(configuration: configuration, delegate: streamDelegate, delegateQueue: nil)
     }
 
     func get(_ url: URL) async throws -> Outcome {
-        let (data, response) = try await translatingErrors { try await session.data(for: URLRequest(url: url)) }
-        return Outcome(status: (response as? HTTPURLResponse)?.statusCode ?? 0, bytes: Int64(data.count))
+        // Only one request of the run carries the probe: a task delegate costs every request a metrics delivery.
+        let probe = protocolProbe?.claim()
+        let (data, response) = try await translatingErrors {
+            try await session.data(for: URLRequest(url: url), delegate: probe)
+        }
+        let http = response as? HTTPURLResponse
+        var outcome = Outcome(status: http?.statusCode ?? 0, bytes: Int64(data.count))
+        if let probe {
+            outcome.protocolName = await probe.protocolName()
+        }
+        if checksProxy {
+            outcome.viaProxy = http?.value(forHTTPHeaderField: viaProxyHeader) != nil
+            // FoundationNetworking does not honour connectionProxyDictionary: its requests go straight to the
+            // origin, and the run is recorded as n/a rather than failed.
+            if Self.name == "foundation" && !outcome.viaProxy {
+                throw ScenarioUnsupported(
+                    kind: "n/a",
+                    reason: "FoundationNetworking ignores connectionProxyDictionary: the response came straight from "
+                        + "the origin, without the proxy's \(viaProxyHeader) header"
+                )
+            }
+        }
+        return outcome
     }
 
     func download(_ url: URL) async throws -> Outcome {
@@ -101,6 +134,38 @@ final class URLSessionClient: BenchmarkClient, @unchecked Sendable {
         // libcurl's verification failures reach FoundationNetworking's users as NSURLErrorDomain code -1.
         let nsError = error as NSError
         return nsError.domain == NSURLErrorDomain && nsError.localizedDescription.contains("SSL certificate problem")
+    }
+}
+
+/// The task delegate of one request of scenario (g): reads the protocol of its last transaction from the task's
+/// metrics (`networkProtocolName`, `h2` for HTTP/2).
+private final class ProtocolProbe: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
+    private let lock = NSLock()
+    private var claimed = false
+    /// Set when the metrics arrive: the protocol name, or `nil` inside when the metrics had none.
+    private var collected: String??
+
+    /// The probe for the first caller, `nil` for every later one.
+    func claim() -> ProtocolProbe? {
+        lock.withLock {
+            defer { claimed = true }
+            return claimed ? nil : self
+        }
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didFinishCollecting metrics: URLSessionTaskMetrics) {
+        let name = metrics.transactionMetrics.last?.networkProtocolName
+        lock.withLock { collected = .some(name) }
+    }
+
+    /// The protocol the probed request came over. The metrics may reach the delegate just after the response: wait
+    /// for them up to a second; `nil` if they never come or name no protocol (the run then fails as unverified).
+    func protocolName() async -> String? {
+        for _ in 0..<100 {
+            if let collected = lock.withLock({ collected }) { return collected }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        return nil
     }
 }
 
