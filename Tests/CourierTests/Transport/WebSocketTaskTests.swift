@@ -247,6 +247,55 @@ struct WebSocketTaskTests {
         }
     }
 
+    @Test func aFragmentedMessageWithAPingBetweenItsFragmentsArrivesWhole() async throws {
+        try await withServer { server in
+            server.webSocket(
+                "/ws",
+                endpoint: .script(
+                    .sendFragmented(text: "fragmenté en morceaux", fragmentSize: 3, pingBetween: Data([7])),
+                    .wait(.seconds(5))))
+            let session = makeSession()
+            defer { session.invalidateAndCancel() }
+            let task = session.webSocketTask(with: try Self.webSocketURL(server, "/ws"))
+            task.resume()
+            guard case .string(let text) = try await task.receive() else {
+                Issue.record("not a text message")
+                return
+            }
+            #expect(text == "fragmenté en morceaux")
+            // The ping between the fragments was answered.
+            let pong = await server.waitForWebSocketMessages(path: "/ws", count: 1)
+            #expect(pong == [.pong(Data([7]))])
+        }
+    }
+
+    @Test func anAppThatStopsReceivingStopsTheReading() async throws {
+        try await withServer { server in
+            // 64 MiB in 1 MiB messages, far more than the socket buffers and the 16 messages read ahead together,
+            // then a ping: the client can answer it only once it has read everything before it.
+            let steps =
+                Array(repeating: MockWebSocketStep.send(data: Data(count: 1 << 20)), count: 64) + [
+                    .sendPing(Data([9])), .wait(.seconds(10)),
+                ]
+            server.webSocket("/flood", endpoint: MockWebSocketEndpoint(behaviour: .script(steps)))
+            let session = makeSession()
+            defer { session.invalidateAndCancel() }
+            let task = session.webSocketTask(with: try Self.webSocketURL(server, "/flood"))
+            task.resume()
+            try await Task.sleep(for: .seconds(1))
+            // Nothing received by the app: the client stopped reading, so the ping behind the messages is unread.
+            #expect(server.webSocketMessages(path: "/flood").isEmpty)
+            for _ in 0..<64 {
+                guard case .data(let data) = try await task.receive(), data.count == 1 << 20 else {
+                    Issue.record("a message was lost")
+                    return
+                }
+            }
+            let pong = await server.waitForWebSocketMessages(path: "/flood", count: 1)
+            #expect(pong == [.pong(Data([9]))])
+        }
+    }
+
     @Test func anAbruptCloseIsAConnectionLost() async throws {
         try await withServer { server in
             server.webSocket("/ws", endpoint: .script(.dropConnection))
