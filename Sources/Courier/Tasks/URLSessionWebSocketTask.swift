@@ -148,6 +148,17 @@ open class URLSessionWebSocketTask: URLSessionTask, @unchecked Sendable {
         }
     }
 
+    // MARK: - Lifecycle
+
+    /// Starts the opening handshake; sends, receives and pings made before wait for the connection.
+    open override func resume() {
+        super.resume()
+    }
+
+    /// The error the task completed with: `nil` before it completed and after a clean close handshake; the
+    /// handshake's failure, `URLError(.cancelled)` after ``cancel()``, or the connection's failure otherwise.
+    open override var error: (any Error)? { super.error }
+
     // MARK: - Closing
 
     /// Closes the WebSocket with a close handshake: `closeCode` and `reason` go to the server, and the task
