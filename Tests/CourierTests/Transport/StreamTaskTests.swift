@@ -195,8 +195,9 @@ import Testing
             #expect(await task.write("STARTTLS\r\n", queue: queue).error == nil)
             #expect(await task.read(min: 7, max: 7, queue: queue).text == "READY\r\n")
             task.startSecureConnection()
-            #expect(await task.write("secret", queue: queue).error == nil)
-            let echoed = await task.read(min: 6, max: 6, queue: queue)
+            // Generous timeouts: the calls wait for the TLS handshake, slow on a loaded machine.
+            #expect(await task.write("secret", timeout: 30, queue: queue).error == nil)
+            let echoed = await task.read(min: 6, max: 6, timeout: 30, queue: queue)
             #expect(echoed.text == "secret")
             #expect(echoed.error == nil)
             #expect(server.receivedBytes == Array("STARTTLS\r\nsecret".utf8))
@@ -216,7 +217,7 @@ import Testing
             #expect(await task.write("STARTTLS\r\n", queue: queue).error == nil)
             #expect(await task.read(min: 7, max: 7, queue: queue).text == "READY\r\n")
             task.startSecureConnection()
-            let read = await task.read(min: 1, max: 10, queue: queue)
+            let read = await task.read(min: 1, max: 10, timeout: 30, queue: queue)
             #expect(read.urlErrorCode == .serverCertificateUntrusted)
             try await waitUntil { task.state == .completed }
             #expect((task.error as? URLError)?.code == .serverCertificateUntrusted)
