@@ -174,7 +174,7 @@ struct WebSocketTaskTests {
             let error = await #expect(throws: POSIXError.self) { try await limited.receive() }
             #expect(error?.code == .EMSGSIZE)
             #expect(limited.closeCode == .messageTooBig)
-            let messages = await server.waitForWebSocketMessages(path: "/echo", count: 4)
+            let messages = await server.waitForWebSocketMessages(path: "/echo", count: 5)
             #expect(messages.contains(.close(code: 1009, reason: "")))
         }
     }
