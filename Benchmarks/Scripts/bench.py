@@ -60,7 +60,13 @@ CURRENT_CHILD = [None]
 
 
 def stop(signum, _frame):
-    """On SIGTERM or SIGINT, end the process being measured too, then leave (run.sh stops nginx)."""
+    """On SIGTERM or SIGINT, end the process being measured (and the launcher) too, then leave (run.sh stops
+    nginx)."""
+    if LAUNCHER[0]:
+        try:
+            os.kill(LAUNCHER[0].pid, signal.SIGTERM)
+        except OSError:
+            pass
     if CURRENT_CHILD[0]:
         try:
             os.kill(CURRENT_CHILD[0], signal.SIGKILL)
@@ -73,8 +79,60 @@ def log(message):
     print(f"[bench.py] {message}", file=sys.stderr, flush=True)
 
 
+class Launcher:
+    """Starts the measured processes from a small process forked when the driver was still small.
+
+    Linux keeps a process's peak RSS across fork and exec: a child inherits the peak of the process it was forked
+    from (its `ru_maxrss` is at least that). The driver grows as it runs (it parses h2load's latency logs), so its
+    children would all report its peak instead of their own. The launcher, forked at the start, stays small.
+    """
+
+    def __init__(self):
+        requests_read, requests_write = os.pipe()
+        results_read, results_write = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.close(requests_write)
+            os.close(results_read)
+            self._serve(os.fdopen(requests_read, "r"), os.fdopen(results_write, "w"))
+            os._exit(0)
+        os.close(requests_read)
+        os.close(results_write)
+        self.pid = pid
+        self.requests = os.fdopen(requests_write, "w")
+        self.results = os.fdopen(results_read, "r")
+
+    @staticmethod
+    def _serve(requests, results):
+        # Ended with the driver (see `stop`): it ends the process being measured, too.
+        signal.signal(signal.SIGTERM, stop)
+        signal.signal(signal.SIGINT, stop)
+        for line in requests:
+            request = json.loads(line)
+            result = run_process_here(request["argv"], request["env"], request["timeout"])
+            results.write(json.dumps(result) + "\n")
+            results.flush()
+
+    def run(self, argv, env, timeout):
+        self.requests.write(json.dumps({"argv": list(argv), "env": env, "timeout": timeout}) + "\n")
+        self.requests.flush()
+        return tuple(json.loads(self.results.readline()))
+
+
+LAUNCHER = [None]
+
+
 def run_process(argv, env=None, timeout=TIMEOUT):
-    """Runs argv to completion; returns (exit status, stdout, stderr, cpu seconds, max RSS KiB, wall seconds)."""
+    """Runs argv to completion (through the launcher once it exists); returns (exit status, stdout, stderr, cpu
+    seconds, max RSS KiB, wall seconds)."""
+    if LAUNCHER[0]:
+        return LAUNCHER[0].run(argv, dict(env) if env is not None else None, timeout)
+    return run_process_here(argv, env, timeout)
+
+
+def run_process_here(argv, env=None, timeout=TIMEOUT):
+    """Runs argv to completion in this process; returns (exit status, stdout, stderr, cpu seconds, max RSS KiB, wall
+    seconds)."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         start = time.monotonic()
         proc = subprocess.Popen(argv, stdout=out, stderr=err, env=env)
@@ -566,6 +624,7 @@ def profile(harness, args):
 
 
 def main():
+    LAUNCHER[0] = Launcher()
     parser = argparse.ArgumentParser()
     parser.add_argument("--bin", required=True)
     parser.add_argument("--work", required=True)
