@@ -27,6 +27,8 @@ final class WebSocketClientHandler: ChannelDuplexHandler {
     private var pings: [@Sendable (TransferError?) -> Void] = []
     /// The closure to report when the channel goes inactive (set once the handshake or a failure decided it).
     private var closure: WebSocketClosure?
+    /// Whether the owner heard how the connection ended (it hears it once).
+    private var reported = false
 
     init(maximumMessageSize: Int, delegate: any WebSocketConnectionDelegate) {
         self.assembler = WebSocketMessageAssembler(maximumMessageSize: maximumMessageSize)
@@ -210,12 +212,9 @@ final class WebSocketClientHandler: ChannelDuplexHandler {
             }
             context.close(promise: nil)
         }
-        if case .open = phase, closure != nil {
-            // The server closed first: our answer ends the handshake; the server closes TCP (or the timer does).
-            phase = .closeSent(code: code ?? 1005, reason: reason, timer: timer)
-        } else {
-            phase = .closeSent(code: code ?? 1005, reason: reason, timer: timer)
-        }
+        // When the server closed first, this answer ends the handshake and the server closes TCP (or the timer
+        // does); else the server's close frame is awaited.
+        phase = .closeSent(code: code ?? 1005, reason: reason, timer: timer)
         // Reading goes on, whatever the owner asked: the server's close frame must be seen.
         setReading(true)
     }
@@ -233,6 +232,10 @@ final class WebSocketClientHandler: ChannelDuplexHandler {
     }
 
     private func finish(_ result: WebSocketClosure) {
+        // A connection that was already gone when the handler was added is reported then, and its inactivity,
+        // passed on by the upgrade buffer, must not report it again.
+        guard !reported else { return }
+        reported = true
         let pending = pings
         pings = []
         for ping in pending { ping(result.error ?? .networkConnectionLost("the WebSocket connection closed")) }
