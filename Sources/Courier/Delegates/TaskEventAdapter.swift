@@ -88,6 +88,8 @@ final class TaskEventAdapter: TaskEventSink, TaskHost {
             decide(decision, task: task)
         case .becameDownload:
             if let dataTask = task as? URLSessionDataTask { becomeDownload(from: dataTask) }
+        case .becameStream:
+            if let dataTask = task as? URLSessionDataTask { becomeStream(from: dataTask) }
         case .informationalResponse(let response):
             informational(response, task: task)
         case .waitingForConnectivity:
@@ -376,6 +378,24 @@ final class TaskEventAdapter: TaskEventSink, TaskHost {
         let dataDelegate = dataTask.resolvedDelegate(URLSessionDataDelegate.self)
         session.dispatcher.async {
             dataDelegate?.urlSession(session, dataTask: dataTask, didBecome: downloadTask)
+        }
+    }
+
+    /// `.becomeStream`: a stream task takes over the connection the server switched; the data task ends without a
+    /// completion, as on Darwin, and the delegate hears `didBecome streamTask`.
+    private func becomeStream(from dataTask: URLSessionDataTask) {
+        guard let upgraded = engine?.dataUpgrade?.take() else { return }
+        let session = dataTask.session
+        let url = dataTask.currentRequest?.url ?? dataTask.originalRequest?.url
+        let port = url?.port ?? (url?.scheme?.lowercased() == "https" ? 443 : 80)
+        let streamTask = URLSessionStreamTask(
+            session: session, adopting: upgraded, hostName: url?.host ?? "", port: port,
+            identifier: session.registry.nextIdentifier())
+        session.registry.replace(dataTask, with: streamTask)
+        dataTask.endSilently(removeFromSession: false)
+        let dataDelegate = dataTask.resolvedDelegate(URLSessionDataDelegate.self)
+        session.dispatcher.async {
+            dataDelegate?.urlSession(session, dataTask: dataTask, didBecome: streamTask)
         }
     }
 

@@ -116,6 +116,8 @@ enum StageChain {
                     return .done(.success(.followUp(request, dropsBody: dropsBody)))
                 case .retry(let request)?:
                     return .done(.success(.retry(request)))
+                case .proceedAsStream(let next)?:
+                    return .done(.success(.proceedAsStream(next)))
                 case nil:
                     let rest = Array(stages[index...])
                     let waiting = current
@@ -160,6 +162,8 @@ enum StageChain {
                     return .success(.followUp(request, dropsBody: dropsBody))
                 case .retry(let request):
                     return .success(.retry(request))
+                case .proceedAsStream(let next):
+                    return .success(.proceedAsStream(next))
                 }
             }
         } catch {

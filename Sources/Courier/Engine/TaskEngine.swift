@@ -110,6 +110,9 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
     /// The accepted response's body, collected for the cache.
     private var cacheRecording: CacheRecording?
     /// The request a custom `URLProtocol` was redirected to, for this attempt's response side.
+    /// For a data task whose request asks to upgrade: the slot a switched connection is left in, for
+    /// `.becomeStream`.
+    let dataUpgrade: ConnectionUpgrade?
     fileprivate var protocolRedirect: URLRequest?
     /// Whether `taskIsWaitingForConnectivity` was reported (once per task).
     fileprivate var reportedWaitingForConnectivity = false
@@ -129,6 +132,11 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
     var claimedPartialFile: URL?
 
     init(spec: Spec, environment: Environment, sink: any TaskEventSink) {
+        if case .data = spec.kind, spec.request.value(forHTTPHeaderField: "Upgrade") != nil {
+            dataUpgrade = ConnectionUpgrade()
+        } else {
+            dataUpgrade = nil
+        }
         self.spec = spec
         self.environment = environment
         self.sink = sink
@@ -331,6 +339,11 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
                     bodyStreams: environment.host
                 )
                 if case .webSocket(let upgrade) = spec.kind { upgrade.apply(to: &transportRequest) }
+                if let dataUpgrade, transportRequest.headers.contains(where: { HeaderName.equal($0.0, "Upgrade") }) {
+                    // A data task that asks to upgrade may take the switched connection over (`.becomeStream`).
+                    transportRequest.upgrade = dataUpgrade
+                    transportRequest.tls.offersHTTP2 = false
+                }
                 bodyState.sentBefore = true
                 emit(.attemptStarted(expectedToSend: transportRequest.body.length ?? NSURLSessionTransferSizeUnknown))
                 preparedSource = NetworkSource(request: transportRequest, transport: environment.transport)
@@ -383,6 +396,20 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
         case .success(.proceed(let accepted)):
             cacheRecording = cacheTransaction?.takeRecording()
             accept(accepted, attempt: attempt)
+        case .success(.proceedAsStream):
+            guard dataUpgrade?.isFilled == true else {
+                step {
+                    $0.failed(
+                        attempt: attempt,
+                        .unsupportedURL(
+                            "becomeStream needs a connection the server switched: a 101 answer to a request with an "
+                                + "Upgrade field"))
+                }
+                return
+            }
+            // The adapter hands the connection to a new stream task; the data task ends without a completion.
+            emit(.becameStream)
+            step { $0.cancel() }
         }
     }
 

@@ -187,7 +187,7 @@ extension TaskEvent: Codable {
     private enum Kind: String, Codable {
         case attemptStarted, sentBodyData, currentRequest, decide, becameDownload, response, data, receivedToFile
         case downloadResumed, downloadWrote, timeline, completed, informationalResponse, metrics
-        case waitingForConnectivity
+        case waitingForConnectivity, becameStream
     }
 
     init(from decoder: any Decoder) throws {
@@ -206,6 +206,8 @@ extension TaskEvent: Codable {
             self = .becameDownload
         case .waitingForConnectivity:
             self = .waitingForConnectivity
+        case .becameStream:
+            self = .becameStream
         case .response:
             self = .response(try container.decode(CodableResponse.self, forKey: .response).response)
         case .informationalResponse:
@@ -255,6 +257,8 @@ extension TaskEvent: Codable {
             try container.encode(Kind.becameDownload, forKey: .kind)
         case .waitingForConnectivity:
             try container.encode(Kind.waitingForConnectivity, forKey: .kind)
+        case .becameStream:
+            try container.encode(Kind.becameStream, forKey: .kind)
         case .response(let response):
             try container.encode(Kind.response, forKey: .kind)
             try container.encode(CodableResponse(response), forKey: .response)

@@ -20,6 +20,8 @@ enum TaskEvent: Sendable {
     case waitingForConnectivity
     /// The app turned the data task into a download task (`.becomeDownload`): the body goes to a file from here.
     case becameDownload
+    /// The app turned the data task into a stream task (`.becomeStream`): the switched connection is handed over.
+    case becameStream
     /// A 1xx response (other than 100 and 101) came before the final one, e.g. 103 Early Hints.
     case informationalResponse(HTTPURLResponse)
     /// The final response, accepted: body bytes follow.

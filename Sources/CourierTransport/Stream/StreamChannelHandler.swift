@@ -75,6 +75,10 @@ final class StreamChannelHandler: ChannelDuplexHandler, RemovableChannelHandler 
         step { $0.connectRequested() }
     }
 
+    func adopting() {
+        step { $0.adopting() }
+    }
+
     func fail(_ error: TransferError) {
         step { $0.fail(error) }
     }

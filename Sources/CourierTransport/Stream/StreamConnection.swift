@@ -39,6 +39,21 @@ public final class StreamConnection: Sendable {
             StreamChannelHandler(endpoint: endpoint, eventLoop: eventLoop, onEvent: onEvent), eventLoop: eventLoop)
     }
 
+    /// Takes over a connection the server switched (a data task's `.becomeStream` after `101 Switching
+    /// Protocols`) instead of connecting; it must run on this connection's event loop. Bytes that came behind the
+    /// `101` head are the first to be read.
+    public func adopt(_ upgraded: UpgradedConnection) {
+        let handler = self.handler
+        let channel = upgraded.channel
+        eventLoop.execute { handler.value.adopting() }
+        upgraded.start { pipeline in
+            // Read on demand from here on, and let the peer half-close, as for a connection of our own.
+            try channel.syncOptions?.setOption(.autoRead, value: false)
+            try channel.syncOptions?.setOption(.allowRemoteHalfClosure, value: true)
+            try pipeline.addHandler(handler.value)
+        }
+    }
+
     /// Opens the connection (host names resolved by happy eyeballs, IPv6 and IPv4); a second call does nothing.
     /// A failure (mapped to Darwin's code: `cannotFindHost`, `cannotConnectToHost`, `timedOut`…) fails every call
     /// and is reported as ``StreamConnectionEvent/failed(_:)``.

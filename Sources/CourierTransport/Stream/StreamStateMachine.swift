@@ -121,6 +121,14 @@ struct StreamStateMachine {
     // MARK: - Connection
 
     /// `resume()`: open the connection (once).
+    /// The connection will be an existing one handed over (a data task's `.becomeStream`): no connect; it is up
+    /// once the handler is in its pipeline.
+    mutating func adopting() -> [Action] {
+        guard phase == .idle else { return [] }
+        phase = .connecting
+        return []
+    }
+
     mutating func connectRequested() -> [Action] {
         guard phase == .idle else { return [] }
         phase = .connecting

@@ -15,6 +15,11 @@ public final class ConnectionUpgrade: Sendable {
         connection.withLockedValue { $0 = upgraded }
     }
 
+    /// Whether the server switched the connection (and it was not taken yet).
+    public var isFilled: Bool {
+        connection.withLockedValue { $0 != nil }
+    }
+
     /// The connection the server switched, once; `nil` when it never did (another answer, or a failure).
     public func take() -> UpgradedConnection? {
         connection.withLockedValue { value in

@@ -17,7 +17,7 @@ struct DispositionStage: ResponseStage {
         case .response(.becomeDownload):
             return .proceedAsDownload(response)
         case .response(.becomeStream):
-            throw .unsupportedURL("becomeStream is not supported yet (stream tasks come later)")
+            return .proceedAsStream(response)
         default:
             throw .cancelled()
         }

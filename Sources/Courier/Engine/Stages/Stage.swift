@@ -21,6 +21,8 @@ enum ResponseStep: Sendable {
     case retry(URLRequest)
     /// Deliver this response, to a download file instead of the data consumer (`.becomeDownload`).
     case proceedAsDownload(URLResponse)
+    /// Hand the connection over as a stream task (`.becomeStream`); the response side ends here.
+    case proceedAsStream(URLResponse)
 }
 
 /// One step of the request side. Stages run in the order ``StageChain`` lists them, on every attempt.

@@ -31,15 +31,36 @@ open class URLSessionStreamTask: URLSessionTask, @unchecked Sendable {
     init(session: URLSession, hostName: String, port: Int, identifier: Int) {
         self.hostName = hostName
         self.port = port
-        var components = URLComponents()
-        components.scheme = "tcp"
-        components.host = hostName
-        components.port = port
-        let url = components.url ?? URL(fileURLWithPath: "/")
         let relay = StreamEventRelay()
         self.connection = session.transport.makeStreamConnection(host: hostName, port: port) { relay.deliver($0) }
-        super.init(session: session, request: URLRequest(url: url), identifier: identifier, completionMode: .delegate)
+        super.init(
+            session: session, request: URLRequest(url: Self.url(host: hostName, port: port)), identifier: identifier,
+            completionMode: .delegate)
         relay.attach(self)
+    }
+
+    /// The task's `tcp://host:port` URL.
+    private static func url(host: String, port: Int) -> URL {
+        var components = URLComponents()
+        components.scheme = "tcp"
+        components.host = host
+        components.port = port
+        return components.url ?? URL(fileURLWithPath: "/")
+    }
+
+    /// A stream task over a connection a data task handed over (`.becomeStream`): already running, no connect.
+    init(session: URLSession, adopting upgraded: UpgradedConnection, hostName: String, port: Int, identifier: Int) {
+        self.hostName = hostName
+        self.port = port
+        let relay = StreamEventRelay()
+        self.connection = StreamConnection(
+            host: hostName, port: port, eventLoop: upgraded.channel.eventLoop, onEvent: { relay.deliver($0) })
+        super.init(
+            session: session, request: URLRequest(url: Self.url(host: hostName, port: port)), identifier: identifier,
+            completionMode: .delegate)
+        relay.attach(self)
+        _ = mutable.withLockedValue { $0.lifecycle.resume() }
+        connection.adopt(upgraded)
     }
 
     /// Reads at least `minBytes` and at most `maxBytes` bytes; `completionHandler` gets them with whether the end of

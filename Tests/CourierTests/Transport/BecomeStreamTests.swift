@@ -1,0 +1,90 @@
+import Courier
+import CourierMockServer
+import Foundation
+import NIOConcurrencyHelpers
+import Testing
+
+/// A data task's `.becomeStream`: after `101 Switching Protocols` to a request that asked to upgrade, the app takes
+/// the connection over as a stream task and speaks the new protocol itself.
+@Suite("becomeStream")
+struct BecomeStreamTests {
+    /// Answers every response with `.becomeStream` and keeps the stream task it gets.
+    final class Delegate: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+        let streamTask = NIOLockedValueBox<URLSessionStreamTask?>(nil)
+        let completions = NIOLockedValueBox<[String]>([])
+        let disposition: URLSession.ResponseDisposition
+
+        init(disposition: URLSession.ResponseDisposition = .becomeStream) {
+            self.disposition = disposition
+        }
+
+        func urlSession(
+            _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+            completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
+        ) {
+            completionHandler(disposition)
+        }
+
+        func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didBecome streamTask: URLSessionStreamTask)
+        {
+            self.streamTask.withLockedValue { $0 = streamTask }
+        }
+
+        func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+            completions.withLockedValue {
+                $0.append("\(task.taskIdentifier) \((error as? URLError)?.code.rawValue ?? 0)")
+            }
+        }
+    }
+
+    @Test func after101TheStreamTaskSpeaksTheNewProtocolOnTheSameConnection() async throws {
+        let server = MockTCPServer(
+            mode: .script([
+                .receive(atLeast: 1),
+                .send("HTTP/1.1 101 Switching Protocols\r\nUpgrade: echo/1\r\nConnection: Upgrade\r\n\r\nhello"),
+                .wait(.seconds(1)),
+                .send("bye"),
+                .close,
+            ]))
+        try await server.start()
+        defer { Task { await server.shutdown() } }
+        let delegate = Delegate()
+        let session = makeSession(delegate: delegate)
+        defer { session.invalidateAndCancel() }
+        var request = URLRequest(url: try #require(URL(string: "http://127.0.0.1:\(server.port)/switch")))
+        request.setValue("echo/1", forHTTPHeaderField: "Upgrade")
+        request.setValue("Upgrade", forHTTPHeaderField: "Connection")
+        let dataTask = session.dataTask(with: request)
+        dataTask.resume()
+        try await waitUntil(timeout: .seconds(5)) { delegate.streamTask.withLockedValue { $0 } != nil }
+        let streamTask = try #require(delegate.streamTask.withLockedValue { $0 })
+        #expect(streamTask.state == .running)
+        // The bytes that came right behind the 101 head are the stream's first.
+        let (first, _) = try await streamTask.readData(ofMinLength: 5, maxLength: 5, timeout: 10)
+        #expect(first == Data("hello".utf8))
+        try await streamTask.write(Data("over the stream".utf8), timeout: 10)
+        let (second, _) = try await streamTask.readData(ofMinLength: 3, maxLength: 3, timeout: 10)
+        #expect(second == Data("bye".utf8))
+        try await waitUntil(timeout: .seconds(5)) {
+            String(decoding: server.receivedBytes, as: UTF8.self).hasSuffix("over the stream")
+        }
+        // The data task ended without a completion of its own.
+        #expect(dataTask.state == .completed)
+        #expect(!delegate.completions.withLockedValue { $0 }.contains { $0.hasPrefix("\(dataTask.taskIdentifier) ") })
+        streamTask.cancel()
+    }
+
+    @Test func becomeStreamWithoutASwitchedConnectionFailsClearly() async throws {
+        try await withServer { server in
+            server.route("/plain", response: .ok("not switched"))
+            let delegate = Delegate()
+            let session = makeSession(delegate: delegate)
+            defer { session.invalidateAndCancel() }
+            let task = session.dataTask(with: server.url("/plain"))
+            task.resume()
+            try await waitUntil(timeout: .seconds(5)) { task.state == .completed }
+            #expect((task.error as? URLError)?.code == .unsupportedURL)
+            #expect(delegate.streamTask.withLockedValue { $0 } == nil)
+        }
+    }
+}
