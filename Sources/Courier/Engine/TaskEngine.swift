@@ -396,8 +396,10 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
         case .success(.proceed(let accepted)):
             cacheRecording = cacheTransaction?.takeRecording()
             accept(accepted, attempt: attempt)
-        case .success(.proceedAsStream):
-            guard dataUpgrade?.isFilled == true else {
+        case .success(.proceedAsStream(let response)):
+            // The transport hands the connection over at the end of the 101 head, which the app may have answered
+            // before the event loop got there: wait for it.
+            guard let dataUpgrade, (response as? HTTPURLResponse)?.statusCode == 101 else {
                 step {
                     $0.failed(
                         attempt: attempt,
@@ -407,9 +409,15 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
                 }
                 return
             }
-            // The adapter hands the connection to a new stream task; the data task ends without a completion.
-            emit(.becameStream)
-            step { $0.cancel() }
+            dataUpgrade.whenFilled { [self] in
+                onExecutor { [self] in
+                    guard machine.attempt == attempt, !machine.isOver else { return }
+                    // The adapter hands the connection to a new stream task; the data task ends without a
+                    // completion.
+                    emit(.becameStream)
+                    step { $0.cancel() }
+                }
+            }
         }
     }
 

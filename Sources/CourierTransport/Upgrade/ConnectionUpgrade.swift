@@ -5,26 +5,47 @@ import NIOCore
 /// does. Such a request always gets a connection of its own, offered only `http/1.1` by ALPN; on `101` the
 /// transport takes the HTTP handlers off it, takes it out of the pool, and leaves it here for the request's owner.
 public final class ConnectionUpgrade: Sendable {
-    private let connection = NIOLockedValueBox<UpgradedConnection?>(nil)
+    private struct State {
+        var connection: UpgradedConnection?
+        var waiter: (@Sendable () -> Void)?
+    }
+
+    private let state = NIOLockedValueBox(State())
 
     /// A new upgrade slot, for one request.
     public init() {}
 
     /// Called by the transport, on the connection's event loop, before the exchange finishes.
     func deliver(_ upgraded: UpgradedConnection) {
-        connection.withLockedValue { $0 = upgraded }
+        let waiter: (@Sendable () -> Void)? = state.withLockedValue { state in
+            state.connection = upgraded
+            defer { state.waiter = nil }
+            return state.waiter
+        }
+        waiter?()
+    }
+
+    /// Runs `body` once the connection is here: at once if it is, else when the transport leaves it (which it does
+    /// right after delivering the `101` head, so an owner that saw that head waits only for the rest of it).
+    public func whenFilled(_ body: @escaping @Sendable () -> Void) {
+        let filled: Bool = state.withLockedValue { state in
+            if state.connection != nil { return true }
+            state.waiter = body
+            return false
+        }
+        if filled { body() }
     }
 
     /// Whether the server switched the connection (and it was not taken yet).
     public var isFilled: Bool {
-        connection.withLockedValue { $0 != nil }
+        state.withLockedValue { $0.connection != nil }
     }
 
     /// The connection the server switched, once; `nil` when it never did (another answer, or a failure).
     public func take() -> UpgradedConnection? {
-        connection.withLockedValue { value in
-            defer { value = nil }
-            return value
+        state.withLockedValue { state in
+            defer { state.connection = nil }
+            return state.connection
         }
     }
 }
