@@ -231,7 +231,8 @@ struct CourierCLITests {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         try await withServer { server in
-            var slow = MockResponse(body: .pattern(length: 300_000))
+            // About 6 s of download, so that it still runs when the hangup comes on a busy machine.
+            var slow = MockResponse(body: .pattern(length: 1_200_000))
             slow.chunkSize = 4096
             slow.chunkDelay = .milliseconds(20)
             server.route("/slow", response: slow)
@@ -243,14 +244,14 @@ struct CourierCLITests {
                 server.url("/slow").absoluteString, "-o", out.path,
             ]
             try process.run()
-            for _ in 0..<200 where filesIn(directory).isEmpty {
+            for _ in 0..<1000 where filesIn(directory).isEmpty {
                 try await Task.sleep(for: .milliseconds(10))
             }
             #expect(process.isRunning)
             kill(process.processIdentifier, SIGHUP)
             await exited(process)
             #expect(process.terminationStatus == 0)
-            #expect(try fileHoldsPattern(out, length: 300_000))
+            #expect(try fileHoldsPattern(out, length: 1_200_000))
         }
     }
 }
