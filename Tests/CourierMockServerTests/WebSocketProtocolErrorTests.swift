@@ -122,7 +122,8 @@ struct ClientViolation: Sendable, CustomTestStringConvertible {
                 let start = clock.now
                 try await client.sendClose(code: 1002)
                 #expect(try await client.readToEnd().isEmpty)
-                #expect(clock.now - start < .seconds(1))
+                // Well before the 5 s close timeout, with room for a busy machine.
+                #expect(clock.now - start < .seconds(4))
             }
             #expect(server.webSocketMessages(path: "/echo") == [.close(code: 1002, reason: "")])
         }
