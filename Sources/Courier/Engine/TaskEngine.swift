@@ -342,7 +342,7 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
                 if let dataUpgrade, transportRequest.headers.contains(where: { HeaderName.equal($0.0, "Upgrade") }) {
                     // A data task that asks to upgrade may take the switched connection over (`.becomeStream`).
                     transportRequest.upgrade = dataUpgrade
-                    transportRequest.tls.offersHTTP2 = false
+                    transportRequest.tls.applicationProtocols = .http1
                 }
                 bodyState.sentBefore = true
                 emit(.attemptStarted(expectedToSend: transportRequest.body.length ?? NSURLSessionTransferSizeUnknown))

@@ -13,6 +13,6 @@ struct WebSocketUpgrade: Sendable {
         request.headers.removeAll { field in added.contains { HeaderName.equal($0.0, field.0) } }
         request.headers += added
         request.upgrade = slot
-        request.tls.offersHTTP2 = false
+        request.tls.applicationProtocols = .http1
     }
 }

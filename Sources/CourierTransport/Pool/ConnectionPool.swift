@@ -26,7 +26,7 @@ final class ConnectionPool: Sendable {
     /// Finds or opens a connection for `exchange`, or queues it.
     func lease(for exchange: TransportExchange) {
         let key = PoolKey(request: exchange.request)
-        let mayMultiplex = key.tls?.offersHTTP2 == true && key.upgrade == nil
+        let mayMultiplex = key.tls?.applicationProtocols == .http2AndHTTP1
         let action = machine.withLockedValue { $0.lease(key, for: exchange, mayMultiplex: mayMultiplex) }
         switch action {
         case .use(let connection):

@@ -22,7 +22,7 @@ public struct StreamTLSSetup: Sendable {
         handshakeTimeout: TimeAmount
     ) {
         var settings = settings
-        settings.offersApplicationProtocols = false
+        settings.applicationProtocols = .none
         self.settings = settings
         self.trustEvaluator = trustEvaluator
         self.clientCertificateProvider = clientCertificateProvider

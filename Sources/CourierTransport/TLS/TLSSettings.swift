@@ -14,11 +14,28 @@ public struct TLSSettings: Hashable, Sendable {
     /// The certificate every connection presents when a server asks for one, for sessions that answer client
     /// certificate challenges from a credential storage rather than through a ``ClientCertificateProvider``.
     public var clientIdentity: ClientIdentity?
-    /// Whether ALPN offers `h2` before `http/1.1` (as Darwin does). Off only for comparisons and for servers known to
-    /// mishandle HTTP/2.
-    public var offersHTTP2 = true
-    /// Whether ALPN is offered at all. Off for stream tasks' connections, which carry no HTTP.
-    public var offersApplicationProtocols = true
+    /// What ALPN offers: `h2` then `http/1.1` (as Darwin does), `http/1.1` alone (a connection that will be taken
+    /// over after `101`), or nothing (stream tasks' connections, which carry no HTTP).
+    public var applicationProtocols = ApplicationProtocolOffer.http2AndHTTP1
+
+    /// The application protocols a TLS connection offers by ALPN.
+    public enum ApplicationProtocolOffer: Hashable, Sendable {
+        /// `h2`, then `http/1.1`.
+        case http2AndHTTP1
+        /// `http/1.1` only.
+        case http1
+        /// No ALPN extension.
+        case none
+
+        /// The ALPN identifiers, in order of preference.
+        var names: [String] {
+            switch self {
+            case .http2AndHTTP1: return ["h2", "http/1.1"]
+            case .http1: return ["http/1.1"]
+            case .none: return []
+            }
+        }
+    }
 
     /// Creates settings.
     public init(
@@ -36,22 +53,20 @@ public struct TLSSettings: Hashable, Sendable {
         lhs.minimumVersion == rhs.minimumVersion && lhs.maximumVersion == rhs.maximumVersion
             && lhs.certificatesHash == rhs.certificatesHash
             && lhs.additionalTrustedCertificatesDER == rhs.additionalTrustedCertificatesDER
-            && lhs.clientIdentity == rhs.clientIdentity && lhs.offersHTTP2 == rhs.offersHTTP2
-            && lhs.offersApplicationProtocols == rhs.offersApplicationProtocols
+            && lhs.clientIdentity == rhs.clientIdentity && lhs.applicationProtocols == rhs.applicationProtocols
     }
 
     public func hash(into hasher: inout Hasher) {
         hasher.combine(minimumVersion)
         hasher.combine(maximumVersion)
         hasher.combine(certificatesHash)
-        hasher.combine(offersHTTP2)
-        hasher.combine(offersApplicationProtocols)
+        hasher.combine(applicationProtocols)
         // Hashing a certificate is costly and an identity is rare: equality tells identities apart.
         hasher.combine(clientIdentity != nil)
     }
 
-    /// Builds the NIOSSL client configuration: the system trust store, full verification, ALPN `h2` then
-    /// `http/1.1` (unless ``offersApplicationProtocols`` is off), and the client identity if there is one.
+    /// Builds the NIOSSL client configuration: the system trust store, full verification, ALPN as
+    /// ``applicationProtocols`` says, and the client identity if there is one.
     ///
     /// - Parameter loadsTrustRoots: `false` for connections whose chain a ``ServerTrustEvaluator`` verifies:
     ///   loading the system's roots is the slow part of making a context, and they would never be consulted.
@@ -71,9 +86,7 @@ public struct TLSSettings: Hashable, Sendable {
             }
             configuration.additionalTrustRoots = [.certificates(certificates)]
         }
-        if offersApplicationProtocols {
-            configuration.applicationProtocols = offersHTTP2 ? ["h2", "http/1.1"] : ["http/1.1"]
-        }
+        configuration.applicationProtocols = applicationProtocols.names
         return configuration
     }
 }
