@@ -409,9 +409,11 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
                 }
                 return
             }
-            dataUpgrade.whenFilled { [self] in
-                onExecutor { [self] in
-                    guard machine.attempt == attempt, !machine.isOver else { return }
+            // Weakly: the engine holds the slot, and a connection that dies between the head and its end never fills
+            // it (the task fails through the source instead).
+            dataUpgrade.whenFilled { [weak self] in
+                self?.onExecutor { [weak self] in
+                    guard let self, machine.attempt == attempt, !machine.isOver else { return }
                     // The adapter hands the connection to a new stream task; the data task ends without a
                     // completion.
                     emit(.becameStream)

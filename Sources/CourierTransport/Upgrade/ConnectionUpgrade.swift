@@ -36,11 +36,6 @@ public final class ConnectionUpgrade: Sendable {
         if filled { body() }
     }
 
-    /// Whether the server switched the connection (and it was not taken yet).
-    public var isFilled: Bool {
-        state.withLockedValue { $0.connection != nil }
-    }
-
     /// The connection the server switched, once; `nil` when it never did (another answer, or a failure).
     public func take() -> UpgradedConnection? {
         state.withLockedValue { state in
