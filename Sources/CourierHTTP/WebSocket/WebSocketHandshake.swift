@@ -27,9 +27,13 @@ public struct WebSocketHandshake: Sendable, Hashable {
 
     /// The subprotocols a request offers in its `Sec-WebSocket-Protocol` fields (comma-separated lists).
     public static func offeredProtocols(in fieldValues: [String]) -> [String] {
-        fieldValues.flatMap { $0.split(separator: ",") }
-            .map { $0.trimmingCharacters(in: .whitespaces) }
-            .filter { !$0.isEmpty }
+        fieldValues.flatMap(listElements)
+    }
+
+    /// The non-empty elements of a comma-separated field value, trimmed (RFC 9110 §5.6.1).
+    private static func listElements(_ value: String) -> [String] {
+        FieldList.elements(of: Array(value.utf8)).map(FieldList.trim).filter { !$0.isEmpty }
+            .map { String(decoding: $0, as: UTF8.self) }
     }
 
     /// The fields the request adds (the app's own `Sec-WebSocket-Protocol` and other fields stay as they are).
@@ -58,9 +62,7 @@ public struct WebSocketHandshake: Sendable, Hashable {
         else {
             throw .badServerResponse("the WebSocket handshake's answer does not upgrade to websocket")
         }
-        let connectionTokens = (header("Connection") ?? "").split(separator: ",")
-            .map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
-        guard connectionTokens.contains("upgrade") else {
+        guard Self.listElements(header("Connection") ?? "").contains(where: { HeaderName.equal($0, "upgrade") }) else {
             throw .badServerResponse("the WebSocket handshake's answer has no Connection: Upgrade")
         }
         guard header("Sec-WebSocket-Accept")?.trimmingCharacters(in: .whitespaces) == expectedAccept else {
