@@ -223,12 +223,7 @@ open class URLSessionWebSocketTask: URLSessionTask, @unchecked Sendable {
         let size = maximumMessageSize
         let connection = WebSocketConnection.start(upgraded, maximumMessageSize: size, delegate: bridge)
         let opened = socket.withLockedValue { $0.opened(connection) }
-        let session = self.session
-        if let delegate = resolvedDelegate(URLSessionWebSocketDelegate.self) {
-            session.dispatcher.async {
-                delegate.urlSession(session, webSocketTask: self, didOpenWithProtocol: chosen.isEmpty ? nil : chosen)
-            }
-        }
+        TaskEventAdapter.webSocketOpened(self, protocol: chosen.isEmpty ? nil : chosen)
         for (message, done) in opened.sends { connection.send(message, completion: done) }
         for done in opened.pings { connection.sendPing(completion: done) }
         connection.setReading(opened.reading)
@@ -272,15 +267,10 @@ open class URLSessionWebSocketTask: URLSessionTask, @unchecked Sendable {
         let receiveError: any Error = Self.socketError(closure.error)
         let waiting = socket.withLockedValue { $0.closed(closure, receiveError: receiveError) }
         fail(waiting, receiveError: receiveError, sendError: closure.error ?? .networkConnectionLost("closed"))
-        let session = self.session
-        if let code = closure.code, closure.error == nil,
-            let delegate = resolvedDelegate(URLSessionWebSocketDelegate.self)
-        {
-            let closeCode = CloseCode(rawValue: Int(code)) ?? .invalid
-            let reason = closure.reason.isEmpty ? nil : Data(closure.reason)
-            session.dispatcher.async {
-                delegate.urlSession(session, webSocketTask: self, didCloseWith: closeCode, reason: reason)
-            }
+        if let code = closure.code, closure.error == nil {
+            TaskEventAdapter.webSocketClosed(
+                self, code: CloseCode(rawValue: Int(code)) ?? .invalid,
+                reason: closure.reason.isEmpty ? nil : Data(closure.reason))
         }
         finish(with: taskError)
     }

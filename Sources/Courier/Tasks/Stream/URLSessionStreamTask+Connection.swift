@@ -27,9 +27,9 @@ extension URLSessionStreamTask {
     func connectionEvent(_ event: StreamConnectionEvent) {
         switch event {
         case .readClosed:
-            deliverToStreamDelegate { $0.urlSession($1, readClosedFor: $2) }
+            TaskEventAdapter.streamSideClosed(self, read: true)
         case .writeClosed:
-            deliverToStreamDelegate { $0.urlSession($1, writeClosedFor: $2) }
+            TaskEventAdapter.streamSideClosed(self, read: false)
         case .finished:
             complete(with: nil, body: nil)
         case .failed(let error):
@@ -37,18 +37,6 @@ extension URLSessionStreamTask {
             complete(
                 with: URLErrorMapping.urlError(from: error, failingURL: url).addingPeerTrust(of: error, host: hostName),
                 body: nil)
-        }
-    }
-
-    private func deliverToStreamDelegate(
-        _ call: @escaping @Sendable (any URLSessionStreamDelegate, URLSession, URLSessionStreamTask) -> Void
-    ) {
-        // A completed task (its streams captured, or cancelled) gets no further delegate calls.
-        guard state != .completed else { return }
-        let session = session
-        session.dispatcher.async { [self] in
-            guard let delegate = resolvedDelegate(URLSessionStreamDelegate.self) else { return }
-            call(delegate, session, self)
         }
     }
 
@@ -93,13 +81,6 @@ extension URLSessionStreamTask {
     func becomeStreams() {
         let pair = CapturedStreamPair(connection: connection)
         endSilently(removeFromSession: false)
-        let session = session
-        session.dispatcher.async { [self] in
-            resolvedDelegate(URLSessionStreamDelegate.self)?.urlSession(
-                session, streamTask: self, didBecome: pair.input, outputStream: pair.output)
-            if session.registry.remove(self) {
-                session.becomeInvalid()
-            }
-        }
+        TaskEventAdapter.streamsCaptured(self, pair)
     }
 }
