@@ -136,27 +136,34 @@ struct HTTP2Tests {
 
     @Test func aSuspendedTaskStallsOnlyItsOwnStream() async throws {
         try await withH2Server { server in
-            server.route("/big", response: .ok(Data(repeating: 2, count: 8 << 20)))
+            // 8 MiB in 64 KiB pieces 20 ms apart (about 2.5 s): the suspension surely lands mid-body.
+            var big = MockResponse.ok(Data(repeating: 2, count: 8 << 20))
+            big.chunkSize = 64 << 10
+            big.chunkDelay = .milliseconds(20)
+            server.route("/big", response: big)
             server.route("/small", response: .ok("small"))
             let session = makeSession()
             defer { session.invalidateAndCancel() }
             _ = await session.runDataTask(server.url("/small"))
             let received = NIOLockedValueBox(0)
             let gate = AsyncGate()
-            let big = session.dataTask(with: server.url("/big")) { data, _, _ in
+            let bigTask = session.dataTask(with: server.url("/big")) { data, _, _ in
                 received.withLockedValue { $0 = data?.count ?? -1 }
                 gate.open()
             }
-            big.resume()
+            bigTask.resume()
             try await Task.sleep(for: .milliseconds(50))
-            big.suspend()
+            bigTask.suspend()
             // The stalled stream holds back no other: small requests on the same connection complete.
             for _ in 0..<3 {
                 let outcome = await session.runDataTask(server.url("/small"))
                 #expect(outcome.data == Data("small".utf8))
             }
             #expect(Set(server.requests.map(\.connectionID)).count == 1)
-            big.resume()
+            // The big task neither finished nor failed meanwhile: it waits, suspended, on its own stream.
+            #expect(received.withLockedValue { $0 } == 0)
+            #expect(bigTask.state == .suspended)
+            bigTask.resume()
             await gate.wait()
             #expect(received.withLockedValue { $0 } == 8 << 20)
         }
