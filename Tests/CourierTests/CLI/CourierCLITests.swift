@@ -1,5 +1,6 @@
 import CourierMockServer
 import Foundation
+import NIOConcurrencyHelpers
 import Testing
 
 /// The built `courier` executable (it sits next to the test bundle).
@@ -15,22 +16,23 @@ private func courierBinary() -> URL {
 /// reads and the wait run on a dispatch queue, never on Swift concurrency's few threads, which every other test
 /// needs (a blocked cooperative pool made timing tests elsewhere miss their marks).
 private func runCourier(_ arguments: [String]) async throws -> (status: Int32, stdout: Data, stderr: String) {
-    let process = Process()
-    process.executableURL = courierBinary()
-    process.arguments = arguments
-    let out = Pipe()
-    let err = Pipe()
-    process.standardOutput = out
-    process.standardError = err
-    try process.run()
-    return await withCheckedContinuation { continuation in
+    let child = try ChildProcess(courierBinary().path, arguments, standardOutput: .pipe, standardError: .pipe)
+    let (stdout, stderr) = await withCheckedContinuation { continuation in
         DispatchQueue.global().async {
-            let stdout = out.fileHandleForReading.readDataToEndOfFile()
-            let stderr = err.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            continuation.resume(returning: (process.terminationStatus, stdout, String(decoding: stderr, as: UTF8.self)))
+            // Standard error on its own thread, so that neither pipe fills while the other is read.
+            let group = DispatchGroup()
+            let stderr = NIOLockedValueBox(Data())
+            DispatchQueue.global().async(group: group) {
+                let data = child.standardError?.readDataToEndOfFile() ?? Data()
+                stderr.withLockedValue { $0 = data }
+            }
+            let stdout = child.standardOutput?.readDataToEndOfFile() ?? Data()
+            group.wait()
+            continuation.resume(returning: (stdout, stderr.withLockedValue { $0 }))
         }
     }
+    let status = await child.exitStatus()
+    return (status, stdout, String(decoding: stderr, as: UTF8.self))
 }
 
 /// `/file`: 300,000 pattern bytes; `/dropped`: the same, cut off after 1,000 bytes.
@@ -146,10 +148,8 @@ struct CourierCLITests {
             server.route("/slow", response: slow)
             server.route("/fast", response: MockResponse(body: .pattern(length: 2_000_000)))
             let out = directory.appendingPathComponent("big.bin")
-            let process = Process()
-            process.executableURL = courierBinary()
-            process.arguments = ["get", server.url("/slow").absoluteString, "-o", out.path]
-            try process.run()
+            let process = try ChildProcess(
+                courierBinary().path, ["get", server.url("/slow").absoluteString, "-o", out.path])
             // Wait until the body is flowing into the temporary file.
             var started = false
             for _ in 0..<200 {
@@ -163,9 +163,8 @@ struct CourierCLITests {
                 try await Task.sleep(for: .milliseconds(20))
             }
             #expect(started)
-            kill(process.processIdentifier, number)
-            await exited(process)
-            #expect(process.terminationStatus == 128 + number)
+            process.send(number)
+            #expect(await process.exitStatus() == 128 + number)
             #expect(filesIn(directory).isEmpty)
 
             let again = try await runCourier(["get", server.url("/fast").absoluteString, "-o", out.path])
@@ -237,20 +236,18 @@ struct CourierCLITests {
             slow.chunkDelay = .milliseconds(20)
             server.route("/slow", response: slow)
             let out = directory.appendingPathComponent("big.bin")
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/bin/sh")
-            process.arguments = [
-                "-c", "trap '' HUP; exec \"$0\" \"$@\"", courierBinary().path, "get",
-                server.url("/slow").absoluteString, "-o", out.path,
-            ]
-            try process.run()
+            let process = try ChildProcess(
+                "/bin/sh",
+                [
+                    "-c", "trap '' HUP; exec \"$0\" \"$@\"", courierBinary().path, "get",
+                    server.url("/slow").absoluteString, "-o", out.path,
+                ])
             for _ in 0..<1000 where filesIn(directory).isEmpty {
                 try await Task.sleep(for: .milliseconds(10))
             }
             #expect(process.isRunning)
-            kill(process.processIdentifier, SIGHUP)
-            await exited(process)
-            #expect(process.terminationStatus == 0)
+            process.send(SIGHUP)
+            #expect(await process.exitStatus() == 0)
             #expect(try fileHoldsPattern(out, length: 1_200_000))
         }
     }

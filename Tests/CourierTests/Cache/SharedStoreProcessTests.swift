@@ -45,18 +45,14 @@ struct SharedStoreProcessTests {
     static let entriesPerChild = 40
 
     /// Runs this test binary as a child in `role`, sharing `folder`.
-    static func runChild(role: String, folder: URL) throws -> Process {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-        process.arguments = ["--testing-library", "swift-testing", "--filter", "SharedStoreProcessTests/childRole"]
+    static func runChild(role: String, folder: URL) throws -> ChildProcess {
         var environment = ProcessInfo.processInfo.environment
         environment[roleVariable] = role
         environment[folderVariable] = folder.path
-        process.environment = environment
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        return process
+        return try ChildProcess(
+            URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path,
+            ["--testing-library", "swift-testing", "--filter", "SharedStoreProcessTests/childRole"],
+            environment: environment)
     }
 
     @Test(.enabled(if: ProcessInfo.processInfo.environment[roleVariable] == nil))
@@ -66,8 +62,7 @@ struct SharedStoreProcessTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         let children = try ["cache:a", "cache:b"].map { try Self.runChild(role: $0, folder: folder) }
         for child in children {
-            await exited(child)
-            #expect(child.terminationStatus == 0)
+            #expect(await child.exitStatus() == 0)
         }
         let cache = URLCache(memoryCapacity: 0, diskCapacity: 50_000_000, directory: folder)
         for prefix in ["a", "b"] {
@@ -84,8 +79,7 @@ struct SharedStoreProcessTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         let children = try ["cookies:a", "cookies:b"].map { try Self.runChild(role: $0, folder: folder) }
         for child in children {
-            await exited(child)
-            #expect(child.terminationStatus == 0)
+            #expect(await child.exitStatus() == 0)
         }
         let names = Set(HTTPCookieStorage(persistentIn: folder).cookies?.map(\.name) ?? [])
         #expect(names.count == 2 * Self.entriesPerChild)

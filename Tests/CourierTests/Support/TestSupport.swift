@@ -23,16 +23,6 @@ func withServer<T>(
     }
 }
 
-/// Waits for `process` to exit without blocking one of Swift concurrency's threads.
-func exited(_ process: Process) async {
-    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-        DispatchQueue.global().async {
-            process.waitUntilExit()
-            continuation.resume()
-        }
-    }
-}
-
 /// A session with a fresh ephemeral configuration, optionally adjusted. No proxy unless the test sets one: an
 /// `http_proxy` in the environment of the machine running the tests must not send loopback requests elsewhere.
 /// It trusts the shared test CA of the HTTP/2 servers (``SharedTestTLS``); a test that sets its own trusted

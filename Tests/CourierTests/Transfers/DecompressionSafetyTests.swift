@@ -30,14 +30,9 @@ private func peakResidentBytes(of pid: Int32) -> Int {
 /// child's peak resident set size as it goes. The child measures only its own memory, so tests running in
 /// parallel in this process cannot disturb the figure.
 private func slowlyReadCourierGet(_ url: URL, pauseEvery: Int) async throws -> (bytes: Int, nonZero: Int, peak: Int) {
-    let process = Process()
-    process.executableURL = courierBinary()
-    process.arguments = ["get", url.absoluteString]
-    let out = Pipe()
-    process.standardOutput = out
-    process.standardError = FileHandle.nullDevice
-    try process.run()
+    let process = try ChildProcess(courierBinary().path, ["get", url.absoluteString], standardOutput: .pipe)
     let pid = process.processIdentifier
+    let out = try #require(process.standardOutput)
     let result: (Int, Int, Int) = await withCheckedContinuation { continuation in
         // Blocking reads, off the cooperative pool.
         DispatchQueue.global().async {
@@ -45,7 +40,7 @@ private func slowlyReadCourierGet(_ url: URL, pauseEvery: Int) async throws -> (
             var nonZero = 0
             var peak = peakResidentBytes(of: pid)
             var nextPause = pauseEvery
-            while let chunk = try? out.fileHandleForReading.read(upToCount: 64 * 1024), !chunk.isEmpty {
+            while let chunk = try? out.read(upToCount: 64 * 1024), !chunk.isEmpty {
                 count += chunk.count
                 nonZero += chunk.reduce(0) { $0 + ($1 == 0 ? 0 : 1) }
                 if count >= nextPause {
@@ -57,7 +52,7 @@ private func slowlyReadCourierGet(_ url: URL, pauseEvery: Int) async throws -> (
             continuation.resume(returning: (count, nonZero, peak))
         }
     }
-    await exited(process)
+    await process.exitStatus()
     return result
 }
 
