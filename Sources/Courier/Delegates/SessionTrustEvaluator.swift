@@ -16,6 +16,10 @@ import NIOSSL
 /// When a server asks for a client certificate, it also asks the delegate an `NSURLAuthenticationMethodClientCertificate`
 /// challenge (``clientIdentity(host:port:)``).
 ///
+/// A session delegate that does not implement the session-level method has both challenges put to
+/// `urlSession(_:task:didReceive:completionHandler:)` for the task the connection is opened for, as on Darwin (see
+/// ``connectingTask(host:port:in:)``).
+///
 /// A delegate that never answers is bounded by the connection's handshake timeout. The session makes one evaluator,
 /// and connections are pooled per evaluator, so a connection one session's delegate approved (or presented a
 /// certificate for) never serves another session. Sessions without a delegate have no evaluator: NIOSSL verifies
@@ -57,6 +61,7 @@ final class SessionTrustEvaluator: ServerTrustEvaluator, ClientCertificateProvid
         let challenge = URLAuthenticationChallenge(
             protectionSpace: space, proposedCredential: nil, previousFailureCount: 0, failureResponse: nil,
             error: nil, sender: CompletionHandlerChallengeSender())
+        challenge.connectionTask = Self.connectingTask(host: host, port: port, in: session)
         let (disposition, credential) = await ask(delegate, of: session, challenge)
         switch disposition {
         case .useCredential where credential?.trust != nil:
@@ -66,6 +71,24 @@ final class SessionTrustEvaluator: ServerTrustEvaluator, ClientCertificateProvid
         default:
             return await defaultDecision(trust, chain: certificateChain)
         }
+    }
+
+    /// The task a new connection to `host`:`port` is most likely opened for: the oldest running task of the session
+    /// whose current request goes there and has no response yet, else the oldest running one that goes there. The
+    /// transport opens a connection for a request but may give it to another waiting for the same origin, so this is
+    /// as precise as the question allows; the delegates that implement only the task-level method answer
+    /// connection-level challenges alike for every task of an origin.
+    static func connectingTask(host: String, port: Int, in session: URLSession) -> URLSessionTask? {
+        let candidates = session.registry.allTasks().filter { task in
+            guard task.state == .running, let url = task.currentRequest?.url,
+                let taskHost = url.host(percentEncoded: false)
+            else { return false }
+            let bare =
+                taskHost.hasPrefix("[") && taskHost.hasSuffix("]") ? String(taskHost.dropFirst().dropLast()) : taskHost
+            let secure = ["https", "wss"].contains(url.scheme?.lowercased() ?? "")
+            return bare.lowercased() == host.lowercased() && (url.port ?? (secure ? 443 : 80)) == port
+        }
+        return candidates.first { $0.response == nil } ?? candidates.first
     }
 
     private func defaultDecision(_ trust: SecTrust, chain: [[UInt8]]) async -> ServerTrustDecision {
@@ -99,6 +122,7 @@ final class SessionTrustEvaluator: ServerTrustEvaluator, ClientCertificateProvid
         let challenge = URLAuthenticationChallenge(
             protectionSpace: space, proposedCredential: stored, previousFailureCount: 0, failureResponse: nil,
             error: nil, sender: CompletionHandlerChallengeSender())
+        challenge.connectionTask = Self.connectingTask(host: host, port: port, in: session)
         let (disposition, credential) = await ask(delegate, of: session, challenge)
         switch disposition {
         case .useCredential:

@@ -34,7 +34,14 @@ extension URLSessionDelegate {
         didReceive challenge: URLAuthenticationChallenge,
         completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
     ) {
-        completionHandler(.performDefaultHandling, nil)
+        // Darwin: a session delegate without this method leaves connection-level challenges to the delegate of the
+        // task the connection is for (`urlSession(_:task:didReceive:completionHandler:)`, the task's own delegate
+        // first), which is where delegates such as Alamofire's evaluate server trust.
+        guard let task = challenge.connectionTask, let delegate = task.resolvedDelegate(URLSessionTaskDelegate.self)
+        else {
+            return completionHandler(.performDefaultHandling, nil)
+        }
+        delegate.urlSession(session, task: task, didReceive: challenge, completionHandler: completionHandler)
     }
 
     public func urlSession(

@@ -6,7 +6,8 @@ import Testing
 @testable import Courier
 
 /// A task delegate that answers HTTP authentication challenges from a script, one answer per challenge, and records
-/// the challenges.
+/// the challenges. Server-trust challenges, which come to this method too when the session delegate has no
+/// session-level one (as on Darwin), get default handling and are not recorded.
 final class ChallengeAnsweringDelegate: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
     let answers: NIOLockedValueBox<[(URLSession.AuthChallengeDisposition, URLCredential?)]>
     let challenges = NIOLockedValueBox<[URLAuthenticationChallenge]>([])
@@ -19,6 +20,9 @@ final class ChallengeAnsweringDelegate: NSObject, URLSessionTaskDelegate, @unche
         _ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
         completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
     ) {
+        guard challenge.protectionSpace.authenticationMethod != NSURLAuthenticationMethodServerTrust else {
+            return completionHandler(.performDefaultHandling, nil)
+        }
         challenges.withLockedValue { $0.append(challenge) }
         let answer = answers.withLockedValue { $0.isEmpty ? (.cancelAuthenticationChallenge, nil) : $0.removeFirst() }
         completionHandler(answer.0, answer.1)

@@ -177,3 +177,63 @@ final class AsyncTrustDelegate: NSObject, URLSessionDelegate, @unchecked Sendabl
         return (.useCredential, URLCredential(trust: trust))
     }
 }
+
+/// Connection-level challenges put to the task-level method when the session delegate lacks the session-level one.
+extension ServerTrustChallengeTests {
+    @Test func aDelegateWithOnlyTheTaskLevelMethodIsAskedAboutTheServer() async throws {
+        try await withServer(.https) { server in
+            server.route("/t", response: .ok("trusted"))
+            let delegate = TaskLevelTrustDelegate()
+            let session = makeSession(delegate: delegate)
+            defer { session.invalidateAndCancel() }
+            let task = session.dataTask(with: server.url("/t"))
+            task.resume()
+            try await waitUntil(timeout: .seconds(10)) { task.state == .completed }
+            #expect(task.error == nil)
+            let asked = delegate.asked.withLockedValue { $0 }
+            #expect(asked.map(\.method) == [NSURLAuthenticationMethodServerTrust])
+            #expect(asked.first?.taskIdentifier == task.taskIdentifier)
+        }
+    }
+
+    @Test func aTasksOwnDelegateAnswersWhenTheSessionDelegateHasNoChallengeMethod() async throws {
+        try await withServer(.https) { server in
+            server.route("/t", response: .ok("trusted"))
+            let session = makeSession(delegate: SilentSessionDelegate())
+            defer { session.invalidateAndCancel() }
+            let own = TaskLevelTrustDelegate()
+            let task = session.dataTask(with: server.url("/t"))
+            task.delegate = own
+            task.resume()
+            try await waitUntil(timeout: .seconds(10)) { task.state == .completed }
+            #expect(task.error == nil)
+            #expect(own.asked.withLockedValue { $0.map(\.taskIdentifier) } == [task.taskIdentifier])
+            // A task without a delegate of its own is not asked: it reuses the connection the first one's approved.
+            let second = session.dataTask(with: server.url("/t?again"))
+            second.resume()
+            try await waitUntil(timeout: .seconds(10)) { second.state == .completed }
+            #expect(second.error == nil)
+            #expect(own.asked.withLockedValue { $0.count } == 1)
+        }
+    }
+}
+
+/// A session delegate that implements no challenge method.
+private final class SilentSessionDelegate: NSObject, URLSessionDelegate, @unchecked Sendable {}
+
+/// A delegate that implements only the task-level challenge method, as Alamofire's does, trusting every server and
+/// recording each challenge's method and task.
+private final class TaskLevelTrustDelegate: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
+    let asked = NIOLockedValueBox<[(method: String, taskIdentifier: Int)]>([])
+
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
+        completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
+    ) {
+        asked.withLockedValue { $0.append((challenge.protectionSpace.authenticationMethod, task.taskIdentifier)) }
+        guard let trust = challenge.protectionSpace.serverTrust else {
+            return completionHandler(.performDefaultHandling, nil)
+        }
+        completionHandler(.useCredential, URLCredential(trust: trust))
+    }
+}

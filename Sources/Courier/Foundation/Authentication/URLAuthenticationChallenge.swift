@@ -8,6 +8,10 @@ open class URLAuthenticationChallenge: NSObject, @unchecked Sendable {
     private let storedFailureResponse: URLResponse?
     private let storedError: (any Error)?
     private let storedSender: (any URLAuthenticationChallengeSender)?
+    /// For a connection-level challenge (server trust, client certificate): the task the connection is opened for,
+    /// whose delegate Darwin asks when the session's delegate does not implement the session-level method. Set once,
+    /// before the challenge is shared.
+    weak var connectionTask: URLSessionTask?
 
     /// Creates a challenge.
     ///
