@@ -9,14 +9,16 @@ extension MockServer {
     /// (unless ``MockWebSocketEndpoint/handshake`` breaks it), and the connection then speaks WebSocket frames as
     /// ``MockWebSocketEndpoint/behaviour`` says. Other requests for `path` get `400 Bad Request`, or
     /// `426 Upgrade Required` with `Sec-WebSocket-Version: 13` for a `GET` over HTTP/1.1 whose `Sec-WebSocket-Version`
-    /// is missing or not 13 (a ``MockWebSocketEndpoint/HandshakeOverride/response(_:)`` answers them all instead).
+    /// is missing or not 13 (a ``MockWebSocketEndpoint/HandshakeOverride/response(_:)`` answers them all instead, and an
+/// endpoint ``MockWebSocketEndpoint/requiringCredentials(user:password:realm:authentication:)`` answers a request
+/// without them with `401` first).
     /// After any answer but `101` an HTTP/1.1 connection closes (an HTTP/2 one goes on). Extensions
     /// (`Sec-WebSocket-Extensions`) are never accepted.
     ///
     /// The server's frames are unmasked; it requires masked frames from the client and fails the connection with close
     /// code 1002 otherwise (and for reserved bits or opcodes, misplaced continuations, fragmented or oversized control
     /// frames, invalid close codes), with 1007 for a text message or close reason that is not UTF-8, and with 1009 for a
-    /// frame or message over 64 MiB. After a close frame of its own it waits up to two seconds for the client's
+    /// frame or message over 64 MiB. After a close frame of its own it waits up to five seconds for the client's
     /// before closing the TCP connection.
     ///
     /// A WebSocket route wins over ``route(_:method:response:)`` routes for the same path; a later registration for the

@@ -39,6 +39,8 @@ public struct MockWebSocketEndpoint: Sendable {
     public var handshake: HandshakeOverride?
     /// Header fields added, in order and as given, to the `101` response (e.g. `Set-Cookie`).
     public var extraResponseHeaders: [(name: String, value: String)]
+    /// The credentials an upgrade request must carry (see ``requiringCredentials(user:password:realm:authentication:)``).
+    var credentialCheck: ProtectedRouteCheck?
 
     /// Creates an endpoint.
     ///
@@ -57,6 +59,27 @@ public struct MockWebSocketEndpoint: Sendable {
         self.behaviour = behaviour
         self.handshake = handshake
         self.extraResponseHeaders = extraResponseHeaders
+    }
+
+    /// This endpoint, answering upgrade requests that do not authenticate as `user` with `password` with a `401` and a
+    /// `WWW-Authenticate` challenge for `realm` (and then closing the connection), as
+    /// ``MockServer/protect(_:method:user:password:realm:authentication:asProxy:response:)`` does for other routes.
+    ///
+    /// - Parameters:
+    ///   - user: The user name that is let through.
+    ///   - password: Its password.
+    ///   - realm: The realm named in the challenge.
+    ///   - authentication: Basic (the default) or Digest.
+    public func requiringCredentials(
+        user: String,
+        password: String,
+        realm: String = "mock",
+        authentication: MockAuthentication = .basic
+    ) -> MockWebSocketEndpoint {
+        var endpoint = self
+        endpoint.credentialCheck = ProtectedRouteCheck(
+            user: user, password: password, realm: realm, authentication: authentication, asProxy: false)
+        return endpoint
     }
 
     /// An endpoint that echoes, with no subprotocols.

@@ -26,6 +26,9 @@ struct WebSocketHandshake {
         if case .response(let response) = endpoint.handshake {
             return .refuse(response)
         }
+        if let check = endpoint.credentialCheck, !check.accepts(request) {
+            return .refuse(check.challenge)
+        }
         guard request.method == "GET", request.version == "HTTP/1.1" else {
             return .refuse(Self.badRequest("a WebSocket upgrade is a GET over HTTP/1.1"))
         }

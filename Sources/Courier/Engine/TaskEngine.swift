@@ -323,6 +323,12 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
             step { $0.prepared(attempt: attempt) }
         case .success(.proceed(let prepared)):
             do {
+                var isWebSocket = false
+                if case .webSocket = spec.kind { isWebSocket = true }
+                // A data task that asks to upgrade may take the switched connection over (`.becomeStream`).
+                let upgradesData =
+                    dataUpgrade != nil
+                    && prepared.headerFields.contains { HeaderName.equal($0.name, "Upgrade") }
                 var transportRequest = try TransportRequestBuilder.make(
                     from: prepared,
                     upload: uploadBody,
@@ -335,12 +341,12 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
                     trustEvaluator: environment.trustEvaluator,
                     clientCertificateProvider: environment.clientCertificateProvider,
                     proxyRules: environment.stageSettings.proxyRules,
+                    takesConnectionOver: isWebSocket || upgradesData,
                     body: bodyState,
                     bodyStreams: environment.host
                 )
                 if case .webSocket(let upgrade) = spec.kind { upgrade.apply(to: &transportRequest) }
-                if let dataUpgrade, transportRequest.headers.contains(where: { HeaderName.equal($0.0, "Upgrade") }) {
-                    // A data task that asks to upgrade may take the switched connection over (`.becomeStream`).
+                if let dataUpgrade, upgradesData {
                     transportRequest.upgrade = dataUpgrade
                     transportRequest.tls.applicationProtocols = .http1
                 }

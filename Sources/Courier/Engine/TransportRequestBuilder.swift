@@ -22,6 +22,7 @@ enum TransportRequestBuilder {
         trustEvaluator: (any ServerTrustEvaluator)? = nil,
         clientCertificateProvider: (any ClientCertificateProvider)? = nil,
         proxyRules: ProxyRules = ProxyRules(),
+        takesConnectionOver: Bool = false,
         body bodyState: BodyState = BodyState(),
         bodyStreams: any TaskHost
     ) throws(TransferError) -> TransportRequest {
@@ -57,7 +58,7 @@ enum TransportRequestBuilder {
         transportRequest.maximumDecompressionRatio = configuration.courierMaximumDecompressionRatio
         transportRequest.waitsForConnectivity = configuration.waitsForConnectivity
         if let proxy = proxyRules.proxy(for: url) {
-            try route(&transportRequest, through: proxy)
+            try route(&transportRequest, through: proxy, tunnel: takesConnectionOver)
         }
         return transportRequest
     }
@@ -66,15 +67,20 @@ enum TransportRequestBuilder {
     /// through a `CONNECT` tunnel that carries `Proxy-Authorization` itself (it never reaches the origin). Credentials
     /// given with the proxy (`http_proxy=http://user:password@…`) are sent ahead, as curl sends them.
     ///
+    /// With `tunnel` (a request that takes its connection over on `101`, such as a WebSocket handshake) `http` goes
+    /// through a tunnel too, as browsers send `ws://`: a proxy does not pass an upgrade on to the origin.
+    ///
     /// A SOCKS5 proxy only connects: the request itself goes unchanged, in origin form.
-    private static func route(_ request: inout TransportRequest, through proxy: ProxyServer) throws(TransferError) {
+    private static func route(
+        _ request: inout TransportRequest, through proxy: ProxyServer, tunnel: Bool
+    ) throws(TransferError) {
         request.proxy = proxy
         guard proxy.kind == .http else { return }
         var authorization = request.headers.first { HeaderName.equal($0.0, "Proxy-Authorization") }?.1
         if authorization == nil, let user = proxy.user {
             authorization = BasicAuthentication.authorizationValue(user: user, password: proxy.password ?? "")
         }
-        if request.endpoint.scheme == .https {
+        if request.endpoint.scheme == .https || tunnel {
             request.headers.removeAll { HeaderName.equal($0.0, "Proxy-Authorization") }
             request.tunnelAuthorization = authorization
         } else {

@@ -79,7 +79,8 @@ struct ConnectionFactory: Sendable {
                                 SOCKSConnectHandler(
                                     host: endpoint.host, port: endpoint.port, user: proxy.user,
                                     password: proxy.password))
-                        case .http where endpoint.scheme == .https:
+                        case .http where endpoint.scheme == .https || key.upgrade != nil:
+                            // An upgrade goes through a tunnel even for `http`: a proxy would not pass it on.
                             try sync.addHandler(
                                 TunnelConnectHandler(authority: endpoint.authority, authorization: tunnelAuthorization))
                         case .http:

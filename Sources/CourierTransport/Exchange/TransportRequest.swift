@@ -30,7 +30,7 @@ public struct TransportRequest: Sendable {
     /// `ContentCoding.defaultMaximumDecompressionRatio`, which real content stays far under.
     public var maximumDecompressionRatio: Int? = ContentCoding.defaultMaximumDecompressionRatio
     /// The HTTP proxy the request goes through, if any: an `http` request is sent to it in absolute form (set
-    /// ``target`` to the absolute URL), an `https` one through a `CONNECT` tunnel to the origin. SOCKS proxies are
+    /// ``target`` to the absolute URL), an `https` one, or one with an ``upgrade`` slot, through a `CONNECT` tunnel to the origin. SOCKS proxies are
     /// not spoken by this transport.
     public var proxy: ProxyServer?
     /// The `Proxy-Authorization` value for a `CONNECT` tunnel (never sent inside it, to the origin).

@@ -7,14 +7,18 @@ import NIOWebSocket
 /// connection's event loop.
 public final class WebSocketConnection: Sendable {
     private let channel: any Channel
-    private let handler: NIOLoopBound<WebSocketClientHandler>
+    /// A box, not `NIOLoopBound`: the task opens the connection from whichever thread completed its handshake (the
+    /// event loop's, or a trust evaluation's or a delegate's after a proxy or TLS challenge).
+    private let handler: NIOLoopBoundBox<WebSocketClientHandler>
 
     /// How long the client waits for the server's close frame (or its closing the connection) after sending one.
     public static let closeTimeout: TimeAmount = .seconds(5)
 
-    private init(channel: any Channel, handler: WebSocketClientHandler) {
+    private init(channel: any Channel, maximumMessageSize: Int, delegate: any WebSocketConnectionDelegate) {
         self.channel = channel
-        self.handler = NIOLoopBound(handler, eventLoop: channel.eventLoop)
+        self.handler = NIOLoopBoundBox.makeBoxSendingValue(
+            WebSocketClientHandler(maximumMessageSize: maximumMessageSize, delegate: delegate),
+            eventLoop: channel.eventLoop)
     }
 
     /// Starts speaking WebSocket on `upgraded`. Nothing is read until ``setReading(_:)`` asks for it.
@@ -25,8 +29,8 @@ public final class WebSocketConnection: Sendable {
         _ upgraded: UpgradedConnection, maximumMessageSize: Int, delegate: any WebSocketConnectionDelegate
     ) -> WebSocketConnection {
         let channel = upgraded.channel
-        let handler = WebSocketClientHandler(maximumMessageSize: maximumMessageSize, delegate: delegate)
-        let connection = WebSocketConnection(channel: channel, handler: handler)
+        let connection = WebSocketConnection(
+            channel: channel, maximumMessageSize: maximumMessageSize, delegate: delegate)
         let bound = connection.handler
         // A frame can be no larger than the largest message (the assembler checks whole messages).
         let maximumFrameSize = min(Int(UInt32.max), max(maximumMessageSize, 1 << 14))
