@@ -10,8 +10,8 @@ extension MockServer {
     /// ``MockWebSocketEndpoint/behaviour`` says. Other requests for `path` get `400 Bad Request`, or
     /// `426 Upgrade Required` with `Sec-WebSocket-Version: 13` for a `GET` over HTTP/1.1 whose `Sec-WebSocket-Version`
     /// is missing or not 13 (a ``MockWebSocketEndpoint/HandshakeOverride/response(_:)`` answers them all instead, and an
-/// endpoint ``MockWebSocketEndpoint/requiringCredentials(user:password:realm:authentication:)`` answers a request
-/// without them with `401` first).
+    /// endpoint ``MockWebSocketEndpoint/requiringCredentials(user:password:realm:authentication:)`` answers a request
+    /// without them with `401` first).
     /// After any answer but `101` an HTTP/1.1 connection closes (an HTTP/2 one goes on). Extensions
     /// (`Sec-WebSocket-Extensions`) are never accepted.
     ///
