@@ -115,7 +115,7 @@ open class URLSessionWebSocketTask: URLSessionTask, @unchecked Sendable {
         case .failure(let error): session.dispatcher.async { completionHandler(.failure(error)) }
         case .waits: break
         }
-        if let reading = action.reading { reading.connection.setReading(reading.on) }
+        if let change = action.reading { change.connection.setReading(change.on, generation: change.generation) }
     }
 
     /// Receives the next message.
@@ -226,7 +226,7 @@ open class URLSessionWebSocketTask: URLSessionTask, @unchecked Sendable {
         TaskEventAdapter.webSocketOpened(self, protocol: chosen.isEmpty ? nil : chosen)
         for (message, done) in opened.sends { connection.send(message, completion: done) }
         for done in opened.pings { connection.sendPing(completion: done) }
-        connection.setReading(opened.reading)
+        connection.setReading(opened.reading.on, generation: opened.reading.generation)
     }
 
     /// A message arrived (on the connection's event loop).
@@ -236,7 +236,7 @@ open class URLSessionWebSocketTask: URLSessionTask, @unchecked Sendable {
         if let receiver = action.receiver {
             session.dispatcher.async { receiver(.success(converted)) }
         }
-        if let stop = action.stopReading { stop.setReading(false) }
+        if let stop = action.stopReading { stop.connection.setReading(false, generation: stop.generation) }
     }
 
     /// The handshake failed: what waited for the connection fails with the task's error.

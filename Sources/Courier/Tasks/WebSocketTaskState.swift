@@ -24,6 +24,23 @@ struct WebSocketTaskState {
     private var queuedPings: [Done] = []
     private var receivers: [Receiver] = []
     private var messages: [URLSessionWebSocketTask.Message] = []
+    /// Numbers each reading decision: the task carries them out after the lock is released, from the event loop
+    /// (a message arrived) or the app's thread (a receive), so they may reach the connection in either order; the
+    /// connection keeps only the newest.
+    private var readingGeneration = 0
+
+    /// A decision to read or not, numbered.
+    struct ReadingChange {
+        var connection: WebSocketConnection
+        var on: Bool
+        var generation: Int
+    }
+
+    private mutating func reading(_ on: Bool, on connection: WebSocketConnection?) -> ReadingChange? {
+        guard let connection else { return nil }
+        readingGeneration += 1
+        return ReadingChange(connection: connection, on: on, generation: readingGeneration)
+    }
 
     var openConnection: WebSocketConnection? {
         if case .open(let connection) = phase { return connection }
@@ -68,13 +85,11 @@ struct WebSocketTaskState {
 
     /// A receive: a message already held, the error of a closed connection, or a wait. Taking a held message may
     /// let the connection read again.
-    mutating func receive(_ receiver: @escaping Receiver) -> (
-        delivery: Delivery, reading: (connection: WebSocketConnection, on: Bool)?
-    ) {
+    mutating func receive(_ receiver: @escaping Receiver) -> (delivery: Delivery, reading: ReadingChange?) {
         if !messages.isEmpty {
             let message = messages.removeFirst()
             let resumes = messages.count == URLSessionWebSocketTask.readAhead - 1
-            return (.message(message), resumes ? openConnection.map { ($0, true) } : nil)
+            return (.message(message), resumes ? reading(true, on: openConnection) : nil)
         }
         if case .closed(let error, _) = phase { return (.failure(error), nil) }
         receivers.append(receiver)
@@ -83,23 +98,29 @@ struct WebSocketTaskState {
 
     /// The connection opened: what waited goes out, and it reads.
     mutating func opened(_ connection: WebSocketConnection) -> (
-        sends: [(WebSocketMessage, Done)], pings: [Done], reading: Bool
+        sends: [(WebSocketMessage, Done)], pings: [Done], reading: ReadingChange
     ) {
         phase = .open(connection)
         defer {
             queuedSends = []
             queuedPings = []
         }
-        return (queuedSends, queuedPings, true)
+        readingGeneration += 1
+        return (
+            queuedSends, queuedPings,
+            ReadingChange(
+                connection: connection, on: messages.count < URLSessionWebSocketTask.readAhead,
+                generation: readingGeneration)
+        )
     }
 
     /// A message arrived: to the first waiting receive, else held; with enough held, reading stops.
     mutating func received(_ message: URLSessionWebSocketTask.Message) -> (
-        receiver: Receiver?, stopReading: WebSocketConnection?
+        receiver: Receiver?, stopReading: ReadingChange?
     ) {
         if !receivers.isEmpty { return (receivers.removeFirst(), nil) }
         messages.append(message)
-        return (nil, messages.count >= URLSessionWebSocketTask.readAhead ? openConnection : nil)
+        return (nil, messages.count >= URLSessionWebSocketTask.readAhead ? reading(false, on: openConnection) : nil)
     }
 
     /// What was still waiting when the connection ended (or never opened).

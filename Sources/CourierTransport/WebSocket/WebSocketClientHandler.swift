@@ -22,6 +22,8 @@ final class WebSocketClientHandler: ChannelDuplexHandler {
     private let delegate: any WebSocketConnectionDelegate
     private var context: ChannelHandlerContext?
     private var reading = false
+    /// The newest of the owner's reading decisions applied.
+    private var readingGeneration = 0
     private var readPending = false
     /// Pings waiting for their pongs, in order.
     private var pings: [@Sendable (TransferError?) -> Void] = []
@@ -93,7 +95,16 @@ final class WebSocketClientHandler: ChannelDuplexHandler {
         context.close(promise: nil)
     }
 
-    func setReading(_ reading: Bool) {
+    /// The owner's decision `generation`: applied unless a newer one was (see ``WebSocketConnection/setReading(_:generation:)``).
+    func setReading(_ reading: Bool, generation: Int) {
+        guard generation > readingGeneration else { return }
+        readingGeneration = generation
+        // While closing, reading goes on whatever the owner asks: the server's close frame must be seen.
+        if case .closeSent = phase { return }
+        setReading(reading)
+    }
+
+    private func setReading(_ reading: Bool) {
         self.reading = reading
         if reading, readPending, let context {
             readPending = false

@@ -68,9 +68,11 @@ public final class WebSocketConnection: Sendable {
         channel.eventLoop.execute { handler.value.abort(error) }
     }
 
-    /// Reads from the socket, or stops reading (backpressure: the owner has enough messages waiting).
-    public func setReading(_ reading: Bool) {
+    /// Reads from the socket, or stops reading (backpressure: the owner has enough messages waiting). Decisions
+    /// made on different threads may arrive in either order: the one with the highest `generation` counts, and an
+    /// older one arriving later is ignored.
+    public func setReading(_ reading: Bool, generation: Int) {
         let handler = self.handler
-        channel.eventLoop.execute { handler.value.setReading(reading) }
+        channel.eventLoop.execute { handler.value.setReading(reading, generation: generation) }
     }
 }
