@@ -143,7 +143,9 @@ struct CourierCLITests {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         try await withServer { server in
+            // About 10 s of download in 4 KiB steps, so that it still runs when the signal comes on a busy machine.
             var slow = MockResponse(body: .pattern(length: 2_000_000))
+            slow.chunkSize = 4096
             slow.chunkDelay = .milliseconds(20)
             server.route("/slow", response: slow)
             server.route("/fast", response: MockResponse(body: .pattern(length: 2_000_000)))
