@@ -57,7 +57,23 @@ package final class StoreDatabase: Sendable {
         try pool.write(body)
     }
 
+    /// Opens the database, trying again a few times when another process is creating it at the same moment: its
+    /// migrations are checked and applied by each process in turn, so two processes that open a new file together
+    /// can both find a table missing and the second fail to create it ("table already exists"), or find the file
+    /// locked past the busy timeout while the other switches it to WAL. The second attempt sees the first's work.
     private static func open(_ url: URL, migrator: DatabaseMigrator) throws -> DatabasePool {
+        var attempt = 1
+        while true {
+            do {
+                return try openOnce(url, migrator: migrator)
+            } catch let error as DatabaseError where !isUnreadable(error) && attempt < 5 {
+                Thread.sleep(forTimeInterval: 0.05 * Double(attempt))
+                attempt += 1
+            }
+        }
+    }
+
+    private static func openOnce(_ url: URL, migrator: DatabaseMigrator) throws -> DatabasePool {
         try createPrivately(url)
         var configuration = Configuration()
         configuration.busyMode = .timeout(busyTimeout)

@@ -43,6 +43,8 @@ struct SharedStoreProcessTests {
     }
 
     static let entriesPerChild = 40
+    /// One child per prefix, all started together.
+    static let prefixes = ["a", "b", "c", "d"]
 
     /// Runs this test binary as a child in `role`, sharing `folder`.
     static func runChild(role: String, folder: URL) throws -> ChildProcess {
@@ -60,12 +62,14 @@ struct SharedStoreProcessTests {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
             "courier-shared-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: folder) }
-        let children = try ["cache:a", "cache:b"].map { try Self.runChild(role: $0, folder: folder) }
+        // Four at once: two processes that create a new database together raced in its migrations (one fell back
+        // to memory only, losing every write); more children make that race likely enough to be caught.
+        let children = try Self.prefixes.map { try Self.runChild(role: "cache:\($0)", folder: folder) }
         for child in children {
             #expect(await child.exitStatus() == 0)
         }
         let cache = URLCache(memoryCapacity: 0, diskCapacity: 50_000_000, directory: folder)
-        for prefix in ["a", "b"] {
+        for prefix in Self.prefixes {
             for index in 0..<Self.entriesPerChild {
                 let url = try #require(URL(string: "https://shared.test/\(prefix)/\(index)"))
                 #expect(cache.cachedResponse(for: URLRequest(url: url))?.data == Data("\(prefix)\(index)".utf8))
@@ -77,12 +81,12 @@ struct SharedStoreProcessTests {
     func twoProcessesWriteOneCookieJarAtOnce() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("courier-jar-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: folder) }
-        let children = try ["cookies:a", "cookies:b"].map { try Self.runChild(role: $0, folder: folder) }
+        let children = try Self.prefixes.map { try Self.runChild(role: "cookies:\($0)", folder: folder) }
         for child in children {
             #expect(await child.exitStatus() == 0)
         }
         let names = Set(HTTPCookieStorage(persistentIn: folder).cookies?.map(\.name) ?? [])
-        #expect(names.count == 2 * Self.entriesPerChild)
-        #expect(names.contains("a0") && names.contains("b\(Self.entriesPerChild - 1)"))
+        #expect(names.count == Self.prefixes.count * Self.entriesPerChild)
+        #expect(names.contains("a0") && names.contains("d\(Self.entriesPerChild - 1)"))
     }
 }
