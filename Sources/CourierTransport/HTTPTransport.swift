@@ -11,11 +11,17 @@ public final class HTTPTransport: Transport {
         public var maximumConnectionsPerHost: Int
         /// How long a keep-alive connection may stay unused before it is closed.
         public var idleConnectionTimeout: TimeAmount
+        /// Told the pool's totals after every change, outside the pool's lock (for gauges); `nil` costs nothing.
+        public var poolObserver: (@Sendable (PoolStatistics) -> Void)?
 
         /// Creates a configuration.
-        public init(maximumConnectionsPerHost: Int = 6, idleConnectionTimeout: TimeAmount = .seconds(60)) {
+        public init(
+            maximumConnectionsPerHost: Int = 6, idleConnectionTimeout: TimeAmount = .seconds(60),
+            poolObserver: (@Sendable (PoolStatistics) -> Void)? = nil
+        ) {
             self.maximumConnectionsPerHost = maximumConnectionsPerHost
             self.idleConnectionTimeout = idleConnectionTimeout
+            self.poolObserver = poolObserver
         }
     }
 
@@ -37,7 +43,8 @@ public final class HTTPTransport: Transport {
         self.pool = ConnectionPool(
             factory: factory,
             maxConnectionsPerHost: configuration.maximumConnectionsPerHost,
-            logger: logger
+            logger: logger,
+            observer: configuration.poolObserver
         )
     }
 

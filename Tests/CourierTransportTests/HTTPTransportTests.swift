@@ -107,10 +107,18 @@ struct ConnectionLifetimeTests {
         defer { Task { try await server.shutdown() } }
         server.route("/i", response: .ok("idle"))
         // Long enough that a test thread held up on a busy machine still looks before the connection idles out.
-        let transport = HTTPTransport(configuration: .init(idleConnectionTimeout: .seconds(4)))
+        let pool = NIOLockedValueBox(PoolStatistics(sequence: 0, connecting: 0, idle: 0, busy: 0, waiting: 0))
+        let transport = HTTPTransport(
+            configuration: .init(idleConnectionTimeout: .seconds(4)) { statistics in
+                pool.withLockedValue { if statistics.sequence > $0.sequence { $0 = statistics } }
+            })
         let first = CollectingConsumer()
         transport.execute(try makeRequest(server.url("/i")), consumer: first)
         #expect(await first.outcome().finished)
+        // The body's end reaches the consumer before the connection is back in the pool: wait for it to be idle,
+        // or the second request would rightly open another.
+        for _ in 0..<500 where pool.withLockedValue({ $0.idle }) != 1 { try await Task.sleep(for: .milliseconds(2)) }
+        #expect(pool.withLockedValue { ($0.idle, $0.busy, $0.connecting, $0.waiting) } == (1, 0, 0, 0))
         let second = CollectingConsumer()
         transport.execute(try makeRequest(server.url("/i")), consumer: second)
         #expect(await second.outcome().finished)
@@ -118,6 +126,7 @@ struct ConnectionLifetimeTests {
         #expect(server.openConnectionCount == 1)
         for _ in 0..<1000 where server.openConnectionCount > 0 { try await Task.sleep(for: .milliseconds(10)) }
         #expect(server.openConnectionCount == 0)
+        #expect(pool.withLockedValue { $0.idle } == 0)
         transport.shutdown()
     }
 }

@@ -16,6 +16,18 @@ struct PoolStateMachineTests {
         #expect(machine.counts("a") == (0, 2, 1))
     }
 
+    @Test func totalsAddUpEveryKey() {
+        var machine = Machine(maxConnectionsPerHost: 1)
+        _ = machine.lease("a", for: "r1")
+        _ = machine.lease("a", for: "r2")
+        _ = machine.lease("b", for: "r3")
+        _ = machine.connected("a", 10, protocol: .http1, capacity: 1, for: "r1")
+        #expect(machine.totals() == Machine.Counts(connecting: 1, idle: 0, busy: 1, inFlight: 1, waiting: 1))
+        _ = machine.release("a", 10)  // to r2
+        _ = machine.release("a", 10)
+        #expect(machine.totals() == Machine.Counts(connecting: 1, idle: 1, busy: 0, inFlight: 0, waiting: 0))
+    }
+
     @Test func releaseHandsTheConnectionToTheFirstWaiter() {
         var machine = Machine(maxConnectionsPerHost: 1)
         _ = machine.lease("a", for: "r1")

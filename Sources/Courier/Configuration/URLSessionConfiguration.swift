@@ -42,6 +42,7 @@ open class URLSessionConfiguration: NSObject, NSCopying, @unchecked Sendable {
         var courierAdditionalTrustedCertificates: [Data] = []
         var courierDownloadDirectory: URL? = nil
         var courierMaximumDecompressionRatio: Int? = ContentCoding.defaultMaximumDecompressionRatio
+        var courierTelemetry = CourierTelemetry()
     }
 
     private let settings: NIOLockedValueBox<Settings>
@@ -315,5 +316,13 @@ open class URLSessionConfiguration: NSObject, NSCopying, @unchecked Sendable {
     public var courierMaximumDecompressionRatio: Int? {
         get { settings.withLockedValue { $0.courierMaximumDecompressionRatio } }
         set { settings.withLockedValue { $0.courierMaximumDecompressionRatio = newValue.map { max(1, $0) } } }
+    }
+
+    /// Courier extension: where the session's spans, metrics and log lines go, and what they carry (see
+    /// ``CourierTelemetry``). By default, the process's bootstrapped tracer and metrics factory; nothing is recorded
+    /// when none was bootstrapped.
+    public var courierTelemetry: CourierTelemetry {
+        get { settings.withLockedValue { $0.courierTelemetry } }
+        set { settings.withLockedValue { $0.courierTelemetry = newValue } }
     }
 }

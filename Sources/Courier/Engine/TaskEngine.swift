@@ -1,6 +1,7 @@
 import CourierHTTP
 import CourierTransport
 import Foundation
+import Instrumentation
 import Logging
 import NIOCore
 import NIOFoundationCompat
@@ -58,6 +59,10 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
         /// Without a delegate: the storage whose default identity for an origin is presented when a server asks.
         let identityStorage: URLCredentialStorage?
         let logger: Logger
+        /// The session's tracer and metrics, when either is bootstrapped (`nil` costs nothing).
+        var telemetry: SessionTelemetry? = nil
+        /// The service context where the task was made, the parent of its span.
+        var creationContext: ServiceContext? = nil
         /// Schedules the `earliestBeginDate` timer (looked up only for a delayed task).
         var timerLoop: any EventLoop { MultiThreadedEventLoopGroup.singleton.any() }
         /// Holds the resource deadline.
@@ -117,6 +122,10 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
     /// Whether `taskIsWaitingForConnectivity` was reported (once per task).
     fileprivate var reportedWaitingForConnectivity = false
     private var bodyState = TransportRequestBuilder.BodyState()
+    /// The task's span and metrics, when the session's telemetry is active.
+    private var telemetry: TaskTelemetry?
+    /// The session's logger, with the task's identifiers as metadata when debug lines are on.
+    private var logger: Logger
     private var resourceClock: ResourceClock
     private var beginTimer: Scheduled<Void>?
     private var awaitingBegin = false
@@ -141,6 +150,9 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
         self.environment = environment
         self.sink = sink
         self.request = spec.request
+        var logger = environment.logger
+        if logger.logLevel <= .debug { logger[metadataKey: "courier.task"] = "\(spec.taskIdentifier)" }
+        self.logger = logger
         self.resourceClock = ResourceClock(
             timeout: Self.timeAmount(environment.configuration.timeoutIntervalForResource),
             scheduler: environment.deadlines)
@@ -157,6 +169,17 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
         // Cancelled between resume() and this job: nothing may be claimed or started any more.
         guard case .idle = machine.phase else { return }
         if sink?.collectsMetrics == true { transactions = [] }
+        if let sessionTelemetry = environment.telemetry {
+            var isDownload = false
+            if case .download = spec.kind { isDownload = true }
+            let started = TaskTelemetry(
+                session: sessionTelemetry, request: request, parent: environment.creationContext ?? .topLevel,
+                isDownload: isDownload)
+            if logger.logLevel <= .debug, let traceID = started.traceID {
+                logger[metadataKey: "trace_id"] = "\(traceID)"
+            }
+            telemetry = started
+        }
         if let failure = spec.failure {
             step { $0.failed(failure) }
             return
@@ -260,6 +283,9 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
         case .startSource(let attempt):
             source = preparedSource
             preparedSource = nil
+            if let source, let telemetry {
+                telemetry.sourceStarted(source.origin, cacheInUse: cacheTransaction != nil)
+            }
             if let source, transactions != nil {
                 transactions?.append(
                     TransactionRecord(
@@ -297,11 +323,11 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
     // MARK: - Request side
 
     private func prepare(attempt: Int) {
-        environment.logger.debug(
+        logger.debug(
             "preparing request",
             metadata: [
                 "task": "\(spec.taskIdentifier)", "attempt": "\(attempt)",
-                "url": "\(request.url?.absoluteString ?? "")",
+                "url": "\(LogRedaction.url(request.url))",
             ])
         switch StageChain.runRequestSide(request, context: makeContext()) {
         case .done(let result):
@@ -349,6 +375,15 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
                 if let dataUpgrade, upgradesData {
                     transportRequest.upgrade = dataUpgrade
                     transportRequest.tls.applicationProtocols = .http1
+                }
+                telemetry?.inject(into: &transportRequest.headers)
+                if logger.logLevel <= .trace {
+                    logger.trace(
+                        "request head",
+                        metadata: [
+                            "head":
+                                "\(LogRedaction.head("\(transportRequest.method) \(transportRequest.target)", fields: transportRequest.headers))"
+                        ])
                 }
                 bodyState.sentBefore = true
                 emit(.attemptStarted(expectedToSend: transportRequest.body.length ?? NSURLSessionTransferSizeUnknown))
@@ -432,9 +467,10 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
     private func followUp(_ next: URLRequest, dropsBody: Bool, attempt: Int, isRedirect: Bool = true) {
         protocolRedirect = nil
         if isRedirect { redirectCount += 1 }
+        telemetry?.followedUp(to: next.url, isRedirect: isRedirect)
         if dropsBody { bodyState.dropped = true }
-        environment.logger.debug(
-            "follow-up", metadata: ["task": "\(spec.taskIdentifier)", "url": "\(next.url?.absoluteString ?? "")"])
+        logger.debug(
+            "follow-up", metadata: ["task": "\(spec.taskIdentifier)", "url": "\(LogRedaction.url(next.url))"])
         setRequest(next)
         step { $0.followUp(attempt: attempt) }
     }
@@ -618,11 +654,11 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
         let url = request.url ?? spec.request.url
         switch outcome {
         case .success:
-            environment.logger.debug(
+            logger.debug(
                 "task finished", metadata: ["task": "\(spec.taskIdentifier)", "bytes": "\(receivedBytes)"])
             finishEmitting(TaskResult(error: nil, file: downloadedFile, resumeData: nil))
         case .failure(let error, let producingResumeData):
-            environment.logger.debug("task failed", metadata: ["task": "\(spec.taskIdentifier)", "error": "\(error)"])
+            logger.debug("task failed", metadata: ["task": "\(spec.taskIdentifier)", "error": "\(error)"])
             let urlError = URLErrorMapping.urlError(from: error, failingURL: url).addingPeerTrust(
                 of: error, host: url?.host)
             if let download {
@@ -639,6 +675,8 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
         if let transactions {
             sink?.receive(.metrics(TaskMetricsRecord(transactions: transactions, redirectCount: redirectCount)))
         }
+        telemetry?.completed(error: result.error)
+        telemetry = nil
         sink?.receive(.completed(result))
         completed = true
         sink = nil
@@ -647,7 +685,22 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
     /// Hands `event` to the sink, unless the task already completed.
     func emit(_ event: TaskEvent) {
         guard !completed else { return }
+        if let telemetry { observe(event, telemetry) }
         sink?.receive(event)
+    }
+
+    /// What the span, the metrics and the trace log take from an event.
+    private func observe(_ event: TaskEvent, _ telemetry: TaskTelemetry) {
+        switch event {
+        case .response(let response):
+            telemetry.responded(response)
+        case .downloadResumed(let offset, _):
+            telemetry.resumed(at: offset)
+        case .timeline(let timeline):
+            telemetry.exchanged(timeline)
+        default:
+            break
+        }
     }
 
     /// A failure that is not about one attempt (writing the download file).
@@ -707,6 +760,11 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
                     return
                 }
                 pendingDecision = continuation
+                if case .authenticate(let question) = decision {
+                    telemetry?.challenged(
+                        method: question.space.authenticationMethod, realm: question.space.realm,
+                        isProxy: question.space.proxyType != nil)
+                }
                 emit(.decide(decision))
             }
         }
@@ -739,6 +797,12 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
         case .head(let response, let attempt):
             guard machine.attempt == attempt else { return }
             if transactions != nil { updateTransaction(attempt) { $0.response = response } }
+            if logger.logLevel <= .trace, let http = response as? HTTPURLResponse {
+                let fields = http.allHeaderFields.map { ("\($0.key)", "\($0.value)") }
+                logger.trace(
+                    "response head",
+                    metadata: ["head": "\(LogRedaction.head("HTTP \(http.statusCode)", fields: fields))"])
+            }
             pendingResponse = response
             step { $0.head(attempt: attempt) }
         // The machine ignores parts, ends and failures of an attempt that is not the current one.
@@ -752,7 +816,7 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
             // Also of an earlier attempt (a drained redirect's exchange ends after the follow-up started).
             if transactions != nil { updateTransaction(attempt) { $0.timeline = timeline } }
             guard machine.attempt == attempt else { return }
-            environment.logger.debug(
+            logger.debug(
                 "exchange",
                 metadata: [
                     "task": "\(spec.taskIdentifier)", "protocol": "\(timeline.protocolName ?? "-")",

@@ -33,6 +33,8 @@ open class URLSession: NSObject, @unchecked Sendable {
     let transport: any Transport
     let registry = TaskRegistry()
     let logger: Logger
+    /// The session's tracer, metrics and logger (see ``CourierTelemetry``).
+    let telemetry: SessionTelemetry
     /// TLS settings derived once from the configuration (it never changes after the session is created).
     let tlsSettings: TLSSettings
     /// What the request stages read from the configuration, read once (see ``StageSettings``).
@@ -108,7 +110,9 @@ open class URLSession: NSObject, @unchecked Sendable {
         self.storedDelegateQueue = delegateQueue
         self.isShared = isShared
         self.dispatcher = DelegateDispatcher(queue: delegateQueue)
-        self.logger = Logger(label: "courier.session")
+        let telemetry = SessionTelemetry(options: copied.courierTelemetry)
+        self.telemetry = telemetry
+        self.logger = telemetry.logger
         self.tlsSettings = TransportRequestBuilder.tlsSettings(copied)
         self.stageSettings = StageSettings(copied)
         self.configurationFailure = Self.configurationFailure(copied)
@@ -122,13 +126,21 @@ open class URLSession: NSObject, @unchecked Sendable {
         self.transport =
             transport
             ?? HTTPTransport(
-                configuration: .init(maximumConnectionsPerHost: copied.httpMaximumConnectionsPerHost),
-                logger: Logger(label: "courier.transport")
+                configuration: .init(
+                    maximumConnectionsPerHost: copied.httpMaximumConnectionsPerHost,
+                    poolObserver: Self.poolObserver(telemetry.metrics)),
+                logger: telemetry.logger
             )
         super.init()
         trustEvaluator?.attach(self)
         // Partial files of resume data never used would otherwise stay forever.
         DownloadDirectory.sweepInBackground(copied.courierDownloadDirectory)
+    }
+
+    /// The pool gauges' feed, when the session records metrics.
+    private static func poolObserver(_ metrics: SessionMetrics?) -> (@Sendable (PoolStatistics) -> Void)? {
+        guard let metrics else { return nil }
+        return { metrics.poolChanged($0) }
     }
 
     /// Why the configuration keeps every task from running, if it does.

@@ -49,6 +49,8 @@ extension URLSessionTask {
             clientCertificateProvider: session.trustEvaluator,
             identityStorage: session.identityStorage,
             logger: session.logger,
+            telemetry: session.telemetry.isActive ? session.telemetry : nil,
+            creationContext: creationContext,
             task: self,
             // The adapter strongly: it holds the engine only until completion, so there is no lasting cycle, and a
             // weak reference would slow every retain and release of it.

@@ -1,6 +1,7 @@
 import CourierHTTP
 import CourierTransport
 import Foundation
+import Instrumentation
 import NIOConcurrencyHelpers
 
 /// A task in a URL session: one resource to load. Created suspended by a session's factory methods.
@@ -88,6 +89,9 @@ open class URLSessionTask: NSObject, NSCopying, ProgressReporting, @unchecked Se
 
     /// When the task was created: the start of its metrics' `taskInterval`, as on Darwin.
     let creationDate = Date()
+    /// The service context current where the task was made: its span is a child of this one, whichever API (async,
+    /// completion handler, delegate) started it.
+    let creationContext = ServiceContext.current
 
     init(session: URLSession, request: URLRequest, identifier: Int, completionMode: TaskCompletionMode) {
         self.session = session

@@ -15,19 +15,48 @@ final class ConnectionPool: Sendable {
     private let nextConnectionID = NIOLockedValueBox(0)
     private let factory: ConnectionFactory
     private let logger: Logger
+    private let observer: (@Sendable (PoolStatistics) -> Void)?
+    private let statisticsSequence = NIOLockedValueBox(0)
 
-    /// Makes a pool that opens connections with `factory`, at most `maxConnectionsPerHost` per key.
-    init(factory: ConnectionFactory, maxConnectionsPerHost: Int, logger: Logger) {
+    /// Makes a pool that opens connections with `factory`, at most `maxConnectionsPerHost` per key, and tells
+    /// `observer` its totals after every change.
+    init(
+        factory: ConnectionFactory, maxConnectionsPerHost: Int, logger: Logger,
+        observer: (@Sendable (PoolStatistics) -> Void)? = nil
+    ) {
         self.factory = factory
         self.machine = NIOLockedValueBox(Machine(maxConnectionsPerHost: maxConnectionsPerHost))
         self.logger = logger
+        self.observer = observer
+    }
+
+    /// Changes the machine under its lock; with an observer, reads the totals in the same critical section and
+    /// reports them after the lock is released (numbered, as reports from two threads may arrive out of order).
+    private func mutate<Result>(_ change: (inout Machine) -> Result) -> Result {
+        guard let observer else { return machine.withLockedValue(change) }
+        let (result, statistics) = machine.withLockedValue { machine -> (Result, PoolStatistics) in
+            let result = change(&machine)
+            let totals = machine.totals()
+            let sequence = statisticsSequence.withLockedValue { value in
+                value += 1
+                return value
+            }
+            return (
+                result,
+                PoolStatistics(
+                    sequence: sequence, connecting: totals.connecting, idle: totals.idle, busy: totals.busy,
+                    waiting: totals.waiting)
+            )
+        }
+        observer(statistics)
+        return result
     }
 
     /// Finds or opens a connection for `exchange`, or queues it.
     func lease(for exchange: TransportExchange) {
         let key = PoolKey(request: exchange.request)
         let mayMultiplex = key.tls?.applicationProtocols == .http2AndHTTP1
-        let action = machine.withLockedValue { $0.lease(key, for: exchange, mayMultiplex: mayMultiplex) }
+        let action = mutate { $0.lease(key, for: exchange, mayMultiplex: mayMultiplex) }
         switch action {
         case .use(let connection):
             run(exchange, on: connection.connection, isReused: true)
@@ -42,19 +71,19 @@ final class ConnectionPool: Sendable {
 
     /// A connection finished a request (for HTTP/2: a stream ended) and can take another.
     func release(_ connection: any PooledConnection) {
-        let action = machine.withLockedValue { $0.release(connection.key, PooledConnectionRef(connection)) }
+        let action = mutate { $0.release(connection.key, PooledConnectionRef(connection)) }
         perform(action, key: connection.key)
     }
 
     /// A connection closed.
     func connectionClosed(_ connection: any PooledConnection) {
-        let action = machine.withLockedValue { $0.closed(connection.key, PooledConnectionRef(connection)) }
+        let action = mutate { $0.closed(connection.key, PooledConnectionRef(connection)) }
         perform(action, key: connection.key)
     }
 
     /// The peer of a multiplexed connection changed how many streams it may run at once.
     func capacityChanged(_ connection: any PooledConnection, to capacity: Int) {
-        let assignments = machine.withLockedValue {
+        let assignments = mutate {
             $0.capacityChanged(connection.key, PooledConnectionRef(connection), capacity: capacity)
         }
         for assignment in assignments {
@@ -72,26 +101,26 @@ final class ConnectionPool: Sendable {
     /// again, its release or close is ignored, and its slot may open a connection for a waiting request. The new
     /// owner closes it.
     func detach(_ connection: any PooledConnection) {
-        let action = machine.withLockedValue { $0.detach(connection.key, PooledConnectionRef(connection)) }
+        let action = mutate { $0.detach(connection.key, PooledConnectionRef(connection)) }
         perform(action, key: connection.key)
     }
 
     /// Removes a cancelled exchange from the waiting queue.
     func cancelWaiter(_ exchange: TransportExchange) {
         let key = PoolKey(request: exchange.request)
-        _ = machine.withLockedValue { $0.cancelWaiter(key, exchange) }
+        _ = mutate { $0.cancelWaiter(key, exchange) }
     }
 
     /// Closes idle connections and fails waiting requests; busy connections close when their request ends.
     func shutdown() {
-        let (idle, waiters) = machine.withLockedValue { $0.shutdown() }
+        let (idle, waiters) = mutate { $0.shutdown() }
         for connection in idle { connection.connection.close() }
         for waiter in waiters { waiter.connectionFailed(.cancelled("the session was invalidated"), retryable: false) }
     }
 
     /// Closes the connections that run nothing; the pool stays open and later requests open new connections.
     func closeIdleConnections() {
-        let idle = machine.withLockedValue { $0.takeIdleConnections() }
+        let idle = mutate { $0.takeIdleConnections() }
         for connection in idle { connection.connection.close() }
     }
 
@@ -140,7 +169,7 @@ final class ConnectionPool: Sendable {
                     self.opened(connection, for: exchange)
                 }
             case .failure(let error):
-                let action = self.machine.withLockedValue { $0.closed(key, nil) }
+                let action = self.mutate { $0.closed(key, nil) }
                 if let refusal = error as? ProxyTunnelRefusal {
                     exchange.tunnelRefused(refusal)
                 } else {
@@ -158,13 +187,13 @@ final class ConnectionPool: Sendable {
         let key = connection.key
         if !connection.channel.isActive {
             // It closed before the handler could report it (and it is never bound, so no cycle): a failed connect.
-            let action = machine.withLockedValue { $0.closed(key, nil) }
+            let action = mutate { $0.closed(key, nil) }
             perform(action, key: key)
             exchange.connectionFailed(.networkConnectionLost("the connection closed"), retryable: true)
             return
         }
         connection.bind(to: self)
-        let (assignments, connecting) = machine.withLockedValue { machine in
+        let (assignments, connecting) = mutate { machine in
             let assignments = machine.connected(
                 key, PooledConnectionRef(connection), protocol: connection.applicationProtocol,
                 capacity: connection.capacity, for: exchange)

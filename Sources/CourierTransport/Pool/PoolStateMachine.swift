@@ -278,6 +278,18 @@ struct PoolStateMachine<Key: Hashable, Connection: Hashable, Waiter: Hashable> {
         return (counts.idle, counts.connecting + counts.busy, counts.waiting)
     }
 
+    /// Every key's counts added up, for the pool's statistics.
+    func totals() -> Counts {
+        hosts.keys.reduce(into: Counts()) { sum, key in
+            let counts = detailedCounts(key)
+            sum.connecting += counts.connecting
+            sum.idle += counts.idle
+            sum.busy += counts.busy
+            sum.inFlight += counts.inFlight
+            sum.waiting += counts.waiting
+        }
+    }
+
     /// The key's connections by state, the exchanges running on them, and its waiters.
     func detailedCounts(_ key: Key) -> Counts {
         let host = hosts[key] ?? Host()
