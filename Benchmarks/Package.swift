@@ -12,6 +12,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.7.3"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
     ],
     targets: [
         // Scenarios, workload drivers, response checks, statistics and the JSON line each run prints.
@@ -21,6 +23,17 @@ let package = Package(
             name: "courier-bench",
             dependencies: ["BenchmarkCore", .product(name: "Courier", package: "Courier")],
             swiftSettings: [.define("COURIER")]
+        ),
+        // The same client with an in-memory tracer and metrics backend on its session (`COURIER_TELEMETRY`): what
+        // recording every span and metric costs, next to `courier-bench`, which records nothing (no backend).
+        .executableTarget(
+            name: "courier-telemetry-bench",
+            dependencies: [
+                "BenchmarkCore", .product(name: "Courier", package: "Courier"),
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
+            ],
+            swiftSettings: [.define("COURIER"), .define("COURIER_TELEMETRY")]
         ),
         // The cost of Courier's cache and cookie storage (one process, against CourierMockServer on loopback).
         .executableTarget(

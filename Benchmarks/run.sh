@@ -6,7 +6,8 @@
 #   RUNS=7 Benchmarks/run.sh           more runs
 #   QUICK=1 Benchmarks/run.sh          smoke test: 1 run, small sizes, writes Benchmarks/results/RESULTS-quick.md
 #
-# Other settings (environment): SCENARIOS="a b c d e f g h", CLIENTS="courier foundation ahc",
+# Other settings (environment): SCENARIOS="a b c d e f g h", CLIENTS="courier foundation ahc" (also
+# courier-telemetry: Courier with an in-memory tracer and metrics backend),
 # RESULTS=path/to/RESULTS.md, BENCH_TMP=dir (work directory; default: a new mktemp directory),
 # KEEP=1 (keep the work directory), SKIP_BUILD=1 (use the last release build), WRK_SECONDS=10 (how long wrk and
 # h2load run).

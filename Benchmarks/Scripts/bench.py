@@ -54,7 +54,7 @@ SCENARIO_NOTES = {
          "through the same proxy location: the proxy's work without a client's proxy handling.",
 }
 NAMES = {"courier": "Courier", "foundation": "FoundationNetworking", "ahc": "async-http-client",
-         "baseline": "Courier (baseline)"}
+         "baseline": "Courier (baseline)", "courier-telemetry": "Courier (in-memory telemetry)"}
 TIMEOUT = 900
 CURRENT_CHILD = [None]
 
@@ -539,7 +539,8 @@ def write_report(args, machine, started, finished, load_before, load_after, resu
         unit = "req/s" if scenario in RATE else "MB/s"
         parts = []
         for other, label in [("ahc", "async-http-client"), ("foundation", "FoundationNetworking"),
-                             ("baseline", "baseline"), ("reference", ref)]:
+                             ("baseline", "baseline"), ("courier-telemetry", "with in-memory telemetry"),
+                             ("reference", ref)]:
             if other in results[scenario]:
                 parts.append(f"Courier/{label} {fmt_ratio(ratio(courier, results[scenario][other], key))}")
         add(f"Ratios of medians ({unit}): " + ", ".join(parts) + ". Peak RSS Courier/async-http-client: "

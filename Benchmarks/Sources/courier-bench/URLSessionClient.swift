@@ -6,13 +6,19 @@ import Foundation
 
 #if COURIER
     import Courier
+    #if COURIER_TELEMETRY
+        import InMemoryTracing
+        import MetricsTestKit
+    #endif
 #elseif canImport(FoundationNetworking)
     import FoundationNetworking
 #endif
 
 /// A benchmark client on the URLSession API.
 final class URLSessionClient: BenchmarkClient, @unchecked Sendable {
-    #if COURIER
+    #if COURIER_TELEMETRY
+        static let name = "courier-telemetry"
+    #elseif COURIER
         static let name = "courier"
     #else
         static let name = "foundation"
@@ -36,6 +42,11 @@ final class URLSessionClient: BenchmarkClient, @unchecked Sendable {
             if let certificate = settings.trustedCertificateDER {
                 configuration.courierAdditionalTrustedCertificates = [certificate]
             }
+            #if COURIER_TELEMETRY
+                // Every span and metric recorded in memory (spans kept, injections not recorded).
+                configuration.courierTelemetry.tracer = InMemoryTracer(recordInjections: false, recordExtractions: false)
+                configuration.courierTelemetry.metricsFactory = TestMetrics()
+            #endif
         #endif
         // Darwin's keys; plain-http requests go to the proxy in absolute form.
         if let proxy = settings.proxy {

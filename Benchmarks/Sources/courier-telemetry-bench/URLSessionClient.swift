@@ -1,0 +1,1 @@
+../courier-bench/URLSessionClient.swift

@@ -1,0 +1,3 @@
+import BenchmarkCore
+
+await BenchmarkMain.run(URLSessionClient.self)
