@@ -90,10 +90,11 @@ open class URLSessionTask: NSObject, NSCopying, ProgressReporting, @unchecked Se
     /// When the task was created: the start of its metrics' `taskInterval`, as on Darwin.
     let creationDate = Date()
     /// The service context current where the task was made: its span is a child of this one, whichever API (async,
-    /// completion handler, delegate) started it.
-    let creationContext = ServiceContext.current
+    /// completion handler, delegate) started it. Read only when the session traces.
+    let creationContext: ServiceContext?
 
     init(session: URLSession, request: URLRequest, identifier: Int, completionMode: TaskCompletionMode) {
+        self.creationContext = session.telemetry.tracer == nil ? nil : ServiceContext.current
         self.session = session
         self.storedIdentifier = identifier
         self.storedOriginalRequest = request
@@ -111,6 +112,7 @@ open class URLSessionTask: NSObject, NSCopying, ProgressReporting, @unchecked Se
     /// created. Such a task has ``taskIdentifier`` 0 and no request, and it cannot run: ``resume()`` completes it
     /// with `URLError(.unsupportedURL)` saying that it belongs to no session.
     public override init() {
+        self.creationContext = nil
         self.session = URLSession.shared
         self.storedIdentifier = 0
         self.storedOriginalRequest = nil
