@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .library(name: "Courier", targets: ["Courier"]),
         .library(name: "CourierMockServer", targets: ["CourierMockServer"]),
+        .library(name: "CourierManager", targets: ["CourierManager"]),
         .executable(name: "courier", targets: ["courier"]),
     ],
     dependencies: [
@@ -93,6 +94,9 @@ let package = Package(
             ],
             exclude: ["Engine/README.md"]
         ),
+        // AFURLSessionManager and AFHTTPSessionManager on Courier's public API only (it must also compile against
+        // Apple's Foundation with the import changed).
+        .target(name: "CourierManager", dependencies: ["Courier"]),
         .target(
             name: "CourierMockServer",
             dependencies: [
@@ -150,6 +154,7 @@ let package = Package(
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
             ]
         ),
+        .testTarget(name: "CourierManagerTests", dependencies: ["CourierManager", "Courier", "CourierMockServer"]),
         .testTarget(
             name: "CourierMockServerTests",
             dependencies: [
