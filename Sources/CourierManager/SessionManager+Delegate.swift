@@ -17,11 +17,21 @@ extension SessionManager {
         _ session: URLSession, didReceive challenge: URLAuthenticationChallenge,
         completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
     ) {
-        guard let hook = hooks.sessionDidReceiveChallenge else {
-            return completionHandler(.performDefaultHandling, nil)
+        if let hook = hooks.sessionDidReceiveChallenge {
+            let (disposition, credential) = hook(session, challenge)
+            return completionHandler(disposition, credential)
         }
-        let (disposition, credential) = hook(session, challenge)
-        completionHandler(disposition, credential)
+        #if canImport(Courier) || canImport(Security)
+            let space = challenge.protectionSpace
+            if space.authenticationMethod == NSURLAuthenticationMethodServerTrust, let trust = space.serverTrust {
+                // AFNetworking: trusted by the policy, or the challenge is cancelled (the task fails as cancelled).
+                guard securityPolicy.evaluateServerTrust(trust, forDomain: space.host) else {
+                    return completionHandler(.cancelAuthenticationChallenge, nil)
+                }
+                return completionHandler(.useCredential, URLCredential(trust: trust))
+            }
+        #endif
+        completionHandler(.performDefaultHandling, nil)
     }
 
     public func urlSession(

@@ -47,6 +47,9 @@ open class SessionManager: NSObject, URLSessionDataDelegate, URLSessionDownloadD
     private var storedCompletionQueue: DispatchQueue?
     private var storedCompletionGroup: DispatchGroup?
     private var storedHooks = SessionManagerHooks()
+    #if canImport(Courier) || canImport(Security)
+        private var storedSecurityPolicy = SecurityPolicy.default
+    #endif
 
     /// Makes a manager and its session.
     ///
@@ -85,6 +88,15 @@ open class SessionManager: NSObject, URLSessionDataDelegate, URLSessionDownloadD
         get { lock.withLock { storedCompletionGroup } }
         set { lock.withLock { storedCompletionGroup = newValue } }
     }
+
+    #if canImport(Courier) || canImport(Security)
+        /// Answers server-trust challenges when no ``SessionManagerHooks/sessionDidReceiveChallenge`` hook does
+        /// (default: ``SecurityPolicy/default``).
+        public var securityPolicy: SecurityPolicy {
+            get { lock.withLock { storedSecurityPolicy } }
+            set { lock.withLock { storedSecurityPolicy = newValue } }
+        }
+    #endif
 
     /// The closure hooks (see ``SessionManagerHooks``).
     public var hooks: SessionManagerHooks {
