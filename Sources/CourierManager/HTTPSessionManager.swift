@@ -86,6 +86,34 @@ open class HTTPSessionManager: SessionManager, @unchecked Sendable {
             failure: failure)
     }
 
+    /// A resumed multipart `POST` (`POST:parameters:headers:constructingBodyWithBlock:progress:success:failure:`):
+    /// `parameters` become form fields and `constructingBody` adds the parts (see
+    /// ``HTTPRequestSerializer/multipartFormRequest(method:url:parameters:memoryThreshold:constructingBody:)``).
+    @discardableResult
+    public func POST(
+        _ urlString: String, parameters: [String: Any]? = nil, headers: [String: String]? = nil,
+        constructingBodyWith constructingBody: (MultipartFormData) throws -> Void, progress: ProgressHandler? = nil,
+        success: Success?, failure: Failure?
+    ) -> URLSessionDataTask? {
+        let request: URLRequest
+        do {
+            guard let url = url(for: urlString) else { throw URLError(.badURL) }
+            let serializer =
+                (requestSerializer as? HTTPRequestSerializer) ?? (requestSerializer as? JSONRequestSerializer)?.http
+                ?? HTTPRequestSerializer()
+            var made = try serializer.multipartFormRequest(
+                method: "POST", url: url, parameters: parameters, constructingBody: constructingBody)
+            for (name, value) in headers ?? [:] { made.setValue(value, forHTTPHeaderField: name) }
+            request = made
+        } catch {
+            if let failure { (completionQueue ?? .main).async { failure(nil, error) } }
+            return nil
+        }
+        let task = dataTask(for: request, uploadProgress: progress, success: success, failure: failure)
+        task.resume()
+        return task
+    }
+
     /// A resumed `PUT`.
     @discardableResult
     public func PUT(
@@ -127,6 +155,15 @@ open class HTTPSessionManager: SessionManager, @unchecked Sendable {
             if let failure { (completionQueue ?? .main).async { failure(nil, error) } }
             return nil
         }
+        return dataTask(
+            for: request, uploadProgress: uploadProgress, downloadProgress: downloadProgress, success: success,
+            failure: failure)
+    }
+
+    private func dataTask(
+        for request: URLRequest, uploadProgress: ProgressHandler? = nil, downloadProgress: ProgressHandler? = nil,
+        success: Success?, failure: Failure?
+    ) -> URLSessionDataTask {
         let box = TaskBox()
         let task = dataTask(with: request, uploadProgress: uploadProgress, downloadProgress: downloadProgress) {
             _, object, error in

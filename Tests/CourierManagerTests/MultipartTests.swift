@@ -1,0 +1,113 @@
+import Courier
+import CourierManager
+import CourierMockServer
+import Foundation
+import Testing
+
+@Suite("Multipart form data")
+struct MultipartTests {
+    private func manager(_ server: MockServer) -> HTTPSessionManager {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.connectionProxyDictionary = [:]
+        let manager = HTTPSessionManager(baseURL: server.url("/"), sessionConfiguration: configuration)
+        manager.completionQueue = DispatchQueue(label: "multipart")
+        manager.responseSerializer = HTTPResponseSerializer()
+        return manager
+    }
+
+    /// POSTs a multipart body built by `body` to `/upload` and returns the error, if any.
+    private func post(
+        _ manager: HTTPSessionManager, parameters: [String: Any]? = nil,
+        _ body: @escaping (MultipartFormData) throws -> Void
+    ) async -> (any Error)? {
+        await withCheckedContinuation { continuation in
+            manager.POST(
+                "upload", parameters: parameters, constructingBodyWith: body,
+                success: { _, _ in continuation.resume(returning: nil) },
+                failure: { _, error in continuation.resume(returning: error) })
+        }
+    }
+
+    @Test func theServerGetsEveryPartByteForByte() async throws {
+        let server = MockServer()
+        try await server.start()
+        defer { Task { try? await server.shutdown() } }
+        server.route("/upload", method: "POST", response: .ok("stored"))
+        let manager = manager(server)
+        defer { manager.invalidateSessionCancelingTasks(true, resetSession: false) }
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("part-\(UUID().uuidString).txt")
+        try Data("file contents".utf8).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let error = await post(manager, parameters: ["title": "a b"]) { form in
+            form.append(Data([0, 1, 2]), name: "blob", fileName: "b.bin", mimeType: "application/octet-stream")
+            try form.append(fileURL: file, name: "doc")
+            form.append(
+                InputStream(data: Data("streamed".utf8)), name: "s", fileName: "s.txt", length: 8,
+                mimeType: "text/plain")
+        }
+        #expect(error == nil)
+        let request = try #require(server.requests(path: "/upload").first)
+        let contentType = try #require(request.header("Content-Type"))
+        #expect(contentType.hasPrefix("multipart/form-data; boundary=Boundary+"))
+        let boundary = String(contentType.dropFirst("multipart/form-data; boundary=".count))
+        var expected = Data()
+        func add(_ text: String) { expected.append(Data(text.utf8)) }
+        add("--\(boundary)\r\nContent-Disposition: form-data; name=\"title\"\r\n\r\na b")
+        add("\r\n--\(boundary)\r\nContent-Disposition: form-data; name=\"blob\"; filename=\"b.bin\"\r\n")
+        add("Content-Type: application/octet-stream\r\n\r\n")
+        expected.append(Data([0, 1, 2]))
+        add(
+            "\r\n--\(boundary)\r\nContent-Disposition: form-data; name=\"doc\"; filename=\"\(file.lastPathComponent)\"\r\n"
+        )
+        add("Content-Type: text/plain\r\n\r\nfile contents")
+        add("\r\n--\(boundary)\r\nContent-Disposition: form-data; name=\"s\"; filename=\"s.txt\"\r\n")
+        add("Content-Type: text/plain\r\n\r\nstreamed")
+        add("\r\n--\(boundary)--\r\n")
+        #expect(request.body == expected)
+        #expect(request.header("Content-Length") == "\(expected.count)")
+    }
+
+    @Test func aLargeBodyIsStreamedFromAFileThatIsAlreadyGone() async throws {
+        let server = MockServer()
+        try await server.start()
+        defer { Task { try? await server.shutdown() } }
+        server.route("/upload", method: "POST", response: .ok("stored"))
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("big-\(UUID().uuidString).bin")
+        let contents = Data((0..<3_000_000).map { UInt8($0 % 253) })
+        try contents.write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let url = server.url("/upload")
+        let request = try HTTPRequestSerializer().multipartFormRequest(method: "POST", url: url) { form in
+            try form.append(fileURL: file, name: "big")
+        }
+        #expect(request.httpBody == nil)
+        #expect(request.httpBodyStream != nil)
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("courier-multipart-\(getuid())")
+        let left = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
+        #expect(left.isEmpty, "the temporary file's name is removed at once")
+        let manager = manager(server)
+        defer { manager.invalidateSessionCancelingTasks(true, resetSession: false) }
+        let error: (any Error)? = await withCheckedContinuation { continuation in
+            manager.dataTask(with: request) { _, _, error in continuation.resume(returning: error) }.resume()
+        }
+        #expect(error == nil)
+        let received = try #require(server.requests(path: "/upload").first?.body)
+        #expect(received.count == Int(request.value(forHTTPHeaderField: "Content-Length") ?? ""))
+        #expect(received.count > contents.count)
+        #expect(received.range(of: contents) != nil)
+    }
+
+    @Test func aStreamShorterThanDeclaredFailsWithoutATask() async throws {
+        let server = MockServer()
+        try await server.start()
+        defer { Task { try? await server.shutdown() } }
+        let manager = manager(server)
+        defer { manager.invalidateSessionCancelingTasks(true, resetSession: false) }
+        let error = await post(manager) { form in
+            form.append(
+                InputStream(data: Data("short".utf8)), name: "s", fileName: "s", length: 100, mimeType: "text/plain")
+        }
+        #expect(error != nil)
+        #expect(server.requests.isEmpty)
+    }
+}
