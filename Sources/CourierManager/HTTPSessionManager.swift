@@ -110,7 +110,7 @@ open class HTTPSessionManager: SessionManager, @unchecked Sendable {
             return nil
         }
         let task = dataTask(for: request, uploadProgress: progress, success: success, failure: failure)
-        task.resume()
+        resume(task)
         return task
     }
 
@@ -186,7 +186,7 @@ open class HTTPSessionManager: SessionManager, @unchecked Sendable {
         let task = dataTask(
             withHTTPMethod: method, urlString: urlString, parameters: parameters, headers: headers,
             uploadProgress: uploadProgress, downloadProgress: downloadProgress, success: success, failure: failure)
-        task?.resume()
+        if let task { resume(task) }
         return task
     }
 

@@ -139,3 +139,27 @@ public struct JSONRequestSerializer: RequestSerialization {
         return request
     }
 }
+
+/// Parameters as a property list body (`application/x-plist`), except for the methods that put them in the URL
+/// (AFPropertyListRequestSerializer).
+public struct PropertyListRequestSerializer: RequestSerialization {
+    /// The HTTP part: fields, timeout, cache policy, URL-encoded methods.
+    public var http = HTTPRequestSerializer()
+    /// The format written (default: XML).
+    public var format: PropertyListSerialization.PropertyListFormat = .xml
+
+    /// A property list request serializer.
+    public init() {}
+
+    public func request(method: String, url: URL, parameters: Any?) throws -> URLRequest {
+        guard let parameters, !http.methodsEncodingParametersInURI.contains(method.uppercased()) else {
+            return try http.request(method: method, url: url, parameters: parameters)
+        }
+        var request = http.baseRequest(method: method, url: url)
+        if request.value(forHTTPHeaderField: "Content-Type") == nil {
+            request.setValue("application/x-plist", forHTTPHeaderField: "Content-Type")
+        }
+        request.httpBody = try PropertyListSerialization.data(fromPropertyList: parameters, format: format, options: 0)
+        return request
+    }
+}

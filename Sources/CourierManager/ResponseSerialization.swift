@@ -6,6 +6,11 @@ import Foundation
     import FoundationNetworking
 #endif
 
+#if canImport(FoundationXML)
+    // XMLParser on Linux (libxml2, which the Swift toolchain needs anyway).
+    import FoundationXML
+#endif
+
 /// Turns a response and its body into a value (AFURLResponseSerialization): validates, then decodes. A serializer
 /// that rejects a response throws an error in ``ResponseSerializationError/domain`` whose user info holds the failing
 /// response and body under ``ResponseSerializationError/failingResponseKey`` and
@@ -138,5 +143,78 @@ public struct DecodableResponseSerializer<Value: Decodable & Sendable>: Response
                 .cannotParseResponse, "The data couldn't be decoded as \(Value.self): \(error)", response: response,
                 data: data)
         }
+    }
+}
+
+/// Validates as ``HTTPResponseSerializer`` (content types `application/x-plist`) and reads a property list
+/// (AFPropertyListResponseSerializer).
+public struct PropertyListResponseSerializer: ResponseSerialization {
+    /// The validation.
+    public var http: HTTPResponseSerializer
+
+    /// A property list serializer.
+    public init() {
+        http = HTTPResponseSerializer()
+        http.acceptableContentTypes = ["application/x-plist"]
+    }
+
+    public func responseObject(for response: URLResponse?, data: Data?) throws -> Any? {
+        try http.validate(response, data: data)
+        guard let data, !data.isEmpty else { return nil }
+        do {
+            return try PropertyListSerialization.propertyList(from: data, options: [], format: nil)
+        } catch {
+            throw ResponseSerializationError.make(
+                .cannotParseResponse, "The data couldn't be read as a property list: \(error)", response: response,
+                data: data)
+        }
+    }
+}
+
+/// Validates as ``HTTPResponseSerializer`` (content types `application/xml`, `text/xml`) and returns an `XMLParser`
+/// for the body (AFXMLParserResponseSerializer); the app parses it with its own delegate.
+public struct XMLParserResponseSerializer: ResponseSerialization {
+    /// The validation.
+    public var http: HTTPResponseSerializer
+
+    /// An XML serializer.
+    public init() {
+        http = HTTPResponseSerializer()
+        http.acceptableContentTypes = ["application/xml", "text/xml"]
+    }
+
+    public func responseObject(for response: URLResponse?, data: Data?) throws -> Any? {
+        try http.validate(response, data: data)
+        guard let data, !data.isEmpty else { return nil }
+        #if canImport(FoundationXML)
+            return FoundationXML.XMLParser(data: data)
+        #else
+            return XMLParser(data: data)
+        #endif
+    }
+}
+
+/// Tries each serializer in order and returns the first value one of them gives (AFCompoundResponseSerializer);
+/// when all fail, the last error.
+public struct CompoundResponseSerializer: ResponseSerialization {
+    /// The serializers, in order.
+    public var serializers: [any ResponseSerialization]
+
+    /// A serializer trying `serializers` in order.
+    public init(_ serializers: [any ResponseSerialization]) {
+        self.serializers = serializers
+    }
+
+    public func responseObject(for response: URLResponse?, data: Data?) throws -> Any? {
+        var lastError: (any Error)?
+        for serializer in serializers {
+            do {
+                return try serializer.responseObject(for: response, data: data)
+            } catch {
+                lastError = error
+            }
+        }
+        if let lastError { throw lastError }
+        return nil
     }
 }

@@ -177,7 +177,8 @@ open class SessionManager: NSObject, URLSessionDataDelegate, URLSessionDownloadD
         register(
             task,
             SessionTaskDelegate(
-                task: task, uploadProgressHandler: uploadProgress, downloadProgressHandler: downloadProgress,
+                task: task, manager: self, uploadProgressHandler: uploadProgress,
+                downloadProgressHandler: downloadProgress,
                 completionHandler: completionHandler))
         return task
     }
@@ -191,7 +192,9 @@ open class SessionManager: NSObject, URLSessionDataDelegate, URLSessionDownloadD
     ) -> URLSessionUploadTask {
         let task = session.uploadTask(with: request, fromFile: fileURL)
         register(
-            task, SessionTaskDelegate(task: task, uploadProgressHandler: progress, completionHandler: completionHandler)
+            task,
+            SessionTaskDelegate(
+                task: task, manager: self, uploadProgressHandler: progress, completionHandler: completionHandler)
         )
         return task
     }
@@ -205,7 +208,9 @@ open class SessionManager: NSObject, URLSessionDataDelegate, URLSessionDownloadD
     ) -> URLSessionUploadTask {
         let task = session.uploadTask(with: request, from: bodyData ?? Data())
         register(
-            task, SessionTaskDelegate(task: task, uploadProgressHandler: progress, completionHandler: completionHandler)
+            task,
+            SessionTaskDelegate(
+                task: task, manager: self, uploadProgressHandler: progress, completionHandler: completionHandler)
         )
         return task
     }
@@ -218,7 +223,9 @@ open class SessionManager: NSObject, URLSessionDataDelegate, URLSessionDownloadD
     ) -> URLSessionUploadTask {
         let task = session.uploadTask(withStreamedRequest: request)
         register(
-            task, SessionTaskDelegate(task: task, uploadProgressHandler: progress, completionHandler: completionHandler)
+            task,
+            SessionTaskDelegate(
+                task: task, manager: self, uploadProgressHandler: progress, completionHandler: completionHandler)
         )
         return task
     }
@@ -234,7 +241,7 @@ open class SessionManager: NSObject, URLSessionDataDelegate, URLSessionDownloadD
         register(
             task,
             SessionTaskDelegate(
-                task: task, downloadProgressHandler: progress, destination: destination,
+                task: task, manager: self, downloadProgressHandler: progress, destination: destination,
                 completionHandler: completionHandler))
         return task
     }
@@ -250,9 +257,23 @@ open class SessionManager: NSObject, URLSessionDataDelegate, URLSessionDownloadD
         register(
             task,
             SessionTaskDelegate(
-                task: task, downloadProgressHandler: progress, destination: destination,
+                task: task, manager: self, downloadProgressHandler: progress, destination: destination,
                 completionHandler: completionHandler))
         return task
+    }
+
+    /// Resumes `task` and posts ``Foundation/Notification/Name/courierManagerTaskDidResume``. AFNetworking swaps in a
+    /// `resume` of its own on every task class to post its notification; Swift cannot, so the notification comes for
+    /// tasks resumed here — by the HTTP verbs and the tasks' `Progress` — not for a direct `task.resume()`.
+    public func resume(_ task: URLSessionTask) {
+        task.resume()
+        NotificationCenter.default.post(name: .courierManagerTaskDidResume, object: task)
+    }
+
+    /// Suspends `task` and posts ``Foundation/Notification/Name/courierManagerTaskDidSuspend`` (see ``resume(_:)``).
+    public func suspend(_ task: URLSessionTask) {
+        task.suspend()
+        NotificationCenter.default.post(name: .courierManagerTaskDidSuspend, object: task)
     }
 
     // MARK: - The per-task delegates

@@ -55,6 +55,11 @@ public struct SessionManagerHooks: Sendable {
 }
 
 extension Notification.Name {
+    /// A task was resumed through the manager (AFNetworkingTaskDidResumeNotification; see
+    /// ``SessionManager/resume(_:)``); the object is the task.
+    public static let courierManagerTaskDidResume = Notification.Name("com.courier.networking.task.resume")
+    /// A task was suspended through the manager (AFNetworkingTaskDidSuspendNotification); the object is the task.
+    public static let courierManagerTaskDidSuspend = Notification.Name("com.courier.networking.task.suspend")
     /// A task the manager made completed (AFNetworkingTaskDidCompleteNotification); the object is the task, the user
     /// info holds ``SessionManager/NotificationKey`` values.
     public static let courierManagerTaskDidComplete = Notification.Name("com.courier.networking.task.complete")

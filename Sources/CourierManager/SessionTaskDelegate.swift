@@ -24,6 +24,7 @@ final class SessionTaskDelegate: @unchecked Sendable {
 
     init(
         task: URLSessionTask,
+        manager: SessionManager? = nil,
         uploadProgressHandler: SessionManager.ProgressHandler? = nil,
         downloadProgressHandler: SessionManager.ProgressHandler? = nil,
         destination: SessionManager.Destination? = nil,
@@ -33,18 +34,25 @@ final class SessionTaskDelegate: @unchecked Sendable {
         self.downloadProgressHandler = downloadProgressHandler
         self.destination = destination
         self.completionHandler = completionHandler
-        uploadProgress = Self.progress(for: task)
-        downloadProgress = Self.progress(for: task)
+        uploadProgress = Self.progress(for: task, manager: manager)
+        downloadProgress = Self.progress(for: task, manager: manager)
     }
 
-    /// A progress whose cancel, pause and resume act on `task` (weakly held).
-    private static func progress(for task: URLSessionTask) -> Progress {
+    /// A progress whose cancel, pause and resume act on `task`, through `manager` so that its notifications are
+    /// posted (both weakly held).
+    private static func progress(for task: URLSessionTask, manager: SessionManager?) -> Progress {
         let progress = Progress(totalUnitCount: NSURLSessionTransferSizeUnknown)
         progress.isCancellable = true
         progress.isPausable = true
         progress.cancellationHandler = { [weak task] in task?.cancel() }
-        progress.pausingHandler = { [weak task] in task?.suspend() }
-        progress.resumingHandler = { [weak task] in task?.resume() }
+        progress.pausingHandler = { [weak task, weak manager] in
+            guard let task else { return }
+            if let manager { manager.suspend(task) } else { task.suspend() }
+        }
+        progress.resumingHandler = { [weak task, weak manager] in
+            guard let task else { return }
+            if let manager { manager.resume(task) } else { task.resume() }
+        }
         return progress
     }
 

@@ -242,17 +242,58 @@ struct SessionManagerTests {
         }
     }
 
-    @Test func theManagerGoesAwayAfterInvalidationAndAResetMakesANewSession() async throws {
-        weak var released: SessionManager?
-        do {
+    @Test func pausingAndResumingTheProgressSuspendsAndResumesTheTaskWithNotifications() async throws {
+        try await withServer { server in
+            var slow = MockResponse(body: .pattern(length: 200_000))
+            slow.chunkSize = 2000
+            slow.chunkDelay = .milliseconds(10)
+            server.route("/paused", response: slow)
             let manager = makeManager()
-            let first = manager.session
-            manager.invalidateSessionCancelingTasks(false, resetSession: true)
-            #expect(manager.session !== first)
-            manager.invalidateSessionCancelingTasks(true, resetSession: false)
-            released = manager
+            defer { manager.invalidateSessionCancelingTasks(true, resetSession: false) }
+            manager.responseSerializer = HTTPResponseSerializer()
+            let resumed = NotificationCounter(.courierManagerTaskDidResume, path: "/paused")
+            let suspended = NotificationCounter(.courierManagerTaskDidSuspend, path: "/paused")
+            let finished = LockedValue<Int?>(nil)
+            let task = manager.dataTask(with: URLRequest(url: server.url("/paused"))) { _, object, _ in
+                finished.set((object as? Data)?.count ?? -1)
+            }
+            let progress = try #require(manager.downloadProgress(for: task))
+            manager.resume(task)
+            // Progress calls its handlers on a queue of its own.
+            progress.pause()
+            try await waitFor { task.state == .suspended }
+            progress.resume()
+            try await waitFor { task.state != .suspended }
+            try await waitFor { finished.get() != nil }
+            #expect(finished.get() == 200_000)
+            #expect(resumed.count == 2 && suspended.count == 1)
         }
-        try await waitFor { released == nil }
+    }
+
+    @Test func theManagerAndItsTasksGoAwayAfterInvalidationAndAResetMakesANewSession() async throws {
+        try await withServer { server in
+            server.route("/done", response: .ok("done"))
+            weak var released: SessionManager?
+            weak var finishedTask: URLSessionTask?
+            weak var progress: Progress?
+            do {
+                let manager = makeManager()
+                manager.responseSerializer = HTTPResponseSerializer()
+                let first = manager.session
+                let result = await complete { done in
+                    let task = manager.dataTask(with: URLRequest(url: server.url("/done")), completionHandler: done)
+                    finishedTask = task
+                    progress = manager.downloadProgress(for: task)
+                    return task
+                }
+                #expect(result.error == nil)
+                manager.invalidateSessionCancelingTasks(false, resetSession: true)
+                #expect(manager.session !== first)
+                manager.invalidateSessionCancelingTasks(true, resetSession: false)
+                released = manager
+            }
+            try await waitFor { released == nil && finishedTask == nil && progress == nil }
+        }
     }
 }
 
