@@ -136,10 +136,22 @@ let package = Package(
                 .product(name: "NIOEmbedded", package: "swift-nio"),
             ]
         ),
+        // Certificates made for tests, shared by the test targets (not a product).
+        .target(
+            name: "CourierTestSupport",
+            dependencies: [
+                "Courier", "CourierMockServer",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ],
+            path: "Tests/CourierTestSupport"
+        ),
         .testTarget(
             name: "CourierTests",
             dependencies: [
                 "Courier", "CourierHTTP", "CourierTransport", "CourierStore", "CourierMockServer", "courier",
+                "CourierTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
@@ -154,7 +166,10 @@ let package = Package(
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
             ]
         ),
-        .testTarget(name: "CourierManagerTests", dependencies: ["CourierManager", "Courier", "CourierMockServer"]),
+        .testTarget(
+            name: "CourierManagerTests",
+            dependencies: ["CourierManager", "Courier", "CourierMockServer", "CourierTestSupport"]
+        ),
         .testTarget(
             name: "CourierMockServerTests",
             dependencies: [

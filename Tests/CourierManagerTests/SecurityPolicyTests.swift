@@ -1,6 +1,7 @@
 import Courier
 import CourierManager
 import CourierMockServer
+import CourierTestSupport
 import Foundation
 import Testing
 
@@ -99,5 +100,81 @@ struct SecurityPolicyTests {
         var lenient = policy
         lenient.validatesDomainName = false
         #expect(lenient.evaluateServerTrust(try trust(), forDomain: "bank.example"))
+    }
+}
+
+/// The policy against servers whose chain a test CA issued: pins on the leaf, the CA and a key, and an expired leaf.
+@Suite("SecurityPolicy with CA-issued chains")
+struct SecurityPolicyChainTests {
+    /// The error of a GET through a manager with `policy` to a server presenting `identity` (`nil` on success);
+    /// `trusting` is added to the session's trusted certificates.
+    private func error(
+        identity: MockTLSIdentity, policy: SecurityPolicy, trusting extra: [Data] = []
+    ) async throws -> (any Error)? {
+        let server = MockServer(scheme: .https, tlsIdentity: identity)
+        try await server.start()
+        defer { Task { try? await server.shutdown() } }
+        server.route("/ok", response: .ok("ok"))
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.connectionProxyDictionary = [:]
+        configuration.courierAdditionalTrustedCertificates = extra
+        let manager = SessionManager(sessionConfiguration: configuration)
+        manager.completionQueue = DispatchQueue(label: "chains")
+        manager.responseSerializer = HTTPResponseSerializer()
+        manager.securityPolicy = policy
+        defer { manager.invalidateSessionCancelingTasks(true, resetSession: false) }
+        let request = URLRequest(url: server.url("/ok"))
+        return await withCheckedContinuation { continuation in
+            manager.dataTask(with: request) { _, _, error in continuation.resume(returning: error) }.resume()
+        }
+    }
+
+    private func cancelled(_ error: (any Error)?) -> Bool { (error as? URLError)?.code == .cancelled }
+
+    @Test func pinningTheIssuingCAOrTheLeafTrustsTheServer() async throws {
+        let ca = try TestCertificateAuthority(commonName: "Pinned CA")
+        let (leaf, key) = try ca.leaf()
+        let identity = MockTLSIdentity(
+            certificateChainDER: [Array(leaf.derData), Array(ca.certificate.derData)],
+            privateKeyPEM: key.pemRepresentation)
+        let onCA = SecurityPolicy(pinningMode: .certificate, pinnedCertificates: [ca.certificate.derData])
+        #expect(try await error(identity: identity, policy: onCA) == nil)
+        let onLeaf = SecurityPolicy(pinningMode: .certificate, pinnedCertificates: [leaf.derData])
+        #expect(try await error(identity: identity, policy: onLeaf) == nil)
+        let other = try TestCertificateAuthority(commonName: "Other CA")
+        let onOther = SecurityPolicy(pinningMode: .certificate, pinnedCertificates: [other.certificate.derData])
+        #expect(cancelled(try await error(identity: identity, policy: onOther)))
+    }
+
+    @Test func anExpiredPinnedCertificateIsRefused() async throws {
+        let ca = try TestCertificateAuthority(commonName: "CA of an expired leaf")
+        let (leaf, key) = try ca.leaf(validFrom: -7200, validUntil: -3600)
+        let identity = MockTLSIdentity(
+            certificateChainDER: [Array(leaf.derData), Array(ca.certificate.derData)],
+            privateKeyPEM: key.pemRepresentation)
+        let pinned = SecurityPolicy(
+            pinningMode: .certificate, pinnedCertificates: [leaf.derData, ca.certificate.derData])
+        #expect(cancelled(try await error(identity: identity, policy: pinned)))
+    }
+
+    @Test func aPinnedPublicKeySurvivesARenewedCertificate() async throws {
+        let ca = try TestCertificateAuthority(commonName: "Renewing CA")
+        let (old, key) = try ca.leaf(validFrom: -86_400 * 30, validUntil: 86_400)
+        let (renewed, _) = try ca.leaf(validFrom: -60, validUntil: 86_400 * 90, reusing: key)
+        #expect(old.derData != renewed.derData)
+        let identity = MockTLSIdentity(
+            certificateChainDER: [Array(renewed.derData), Array(ca.certificate.derData)],
+            privateKeyPEM: key.pemRepresentation)
+        let pinnedOld = SecurityPolicy(pinningMode: .publicKey, pinnedCertificates: [old.derData])
+        #expect(try await error(identity: identity, policy: pinnedOld, trusting: [ca.certificate.derData]) == nil)
+        // The old certificate itself, pinned as a certificate, no longer matches.
+        let certificatePin = SecurityPolicy(pinningMode: .certificate, pinnedCertificates: [old.derData])
+        #expect(
+            cancelled(try await error(identity: identity, policy: certificatePin, trusting: [ca.certificate.derData])))
+        // A key that is not in the chain is refused.
+        let (stranger, _) = try ca.leaf()
+        let pinnedStranger = SecurityPolicy(pinningMode: .publicKey, pinnedCertificates: [stranger.derData])
+        #expect(
+            cancelled(try await error(identity: identity, policy: pinnedStranger, trusting: [ca.certificate.derData])))
     }
 }

@@ -136,8 +136,9 @@ struct HTTP2Tests {
 
     @Test func aSuspendedTaskStallsOnlyItsOwnStream() async throws {
         try await withH2Server { server in
-            // 8 MiB in 64 KiB pieces 20 ms apart (about 2.5 s): the suspension surely lands mid-body.
-            var big = MockResponse.ok(Data(repeating: 2, count: 8 << 20))
+            // 16 MiB in 64 KiB pieces 20 ms apart (about 5 s): the suspension, made once the first bytes arrived,
+            // lands mid-body even on a loaded machine.
+            var big = MockResponse.ok(Data(repeating: 2, count: 16 << 20))
             big.chunkSize = 64 << 10
             big.chunkDelay = .milliseconds(20)
             server.route("/big", response: big)
@@ -152,7 +153,7 @@ struct HTTP2Tests {
                 gate.open()
             }
             bigTask.resume()
-            try await Task.sleep(for: .milliseconds(50))
+            try await waitUntil(timeout: .seconds(5)) { bigTask.countOfBytesReceived > 0 }
             bigTask.suspend()
             // The stalled stream holds back no other: small requests on the same connection complete.
             for _ in 0..<3 {
@@ -165,7 +166,7 @@ struct HTTP2Tests {
             #expect(bigTask.state == .suspended)
             bigTask.resume()
             await gate.wait()
-            #expect(received.withLockedValue { $0 } == 8 << 20)
+            #expect(received.withLockedValue { $0 } == 16 << 20)
         }
     }
 

@@ -1,4 +1,5 @@
 import Courier
+import CourierTestSupport
 import Crypto
 import Foundation
 import Testing
@@ -60,6 +61,23 @@ struct SecTrustTests {
         let short = try trust([leaf], host: "example.test")
         _ = SecTrustSetAnchorCertificates(short, [anchor])
         #expect(evaluate(short).0)
+    }
+
+    @Test func aLeafThatIsItselfAnAnchorIsTrustedForItsNamesOnly() throws {
+        // Certificate pinning anchors the server's own certificate, which is no CA: Darwin trusts it as it stands.
+        let authority = try TestCertificateAuthority()
+        let (leaf, _) = try authority.leaf(dnsNames: ["pinned.test", "*.wild.test"], ipAddresses: [[127, 0, 0, 1]])
+        let anchor = try #require(SecCertificateCreateWithData(nil, leaf.derData))
+        let cases: [(String, Bool)] = [
+            ("pinned.test", true), ("127.0.0.1", true), ("a.wild.test", true), ("a.b.wild.test", false),
+            ("other.test", false), ("127.0.0.2", false),
+        ]
+        for (host, trusted) in cases {
+            let trust = try trust([leaf, authority.certificate], host: host)
+            _ = SecTrustSetAnchorCertificates(trust, [anchor])
+            _ = SecTrustSetAnchorCertificatesOnly(trust, true)
+            #expect(evaluate(trust).0 == trusted, "host \(host)")
+        }
     }
 
     @Test(arguments: [

@@ -23,11 +23,17 @@ enum TrustEvaluation {
             return .serverCertificateNotYetValid("a certificate of the server is valid from \(early.notValidBefore)")
         }
         let roots = trustedRoots(settings)
+        let intermediates = CertificateStore(chain.dropFirst())
         var chainVerifier = Verifier(rootCertificates: CertificateStore(roots)) {
             RFC5280Policy()
         }
-        let intermediates = CertificateStore(chain.dropFirst())
         guard case .validCertificate = await chainVerifier.validate(leaf: leaf, intermediates: intermediates) else {
+            // A leaf that is itself an anchor (`SecTrustSetAnchorCertificates` with the server's own certificate, as
+            // certificate pinning does) is trusted as it stands, as on Darwin, even when it is no CA that a chain
+            // could be built from: only its names are checked.
+            if settings.anchors?.contains(where: { $0.derData == trust.certificates.first?.derData }) == true {
+                return hostMismatch(leaf: leaf, settings: settings)
+            }
             // A self-signed server certificate is untrusted (−1202), as on Darwin; a chain that ends in a root nobody
             // trusts has an unknown root (−1203).
             let top = chain.last ?? leaf
@@ -49,6 +55,29 @@ enum TrustEvaluation {
             }
         }
         return nil
+    }
+
+    /// Whether an anchored leaf fails the host check: a DNS name (a `*.` wildcard covers one left-most label) or
+    /// an IP address among its subject alternative names must match the host.
+    private static func hostMismatch(leaf: Certificate, settings: SecTrust.Settings) -> TransferError? {
+        guard let host = settings.policy.hostname?.lowercased(), !host.isEmpty else { return nil }
+        let names = (try? leaf.extensions.subjectAlternativeNames) ?? nil
+        let hostBytes = IPAddress.bytes(host)
+        let matches = names?.contains { name in
+            switch name {
+            case .dnsName(let pattern):
+                let pattern = pattern.lowercased()
+                if pattern.hasPrefix("*."), let dot = host.firstIndex(of: ".") {
+                    return hostBytes == nil && host[dot...] == pattern.dropFirst()
+                }
+                return pattern == host
+            case .ipAddress(let address):
+                return hostBytes.map { $0 == Array(address.bytes) } ?? false
+            default:
+                return false
+            }
+        }
+        return matches == true ? nil : .serverCertificateUntrusted("the server's certificate is not valid for \(host)")
     }
 
     /// ``evaluate(_:now:)`` for synchronous callers (``SecTrustEvaluateWithError(_:_:)``). The evaluation runs on
@@ -81,9 +110,16 @@ enum TrustEvaluation {
 /// Whether a host string is an IP address literal.
 private enum IPAddress {
     static func isLiteral(_ host: String) -> Bool {
+        bytes(host) != nil
+    }
+
+    /// The address's bytes in network order (4 for IPv4, 16 for IPv6), or `nil` for a name.
+    static func bytes(_ host: String) -> [UInt8]? {
         var v4 = in_addr()
+        if inet_pton(AF_INET, host, &v4) == 1 { return withUnsafeBytes(of: &v4) { Array($0) } }
         var v6 = in6_addr()
-        return inet_pton(AF_INET, host, &v4) == 1 || inet_pton(AF_INET6, host, &v6) == 1
+        if inet_pton(AF_INET6, host, &v6) == 1 { return withUnsafeBytes(of: &v6) { Array($0) } }
+        return nil
     }
 }
 

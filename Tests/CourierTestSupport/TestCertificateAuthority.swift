@@ -5,13 +5,14 @@ import Foundation
 import SwiftASN1
 import X509
 
-/// Certificates made for a test: a CA, and leaves it signs for chosen names and validity periods.
-struct TestCertificateAuthority {
-    let key = P256.Signing.PrivateKey()
-    let certificate: Certificate
-    let name: DistinguishedName
+/// Certificates made for a test: a CA, and leaves it signs for chosen names and validity periods. Shared by the
+/// test targets (a test-only module, not a product).
+public struct TestCertificateAuthority: Sendable {
+    public let key = P256.Signing.PrivateKey()
+    public let certificate: Certificate
+    public let name: DistinguishedName
 
-    init(commonName: String = "Courier Test CA") throws {
+    public init(commonName: String = "Courier Test CA") throws {
         name = try DistinguishedName { CommonName(commonName) }
         let privateKey = Certificate.PrivateKey(key)
         let now = Date()
@@ -27,12 +28,12 @@ struct TestCertificateAuthority {
     }
 
     /// A server certificate for `dnsNames` and `ipAddresses` (IPv4 dotted), valid between the given offsets from now.
-    func leaf(
+    public func leaf(
         commonName: String = "server", dnsNames: [String] = ["localhost"], ipAddresses: [[UInt8]] = [[127, 0, 0, 1]],
         validFrom: TimeInterval = -3600, validUntil: TimeInterval = 86_400,
-        usage: ExtendedKeyUsage.Usage = .serverAuth
+        usage: ExtendedKeyUsage.Usage = .serverAuth, reusing existingKey: P256.Signing.PrivateKey? = nil
     ) throws -> (certificate: Certificate, key: P256.Signing.PrivateKey) {
-        let leafKey = P256.Signing.PrivateKey()
+        let leafKey = existingKey ?? P256.Signing.PrivateKey()
         let now = Date()
         let names =
             dnsNames.map { GeneralName.dnsName($0) }
@@ -56,7 +57,7 @@ struct TestCertificateAuthority {
 
 extension Certificate {
     /// The certificate's DER encoding.
-    var derData: Data {
+    public var derData: Data {
         var serializer = DER.Serializer()
         try! serializer.serialize(self)
         return Data(serializer.serializedBytes)
@@ -65,7 +66,7 @@ extension Certificate {
 
 extension TestCertificateAuthority {
     /// A server identity with a leaf this CA signs (and the CA in the chain).
-    func serverIdentity(
+    public func serverIdentity(
         dnsNames: [String] = ["localhost"], ipAddresses: [[UInt8]] = [[127, 0, 0, 1]], validFrom: TimeInterval = -3600,
         validUntil: TimeInterval = 86_400
     ) throws -> MockTLSIdentity {
@@ -78,7 +79,7 @@ extension TestCertificateAuthority {
 
     /// A client certificate this CA signs, as an identity for `URLCredential(identity:certificates:persistence:)`,
     /// and the leaf's DER (what the server records).
-    func clientIdentity(commonName: String = "client") throws -> (identity: SecIdentity, leafDER: [UInt8]) {
+    public func clientIdentity(commonName: String = "client") throws -> (identity: SecIdentity, leafDER: [UInt8]) {
         let (leaf, key) = try self.leaf(commonName: commonName, dnsNames: [], ipAddresses: [], usage: .clientAuth)
         let identity = try SecIdentity.courierIdentity(
             certificateChainPEM: try leaf.serializeAsPEM().pemString, privateKeyPEM: key.pemRepresentation)
@@ -86,7 +87,7 @@ extension TestCertificateAuthority {
     }
 
     /// A server identity (for `127.0.0.1` and `localhost`) that requires a client certificate from `clients`.
-    func serverIdentity(requiringClientsOf clients: TestCertificateAuthority) throws -> MockTLSIdentity {
+    public func serverIdentity(requiringClientsOf clients: TestCertificateAuthority) throws -> MockTLSIdentity {
         var identity = try serverIdentity()
         identity.requiredClientCertificateAuthoritiesDER = [Array(clients.certificate.derData)]
         return identity
