@@ -63,7 +63,9 @@ struct ReviewFindingsTests {
         let started = ContinuousClock.now
         let outcome = await makeSession().runDataTask(request)
         #expect(outcome.urlError?.code == .timedOut)
-        #expect(ContinuousClock.now - started < .seconds(5))
+        // Far below the 60 s default that a timer-less handshake would wait; room for a loaded machine (a
+        // fresh-clone CI run took 5.5 s for the 0.5 s timeout).
+        #expect(ContinuousClock.now - started < .seconds(15))
     }
 
     @Test func theBodyDecidesContentLengthNotTheApp() async throws {
