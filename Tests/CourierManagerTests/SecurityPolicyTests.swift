@@ -146,6 +146,21 @@ struct SecurityPolicyChainTests {
         #expect(cancelled(try await error(identity: identity, policy: onOther)))
     }
 
+    @Test func pinningAnIntermediateTrustsTheChainsItIssued() async throws {
+        let root = try TestCertificateAuthority(commonName: "Root")
+        let intermediate = try root.intermediate()
+        let (leaf, key) = try intermediate.leaf()
+        let identity = MockTLSIdentity(
+            certificateChainDER: [Array(leaf.derData), Array(intermediate.certificate.derData)],
+            privateKeyPEM: key.pemRepresentation)
+        let pinned = SecurityPolicy(pinningMode: .certificate, pinnedCertificates: [intermediate.certificate.derData])
+        #expect(try await error(identity: identity, policy: pinned) == nil)
+        // A sibling intermediate of the same root does not match.
+        let sibling = try root.intermediate(commonName: "Sibling")
+        let onSibling = SecurityPolicy(pinningMode: .certificate, pinnedCertificates: [sibling.certificate.derData])
+        #expect(cancelled(try await error(identity: identity, policy: onSibling)))
+    }
+
     @Test func anExpiredPinnedCertificateIsRefused() async throws {
         let ca = try TestCertificateAuthority(commonName: "CA of an expired leaf")
         let (leaf, key) = try ca.leaf(validFrom: -7200, validUntil: -3600)

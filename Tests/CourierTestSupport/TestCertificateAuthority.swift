@@ -8,23 +8,35 @@ import X509
 /// Certificates made for a test: a CA, and leaves it signs for chosen names and validity periods. Shared by the
 /// test targets (a test-only module, not a product).
 public struct TestCertificateAuthority: Sendable {
-    public let key = P256.Signing.PrivateKey()
+    public let key: P256.Signing.PrivateKey
     public let certificate: Certificate
     public let name: DistinguishedName
 
+    /// A self-signed root CA.
     public init(commonName: String = "Courier Test CA") throws {
+        try self.init(commonName: commonName, issuer: nil)
+    }
+
+    /// A CA that `issuer` signs, or a self-signed root when `issuer` is `nil`.
+    private init(commonName: String, issuer: TestCertificateAuthority?) throws {
+        key = P256.Signing.PrivateKey()
         name = try DistinguishedName { CommonName(commonName) }
         let privateKey = Certificate.PrivateKey(key)
         let now = Date()
         certificate = try Certificate(
             version: .v3, serialNumber: Certificate.SerialNumber(), publicKey: privateKey.publicKey,
             notValidBefore: now.addingTimeInterval(-86_400), notValidAfter: now.addingTimeInterval(365 * 86_400),
-            issuer: name, subject: name, signatureAlgorithm: .ecdsaWithSHA256,
+            issuer: issuer?.name ?? name, subject: name, signatureAlgorithm: .ecdsaWithSHA256,
             extensions: try Certificate.Extensions {
                 Critical(BasicConstraints.isCertificateAuthority(maxPathLength: nil))
                 Critical(KeyUsage(keyCertSign: true))
             },
-            issuerPrivateKey: privateKey)
+            issuerPrivateKey: issuer.map { Certificate.PrivateKey($0.key) } ?? privateKey)
+    }
+
+    /// An intermediate CA this one signs.
+    public func intermediate(commonName: String = "Courier Test Intermediate") throws -> TestCertificateAuthority {
+        try TestCertificateAuthority(commonName: commonName, issuer: self)
     }
 
     /// A server certificate for `dnsNames` and `ipAddresses` (IPv4 dotted), valid between the given offsets from now.
