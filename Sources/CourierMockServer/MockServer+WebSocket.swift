@@ -18,7 +18,7 @@ extension MockServer {
     /// The server's frames are unmasked; it requires masked frames from the client and fails the connection with close
     /// code 1002 otherwise (and for reserved bits or opcodes, misplaced continuations, fragmented or oversized control
     /// frames, invalid close codes), with 1007 for a text message or close reason that is not UTF-8, and with 1009 for a
-    /// frame or message over 64 MiB. After a close frame of its own it waits up to five seconds for the client's
+    /// frame or message over 64 MiB. After a close frame of its own it waits up to ten seconds for the client's
     /// before closing the TCP connection.
     ///
     /// A WebSocket route wins over ``route(_:method:response:)`` routes for the same path; a later registration for the

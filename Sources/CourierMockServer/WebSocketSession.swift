@@ -17,7 +17,7 @@ final class WebSocketSession: ChannelDuplexHandler, RemovableChannelHandler {
     typealias OutboundOut = ByteBuffer
 
     /// How long the server waits for the client's close frame after sending its own.
-    static let closeTimeout = TimeAmount.seconds(5)
+    static let closeTimeout = TimeAmount.seconds(10)
 
     private enum Phase {
         /// Messages flow both ways.

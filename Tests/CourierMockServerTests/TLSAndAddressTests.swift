@@ -64,7 +64,8 @@ import Testing
                 #expect(head.header("Content-Length") == "\(100 * 1024 * 1024)")
                 try await Task.sleep(for: .milliseconds(200))
                 let elapsed = try await ContinuousClock().measure { try await server.shutdown() }
-                #expect(elapsed < .seconds(2))
+                // Far below the 30 s the body would take; room for a machine that stalls for seconds.
+                #expect(elapsed < .seconds(10))
                 #expect(server.openConnectionCount == 0)
             }
         }

@@ -122,8 +122,8 @@ struct ClientViolation: Sendable, CustomTestStringConvertible {
                 let start = clock.now
                 try await client.sendClose(code: 1002)
                 #expect(try await client.readToEnd().isEmpty)
-                // Well before the 5 s close timeout, with room for a busy machine.
-                #expect(clock.now - start < .seconds(4))
+                // Well before the 10 s close timeout, with room for a machine that stalls for seconds.
+                #expect(clock.now - start < .seconds(8))
             }
             #expect(server.webSocketMessages(path: "/echo") == [.close(code: 1002, reason: "")])
         }

@@ -130,8 +130,8 @@ import Testing
             let start = clock.now
             try await client.sendClose(code: 4000)
             #expect(try await client.readToEnd().isEmpty)
-            // Well before the 5 s timeout: the client's close ended it (with room for a busy machine).
-            #expect(clock.now - start < .milliseconds(4500))
+            // Well before the 10 s timeout: the client's close ended it (with room for a busy machine).
+            #expect(clock.now - start < .seconds(8))
             #expect(server.webSocketMessages(path: "/script") == [.close(code: 4000, reason: "")])
         }
     }
@@ -144,7 +144,7 @@ import Testing
             #expect(close.opcode == Opcode.close)
             #expect(close.payload.isEmpty)
             #expect(try await client.readToEnd().isEmpty)
-            // The 5 s timer started when the server sent its close, before `start` (a full-suite run on a busy machine
+            // The 10 s timer started when the server sent its close, before `start` (a full-suite run on a busy machine
             // saw 2.4 s left); an immediate close would take a few milliseconds.
             #expect(clock.now - start >= .milliseconds(1000))
             #expect(server.webSocketMessages(path: "/script").isEmpty)

@@ -210,11 +210,9 @@ struct TelemetryTests {
         }
         func queued() -> Double? { try? metrics.expectMeter(SessionMetrics.Name.requestsQueued).lastValue }
         try await withServer { server in
-            // About 1.5 s per request, so that the queue is there to be seen on a busy machine.
-            var slow = MockResponse(body: .pattern(length: 30_000))
-            slow.chunkSize = 1000
-            slow.chunkDelay = .milliseconds(50)
-            server.route("/slow", response: slow)
+            // An answer that takes 30 s: the queue stays while the test looks, however loaded the machine.
+            server.route("/slow", response: .delayed("late", by: .seconds(30)))
+            server.route("/quick", response: .ok("quick"))
             let session = makeSession { configuration in
                 configuration.httpMaximumConnectionsPerHost = 1
                 configuration.courierTelemetry.metricsFactory = metrics
@@ -223,13 +221,15 @@ struct TelemetryTests {
             let tasks = (0..<3).map { _ in session.dataTask(with: url) }
             for task in tasks { task.resume() }
             // One connection runs a request while two wait for it.
-            try await waitUntil(timeout: .seconds(5)) { queued() == 2 }
+            try await waitUntil(timeout: .seconds(20)) { queued() == 2 }
             #expect((gauge("busy") ?? 0) + (gauge("connecting") ?? 0) == 1)
-            try await waitUntil(timeout: .seconds(20)) { tasks.allSatisfy { $0.state == .completed } }
-            try await waitUntil(timeout: .seconds(5)) { gauge("idle") == 1 }
-            #expect(gauge("busy") == 0 && gauge("connecting") == 0 && queued() == 0)
+            for task in tasks { task.cancel() }
+            try await waitUntil(timeout: .seconds(20)) { queued() == 0 && gauge("busy") == 0 }
+            // A finished request leaves its connection idle until the session goes.
+            #expect(await session.runDataTask(server.url("/quick")).error == nil)
+            try await waitUntil(timeout: .seconds(20)) { gauge("idle") == 1 }
             session.invalidateAndCancel()
-            try await waitUntil(timeout: .seconds(5)) { gauge("idle") == 0 }
+            try await waitUntil(timeout: .seconds(20)) { gauge("idle") == 0 }
         }
     }
 
