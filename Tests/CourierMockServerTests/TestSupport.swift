@@ -40,7 +40,7 @@ func withTimeout<Result: Sendable>(
 }
 
 /// Polls `condition` until it holds or `timeout` passes; returns whether it held.
-func eventually(timeout: Duration = .seconds(5), _ condition: @Sendable () -> Bool) async throws -> Bool {
+func eventually(timeout: Duration = .seconds(15), _ condition: @Sendable () -> Bool) async throws -> Bool {
     let deadline = ContinuousClock.now + timeout
     while ContinuousClock.now < deadline {
         if condition() { return true }

@@ -59,11 +59,11 @@ struct HostileHTTP2Tests {
             return response
         }
         server.route("/fine", response: .ok("fine"))
-        let session = makeSession { $0.timeoutIntervalForRequest = 10 }
+        let session = makeSession { $0.timeoutIntervalForRequest = 30 }
         defer { session.invalidateAndCancel() }
         let start = ContinuousClock.now
         let outcome = await session.runDataTask(server.url("/hostile"))
-        #expect(ContinuousClock.now - start < .seconds(9), "the task must fail fast, not wait for its timeout")
+        #expect(ContinuousClock.now - start < .seconds(20), "the task must fail fast, not wait for its timeout")
         let code = try #require(outcome.urlError?.code)
         #expect([.networkConnectionLost, .badServerResponse].contains(code), "\(code)")
         #expect(outcome.data == nil)
