@@ -154,8 +154,11 @@ extension SessionManager {
         let delegate = delegate(for: downloadTask)
         var moveError: (any Error)?
         if let target = hooks.downloadTaskDidFinishDownloading?(session, downloadTask, location) {
-            moveError = (delegate ?? SessionTaskDelegate(task: downloadTask, completionHandler: nil)).move(
-                location, to: target)
+            if let delegate {
+                moveError = delegate.move(location, to: target)
+            } else {
+                do { try FilePlacement.place(location, at: target) } catch { moveError = error }
+            }
         } else {
             moveError = delegate?.finishDownloading(downloadTask, to: location)
         }

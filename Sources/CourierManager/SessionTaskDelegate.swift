@@ -81,14 +81,11 @@ final class SessionTaskDelegate: @unchecked Sendable {
         return move(location, to: destination(location, response))
     }
 
-    /// Moves the file to `target` for a hook that chose it; the error of a failed move.
+    /// Moves the file to `target` (replacing a file there by `rename(2)` only, see ``FilePlacement``); the error of a
+    /// failed move.
     func move(_ location: URL, to target: URL) -> (any Error)? {
         do {
-            if FileManager.default.fileExists(atPath: target.path) {
-                _ = try FileManager.default.replaceItemAt(target, withItemAt: location)
-            } else {
-                try FileManager.default.moveItem(at: location, to: target)
-            }
+            try FilePlacement.place(location, at: target)
             lock.withLock { movedFile = target }
             return nil
         } catch {
