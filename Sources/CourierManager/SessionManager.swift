@@ -174,13 +174,9 @@ open class SessionManager: NSObject, URLSessionDataDelegate, URLSessionDownloadD
         completionHandler: CompletionHandler?
     ) -> URLSessionDataTask {
         let task = session.dataTask(with: request)
-        register(
-            task,
-            SessionTaskDelegate(
-                task: task, manager: self, uploadProgressHandler: uploadProgress,
-                downloadProgressHandler: downloadProgress,
-                completionHandler: completionHandler))
-        return task
+        return track(
+            task, uploadProgressHandler: uploadProgress, downloadProgressHandler: downloadProgress,
+            completionHandler: completionHandler)
     }
 
     /// An upload task that sends the file at `fileURL`.
@@ -191,12 +187,7 @@ open class SessionManager: NSObject, URLSessionDataDelegate, URLSessionDownloadD
         completionHandler: CompletionHandler?
     ) -> URLSessionUploadTask {
         let task = session.uploadTask(with: request, fromFile: fileURL)
-        register(
-            task,
-            SessionTaskDelegate(
-                task: task, manager: self, uploadProgressHandler: progress, completionHandler: completionHandler)
-        )
-        return task
+        return track(task, uploadProgressHandler: progress, completionHandler: completionHandler)
     }
 
     /// An upload task that sends `bodyData`.
@@ -207,12 +198,7 @@ open class SessionManager: NSObject, URLSessionDataDelegate, URLSessionDownloadD
         completionHandler: CompletionHandler?
     ) -> URLSessionUploadTask {
         let task = session.uploadTask(with: request, from: bodyData ?? Data())
-        register(
-            task,
-            SessionTaskDelegate(
-                task: task, manager: self, uploadProgressHandler: progress, completionHandler: completionHandler)
-        )
-        return task
+        return track(task, uploadProgressHandler: progress, completionHandler: completionHandler)
     }
 
     /// An upload task that sends the request's body stream.
@@ -222,12 +208,7 @@ open class SessionManager: NSObject, URLSessionDataDelegate, URLSessionDownloadD
         completionHandler: CompletionHandler?
     ) -> URLSessionUploadTask {
         let task = session.uploadTask(withStreamedRequest: request)
-        register(
-            task,
-            SessionTaskDelegate(
-                task: task, manager: self, uploadProgressHandler: progress, completionHandler: completionHandler)
-        )
-        return task
+        return track(task, uploadProgressHandler: progress, completionHandler: completionHandler)
     }
 
     /// A download task whose file goes where `destination` says; the completion's response object is that URL.
@@ -238,12 +219,8 @@ open class SessionManager: NSObject, URLSessionDataDelegate, URLSessionDownloadD
         completionHandler: CompletionHandler?
     ) -> URLSessionDownloadTask {
         let task = session.downloadTask(with: request)
-        register(
-            task,
-            SessionTaskDelegate(
-                task: task, manager: self, downloadProgressHandler: progress, destination: destination,
-                completionHandler: completionHandler))
-        return task
+        return track(
+            task, downloadProgressHandler: progress, destination: destination, completionHandler: completionHandler)
     }
 
     /// A download task that resumes from `resumeData`.
@@ -254,12 +231,8 @@ open class SessionManager: NSObject, URLSessionDataDelegate, URLSessionDownloadD
         completionHandler: CompletionHandler?
     ) -> URLSessionDownloadTask {
         let task = session.downloadTask(withResumeData: resumeData)
-        register(
-            task,
-            SessionTaskDelegate(
-                task: task, manager: self, downloadProgressHandler: progress, destination: destination,
-                completionHandler: completionHandler))
-        return task
+        return track(
+            task, downloadProgressHandler: progress, destination: destination, completionHandler: completionHandler)
     }
 
     /// Resumes `task` and posts ``Foundation/Notification/Name/courierManagerTaskDidResume``. AFNetworking swaps in a
@@ -278,8 +251,17 @@ open class SessionManager: NSObject, URLSessionDataDelegate, URLSessionDownloadD
 
     // MARK: - The per-task delegates
 
-    private func register(_ task: URLSessionTask, _ delegate: SessionTaskDelegate) {
+    /// Gives `task` its per-task delegate (progress, body, destination, completion) and returns it.
+    private func track<Task: URLSessionTask>(
+        _ task: Task, uploadProgressHandler: ProgressHandler? = nil, downloadProgressHandler: ProgressHandler? = nil,
+        destination: Destination? = nil, completionHandler: CompletionHandler?
+    ) -> Task {
+        let delegate = SessionTaskDelegate(
+            task: task, manager: self, uploadProgressHandler: uploadProgressHandler,
+            downloadProgressHandler: downloadProgressHandler, destination: destination,
+            completionHandler: completionHandler)
         lock.withLock { delegates[task.taskIdentifier] = delegate }
+        return task
     }
 
     func delegate(for task: URLSessionTask) -> SessionTaskDelegate? {

@@ -53,41 +53,40 @@ final class SessionMetrics: Sendable {
     }
 
     func count(_ label: String, _ dimensions: [(String, String)] = [], by amount: Int64 = 1) {
-        let key = Key(label, dimensions)
-        let counter = handles.withLockedValue { handles in
-            if let existing = handles.counters[key] { return existing }
-            let made = Counter(label: label, dimensions: dimensions, factory: factory)
-            handles.counters[key] = made
-            return made
-        }
-        counter.increment(by: amount)
+        handle(label, dimensions, \.counters) { Counter(label: label, dimensions: dimensions, factory: factory) }
+            .increment(by: amount)
     }
 
     func record(_ label: String, _ dimensions: [(String, String)] = [], nanoseconds: Int64) {
-        let key = Key(label, dimensions)
-        let timer = handles.withLockedValue { handles in
-            if let existing = handles.timers[key] { return existing }
-            let made = CoreMetrics.Timer(label: label, dimensions: dimensions, factory: factory)
-            handles.timers[key] = made
-            return made
-        }
-        timer.recordNanoseconds(max(0, nanoseconds))
+        handle(label, dimensions, \.timers) {
+            CoreMetrics.Timer(label: label, dimensions: dimensions, factory: factory)
+        }.recordNanoseconds(max(0, nanoseconds))
     }
 
     /// Moves a gauge (a `Meter`) by `delta`: several sessions add up in one process.
     func adjust(_ label: String, _ dimensions: [(String, String)] = [], by delta: Int) {
         guard delta != 0 else { return }
-        let key = Key(label, dimensions)
-        let meter = handles.withLockedValue { handles in
-            if let existing = handles.meters[key] { return existing }
-            let made = Meter(label: label, dimensions: dimensions, factory: factory)
-            handles.meters[key] = made
-            return made
+        let meter = handle(label, dimensions, \.meters) {
+            Meter(label: label, dimensions: dimensions, factory: factory)
         }
         if delta > 0 {
             meter.increment(by: Double(delta))
         } else {
             meter.decrement(by: Double(-delta))
+        }
+    }
+
+    /// The handle for `label` and `dimensions` in `table`, made once.
+    private func handle<Handle>(
+        _ label: String, _ dimensions: [(String, String)], _ table: WritableKeyPath<Handles, [Key: Handle]>,
+        make: () -> Handle
+    ) -> Handle {
+        let key = Key(label, dimensions)
+        return handles.withLockedValue { handles in
+            if let existing = handles[keyPath: table][key] { return existing }
+            let made = make()
+            handles[keyPath: table][key] = made
+            return made
         }
     }
 
