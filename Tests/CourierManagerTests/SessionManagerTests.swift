@@ -1,22 +1,9 @@
 import Courier
 import CourierManager
 import CourierMockServer
+import CourierTestSupport
 import Foundation
 import Testing
-
-/// Runs `body` with a started mock server, shutting it down afterwards.
-private func withServer<T>(_ body: (MockServer) async throws -> T) async throws -> T {
-    let server = MockServer()
-    try await server.start()
-    do {
-        let result = try await body(server)
-        try await server.shutdown()
-        return result
-    } catch {
-        try? await server.shutdown()
-        throw error
-    }
-}
 
 /// What a completion handler got.
 private struct Completion: @unchecked Sendable {

@@ -1,4 +1,5 @@
 import CourierMockServer
+import CourierTestSupport
 import Foundation
 import InMemoryTracing
 import Logging

@@ -4,25 +4,6 @@ import Foundation
 import NIOConcurrencyHelpers
 import Testing
 
-/// Starts a mock server for the duration of `body`.
-func withServer<T>(
-    _ scheme: MockServer.Scheme = .http,
-    host: String = "127.0.0.1",
-    tlsIdentity: MockTLSIdentity? = nil,
-    _ body: (MockServer) async throws -> T
-) async throws -> T {
-    let server = MockServer(scheme: scheme, host: host, tlsIdentity: tlsIdentity)
-    try await server.start()
-    do {
-        let result = try await body(server)
-        try await server.shutdown()
-        return result
-    } catch {
-        try? await server.shutdown()
-        throw error
-    }
-}
-
 /// A session with a fresh ephemeral configuration, optionally adjusted. No proxy unless the test sets one: an
 /// `http_proxy` in the environment of the machine running the tests must not send loopback requests elsewhere.
 /// It trusts the shared test CA of the HTTP/2 servers (``SharedTestTLS``); a test that sets its own trusted

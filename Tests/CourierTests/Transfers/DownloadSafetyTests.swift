@@ -1,5 +1,6 @@
 import CourierHTTP
 import CourierMockServer
+import CourierTestSupport
 import Foundation
 import Testing
 

@@ -1,5 +1,6 @@
 import CourierHTTP
 import CourierMockServer
+import CourierTestSupport
 import Crypto
 import Foundation
 import NIOConcurrencyHelpers
