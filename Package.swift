@@ -119,6 +119,11 @@ let package = Package(
             dependencies: [
                 "Courier",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                // --pin: the SHA-256 of the server certificate's SubjectPublicKeyInfo.
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
         .testTarget(

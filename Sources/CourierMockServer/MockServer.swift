@@ -344,15 +344,27 @@ public final class MockServer: Sendable {
     ///   - etag: The `ETag` value (including quotes), or `nil` for none.
     ///   - lastModified: The `Last-Modified` value (an HTTP-date), or `nil` for none.
     ///   - contentType: The `Content-Type` value.
+    ///   - adjust: Changes each response before it is sent, given the request it answers: for example, cuts the
+    ///     first one short (``MockResponse/closeAfterBodyBytes``) to test a client's resume. Runs on an event loop
+    ///     thread and must not block.
     public func serveResource(
         _ path: String,
         body: MockBody,
         etag: String? = "\"v1\"",
         lastModified: String? = nil,
-        contentType: String = "application/octet-stream"
+        contentType: String = "application/octet-stream",
+        adjust: (@Sendable (RecordedRequest, inout MockResponse) -> Void)? = nil
     ) {
         let responder = ResourceResponder(body: body, etag: etag, lastModified: lastModified, contentType: contentType)
-        route(path, handler: responder.response(for:))
+        guard let adjust else {
+            route(path, handler: responder.response(for:))
+            return
+        }
+        route(path) { request in
+            var response = responder.response(for: request)
+            adjust(request, &response)
+            return response
+        }
     }
 
     // MARK: Inspection

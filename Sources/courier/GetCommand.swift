@@ -2,112 +2,290 @@ import ArgumentParser
 import Courier
 import Foundation
 
-/// `courier get URL`: loads a URL and writes the body to standard output or a file.
+/// `courier get URL…`: loads URLs and writes their bodies to standard output or files.
 struct GetCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "get",
-        abstract: "Load a URL and write its body to standard output or to a file."
+        abstract: "Load URLs and write their bodies to standard output or to files.",
+        discussion: """
+            Every transfer is a URLSession task of Courier: redirects are followed (URLSession always does), \
+            compressed bodies decoded, cookies kept for the run, credentials given through authentication \
+            challenges. A file named with -o or -O appears complete or not at all.
+
+            EXAMPLES
+              courier get https://example.com/                      body to standard output
+              courier get -o big.iso https://example.com/big.iso    progress bar, file renamed into place at the end
+              courier get -C - --retry 5 -O https://example.com/big.iso
+                                                                    resume after a drop, keep going across runs
+              courier get -Z -O URL1 -O URL2 URL3                   three downloads at once
+              courier get -w '%{http_code} %{time_total}\\n' -o /dev/null URL
+
+            PROGRESS
+              On a terminal, each running transfer has a line on standard error: bytes, percent, rate and ETA (a \
+            spinner when the length is unknown), redrawn at most ten times a second. Nothing but bodies and -w \
+            output goes to standard output. -s, or a standard error that is not a terminal, turns progress off.
+
+            FILES
+              FILE.courier-partial   the resume data of an interrupted -C - download of FILE
+              .courier-partials/     its partial bytes (private to the user), beside FILE
+              .courier-XXXXXX/       a run's download folder, removed when the run ends
+
+            \(ExitStatus.documentation)
+            """
     )
 
-    @Argument(help: "The http or https URL to load.")
-    var url: String
+    @Argument(help: ArgumentHelp("The http or https URLs to load.", valueName: "url"))
+    var urls: [String] = []
 
-    @Option(name: .shortAndLong, help: "Write the body to this file (written in full or not at all).")
-    var output: String?
-
-    @Option(name: [.customShort("H"), .customLong("header")], help: "A request header, 'Name: value'. Repeatable.")
-    var headers: [String] = []
-
-    @Option(name: [.customShort("X"), .customLong("request")], help: "The request method.")
-    var method: String?
-
-    @Option(name: [.customShort("d"), .customLong("data")], help: "A request body; the method defaults to POST.")
-    var data: String?
-
-    @Flag(name: [.customShort("i"), .customLong("include")], help: "Include the status line and headers.")
-    var includeHeaders = false
-
-    @Flag(
-        name: [.customShort("f"), .customLong("fail")],
-        help: "Exit with status 22 when the server answers 400 or above.")
-    var failOnHTTPError = false
+    @OptionGroup(title: "Output") var outputOptions: OutputOptions
+    @OptionGroup(title: "Request") var requestOptions: RequestOptions
+    @OptionGroup(title: "Connection") var connectionOptions: ConnectionOptions
+    @OptionGroup(title: "Retries and parallel transfers") var retryOptions: RetryOptions
 
     func run() async throws {
         do {
-            try await perform()
+            let code = try await perform()
+            if code != 0 { throw ExitCode(code) }
         } catch let error as CLIError {
-            FileHandle.standardError.write(Data("courier: \(error.description)\n".utf8))
+            if !outputOptions.silent || outputOptions.showError {
+                Terminal.writeError("courier: \(error.description)\n")
+            }
             throw ExitCode(error.exitCode)
         }
     }
 
-    private func perform() async throws {
-        let request = try makeRequest()
-        let sink: OutputSink
-        do {
-            sink = try OutputSink(path: output)
-        } catch {
-            throw CLIError("cannot write \(output ?? "-"): \(error.localizedDescription)")
+    private func perform() async throws -> Int32 {
+        let settings = try makeSettings()
+        let jobs = try makeJobs(settings: settings)
+        let board = ProgressBoard(enabled: settings.showProgress)
+        let verboseLog = settings.verbose ? VerboseLog(board: board) : nil
+        let delegate = SessionDelegate(trust: settings.trust, verboseLog: verboseLog)
+        let cookies = try loadCookies()
+        let pool = SessionPool(settings: settings, delegate: delegate, cookies: cookies)
+        let runners = jobs.map {
+            TransferRunner(job: $0, settings: settings, pool: pool, delegate: delegate, board: board, verboseLog: verboseLog)
         }
-        let interruptions = InterruptionHandler(onInterrupt: sink.abandon)
+        let interruptions = InterruptionHandler {
+            board.stop()
+            for runner in runners { runner.interrupt() }
+            if settings.showErrors { Terminal.writeError("courier: interrupted\n") }
+        }
         defer { interruptions.stop() }
-        let delegate = GetDelegate(sink: sink, includeHeaders: includeHeaders)
-        let configuration = URLSessionConfiguration.default
-        // The body streams to a file or standard output at the pace they take it, never piling up in memory, so
-        // like curl the tool does not cap how far a compressed body may inflate.
-        configuration.courierMaximumDecompressionRatio = nil
-        // Like curl, the tool keeps no HTTP cache: every run asks the server.
-        configuration.urlCache = nil
-        let session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)
-        defer { session.finishTasksAndInvalidate() }
-        let outcome = await delegate.run(session.dataTask(with: request))
-        switch outcome {
-        case .failure(let error):
-            sink.discard()
-            throw CLIError(
-                "\(request.url?.absoluteString ?? url): \(error.localizedDescription) (URLError \(error.code.rawValue))"
-            )
-        case .success(let status):
-            // With --fail an error answer is not the file the user asked for: nothing is written (as curl -f).
-            if failOnHTTPError && status >= 400 {
-                sink.discard()
-                throw CLIError("the server answered \(status)", exitCode: 22)
-            }
+        let start = ProcessInfo.processInfo.systemUptime
+        let results = await run(runners, parallel: retryOptions.parallel, limit: max(1, retryOptions.parallelMax))
+        board.stop()
+        pool.finish()
+        if let jar = requestOptions.cookieJar, let cookies {
             do {
-                try sink.commit()
+                try writeCookieJar(cookies, to: jar)
             } catch {
-                throw CLIError("cannot write \(output ?? "-"): \(error.localizedDescription)")
+                if settings.showErrors { Terminal.writeError("courier: cannot write the cookie jar \(jar): \(error)\n") }
             }
+        }
+        if results.count > 1, settings.showErrors, !outputOptions.silent {
+            let failed = results.filter { $0.exitStatus != 0 }.count
+            let bytes = results.reduce(Int64(0)) { $0 + $1.report.sizeDownload }
+            let elapsed = ProcessInfo.processInfo.systemUptime - start
+            Terminal.writeError(
+                "courier: \(results.count) transfers, \(results.count - failed) succeeded, \(failed) failed; "
+                    + "\(ByteCount.format(bytes)) in \(String(format: "%.1f", elapsed)) s\n")
+        }
+        return results.first { $0.exitStatus != 0 }?.exitStatus ?? 0
+    }
+
+    /// Runs the transfers one after another, or up to `limit` at a time with `-Z`; results in URL order.
+    private func run(_ runners: [TransferRunner], parallel: Bool, limit: Int) async -> [TransferResult] {
+        guard parallel, runners.count > 1 else {
+            var results: [TransferResult] = []
+            for runner in runners { results.append(await runner.run()) }
+            return results
+        }
+        return await withTaskGroup(of: (Int, TransferResult).self) { group in
+            var results = [TransferResult?](repeating: nil, count: runners.count)
+            var next = 0
+            func startNext() {
+                guard next < runners.count else { return }
+                let (index, runner) = (next, runners[next])
+                next += 1
+                group.addTask { (index, await runner.run()) }
+            }
+            for _ in 0..<min(limit, runners.count) { startNext() }
+            while let (index, result) = await group.next() {
+                results[index] = result
+                startNext()
+            }
+            return results.compactMap { $0 }
         }
     }
 
-    private func makeRequest() throws -> URLRequest {
-        guard let parsed = URL(string: url), let scheme = parsed.scheme?.lowercased(),
-            scheme == "http" || scheme == "https", parsed.host != nil
+    // MARK: Options
+
+    private func makeSettings() throws -> TransferSettings {
+        var settings = TransferSettings()
+        settings.method = requestOptions.method
+        settings.headers = try requestOptions.headers.map(Self.parseHeader)
+        if let agent = requestOptions.userAgent { settings.headers.append(("User-Agent", agent)) }
+        if let referer = requestOptions.referer { settings.headers.append(("Referer", referer)) }
+        if let cookie = requestOptions.cookie, cookie.contains("=") {
+            settings.headers.append(("Cookie", cookie))
+        }
+        if let data = requestOptions.data {
+            if data.hasPrefix("@") {
+                guard let contents = FileManager.default.contents(atPath: String(data.dropFirst())) else {
+                    throw CLIError("cannot read the body file \(data.dropFirst())", exitCode: 26)
+                }
+                settings.body = contents
+            } else {
+                settings.body = Data(data.utf8)
+            }
+        }
+        settings.includeHeaders = outputOptions.includeHeaders
+        settings.head = outputOptions.head
+        settings.failOnHTTPError = outputOptions.failOnHTTPError
+        settings.verbose = outputOptions.verbose
+        settings.writeOut = outputOptions.writeOut
+        settings.showErrors = !outputOptions.silent || outputOptions.showError
+        settings.showProgress =
+            !outputOptions.silent && !outputOptions.noProgressMeter && Terminal.standardErrorIsTerminal
+        if let continueAt = outputOptions.continueAt {
+            guard continueAt == "-" else {
+                throw CLIError("-C takes '-' (continue where the partial download stopped), not \(continueAt)", exitCode: 2)
+            }
+            guard !outputOptions.output.isEmpty || outputOptions.remoteName else {
+                throw CLIError("-C - needs an output file (-o FILE or -O)", exitCode: 2)
+            }
+            guard !outputOptions.includeHeaders && !outputOptions.head else {
+                throw CLIError("-C - cannot be used with -i or -I", exitCode: 2)
+            }
+            settings.continueDownloads = true
+        }
+        guard requestOptions.maxRedirects >= 0 else { throw CLIError("--max-redirs must be 0 or more", exitCode: 2) }
+        settings.maxRedirects = requestOptions.maxRedirects
+        if let user = requestOptions.user {
+            let parts = user.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
+            settings.credentials = (String(parts[0]), parts.count > 1 ? String(parts[1]) : "")
+        }
+        if let rate = connectionOptions.limitRate {
+            guard let bytes = ByteCount.parse(rate) else {
+                throw CLIError("--limit-rate takes a rate such as 100K or 1.5M, not \(rate)", exitCode: 2)
+            }
+            settings.limitRate = bytes
+        }
+        guard retryOptions.retry >= 0, (retryOptions.retryDelay ?? 0) >= 0, (retryOptions.retryMaxTime ?? 0) >= 0,
+            retryOptions.parallelMax >= 1
         else {
-            throw CLIError("not an http or https URL: \(url)")
+            throw CLIError("--retry, --retry-delay and --retry-max-time must not be negative; --parallel-max ≥ 1", exitCode: 2)
         }
-        var request = URLRequest(url: parsed)
-        for header in headers {
-            guard let colon = header.firstIndex(of: ":") else {
-                throw CLIError("a header must look like 'Name: value': \(header)")
+        settings.retry = TransferSettings.RetryPolicy(
+            attempts: retryOptions.retry, delay: retryOptions.retryDelay, maximumTime: retryOptions.retryMaxTime,
+            connectionRefusedIsTransient: retryOptions.retryConnectionRefused)
+        settings.trust.insecure = connectionOptions.insecure
+        if let path = connectionOptions.caCertificates {
+            settings.trust.anchors = try TrustPolicy.loadCertificates(path: path)
+        }
+        if let pin = connectionOptions.pin { settings.trust.pins = try TrustPolicy.parsePins(pin) }
+        if connectionOptions.http11 && connectionOptions.http2 {
+            throw CLIError("--http1.1 and --http2 cannot go together", exitCode: 2)
+        }
+        settings.allowsHTTP2 = !connectionOptions.http11
+        settings.proxyDictionary = try TransferSettings.proxyDictionary(
+            proxy: connectionOptions.proxy, noProxy: connectionOptions.noProxy)
+        settings.proxyCredentials = TransferSettings.proxyCredentials(in: connectionOptions.proxy)
+        if let maxTime = requestOptions.maxTime {
+            guard maxTime > 0 else { throw CLIError("--max-time must be above 0", exitCode: 2) }
+            settings.resourceTimeout = maxTime
+        }
+        if let timeout = requestOptions.connectTimeout {
+            guard timeout > 0 else { throw CLIError("--connect-timeout must be above 0", exitCode: 2) }
+            settings.requestTimeout = timeout
+        }
+        if retryOptions.parallel { settings.maximumConnectionsPerHost = max(6, retryOptions.parallelMax) }
+        return settings
+    }
+
+    private func makeJobs(settings: TransferSettings) throws -> [TransferJob] {
+        guard !urls.isEmpty else { throw CLIError("no URL given (courier get --help)", exitCode: 2) }
+        guard outputOptions.output.count <= urls.count else {
+            throw CLIError("more -o options than URLs", exitCode: 2)
+        }
+        let directory = URL(
+            fileURLWithPath: outputOptions.outputDirectory ?? FileManager.default.currentDirectoryPath,
+            isDirectory: true)
+        if outputOptions.outputDirectory != nil {
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory), isDirectory.boolValue
+            else {
+                throw CLIError("--output-dir \(directory.path) is not a folder", exitCode: ExitStatus.writeError)
             }
-            let name = header[..<colon].trimmingCharacters(in: .whitespaces)
-            let value = header[header.index(after: colon)...].trimmingCharacters(in: .whitespaces)
-            guard !name.isEmpty else { throw CLIError("a header has no name: \(header)") }
-            request.addValue(value, forHTTPHeaderField: name)
         }
-        if let data {
-            request.httpBody = Data(data.utf8)
-            request.httpMethod = "POST"
-            if request.value(forHTTPHeaderField: "Content-Type") == nil {
-                request.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
+        return try urls.enumerated().map { index, text in
+            guard let url = URL(string: text), let scheme = url.scheme?.lowercased() else {
+                throw CLIError("not a URL: \(text)", exitCode: ExitStatus.malformedURL)
+            }
+            guard scheme == "http" || scheme == "https" else {
+                throw CLIError("not an http or https URL: \(text)", exitCode: ExitStatus.other)
+            }
+            guard let host = url.host, !host.isEmpty else {
+                throw CLIError("no host in \(text)", exitCode: ExitStatus.malformedURL)
+            }
+            let output: TransferJob.Output
+            if index < outputOptions.output.count {
+                let path = outputOptions.output[index]
+                if path == "-" {
+                    output = .standardOutput
+                } else {
+                    output = .file(
+                        path.hasPrefix("/") ? URL(fileURLWithPath: path) : directory.appendingPathComponent(path))
+                }
+            } else if outputOptions.remoteName {
+                output = .remoteName(directory: directory)
+            } else {
+                output = .standardOutput
+            }
+            return TransferJob(url: url, output: output)
+        }
+    }
+
+    private static func parseHeader(_ header: String) throws -> (name: String, value: String) {
+        guard let colon = header.firstIndex(of: ":") else {
+            throw CLIError("a header must look like 'Name: value': \(header)", exitCode: 2)
+        }
+        let name = header[..<colon].trimmingCharacters(in: .whitespaces)
+        let value = header[header.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        guard !name.isEmpty else { throw CLIError("a header has no name: \(header)", exitCode: 2) }
+        return (name, value)
+    }
+
+    // MARK: Cookies
+
+    /// The run's cookie storage (private to the run, as an ephemeral session's), filled from a `-b` file.
+    private func loadCookies() throws -> HTTPCookieStorage? {
+        let storage = URLSessionConfiguration.ephemeral.httpCookieStorage
+        storage?.cookieAcceptPolicy = .always
+        if let file = requestOptions.cookie, !file.contains("=") {
+            // curl reads a missing -b file as no cookies (it only turns the cookie engine on).
+            if let contents = FileManager.default.contents(atPath: file) {
+                let (cookies, _) = NetscapeCookieFile.parse(String(decoding: contents, as: UTF8.self))
+                for cookie in cookies { storage?.setCookie(cookie) }
             }
         }
-        if let method {
-            request.httpMethod = method.uppercased()
+        return storage
+    }
+
+    private func writeCookieJar(_ storage: HTTPCookieStorage, to path: String) throws {
+        let text = NetscapeCookieFile.format(storage.cookies ?? [])
+        if path == "-" {
+            Terminal.writeOutput(text)
+            return
         }
-        return request
+        let sink = try OutputSink(path: path)
+        do {
+            try sink.write(Data(text.utf8))
+            try sink.commit()
+        } catch {
+            sink.discard()
+            throw error
+        }
     }
 }
 

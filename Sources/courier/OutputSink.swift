@@ -124,7 +124,7 @@ final class OutputSink: Sendable {
     // MARK: - Helpers
 
     /// A new file `.NAME.courier-XXXXXX` in the destination's folder, created exclusively.
-    private static func createTemporary(beside destination: URL) throws -> (URL, Int32) {
+    static func createTemporary(beside destination: URL) throws -> (URL, Int32) {
         let folder = destination.deletingLastPathComponent()
         for _ in 0..<16 {
             let suffix = String(UInt32.random(in: 0...UInt32.max), radix: 36)
@@ -136,7 +136,7 @@ final class OutputSink: Sendable {
         throw posixError(EEXIST, path: folder.path)
     }
 
-    private static func finalMode(for destination: URL) -> mode_t {
+    static func finalMode(for destination: URL) -> mode_t {
         var info = stat()
         if stat(destination.path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG {
             return info.st_mode & 0o7777
@@ -146,7 +146,7 @@ final class OutputSink: Sendable {
         return 0o666 & ~mask
     }
 
-    private static func posixError(_ code: Int32, path: String) -> any Error {
+    static func posixError(_ code: Int32, path: String) -> any Error {
         NSError(
             domain: NSPOSIXErrorDomain,
             code: Int(code),

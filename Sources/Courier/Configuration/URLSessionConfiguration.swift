@@ -43,6 +43,7 @@ open class URLSessionConfiguration: NSObject, NSCopying, @unchecked Sendable {
         var courierDownloadDirectory: URL? = nil
         var courierMaximumDecompressionRatio: Int? = ContentCoding.defaultMaximumDecompressionRatio
         var courierTelemetry = CourierTelemetry()
+        var courierAllowsHTTP2 = true
     }
 
     private let settings: NIOLockedValueBox<Settings>
@@ -324,5 +325,14 @@ open class URLSessionConfiguration: NSObject, NSCopying, @unchecked Sendable {
     public var courierTelemetry: CourierTelemetry {
         get { settings.withLockedValue { $0.courierTelemetry } }
         set { settings.withLockedValue { $0.courierTelemetry = newValue } }
+    }
+
+    /// Courier extension: whether HTTPS connections offer HTTP/2 (ALPN `h2`) besides HTTP/1.1. The default, `true`,
+    /// lets the server choose, as Darwin does; `false` offers only `http/1.1`, for servers whose HTTP/2 misbehaves
+    /// or to compare the two (the `courier` tool's `--http1.1`). Plain `http` connections always speak HTTP/1.1:
+    /// Courier does not upgrade them to cleartext HTTP/2 (`h2c`), and neither does Darwin.
+    public var courierAllowsHTTP2: Bool {
+        get { settings.withLockedValue { $0.courierAllowsHTTP2 } }
+        set { settings.withLockedValue { $0.courierAllowsHTTP2 = newValue } }
     }
 }

@@ -134,11 +134,13 @@ enum TransportRequestBuilder {
     }
 
     static func tlsSettings(_ configuration: URLSessionConfiguration) -> TLSSettings {
-        TLSSettings(
+        var settings = TLSSettings(
             minimumVersion: tlsVersion(configuration.tlsMinimumSupportedProtocolVersion) ?? .tlsv12,
             maximumVersion: tlsVersion(configuration.tlsMaximumSupportedProtocolVersion) ?? .tlsv13,
             additionalTrustedCertificatesDER: configuration.courierAdditionalTrustedCertificates.map { [UInt8]($0) }
         )
+        if !configuration.courierAllowsHTTP2 { settings.applicationProtocols = .http1 }
+        return settings
     }
 
     private static func tlsVersion(_ version: tls_protocol_version_t) -> TLSVersion? {

@@ -1,0 +1,82 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Where download tasks write, and how a finished download becomes the user's file.
+///
+/// Download tasks of a run write into a private folder (mode 0700, made by `mkdtemp`) beside the output file, so
+/// that the finished file is put in place by one `rename(2)` on the same file system, however large it is. With
+/// `-C -` the folder is `.courier-partials` (kept between runs, checked by Courier to be private to the user) and
+/// `FILE.courier-partial` holds the resume data; otherwise the folder is removed when the run ends, so a failed or
+/// interrupted download leaves nothing behind.
+enum DownloadPlacement {
+    /// The folder kept between runs for `-C -`.
+    static let partialsFolderName = ".courier-partials"
+
+    /// A new private folder in `directory` for this run's downloads.
+    static func makeRunFolder(in directory: URL) throws -> URL {
+        var template = Array(directory.appendingPathComponent(".courier-XXXXXX").path.utf8CString)
+        let made = template.withUnsafeMutableBufferPointer { buffer in mkdtemp(buffer.baseAddress!) }
+        guard made != nil else { throw OutputSink.posixError(errno, path: directory.path) }
+        let path = String(decoding: template.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return URL(fileURLWithPath: path, isDirectory: true)
+    }
+
+    /// Removes `folder` and what is in it.
+    static func removeFolder(_ folder: URL) {
+        try? FileManager.default.removeItem(at: folder)
+    }
+
+    /// Removes `folder` when nothing is left in it.
+    static func removeFolderIfEmpty(_ folder: URL) {
+        rmdir(folder.path)
+    }
+
+    /// Moves the complete download at `location` over `destination` (a symbolic link there is followed, so the
+    /// link stays and its target is replaced): synced to disk first, given the mode the destination had or a new
+    /// file gets, then renamed. The destination is never open half-written.
+    static func place(_ location: URL, at destination: URL) throws -> URL {
+        let target = destination.resolvingSymlinksInPath()
+        let descriptor = open(location.path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        guard descriptor >= 0 else { throw OutputSink.posixError(errno, path: location.path) }
+        defer { close(descriptor) }
+        guard fsync(descriptor) == 0 else { throw OutputSink.posixError(errno, path: location.path) }
+        fchmod(descriptor, OutputSink.finalMode(for: target))
+        if rename(location.path, target.path) == 0 { return target }
+        guard errno == EXDEV else { throw OutputSink.posixError(errno, path: target.path) }
+        // Another file system after all (a bind mount): a complete copy beside the target, then the rename.
+        let (temporary, output) = try OutputSink.createTemporary(beside: target)
+        do {
+            let source = FileHandle(fileDescriptor: descriptor, closeOnDealloc: false)
+            let sink = FileHandle(fileDescriptor: output, closeOnDealloc: true)
+            while let chunk = try source.read(upToCount: 1 << 20), !chunk.isEmpty {
+                try sink.write(contentsOf: chunk)
+            }
+            try sink.synchronize()
+            fchmod(output, OutputSink.finalMode(for: target))
+            try sink.close()
+            guard rename(temporary.path, target.path) == 0 else { throw OutputSink.posixError(errno, path: target.path) }
+        } catch {
+            unlink(temporary.path)
+            throw error
+        }
+        return target
+    }
+
+    /// A plain file name for `-O`: the last path component of the server's suggestion, without control characters,
+    /// not hidden (a leading dot becomes `_`), `index.html` when nothing is left.
+    static func safeFileName(_ suggested: String?) -> String {
+        let last = (suggested ?? "").split(whereSeparator: { $0 == "/" || $0 == "\\" }).last.map(String.init) ?? ""
+        var name = String(last.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7F }.map(Character.init))
+        name = name.trimmingCharacters(in: .whitespaces)
+        if name.isEmpty || name == "." || name == ".." || name == "Unknown" { return "index.html" }
+        if name.hasPrefix(".") { name = "_" + name.dropFirst() }
+        return String(name.prefix(200))
+    }
+}

@@ -1,0 +1,269 @@
+import Courier
+import Foundation
+import NIOConcurrencyHelpers
+
+/// What one task (one attempt of a transfer) ended with.
+struct AttemptOutcome: Sendable {
+    var response: HTTPURLResponse?
+    var error: URLError?
+    /// Courier's resume data, when the download failed in a way that can be continued.
+    var resumeData: Data?
+    var metrics: URLSessionTaskMetrics?
+    /// Body bytes this attempt delivered (after decoding).
+    var bytesReceived: Int64 = 0
+    /// The offset a resumed download continued from.
+    var resumedAt: Int64 = 0
+    /// Where the download was put, when it was.
+    var placedFile: URL?
+    /// The body was dropped on purpose (a retry follows, or `-f` and an error status).
+    var bodyDropped = false
+    /// More redirects than `--max-redirs` came.
+    var redirectLimitReached = false
+    /// Writing the body failed: the message.
+    var writeFailure: String?
+    /// Body bytes were written to standard output (which cannot be taken back by a retry).
+    var wroteToStandardOutput = false
+}
+
+/// Handles the delegate events of one task: writes the body (data tasks) or places the downloaded file, draws
+/// progress, applies `--limit-rate`, answers credential challenges and counts redirects. Every method runs on the
+/// session's delegate queue.
+final class TaskHandler: @unchecked Sendable {
+    /// Where a data task's body goes.
+    enum DataOutput {
+        /// Standard output, or a file opened when the response arrives (for `-O`, whose name comes from it).
+        case sink(() throws -> OutputSink, isStandardOutput: Bool)
+    }
+
+    /// What a data task does with a body, decided when the response arrives; what a download does with its file,
+    /// decided when it is complete.
+    enum Keep {
+        case keep
+        /// Drop the body: a retry follows or `-f` refuses it.
+        case drop
+    }
+
+    enum Mode {
+        case data(DataOutput)
+        /// A download task; `place` moves the finished file into place (or returns `nil` to drop it) before the
+        /// delegate method returns and Courier deletes the file.
+        case download(place: (URL, HTTPURLResponse) throws -> URL?)
+    }
+
+    private let settings: TransferSettings
+    private let mode: Mode
+    private let board: ProgressBoard
+    private let line: Int
+    private let originalHost: String?
+    private let keep: (HTTPURLResponse) -> Keep
+    private let verboseLog: VerboseLog?
+    private var limiter: RateLimiter?
+    private let lock = NIOLock()
+    private var continuation: CheckedContinuation<AttemptOutcome, Never>?
+    private var outcome = AttemptOutcome()
+    private var sink: OutputSink?
+    private var dropBody = false
+    private var redirects = 0
+    private var received: Int64 = 0
+    private var paused = false
+    private(set) var task: URLSessionTask?
+
+    init(
+        settings: TransferSettings,
+        mode: Mode,
+        board: ProgressBoard,
+        line: Int,
+        originalHost: String?,
+        verboseLog: VerboseLog?,
+        keep: @escaping (HTTPURLResponse) -> Keep
+    ) {
+        self.settings = settings
+        self.mode = mode
+        self.board = board
+        self.line = line
+        self.originalHost = originalHost
+        self.verboseLog = verboseLog
+        self.keep = keep
+        self.limiter = settings.limitRate.map { RateLimiter(bytesPerSecond: $0) }
+    }
+
+    /// Runs `task` to its end.
+    func run(_ task: URLSessionTask) async -> AttemptOutcome {
+        await withCheckedContinuation { continuation in
+            lock.withLock {
+                self.continuation = continuation
+                self.task = task
+            }
+            task.resume()
+        }
+    }
+
+    /// The data task's output, for an interruption (its temporary file must go).
+    var currentSink: OutputSink? { lock.withLock { sink } }
+
+    // MARK: Events
+
+    func didReceive(response: URLResponse, task: URLSessionTask) -> URLSession.ResponseDisposition {
+        guard let http = response as? HTTPURLResponse else { return .allow }
+        lock.withLock { outcome.response = http }
+        if case .drop = keep(http) {
+            lock.withLock {
+                dropBody = true
+                outcome.bodyDropped = true
+            }
+            return .allow
+        }
+        guard case .data(.sink(let open, let isStandardOutput)) = mode else { return .allow }
+        do {
+            let sink = try open()
+            lock.withLock { self.sink = sink }
+            if settings.includeHeaders || settings.head {
+                try sink.write(Data(Self.headText(http).utf8))
+                if isStandardOutput { lock.withLock { outcome.wroteToStandardOutput = true } }
+            }
+        } catch {
+            lock.withLock { outcome.writeFailure = "\(error.localizedDescription)" }
+            return .cancel
+        }
+        board.update(line, received: 0, total: http.expectedContentLength)
+        return .allow
+    }
+
+    func didReceive(data: Data, task: URLSessionTask) {
+        let (output, drop, total): (OutputSink?, Bool, Int64) = lock.withLock {
+            received += Int64(data.count)
+            outcome.bytesReceived = received
+            return (self.sink, dropBody, received)
+        }
+        if !drop, let output {
+            do {
+                try output.write(data)
+                if case .data(.sink(_, true)) = mode { lock.withLock { outcome.wroteToStandardOutput = true } }
+            } catch {
+                lock.withLock { outcome.writeFailure = "\(error.localizedDescription)" }
+                task.cancel()
+                return
+            }
+        }
+        board.update(line, received: total, total: task.response?.expectedContentLength)
+        throttle(Int64(data.count), task: task)
+    }
+
+    func didWrite(bytes: Int64, totalWritten: Int64, totalExpected: Int64, task: URLSessionTask) {
+        lock.withLock {
+            received += bytes
+            outcome.bytesReceived = received
+        }
+        board.update(line, received: totalWritten, total: totalExpected)
+        throttle(bytes, task: task)
+    }
+
+    func didResume(atOffset offset: Int64, expectedTotal: Int64) {
+        lock.withLock { outcome.resumedAt = offset }
+        board.restart(line)
+        board.update(line, received: offset, total: expectedTotal)
+    }
+
+    func didFinishDownloading(to location: URL, task: URLSessionDownloadTask) {
+        guard case .download(let place) = mode, let http = task.response as? HTTPURLResponse else { return }
+        lock.withLock { outcome.response = http }
+        if case .drop = keep(http) {
+            lock.withLock { outcome.bodyDropped = true }
+            return
+        }
+        do {
+            let placed = try place(location, http)
+            lock.withLock { outcome.placedFile = placed }
+        } catch {
+            lock.withLock { outcome.writeFailure = "\(error.localizedDescription)" }
+        }
+    }
+
+    /// `nil` to refuse the redirect (more than `--max-redirs`).
+    func willRedirect(to request: URLRequest) -> URLRequest? {
+        let allowed = lock.withLock {
+            redirects += 1
+            if redirects > settings.maxRedirects {
+                outcome.redirectLimitReached = true
+                return false
+            }
+            return true
+        }
+        return allowed ? request : nil
+    }
+
+    func didReceive(
+        challenge: URLAuthenticationChallenge
+    ) -> (URLSession.AuthChallengeDisposition, URLCredential?) {
+        let space = challenge.protectionSpace
+        let isProxy = space.isProxy()
+        let credentials = isProxy ? settings.proxyCredentials : settings.credentials
+        // -u is given only to the host the command named, never to a host a redirect leads to.
+        guard let credentials, challenge.previousFailureCount == 0, isProxy || space.host == originalHost,
+            [NSURLAuthenticationMethodHTTPBasic, NSURLAuthenticationMethodHTTPDigest, NSURLAuthenticationMethodDefault]
+                .contains(space.authenticationMethod)
+        else {
+            return (.performDefaultHandling, nil)
+        }
+        return (.useCredential, URLCredential(user: credentials.user, password: credentials.password, persistence: .none))
+    }
+
+    func didFinishCollecting(_ metrics: URLSessionTaskMetrics) {
+        lock.withLock { outcome.metrics = metrics }
+        verboseLog?.log(metrics)
+    }
+
+    func didComplete(error: (any Error)?) {
+        let urlError = error.map { $0 as? URLError ?? URLError(.unknown) }
+        let taken: (CheckedContinuation<AttemptOutcome, Never>?, AttemptOutcome, OutputSink?) = lock.withLock {
+            let taken = continuation
+            continuation = nil
+            if let urlError {
+                outcome.error = urlError
+                outcome.resumeData = urlError.userInfo[NSURLSessionDownloadTaskResumeData] as? Data
+            }
+            return (taken, outcome, sink)
+        }
+        let (waiting, result, openSink) = taken
+        // A data task's file: complete and kept, or gone.
+        var final = result
+        if let sink = openSink {
+            if result.error == nil && result.writeFailure == nil && !result.bodyDropped {
+                do { try sink.commit() } catch { final.writeFailure = "\(error.localizedDescription)" }
+            } else {
+                sink.discard()
+            }
+        }
+        waiting?.resume(returning: final)
+    }
+
+    // MARK: Helpers
+
+    /// Pauses the task while it is ahead of `--limit-rate`.
+    private func throttle(_ bytes: Int64, task: URLSessionTask) {
+        let now = ProcessInfo.processInfo.systemUptime
+        let pause: Double? = lock.withLock {
+            guard var limiter else { return nil }
+            let pause = limiter.record(bytes, at: now)
+            self.limiter = limiter
+            guard let pause, !paused else { return nil }
+            paused = true
+            return pause
+        }
+        guard let pause else { return }
+        task.suspend()
+        DispatchQueue.global().asyncAfter(deadline: .now() + pause) { [self] in
+            lock.withLock { paused = false }
+            task.resume()
+        }
+    }
+
+    /// The status line and header fields as `-i` and `-I` write them.
+    static func headText(_ response: HTTPURLResponse) -> String {
+        var text = "HTTP/1.1 \(response.statusCode)\r\n"
+        for (name, value) in response.allHeaderFields.sorted(by: { "\($0.key)" < "\($1.key)" }) {
+            text += "\(name): \(value)\r\n"
+        }
+        return text + "\r\n"
+    }
+}

@@ -1,0 +1,345 @@
+import Courier
+import Foundation
+import NIOConcurrencyHelpers
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// One URL of the command and where its body goes.
+struct TransferJob: Sendable {
+    enum Output: Sendable {
+        case standardOutput
+        case file(URL)
+        /// `-O`: a file in `directory` named after the response.
+        case remoteName(directory: URL)
+    }
+
+    let url: URL
+    let output: Output
+
+    /// The name the progress line shows.
+    var displayName: String {
+        switch output {
+        case .file(let file): file.lastPathComponent
+        default: url.lastPathComponent.isEmpty || url.lastPathComponent == "/" ? (url.host ?? "-") : url.lastPathComponent
+        }
+    }
+}
+
+/// How a transfer ended.
+struct TransferResult: Sendable {
+    var exitStatus: Int32
+    var report: TransferReport
+}
+
+/// Runs one transfer to its end: the attempts with `--retry`, resuming a download from Courier's resume data, `-C -`
+/// records, the output file appearing complete or not at all, and its progress line.
+final class TransferRunner: Sendable {
+    private struct State {
+        var handler: TaskHandler?
+        var interrupted = false
+    }
+
+    private let job: TransferJob
+    private let settings: TransferSettings
+    private let pool: SessionPool
+    private let delegate: SessionDelegate
+    private let board: ProgressBoard
+    private let verboseLog: VerboseLog?
+    private let state = NIOLockedValueBox(State())
+    /// For download tasks: the folder they write into, and whether it is this run's own (removed at the end).
+    private let folder: (url: URL, ownedByRun: Bool)?
+    private let folderError: String?
+    /// The output file when its name is known before the response (always with `-o`; with `-O` and `-C`).
+    private let knownDestination: URL?
+
+    init(
+        job: TransferJob, settings: TransferSettings, pool: SessionPool, delegate: SessionDelegate,
+        board: ProgressBoard, verboseLog: VerboseLog?
+    ) {
+        self.job = job
+        self.settings = settings
+        self.pool = pool
+        self.delegate = delegate
+        self.board = board
+        self.verboseLog = verboseLog
+        var destination: URL?
+        var directory: URL?
+        switch job.output {
+        case .standardOutput:
+            break
+        case .file(let file):
+            destination = file
+            directory = file.deletingLastPathComponent()
+        case .remoteName(let folder):
+            directory = folder
+            if settings.continueDownloads {
+                destination = folder.appendingPathComponent(DownloadPlacement.safeFileName(job.url.lastPathComponent))
+            }
+        }
+        self.knownDestination = destination
+        // Downloads write beside their file; -i and -I write heads into the output, and a destination that is not
+        // a regular file (/dev/null, a FIFO) is written directly: those use a data task.
+        let usesDownload =
+            directory != nil && !settings.includeHeaders && !settings.head
+            && destination.map(Self.isRegularOrMissing) ?? true
+        guard usesDownload, let directory else {
+            folder = nil
+            folderError = nil
+            return
+        }
+        if settings.continueDownloads {
+            folder = (directory.appendingPathComponent(DownloadPlacement.partialsFolderName), false)
+            folderError = nil
+        } else {
+            do {
+                folder = (try DownloadPlacement.makeRunFolder(in: directory), true)
+                folderError = nil
+            } catch {
+                folder = nil
+                folderError = "cannot write in \(directory.path): \(error.localizedDescription)"
+            }
+        }
+    }
+
+    /// Whether this transfer needs a file written beside its destination but cannot (checked before any request).
+    var setupFailure: String? { folderError }
+
+    func run() async -> TransferResult {
+        let line = board.add(name: job.displayName)
+        var report = TransferReport()
+        report.effectiveURL = job.url.absoluteString
+        let start = ProcessInfo.processInfo.systemUptime
+        defer { cleanUp() }
+        if let folderError {
+            return finish(line, report: &report, status: ExitStatus.writeError, message: folderError)
+        }
+        var resumeData = loadRecord()
+        var usingRecord = resumeData != nil
+        var retries = 0
+        while true {
+            let retriesLeft =
+                retries < settings.retry.attempts
+                && settings.retry.maximumTime.map { ProcessInfo.processInfo.systemUptime - start < $0 } ?? true
+            let outcome = await attempt(resumeData: resumeData, line: line, retriesLeft: retriesLeft)
+            if state.withLockedValue({ $0.interrupted }) {
+                return TransferResult(exitStatus: ExitStatus.cancelled, report: report)
+            }
+            if let metrics = outcome.metrics { report.take(metrics) }
+            report.sizeDownload += outcome.bytesReceived
+            if let response = outcome.response {
+                report.httpCode = response.statusCode
+                report.effectiveURL = response.url?.absoluteString ?? report.effectiveURL
+                report.contentType = response.value(forHTTPHeaderField: "Content-Type") ?? ""
+            }
+            if let placed = outcome.placedFile { report.fileName = placed.path }
+
+            if let failure = outcome.writeFailure {
+                return finish(line, report: &report, status: ExitStatus.writeError, message: "cannot write: \(failure)")
+            }
+            if outcome.redirectLimitReached {
+                return finish(
+                    line, report: &report, status: ExitStatus.tooManyRedirects,
+                    message: "\(job.url.absoluteString): more than \(settings.maxRedirects) redirects (--max-redirs)")
+            }
+            if let error = outcome.error {
+                if usingRecord, [.cannotOpenFile, .cannotDecodeRawData].contains(error.code) {
+                    // The record or its partial file cannot be used (deleted, another version): start over.
+                    usingRecord = false
+                    resumeData = nil
+                    if let knownDestination { PartialRecord.remove(for: knownDestination) }
+                    board.message("courier: the partial download of \(job.displayName) cannot be continued; starting over")
+                    continue
+                }
+                usingRecord = false
+                if error.code == .cancelled, let host = job.url.host, let refusal = delegate.trustRefusal(host: host) {
+                    return finish(line, report: &report, status: refusal.exitStatus, message: refusal.reason)
+                }
+                if retriesLeft, settings.retry.isTransient(error), !outcome.wroteToStandardOutput {
+                    retries += 1
+                    resumeData = folder == nil ? nil : outcome.resumeData
+                    await pause(retry: retries, retryAfter: nil, line: line, reason: Self.describe(error))
+                    continue
+                }
+                keepOrDiscardPartial(outcome.resumeData)
+                return finish(
+                    line, report: &report, status: ExitStatus.forError(error),
+                    message: "\(job.url.absoluteString): \(Self.describe(error))")
+            }
+            usingRecord = false
+            let status = outcome.response?.statusCode ?? 0
+            if outcome.bodyDropped, retriesLeft, TransferSettings.RetryPolicy.transientStatuses.contains(status) {
+                retries += 1
+                resumeData = nil
+                let retryAfter = outcome.response?.value(forHTTPHeaderField: "Retry-After").flatMap(Double.init)
+                await pause(retry: retries, retryAfter: retryAfter, line: line, reason: "the server answered \(status)")
+                continue
+            }
+            if settings.failOnHTTPError && status >= 400 {
+                return finish(
+                    line, report: &report, status: ExitStatus.httpError,
+                    message: "\(job.url.absoluteString): the server answered \(status)")
+            }
+            if let knownDestination, settings.continueDownloads { PartialRecord.remove(for: knownDestination) }
+            return finish(line, report: &report, status: ExitStatus.success, message: nil)
+        }
+    }
+
+    /// The process is being interrupted (the signal handler's queue; the process exits right after): a `-C -`
+    /// download keeps its resume data, everything else is removed.
+    func interrupt() {
+        let handler = state.withLockedValue { state in
+            state.interrupted = true
+            return state.handler
+        }
+        if settings.continueDownloads, let knownDestination, let task = handler?.task as? URLSessionDownloadTask {
+            let done = DispatchSemaphore(value: 0)
+            task.cancel(byProducingResumeData: { data in
+                if let data { try? PartialRecord.save(data, for: knownDestination) }
+                done.signal()
+            })
+            _ = done.wait(timeout: .now() + 5)
+        } else {
+            handler?.task?.cancel()
+            handler?.currentSink?.abandon()
+        }
+        cleanUp()
+    }
+
+    // MARK: Attempts
+
+    private func attempt(resumeData: Data?, line: Int, retriesLeft: Bool) async -> AttemptOutcome {
+        let session = pool.session(downloadFolder: folder?.url)
+        let request = settings.request(for: job.url)
+        let task: URLSessionTask
+        let mode: TaskHandler.Mode
+        if folder != nil {
+            task = resumeData.map { session.downloadTask(withResumeData: $0) } ?? session.downloadTask(with: request)
+            mode = .download(place: { [job, knownDestination] location, response in
+                let destination: URL
+                switch job.output {
+                case .remoteName(let directory):
+                    destination =
+                        knownDestination
+                        ?? directory.appendingPathComponent(DownloadPlacement.safeFileName(response.suggestedFilename))
+                case .file(let file): destination = file
+                case .standardOutput: return nil
+                }
+                return try DownloadPlacement.place(location, at: destination)
+            })
+        } else {
+            task = session.dataTask(with: request)
+            mode = .data(.sink(dataSinkOpener(), isStandardOutput: Self.isStandardOutput(job.output)))
+        }
+        let settings = self.settings
+        let handler = TaskHandler(
+            settings: settings, mode: mode, board: board, line: line, originalHost: job.url.host,
+            verboseLog: verboseLog,
+            keep: { response in
+                if retriesLeft, TransferSettings.RetryPolicy.transientStatuses.contains(response.statusCode) {
+                    return .drop
+                }
+                return settings.failOnHTTPError && response.statusCode >= 400 ? .drop : .keep
+            })
+        delegate.register(handler, for: task)
+        state.withLockedValue { $0.handler = handler }
+        return await handler.run(task)
+    }
+
+    /// Opens a data task's output when its response arrives.
+    private func dataSinkOpener() -> () throws -> OutputSink {
+        let output = job.output
+        return {
+            switch output {
+            case .standardOutput: return try OutputSink(path: nil)
+            case .file(let file): return try OutputSink(path: file.path)
+            case .remoteName(let directory):
+                // A data task with -O (-i or -I): the URL names the file (the response is not known yet).
+                let name = DownloadPlacement.safeFileName(self.job.url.lastPathComponent)
+                return try OutputSink(path: directory.appendingPathComponent(name).path)
+            }
+        }
+    }
+
+    private func pause(retry: Int, retryAfter: Double?, line: Int, reason: String) async {
+        let wait = settings.retry.wait(beforeRetry: retry, retryAfter: retryAfter)
+        if settings.showErrors {
+            board.message(
+                "courier: \(job.displayName): \(reason); retry \(retry) of \(settings.retry.attempts) in "
+                    + String(format: "%.1f s", wait))
+        }
+        if wait > 0 { try? await Task.sleep(nanoseconds: UInt64(wait * 1_000_000_000)) }
+    }
+
+    // MARK: Helpers
+
+    private func loadRecord() -> Data? {
+        guard settings.continueDownloads, folder != nil, let knownDestination,
+            let data = PartialRecord.load(for: knownDestination)
+        else { return nil }
+        guard PartialRecord.originalURL(in: data) == job.url.absoluteString else {
+            board.message("courier: \(PartialRecord.location(for: knownDestination).path) is for another URL; starting over")
+            return nil
+        }
+        return data
+    }
+
+    /// After a final failure: `-C -` keeps the resume data beside the file; otherwise the partial bytes go.
+    private func keepOrDiscardPartial(_ resumeData: Data?) {
+        guard let resumeData, let folder else { return }
+        if settings.continueDownloads, let knownDestination, (try? PartialRecord.save(resumeData, for: knownDestination)) != nil {
+            if settings.showErrors {
+                board.message("courier: kept the partial download; run the command again with -C - to continue it")
+            }
+            return
+        }
+        if let name = PartialRecord.partialFileName(in: resumeData) {
+            unlink(folder.url.appendingPathComponent(name).path)
+        }
+    }
+
+    private func finish(_ line: Int, report: inout TransferReport, status: Int32, message: String?) -> TransferResult {
+        report.exitCode = status
+        report.errorMessage = message ?? ""
+        let rate = report.timeTotal > 0 ? Double(report.sizeDownload) / report.timeTotal : nil
+        board.finish(line, succeeded: status == ExitStatus.success, averageRate: rate)
+        if let message, settings.showErrors { board.message("courier: \(message)") }
+        if let template = settings.writeOut {
+            let (text, unknown) = WriteOut.expand(template, report: report)
+            Terminal.writeOutput(text)
+            if !unknown.isEmpty, settings.showErrors {
+                board.message("courier: unknown --write-out variable(s): \(unknown.joined(separator: ", "))")
+            }
+        }
+        return TransferResult(exitStatus: status, report: report)
+    }
+
+    private func cleanUp() {
+        guard let folder else { return }
+        if folder.ownedByRun {
+            DownloadPlacement.removeFolder(folder.url)
+        } else {
+            DownloadPlacement.removeFolderIfEmpty(folder.url)
+        }
+    }
+
+    private static func describe(_ error: URLError) -> String {
+        "\(error.localizedDescription) (URLError \(error.code.rawValue))"
+    }
+
+    private static func isStandardOutput(_ output: TransferJob.Output) -> Bool {
+        if case .standardOutput = output { return true }
+        return false
+    }
+
+    private static func isRegularOrMissing(_ url: URL) -> Bool {
+        var info = stat()
+        guard stat(url.path, &info) == 0 else { return true }
+        return (info.st_mode & S_IFMT) == S_IFREG
+    }
+}

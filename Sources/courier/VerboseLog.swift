@@ -1,0 +1,106 @@
+import Courier
+import Foundation
+import NIOConcurrencyHelpers
+
+/// `-v`: each exchange of a transfer — request head, response head, the connection, TLS and the server's
+/// certificate, timings — on standard error when the transfer's metrics arrive. Credentials are masked: a verbose
+/// log gets pasted into bug reports.
+final class VerboseLog: Sendable {
+    private let board: ProgressBoard
+    /// The subject of each host's certificate, from the server-trust challenge.
+    private let certificateSubjects = NIOLockedValueBox<[String: String]>([:])
+
+    init(board: ProgressBoard) {
+        self.board = board
+    }
+
+    /// Notes the certificate `host` presented.
+    func noteCertificate(subject: String, host: String) {
+        certificateSubjects.withLockedValue { $0[host] = subject }
+    }
+
+    func log(_ metrics: URLSessionTaskMetrics) {
+        var lines: [String] = []
+        for transaction in metrics.transactionMetrics {
+            let request = transaction.request
+            let host = request.url?.host ?? ""
+            if let address = transaction.remoteAddress {
+                let port = transaction.remotePort.map { " port \($0)" } ?? ""
+                let reuse = transaction.isReusedConnection ? "Re-using connection to" : "Connected to"
+                lines.append("* \(reuse) \(host) (\(address))\(port)")
+            }
+            if let version = transaction.negotiatedTLSProtocolVersion {
+                lines.append("* TLS: \(Self.name(of: version)), ALPN \(transaction.networkProtocolName ?? "none")")
+                if let subject = certificateSubjects.withLockedValue({ $0[host] }) {
+                    lines.append("* Server certificate: \(subject)")
+                }
+            }
+            let target = request.url.map { url -> String in
+                let path = url.path.isEmpty ? "/" : url.path
+                return path + (url.query.map { "?\($0)" } ?? "")
+            }
+            lines.append("> \(request.httpMethod ?? "GET") \(target ?? "/") \(Self.label(transaction.networkProtocolName))")
+            var fields = request.allHTTPHeaderFields ?? [:]
+            if !fields.keys.contains(where: { $0.lowercased() == "host" }), let url = request.url, let host = url.host {
+                fields["Host"] = url.port.map { "\(host):\($0)" } ?? host
+            }
+            for (name, value) in fields.sorted(by: { $0.key < $1.key }) {
+                lines.append("> \(name): \(Self.mask(name: name, value: value))")
+            }
+            lines.append(">")
+            if let response = transaction.response as? HTTPURLResponse {
+                lines.append("< \(Self.label(transaction.networkProtocolName)) \(response.statusCode)")
+                for (name, value) in response.allHeaderFields.sorted(by: { "\($0.key)" < "\($1.key)" }) {
+                    lines.append("< \(name): \(Self.mask(name: "\(name)", value: "\(value)"))")
+                }
+                lines.append("<")
+            }
+            lines.append("* " + Self.timings(transaction))
+        }
+        lines.append(String(format: "* Total: %.3f s, %d redirect(s)", metrics.taskInterval.duration, metrics.redirectCount))
+        board.message(lines.joined(separator: "\n"))
+    }
+
+    private static func timings(_ transaction: URLSessionTaskTransactionMetrics) -> String {
+        guard let start = transaction.fetchStartDate else { return "Timings: none" }
+        func at(_ date: Date?) -> String {
+            date.map { String(format: "%.1f ms", $0.timeIntervalSince(start) * 1000) } ?? "-"
+        }
+        return "Timings from fetch start: DNS \(at(transaction.domainLookupEndDate)), connect \(at(transaction.connectEndDate)), TLS \(at(transaction.secureConnectionEndDate)), first byte \(at(transaction.responseStartDate)), end \(at(transaction.responseEndDate))"
+    }
+
+    private static func label(_ protocolName: String?) -> String {
+        switch protocolName?.lowercased() {
+        case "h2": "HTTP/2"
+        case "http/1.0": "HTTP/1.0"
+        default: "HTTP/1.1"
+        }
+    }
+
+    private static func name(of version: tls_protocol_version_t) -> String {
+        switch version {
+        case .TLSv13: "TLSv1.3"
+        case .TLSv12: "TLSv1.2"
+        case .TLSv11: "TLSv1.1"
+        case .TLSv10: "TLSv1.0"
+        default: "TLS"
+        }
+    }
+
+    /// Credentials shown as their scheme only; cookies as their names.
+    static func mask(name: String, value: String) -> String {
+        switch name.lowercased() {
+        case "authorization", "proxy-authorization":
+            let scheme = value.split(separator: " ", maxSplits: 1).first.map(String.init) ?? ""
+            return "\(scheme) [masked]"
+        case "cookie", "set-cookie":
+            let names = value.split(separator: ";").compactMap { $0.split(separator: "=").first }
+                .map { $0.trimmingCharacters(in: .whitespaces) }
+            return name.lowercased() == "cookie"
+                ? names.map { "\($0)=[masked]" }.joined(separator: "; ")
+                : (names.first.map { "\($0)=[masked]" } ?? "[masked]")
+        default:
+            return value
+        }
+    }
+}
