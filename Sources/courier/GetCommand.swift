@@ -1,6 +1,7 @@
 import ArgumentParser
 import Courier
 import Foundation
+import NIOConcurrencyHelpers
 
 /// `courier get URL…`: loads URLs and writes their bodies to standard output or files.
 struct GetCommand: AsyncParsableCommand {
@@ -62,17 +63,24 @@ struct GetCommand: AsyncParsableCommand {
         let delegate = SessionDelegate(trust: settings.trust, verboseLog: verboseLog)
         let cookies = try loadCookies()
         let pool = SessionPool(settings: settings, delegate: delegate, cookies: cookies)
-        let runners = jobs.map {
-            TransferRunner(job: $0, settings: settings, pool: pool, delegate: delegate, board: board, verboseLog: verboseLog)
-        }
+        // Caught before any file or folder is made, so that an interruption always finds what to clean up.
+        let started = NIOLockedValueBox<[TransferRunner]>([])
         let interruptions = InterruptionHandler {
             board.stop()
-            for runner in runners { runner.interrupt() }
+            for runner in started.withLockedValue({ $0 }) { runner.interrupt() }
             if settings.showErrors { Terminal.writeError("courier: interrupted\n") }
         }
         defer { interruptions.stop() }
+        let runners = jobs.map {
+            TransferRunner(job: $0, settings: settings, pool: pool, delegate: delegate, board: board, verboseLog: verboseLog)
+        }
+        started.withLockedValue { $0 = runners }
         let start = ProcessInfo.processInfo.systemUptime
         let results = await run(runners, parallel: retryOptions.parallel, limit: max(1, retryOptions.parallelMax))
+        while interruptions.isInterrupting {
+            // The signal's cleanup runs and exits with 128 + the signal; an exit here would race it.
+            try? await Task.sleep(for: .seconds(1))
+        }
         board.stop()
         pool.finish()
         if let jar = requestOptions.cookieJar, let cookies {
@@ -278,7 +286,7 @@ struct GetCommand: AsyncParsableCommand {
             Terminal.writeOutput(text)
             return
         }
-        let sink = try OutputSink(path: path)
+        let sink = try OutputSink(path: path, mode: 0o600)
         do {
             try sink.write(Data(text.utf8))
             try sink.commit()

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import NIOConcurrencyHelpers
 
 #if canImport(Glibc)
     import Glibc
@@ -17,6 +18,11 @@ final class InterruptionHandler {
     private static let signals: [Int32] = [SIGINT, SIGTERM, SIGHUP]
     private var sources: [any DispatchSourceSignal] = []
     private var previous: [(signal: Int32, action: sigaction)] = []
+    private let interrupting = NIOLockedValueBox(false)
+
+    /// Whether a signal came and the tool is cleaning up to exit: the main flow must not exit on its own (with
+    /// another status) while the cleanup runs.
+    var isInterrupting: Bool { interrupting.withLockedValue { $0 } }
 
     /// Starts catching the signals; `onInterrupt` runs once, on a background queue, before the tool exits.
     init(onInterrupt: @escaping @Sendable () -> Void) {
@@ -29,7 +35,8 @@ final class InterruptionHandler {
             // The default action would end the process before the source could run.
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
-            source.setEventHandler {
+            source.setEventHandler { [interrupting] in
+                interrupting.withLockedValue { $0 = true }
                 onInterrupt()
                 exit(128 + number)
             }

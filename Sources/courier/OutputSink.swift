@@ -35,7 +35,11 @@ final class OutputSink: Sendable {
     private let finalMode: mode_t
     private let state = NIOLockedValueBox(State.writing)
 
-    init(path: String?) throws {
+    /// - Parameters:
+    ///   - path: The file, or `nil` or `-` for standard output.
+    ///   - mode: The finished file's mode; by default the mode an existing file had, or 0666 less the umask for a
+    ///     new one. (The cookie jar, which holds secrets, is 0600.)
+    init(path: String?, mode: mode_t? = nil) throws {
         guard let path, path != "-" else {
             handle = FileHandle.standardOutput
             destination = nil
@@ -62,7 +66,7 @@ final class OutputSink: Sendable {
         handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
         self.destination = destination
         self.temporary = temporary
-        self.finalMode = Self.finalMode(for: destination)
+        self.finalMode = mode ?? Self.finalMode(for: destination)
     }
 
     func write(_ data: Data) throws {

@@ -4,38 +4,6 @@ import Foundation
 import NIOConcurrencyHelpers
 import Testing
 
-/// The built `courier` executable (it sits next to the test bundle).
-private func courierBinary() -> URL {
-    let directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-    let binary = directory.appendingPathComponent("courier")
-    if FileManager.default.fileExists(atPath: binary.path) { return binary }
-    // Swift Testing may run from inside the .xctest bundle directory.
-    return directory.deletingLastPathComponent().appendingPathComponent("courier")
-}
-
-/// Runs the built `courier` executable (it sits next to the test bundle) and captures its output. The blocking
-/// reads and the wait run on a dispatch queue, never on Swift concurrency's few threads, which every other test
-/// needs (a blocked cooperative pool made timing tests elsewhere miss their marks).
-private func runCourier(_ arguments: [String]) async throws -> (status: Int32, stdout: Data, stderr: String) {
-    let child = try ChildProcess(courierBinary().path, arguments, standardOutput: .pipe, standardError: .pipe)
-    let (stdout, stderr) = await withCheckedContinuation { continuation in
-        DispatchQueue.global().async {
-            // Standard error on its own thread, so that neither pipe fills while the other is read.
-            let group = DispatchGroup()
-            let stderr = NIOLockedValueBox(Data())
-            DispatchQueue.global().async(group: group) {
-                let data = child.standardError?.readDataToEndOfFile() ?? Data()
-                stderr.withLockedValue { $0 = data }
-            }
-            let stdout = child.standardOutput?.readDataToEndOfFile() ?? Data()
-            group.wait()
-            continuation.resume(returning: (stdout, stderr.withLockedValue { $0 }))
-        }
-    }
-    let status = await child.exitStatus()
-    return (status, stdout, String(decoding: stderr, as: UTF8.self))
-}
-
 /// `/file`: 300,000 pattern bytes; `/dropped`: the same, cut off after 1,000 bytes.
 private func routeWholeAndDroppedFiles(on server: MockServer) {
     server.route("/file", response: MockResponse(body: .pattern(length: 300_000)))
@@ -82,7 +50,7 @@ struct CourierCLITests {
             #expect(try fileHoldsPattern(good, length: 300_000))
             let bad = directory.appendingPathComponent("bad.bin")
             let failed = try await runCourier(["get", server.url("/dropped").absoluteString, "-o", bad.path])
-            #expect(failed.status == 1)
+            #expect(failed.status == 56)
             #expect(failed.stderr.contains("-1005"))
             #expect(filesIn(directory) == ["good.bin"])
         }
@@ -92,7 +60,7 @@ struct CourierCLITests {
         try await withServer { server in
             server.route("/missing", response: .status(404))
             let refused = try await runCourier(["get", "http://127.0.0.1:1/"])
-            #expect(refused.status == 1)
+            #expect(refused.status == 7)
             #expect(refused.stderr.contains("URLError -1004"))
             #expect(try await runCourier(["get", "ftp://example.com/"]).status != 0)
             #expect(try await runCourier(["get", server.url("/missing").absoluteString]).status == 0)
@@ -106,7 +74,7 @@ struct CourierCLITests {
             let result = try await runCourier([
                 "get", server.url("/x").absoluteString, "-o", "/nonexistent-dir/out.bin",
             ])
-            #expect(result.status == 1)
+            #expect(result.status == 23)
             #expect(result.stderr.contains("cannot write"))
             #expect(server.requests.isEmpty)
         }
@@ -123,7 +91,7 @@ struct CourierCLITests {
             chmod(out.path, 0o640)
 
             let failed = try await runCourier(["get", server.url("/dropped").absoluteString, "-o", out.path])
-            #expect(failed.status == 1)
+            #expect(failed.status == 56)
             #expect(try Data(contentsOf: out) == Data("keep\n".utf8))
             #expect(filesIn(directory) == ["out.bin"])
 

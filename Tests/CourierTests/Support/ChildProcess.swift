@@ -22,6 +22,8 @@ final class ChildProcess: Sendable {
         case pipe
         /// The test process's own descriptor.
         case inherit
+        /// This descriptor of the test process (a pseudo-terminal's end, say).
+        case descriptor(Int32)
     }
 
     let processIdentifier: pid_t
@@ -52,6 +54,9 @@ final class ChildProcess: Sendable {
                 posix_spawn_file_actions_addopen(&actions, descriptor, "/dev/null", O_WRONLY, 0)
                 return nil
             case .inherit:
+                return nil
+            case .descriptor(let source):
+                posix_spawn_file_actions_adddup2(&actions, source, descriptor)
                 return nil
             case .pipe:
                 var ends: [Int32] = [0, 0]

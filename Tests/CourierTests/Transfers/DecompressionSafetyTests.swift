@@ -9,16 +9,7 @@ import Testing
     import Glibc
 #endif
 
-/// The `courier` executable built next to the tests.
-private func courierBinary() -> URL {
-    let directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-    let binary = directory.appendingPathComponent("courier")
-    if FileManager.default.fileExists(atPath: binary.path) { return binary }
-    // Swift Testing may run from inside the .xctest bundle directory.
-    return directory.deletingLastPathComponent().appendingPathComponent("courier")
-}
 
-/// The peak resident set size (`VmHWM`) of process `pid`, in bytes, or 0 once it is gone.
 private func peakResidentBytes(of pid: Int32) -> Int {
     guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
         let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") })

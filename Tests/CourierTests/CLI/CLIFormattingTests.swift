@@ -1,0 +1,146 @@
+import Courier
+import Foundation
+import Testing
+
+@testable import courier
+
+/// The `courier` tool's pure parts: the progress line, the rate limiter, `-w`, cookie files, sizes, names and the
+/// exit-status table.
+@Suite("courier: formatting and rules")
+struct CLIFormattingTests {
+    @Test(arguments: [20, 40, 60, 80, 200])
+    func aProgressLineNeverReachesTheLastColumn(width: Int) {
+        let lines = [
+            ProgressLine(name: "ubuntu-24.04-desktop-amd64.iso", received: 1_234_567_890, total: 5_900_000_000, rate: 12_345_678),
+            ProgressLine(name: "a", received: 0, total: 10, rate: 0),
+            ProgressLine(name: "stream", received: 98_765, total: nil, rate: 1000),
+            ProgressLine(name: String(repeating: "x", count: 300), received: 5, total: 10, rate: 1, phase: .finished),
+        ]
+        for line in lines {
+            let text = line.render(width: width)
+            #expect(text.count <= width - 1, "\(text)")
+            #expect(!text.isEmpty)
+        }
+    }
+
+    @Test func aWideLineHasPercentBarSizesRateAndETA() {
+        let line = ProgressLine(name: "big.iso", received: 512 * 1024 * 1024, total: 1024 * 1024 * 1024, rate: 64 * 1024 * 1024)
+        let text = line.render(width: 100)
+        #expect(text.hasPrefix("big.iso  50% ["))
+        #expect(text.contains("512.0 MiB/1.0 GiB"))
+        #expect(text.contains("64.0 MiB/s"))
+        #expect(text.contains("ETA 0:08"))
+        // 40 columns: the bar goes, the name and the percent stay.
+        let narrow = line.render(width: 40)
+        #expect(narrow.hasPrefix("big.iso  50%"))
+        #expect(!narrow.contains("["))
+    }
+
+    @Test func anUnknownLengthShowsASpinnerBytesAndRate() {
+        var line = ProgressLine(name: "feed", received: 2048, total: nil, rate: 1024)
+        let first = line.render(width: 80)
+        line.tick += 1
+        let second = line.render(width: 80)
+        #expect(first != second)
+        #expect(first.contains("2.0 KiB") && first.contains("1.0 KiB/s"))
+        #expect(!first.contains("%"))
+    }
+
+    @Test func theRateLimiterPausesOnlyWhenAhead() {
+        var limiter = RateLimiter(bytesPerSecond: 100 * 1024)
+        #expect(limiter.record(1024, at: 10) == nil)
+        // 100 KiB more at once: about a second ahead (less the burst allowance of 10 KiB).
+        let pause = limiter.record(100 * 1024, at: 10)
+        #expect(pause.map { $0 > 0.8 && $0 < 1.0 } == true)
+        // After that second the transfer is within its rate again.
+        #expect(limiter.record(1, at: 11) == nil)
+    }
+
+    @Test func writeOutExpandsVariablesAndEscapes() {
+        var report = TransferReport()
+        report.httpCode = 206
+        report.sizeDownload = 1234
+        report.timeTotal = 2
+        report.httpVersion = "2"
+        report.numRedirects = 3
+        let (text, unknown) = WriteOut.expand(
+            "%{http_code} %{size_download} %{speed_download} %{http_version} %{num_redirects} %{nope} 100%%\\n\\t",
+            report: report)
+        #expect(text == "206 1234 617 2 3  100%\n\t")
+        #expect(unknown == ["nope"])
+        #expect(WriteOut.expand("%{time_total}", report: report).text == "2.000000")
+    }
+
+    @Test func netscapeCookieFilesRoundTrip() throws {
+        let text = """
+            # Netscape HTTP Cookie File
+            .example.com\tTRUE\t/\tTRUE\t4102444800\tsession\tabc
+            #HttpOnly_host.example\tFALSE\t/app\tFALSE\t0\tid\t42
+            expired.example\tFALSE\t/\tFALSE\t1000\told\tgone
+            not a cookie line
+            """
+        let (cookies, skipped) = NetscapeCookieFile.parse(text)
+        #expect(skipped == 1)
+        #expect(cookies.map(\.name) == ["session", "id"])
+        #expect(cookies[0].domain == ".example.com" && cookies[0].isSecure)
+        #expect(cookies[0].expiresDate == Date(timeIntervalSince1970: 4_102_444_800))
+        #expect(cookies[1].isHTTPOnly && cookies[1].isSessionOnly && cookies[1].path == "/app")
+        let again = NetscapeCookieFile.parse(NetscapeCookieFile.format(cookies)).cookies
+        #expect(again.map(\.name) == ["session", "id"])
+        #expect(again.map(\.domain) == [".example.com", "host.example"])
+        #expect(again[1].isHTTPOnly)
+    }
+
+    @Test func sizesAndRatesParseAndFormat() {
+        #expect(ByteCount.parse("100K") == 102_400)
+        #expect(ByteCount.parse("1.5M") == 1_572_864)
+        #expect(ByteCount.parse("2g") == Int64(2) << 30)
+        #expect(ByteCount.parse("500") == 500)
+        #expect(ByteCount.parse("100KB/s") == 102_400)
+        for bad in ["", "0", "-5", "fast", "1e9", "K"] { #expect(ByteCount.parse(bad) == nil, "\(bad)") }
+        #expect(ByteCount.format(512) == "512 B")
+        #expect(ByteCount.format(1536) == "1.5 KiB")
+        #expect(ByteCount.formatDuration(3725) == "1:02:05")
+    }
+
+    @Test func remoteNamesStayPlainFilesInTheFolder() {
+        #expect(DownloadPlacement.safeFileName("../../etc/passwd") == "passwd")
+        #expect(DownloadPlacement.safeFileName("..\\..\\boot.ini") == "boot.ini")
+        #expect(DownloadPlacement.safeFileName(".bashrc") == "_bashrc")
+        #expect(DownloadPlacement.safeFileName("..") == "index.html")
+        #expect(DownloadPlacement.safeFileName(nil) == "index.html")
+        #expect(DownloadPlacement.safeFileName("a\u{1B}[2Jb.txt") == "a[2Jb.txt")
+        #expect(DownloadPlacement.safeFileName("report.pdf") == "report.pdf")
+    }
+
+    @Test func exitStatusesAreCurls() {
+        #expect(ExitStatus.forError(URLError(.cannotFindHost)) == 6)
+        #expect(ExitStatus.forError(URLError(.cannotConnectToHost)) == 7)
+        #expect(ExitStatus.forError(URLError(.timedOut)) == 28)
+        #expect(ExitStatus.forError(URLError(.secureConnectionFailed)) == 35)
+        #expect(ExitStatus.forError(URLError(.networkConnectionLost)) == 56)
+        #expect(ExitStatus.forError(URLError(.serverCertificateUntrusted)) == 60)
+        #expect(ExitStatus.forError(URLError(.serverCertificateHasBadDate)) == 60)
+        #expect(ExitStatus.forError(URLError(.httpTooManyRedirects)) == 47)
+        #expect(ExitStatus.forError(URLError(.cannotWriteToFile)) == 23)
+    }
+
+    @Test func proxyOptionsBecomeAProxyDictionary() throws {
+        let http = try #require(try TransferSettings.proxyDictionary(proxy: "http://u:p@127.0.0.1:3128", noProxy: "a.test, b.test"))
+        #expect(http["HTTPProxy"] == "127.0.0.1" && http["HTTPPort"] == "3128" && http["HTTPSEnable"] == "1")
+        #expect(http["ExceptionsList"] == "a.test,b.test")
+        #expect(TransferSettings.proxyCredentials(in: "http://u:p@127.0.0.1:3128")! == ("u", "p"))
+        let socks = try #require(try TransferSettings.proxyDictionary(proxy: "socks5://127.0.0.1:1080", noProxy: nil))
+        #expect(socks["SOCKSProxy"] == "127.0.0.1" && socks["HTTPProxy"] == nil)
+        #expect(try TransferSettings.proxyDictionary(proxy: "http://127.0.0.1:1", noProxy: "*") == [:])
+        #expect(throws: CLIError.self) { try TransferSettings.proxyDictionary(proxy: "ftp://x:1", noProxy: nil) }
+    }
+
+    @Test func pinsParseAndBadPinsAreRefused() throws {
+        let digest = Data(repeating: 7, count: 32)
+        #expect(try TrustPolicy.parsePins("sha256//\(digest.base64EncodedString())") == [digest])
+        #expect(try TrustPolicy.parsePins("sha256//\(digest.base64EncodedString());sha256//\(digest.base64EncodedString())").count == 2)
+        #expect(throws: CLIError.self) { try TrustPolicy.parsePins("md5//abc") }
+        #expect(throws: CLIError.self) { try TrustPolicy.parsePins("sha256//AAAA") }
+    }
+}
