@@ -61,7 +61,9 @@ enum DownloadPlacement {
             try sink.synchronize()
             fchmod(output, OutputSink.finalMode(for: target))
             try sink.close()
-            guard rename(temporary.path, target.path) == 0 else { throw OutputSink.posixError(errno, path: target.path) }
+            guard rename(temporary.path, target.path) == 0 else {
+                throw OutputSink.posixError(errno, path: target.path)
+            }
         } catch {
             unlink(temporary.path)
             throw error

@@ -72,7 +72,8 @@ struct GetCommand: AsyncParsableCommand {
         }
         defer { interruptions.stop() }
         let runners = jobs.map {
-            TransferRunner(job: $0, settings: settings, pool: pool, delegate: delegate, board: board, verboseLog: verboseLog)
+            TransferRunner(
+                job: $0, settings: settings, pool: pool, delegate: delegate, board: board, verboseLog: verboseLog)
         }
         started.withLockedValue { $0 = runners }
         let start = ProcessInfo.processInfo.systemUptime
@@ -87,7 +88,9 @@ struct GetCommand: AsyncParsableCommand {
             do {
                 try writeCookieJar(cookies, to: jar)
             } catch {
-                if settings.showErrors { Terminal.writeError("courier: cannot write the cookie jar \(jar): \(error)\n") }
+                if settings.showErrors {
+                    Terminal.writeError("courier: cannot write the cookie jar \(jar): \(error)\n")
+                }
             }
         }
         if results.count > 1, settings.showErrors, !outputOptions.silent {
@@ -157,7 +160,8 @@ struct GetCommand: AsyncParsableCommand {
             !outputOptions.silent && !outputOptions.noProgressMeter && Terminal.standardErrorIsTerminal
         if let continueAt = outputOptions.continueAt {
             guard continueAt == "-" else {
-                throw CLIError("-C takes '-' (continue where the partial download stopped), not \(continueAt)", exitCode: 2)
+                throw CLIError(
+                    "-C takes '-' (continue where the partial download stopped), not \(continueAt)", exitCode: 2)
             }
             guard !outputOptions.output.isEmpty || outputOptions.remoteName else {
                 throw CLIError("-C - needs an output file (-o FILE or -O)", exitCode: 2)
@@ -182,7 +186,8 @@ struct GetCommand: AsyncParsableCommand {
         guard retryOptions.retry >= 0, (retryOptions.retryDelay ?? 0) >= 0, (retryOptions.retryMaxTime ?? 0) >= 0,
             retryOptions.parallelMax >= 1
         else {
-            throw CLIError("--retry, --retry-delay and --retry-max-time must not be negative; --parallel-max ≥ 1", exitCode: 2)
+            throw CLIError(
+                "--retry, --retry-delay and --retry-max-time must not be negative; --parallel-max ≥ 1", exitCode: 2)
         }
         settings.retry = TransferSettings.RetryPolicy(
             attempts: retryOptions.retry, delay: retryOptions.retryDelay, maximumTime: retryOptions.retryMaxTime,
@@ -221,7 +226,8 @@ struct GetCommand: AsyncParsableCommand {
             isDirectory: true)
         if outputOptions.outputDirectory != nil {
             var isDirectory: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory), isDirectory.boolValue
+            guard FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory),
+                isDirectory.boolValue
             else {
                 throw CLIError("--output-dir \(directory.path) is not a folder", exitCode: ExitStatus.writeError)
             }
@@ -250,7 +256,7 @@ struct GetCommand: AsyncParsableCommand {
             } else {
                 output = .standardOutput
             }
-            return TransferJob(url: url, output: output)
+            return TransferJob(index: index, url: url, output: output)
         }
     }
 

@@ -38,7 +38,8 @@ struct OutputOptions: ParsableArguments {
                 """, valueName: "-"))
     var continueAt: String?
 
-    @Flag(name: [.customShort("i"), .customLong("include")], help: "Write the status line and headers before the body.")
+    @Flag(
+        name: [.customShort("i"), .customLong("include")], help: "Write the status line and headers before the body.")
     var includeHeaders = false
 
     @Flag(name: [.customShort("I"), .customLong("head")], help: "Send HEAD and write the status line and headers.")
@@ -78,7 +79,8 @@ struct OutputOptions: ParsableArguments {
 /// What is sent: method, headers, body, credentials, cookies, redirects, timeouts.
 struct RequestOptions: ParsableArguments {
     @Option(
-        name: [.customShort("X"), .customLong("request")], help: ArgumentHelp("The request method.", valueName: "method"))
+        name: [.customShort("X"), .customLong("request")],
+        help: ArgumentHelp("The request method.", valueName: "method"))
     var method: String?
 
     @Option(
@@ -91,7 +93,8 @@ struct RequestOptions: ParsableArguments {
         help: ArgumentHelp("A request body ('@file' reads a file); the method becomes POST.", valueName: "data"))
     var data: String?
 
-    @Option(name: [.customShort("A"), .customLong("user-agent")], help: ArgumentHelp("The User-Agent.", valueName: "name"))
+    @Option(
+        name: [.customShort("A"), .customLong("user-agent")], help: ArgumentHelp("The User-Agent.", valueName: "name"))
     var userAgent: String?
 
     @Option(name: [.customShort("e"), .customLong("referer")], help: ArgumentHelp("The Referer.", valueName: "url"))
@@ -115,13 +118,17 @@ struct RequestOptions: ParsableArguments {
 
     @Option(
         name: [.customShort("c"), .customLong("cookie-jar")],
-        help: ArgumentHelp("Write every cookie of the run to this file (Netscape format) at the end.", valueName: "file"))
+        help: ArgumentHelp(
+            "Write every cookie of the run to this file (Netscape format) at the end.", valueName: "file"))
     var cookieJar: String?
 
-    @Flag(name: [.customShort("L"), .customLong("location")], help: "Follow redirects (always on, as URLSession does).")
+    @Flag(
+        name: [.customShort("L"), .customLong("location")], help: "Follow redirects (always on, as URLSession does).")
     var location = false
 
-    @Option(name: .customLong("max-redirs"), help: ArgumentHelp("At most this many redirects (default 50).", valueName: "n"))
+    @Option(
+        name: .customLong("max-redirs"), help: ArgumentHelp("At most this many redirects (default 50).", valueName: "n")
+    )
     var maxRedirects: Int = 50
 
     @Flag(
@@ -216,7 +223,8 @@ struct RetryOptions: ParsableArguments {
                 """, valueName: "n"))
     var retry: Int = 0
 
-    @Option(name: .customLong("retry-delay"), help: ArgumentHelp("Wait this long between retries.", valueName: "seconds"))
+    @Option(
+        name: .customLong("retry-delay"), help: ArgumentHelp("Wait this long between retries.", valueName: "seconds"))
     var retryDelay: Double?
 
     @Option(

@@ -42,7 +42,9 @@ enum PartialRecord {
             try handle.write(contentsOf: resumeData)
             try handle.synchronize()
             try handle.close()
-            guard rename(temporary.path, record.path) == 0 else { throw OutputSink.posixError(errno, path: record.path) }
+            guard rename(temporary.path, record.path) == 0 else {
+                throw OutputSink.posixError(errno, path: record.path)
+            }
         } catch {
             unlink(temporary.path)
             throw error

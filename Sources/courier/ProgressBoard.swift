@@ -54,7 +54,8 @@ final class ProgressBoard: @unchecked Sendable {
     func add(name: String) -> Int {
         let identifier = state.withLockedValue { state in
             defer { state.nextIdentifier += 1 }
-            state.entries[state.nextIdentifier] = Entry(line: ProgressLine(name: name, received: 0, total: nil, rate: 0))
+            state.entries[state.nextIdentifier] = Entry(
+                line: ProgressLine(name: name, received: 0, total: nil, rate: 0))
             state.order.append(state.nextIdentifier)
             state.dirty = true
             return state.nextIdentifier
@@ -101,7 +102,8 @@ final class ProgressBoard: @unchecked Sendable {
             return
         }
         state.withLockedValue { state in
-            state.pending.append(contentsOf: text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init))
+            state.pending.append(
+                contentsOf: text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init))
         }
         redraw(force: true)
     }
@@ -125,7 +127,8 @@ final class ProgressBoard: @unchecked Sendable {
     private func redraw(force: Bool) {
         guard isEnabled else { return }
         let output: String? = state.withLockedValue { state in
-            guard !state.stopped, force || state.dirty || state.order.contains(where: { state.entries[$0]?.line.total == nil })
+            guard !state.stopped,
+                force || state.dirty || state.order.contains(where: { state.entries[$0]?.line.total == nil })
             else { return nil }
             return Self.frame(&state, width: Terminal.width)
         }

@@ -16,9 +16,11 @@ final class SessionPool: Sendable {
         self.cookies = cookies
     }
 
-    /// The session whose download tasks write into `downloadFolder` (any session for data tasks).
-    func session(downloadFolder: URL?) -> URLSession {
-        let key = downloadFolder?.path ?? ""
+    /// The session whose download tasks write into `downloadFolder` (any session for data tasks). With
+    /// `--limit-rate` each transfer (`transfer`) has a session, and so a delegate queue, of its own: it waits on
+    /// that queue while it is ahead of its rate.
+    func session(downloadFolder: URL?, transfer: Int) -> URLSession {
+        let key = (downloadFolder?.path ?? "") + (settings.limitRate == nil ? "" : "#\(transfer)")
         return sessions.withLockedValue { sessions in
             if let session = sessions[key] { return session }
             let configuration = settings.configuration(cookies: cookies, downloadDirectory: downloadFolder)

@@ -65,7 +65,6 @@ final class TaskHandler: @unchecked Sendable {
     private var dropBody = false
     private var redirects = 0
     private var received: Int64 = 0
-    private var paused = false
     private(set) var task: URLSessionTask?
 
     init(
@@ -205,7 +204,9 @@ final class TaskHandler: @unchecked Sendable {
         else {
             return (.performDefaultHandling, nil)
         }
-        return (.useCredential, URLCredential(user: credentials.user, password: credentials.password, persistence: .none))
+        return (
+            .useCredential, URLCredential(user: credentials.user, password: credentials.password, persistence: .none)
+        )
     }
 
     func didFinishCollecting(_ metrics: URLSessionTaskMetrics) {
@@ -239,23 +240,21 @@ final class TaskHandler: @unchecked Sendable {
 
     // MARK: Helpers
 
-    /// Pauses the task while it is ahead of `--limit-rate`.
+    /// Pauses the transfer while it is ahead of `--limit-rate`: `suspend()` makes Courier stop reading from the
+    /// socket (the server then slows down through TCP), and waiting here, on this transfer's own delegate queue
+    /// (a rate-limited transfer has a session of its own), holds back what Courier had already read. Nothing is
+    /// dropped.
     private func throttle(_ bytes: Int64, task: URLSessionTask) {
         let now = ProcessInfo.processInfo.systemUptime
         let pause: Double? = lock.withLock {
             guard var limiter else { return nil }
-            let pause = limiter.record(bytes, at: now)
-            self.limiter = limiter
-            guard let pause, !paused else { return nil }
-            paused = true
-            return pause
+            defer { self.limiter = limiter }
+            return limiter.record(bytes, at: now)
         }
         guard let pause else { return }
         task.suspend()
-        DispatchQueue.global().asyncAfter(deadline: .now() + pause) { [self] in
-            lock.withLock { paused = false }
-            task.resume()
-        }
+        Thread.sleep(forTimeInterval: pause)
+        task.resume()
     }
 
     /// The status line and header fields as `-i` and `-I` write them.

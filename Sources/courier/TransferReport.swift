@@ -28,10 +28,11 @@ struct TransferReport: Sendable {
     var speedDownload: Double { timeTotal > 0 ? Double(sizeDownload) / timeTotal : 0 }
 
     /// Fills the timing and protocol fields from `metrics`: times are seconds from the start of the task to the
-    /// moment the last transaction reached each step, as curl reports them.
+    /// moment the last transaction reached each step, as curl reports them. (``timeTotal`` is the tool's own
+    /// clock, from the first attempt to the end as the tool saw it: with `--limit-rate` or retries the network may
+    /// be done long before.)
     mutating func take(_ metrics: URLSessionTaskMetrics) {
         let start = metrics.taskInterval.start
-        timeTotal = max(timeTotal, metrics.taskInterval.duration)
         numRedirects = metrics.redirectCount
         numConnects = metrics.transactionMetrics.filter { !$0.isReusedConnection && $0.connectStartDate != nil }.count
         guard let last = metrics.transactionMetrics.last else { return }

@@ -19,6 +19,8 @@ struct TransferJob: Sendable {
         case remoteName(directory: URL)
     }
 
+    /// The URL's place on the command line.
+    let index: Int
     let url: URL
     let output: Output
 
@@ -26,7 +28,8 @@ struct TransferJob: Sendable {
     var displayName: String {
         switch output {
         case .file(let file): file.lastPathComponent
-        default: url.lastPathComponent.isEmpty || url.lastPathComponent == "/" ? (url.host ?? "-") : url.lastPathComponent
+        default:
+            url.lastPathComponent.isEmpty || url.lastPathComponent == "/" ? (url.host ?? "-") : url.lastPathComponent
         }
     }
 }
@@ -52,6 +55,8 @@ final class TransferRunner: Sendable {
     private let board: ProgressBoard
     private let verboseLog: VerboseLog?
     private let state = NIOLockedValueBox(State())
+    /// When the first attempt started (uptime), for `%{time_total}`.
+    private let start = NIOLockedValueBox(0.0)
     /// For download tasks: the folder they write into, and whether it is this run's own (removed at the end).
     private let folder: (url: URL, ownedByRun: Bool)?
     private let folderError: String?
@@ -115,6 +120,7 @@ final class TransferRunner: Sendable {
         var report = TransferReport()
         report.effectiveURL = job.url.absoluteString
         let start = ProcessInfo.processInfo.systemUptime
+        self.start.withLockedValue { $0 = start }
         defer { cleanUp() }
         if let folderError {
             return finish(line, report: &report, status: ExitStatus.writeError, message: folderError)
@@ -153,7 +159,8 @@ final class TransferRunner: Sendable {
                     usingRecord = false
                     resumeData = nil
                     if let knownDestination { PartialRecord.remove(for: knownDestination) }
-                    board.message("courier: the partial download of \(job.displayName) cannot be continued; starting over")
+                    board.message(
+                        "courier: the partial download of \(job.displayName) cannot be continued; starting over")
                     continue
                 }
                 usingRecord = false
@@ -214,7 +221,7 @@ final class TransferRunner: Sendable {
     // MARK: Attempts
 
     private func attempt(resumeData: Data?, line: Int, retriesLeft: Bool) async -> AttemptOutcome {
-        let session = pool.session(downloadFolder: folder?.url)
+        let session = pool.session(downloadFolder: folder?.url, transfer: job.index)
         let request = settings.request(for: job.url)
         let task: URLSessionTask
         let mode: TaskHandler.Mode
@@ -283,7 +290,8 @@ final class TransferRunner: Sendable {
             let data = PartialRecord.load(for: knownDestination)
         else { return nil }
         guard PartialRecord.originalURL(in: data) == job.url.absoluteString else {
-            board.message("courier: \(PartialRecord.location(for: knownDestination).path) is for another URL; starting over")
+            board.message(
+                "courier: \(PartialRecord.location(for: knownDestination).path) is for another URL; starting over")
             return nil
         }
         return data
@@ -292,7 +300,9 @@ final class TransferRunner: Sendable {
     /// After a final failure: `-C -` keeps the resume data beside the file; otherwise the partial bytes go.
     private func keepOrDiscardPartial(_ resumeData: Data?) {
         guard let resumeData, let folder else { return }
-        if settings.continueDownloads, let knownDestination, (try? PartialRecord.save(resumeData, for: knownDestination)) != nil {
+        if settings.continueDownloads, let knownDestination,
+            (try? PartialRecord.save(resumeData, for: knownDestination)) != nil
+        {
             if settings.showErrors {
                 board.message("courier: kept the partial download; run the command again with -C - to continue it")
             }
@@ -304,6 +314,7 @@ final class TransferRunner: Sendable {
     }
 
     private func finish(_ line: Int, report: inout TransferReport, status: Int32, message: String?) -> TransferResult {
+        report.timeTotal = ProcessInfo.processInfo.systemUptime - start.withLockedValue { $0 }
         report.exitCode = status
         report.errorMessage = message ?? ""
         let rate = report.timeTotal > 0 ? Double(report.sizeDownload) / report.timeTotal : nil

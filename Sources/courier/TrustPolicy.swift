@@ -86,11 +86,14 @@ struct TrustPolicy: Sendable {
                 let base64 = block[..<end.lowerBound].filter { !$0.isWhitespace }
                 return Data(base64Encoded: String(base64))
             }.filter { SecCertificateCreateWithData(nil, $0) != nil }
-            guard !certificates.isEmpty else { throw CLIError("no certificate in --cacert \(path)", exitCode: ExitStatus.caCertificateUnreadable) }
+            guard !certificates.isEmpty else {
+                throw CLIError("no certificate in --cacert \(path)", exitCode: ExitStatus.caCertificateUnreadable)
+            }
             return certificates
         }
         guard SecCertificateCreateWithData(nil, contents) != nil else {
-            throw CLIError("--cacert \(path) holds no PEM or DER certificate", exitCode: ExitStatus.caCertificateUnreadable)
+            throw CLIError(
+                "--cacert \(path) holds no PEM or DER certificate", exitCode: ExitStatus.caCertificateUnreadable)
         }
         return [contents]
     }

@@ -39,7 +39,8 @@ final class VerboseLog: Sendable {
                 let path = url.path.isEmpty ? "/" : url.path
                 return path + (url.query.map { "?\($0)" } ?? "")
             }
-            lines.append("> \(request.httpMethod ?? "GET") \(target ?? "/") \(Self.label(transaction.networkProtocolName))")
+            lines.append(
+                "> \(request.httpMethod ?? "GET") \(target ?? "/") \(Self.label(transaction.networkProtocolName))")
             var fields = request.allHTTPHeaderFields ?? [:]
             if !fields.keys.contains(where: { $0.lowercased() == "host" }), let url = request.url, let host = url.host {
                 fields["Host"] = url.port.map { "\(host):\($0)" } ?? host
@@ -57,7 +58,8 @@ final class VerboseLog: Sendable {
             }
             lines.append("* " + Self.timings(transaction))
         }
-        lines.append(String(format: "* Total: %.3f s, %d redirect(s)", metrics.taskInterval.duration, metrics.redirectCount))
+        lines.append(
+            String(format: "* Total: %.3f s, %d redirect(s)", metrics.taskInterval.duration, metrics.redirectCount))
         board.message(lines.joined(separator: "\n"))
     }
 
@@ -66,7 +68,8 @@ final class VerboseLog: Sendable {
         func at(_ date: Date?) -> String {
             date.map { String(format: "%.1f ms", $0.timeIntervalSince(start) * 1000) } ?? "-"
         }
-        return "Timings from fetch start: DNS \(at(transaction.domainLookupEndDate)), connect \(at(transaction.connectEndDate)), TLS \(at(transaction.secureConnectionEndDate)), first byte \(at(transaction.responseStartDate)), end \(at(transaction.responseEndDate))"
+        return
+            "Timings from fetch start: DNS \(at(transaction.domainLookupEndDate)), connect \(at(transaction.connectEndDate)), TLS \(at(transaction.secureConnectionEndDate)), first byte \(at(transaction.responseStartDate)), end \(at(transaction.responseEndDate))"
     }
 
     private static func label(_ protocolName: String?) -> String {

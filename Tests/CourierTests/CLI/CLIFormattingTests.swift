@@ -11,7 +11,8 @@ struct CLIFormattingTests {
     @Test(arguments: [20, 40, 60, 80, 200])
     func aProgressLineNeverReachesTheLastColumn(width: Int) {
         let lines = [
-            ProgressLine(name: "ubuntu-24.04-desktop-amd64.iso", received: 1_234_567_890, total: 5_900_000_000, rate: 12_345_678),
+            ProgressLine(
+                name: "ubuntu-24.04-desktop-amd64.iso", received: 1_234_567_890, total: 5_900_000_000, rate: 12_345_678),
             ProgressLine(name: "a", received: 0, total: 10, rate: 0),
             ProgressLine(name: "stream", received: 98_765, total: nil, rate: 1000),
             ProgressLine(name: String(repeating: "x", count: 300), received: 5, total: 10, rate: 1, phase: .finished),
@@ -24,7 +25,8 @@ struct CLIFormattingTests {
     }
 
     @Test func aWideLineHasPercentBarSizesRateAndETA() {
-        let line = ProgressLine(name: "big.iso", received: 512 * 1024 * 1024, total: 1024 * 1024 * 1024, rate: 64 * 1024 * 1024)
+        let line = ProgressLine(
+            name: "big.iso", received: 512 * 1024 * 1024, total: 1024 * 1024 * 1024, rate: 64 * 1024 * 1024)
         let text = line.render(width: 100)
         #expect(text.hasPrefix("big.iso  50% ["))
         #expect(text.contains("512.0 MiB/1.0 GiB"))
@@ -126,7 +128,8 @@ struct CLIFormattingTests {
     }
 
     @Test func proxyOptionsBecomeAProxyDictionary() throws {
-        let http = try #require(try TransferSettings.proxyDictionary(proxy: "http://u:p@127.0.0.1:3128", noProxy: "a.test, b.test"))
+        let http = try #require(
+            try TransferSettings.proxyDictionary(proxy: "http://u:p@127.0.0.1:3128", noProxy: "a.test, b.test"))
         #expect(http["HTTPProxy"] == "127.0.0.1" && http["HTTPPort"] == "3128" && http["HTTPSEnable"] == "1")
         #expect(http["ExceptionsList"] == "a.test,b.test")
         #expect(TransferSettings.proxyCredentials(in: "http://u:p@127.0.0.1:3128")! == ("u", "p"))
@@ -139,7 +142,9 @@ struct CLIFormattingTests {
     @Test func pinsParseAndBadPinsAreRefused() throws {
         let digest = Data(repeating: 7, count: 32)
         #expect(try TrustPolicy.parsePins("sha256//\(digest.base64EncodedString())") == [digest])
-        #expect(try TrustPolicy.parsePins("sha256//\(digest.base64EncodedString());sha256//\(digest.base64EncodedString())").count == 2)
+        #expect(
+            try TrustPolicy.parsePins("sha256//\(digest.base64EncodedString());sha256//\(digest.base64EncodedString())")
+                .count == 2)
         #expect(throws: CLIError.self) { try TrustPolicy.parsePins("md5//abc") }
         #expect(throws: CLIError.self) { try TrustPolicy.parsePins("sha256//AAAA") }
     }

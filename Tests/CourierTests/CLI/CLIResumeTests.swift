@@ -31,193 +31,201 @@ private func entries(_ directory: URL) -> Set<String> {
     return result
 }
 
-@Suite("courier get: resuming and retrying")
-struct CLIResumeTests {
-    /// A download cut at several offsets leaves no output file but resume data beside it; `-C -` asks for the rest
-    /// with `Range` and `If-Range` and ends with the exact file and nothing else.
-    @Test(arguments: [1, 65_536, 299_999])
-    func continueAtResumesAfterADrop(offset: Int) async throws {
-        let directory = try makeTemporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        try await withServer { server in
-            serveDroppingFirstRequest(on: server, dropAt: offset)
-            let out = directory.appendingPathComponent("out.bin")
-            let arguments = ["get", server.url("/file").absoluteString, "-o", out.path, "-C", "-"]
-            let first = try await runCourier(arguments)
-            #expect(first.status == 56, "\(first.stderr)")
-            #expect(first.stderr.contains("-C -"))
-            #expect(!FileManager.default.fileExists(atPath: out.path))
-            #expect(FileManager.default.fileExists(atPath: out.path + ".courier-partial"))
-            #expect(entries(directory).contains(".courier-partials"))
+extension CLISuites {
+    @Suite("courier get: resuming and retrying")
+    struct CLIResumeTests {
+        /// A download cut at several offsets leaves no output file but resume data beside it; `-C -` asks for the rest
+        /// with `Range` and `If-Range` and ends with the exact file and nothing else.
+        @Test(arguments: [1, 65_536, 299_999])
+        func continueAtResumesAfterADrop(offset: Int) async throws {
+            let directory = try makeTemporaryDirectory()
+            defer { try? FileManager.default.removeItem(at: directory) }
+            try await withServer { server in
+                serveDroppingFirstRequest(on: server, dropAt: offset)
+                let out = directory.appendingPathComponent("out.bin")
+                let arguments = ["get", server.url("/file").absoluteString, "-o", out.path, "-C", "-"]
+                let first = try await runCourier(arguments)
+                #expect(first.status == 56, "\(first.stderr)")
+                #expect(first.stderr.contains("-C -"))
+                #expect(!FileManager.default.fileExists(atPath: out.path))
+                #expect(FileManager.default.fileExists(atPath: out.path + ".courier-partial"))
+                #expect(entries(directory).contains(".courier-partials"))
 
-            let second = try await runCourier(arguments)
-            #expect(second.status == 0, "\(second.stderr)")
-            #expect(try fileHoldsPattern(out, length: 300_000))
-            let resumed = try #require(server.requests(path: "/file").last)
-            #expect(resumed.header("Range") == "bytes=\(offset)-")
-            #expect(resumed.header("If-Range") == "\"v1\"")
-            #expect(entries(directory) == ["out.bin"])
-        }
-    }
-
-    /// `--retry` continues a dropped download from where it stopped, in the same run.
-    @Test func retryResumesInsteadOfRestarting() async throws {
-        let directory = try makeTemporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        try await withServer { server in
-            serveDroppingFirstRequest(on: server, dropAt: 120_000)
-            let out = directory.appendingPathComponent("out.bin")
-            let result = try await runCourier([
-                "get", server.url("/file").absoluteString, "-o", out.path, "--retry", "2", "--retry-delay", "0",
-            ])
-            #expect(result.status == 0, "\(result.stderr)")
-            #expect(result.stderr.contains("retry 1 of 2"))
-            #expect(try fileHoldsPattern(out, length: 300_000))
-            let requests = server.requests(path: "/file")
-            #expect(requests.count == 2)
-            #expect(requests.last?.header("Range") == "bytes=120000-")
-            #expect(entries(directory) == ["out.bin"])
-        }
-    }
-
-    /// When the file changed on the server, `-C -` starts over and ends with the new file, not a splice.
-    @Test func aChangedValidatorRestartsCleanly() async throws {
-        let directory = try makeTemporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        try await withServer { server in
-            serveDroppingFirstRequest(on: server, dropAt: 100_000)
-            let out = directory.appendingPathComponent("out.bin")
-            let arguments = ["get", server.url("/file").absoluteString, "-o", out.path, "-C", "-"]
-            #expect(try await runCourier(arguments).status == 56)
-            let replacement = Data((0..<250_000).map { UInt8(truncatingIfNeeded: $0 &* 7) })
-            server.serveResource("/file", body: .data(replacement), etag: "\"v2\"")
-            let second = try await runCourier(arguments)
-            #expect(second.status == 0, "\(second.stderr)")
-            #expect(try Data(contentsOf: out) == replacement)
-            #expect(server.requests(path: "/file").last?.header("If-Range") == "\"v1\"")
-            #expect(entries(directory) == ["out.bin"])
-        }
-    }
-
-    /// A server without validators or ranges: nothing can be continued, so `-C -` downloads the whole file again.
-    @Test func noValidatorMeansAFullDownload() async throws {
-        let directory = try makeTemporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        try await withServer { server in
-            let count = NIOLockedValueBox(0)
-            server.route("/plain") { _ in
-                var response = MockResponse(body: .pattern(length: 200_000))
-                if count.withLockedValue({ count in
-                    defer { count += 1 }
-                    return count == 0
-                }) {
-                    response.closeAfterBodyBytes = 50_000
-                }
-                return response
+                let second = try await runCourier(arguments)
+                #expect(second.status == 0, "\(second.stderr)")
+                #expect(try fileHoldsPattern(out, length: 300_000))
+                let resumed = try #require(server.requests(path: "/file").last)
+                #expect(resumed.header("Range") == "bytes=\(offset)-")
+                #expect(resumed.header("If-Range") == "\"v1\"")
+                #expect(entries(directory) == ["out.bin"])
             }
-            let out = directory.appendingPathComponent("out.bin")
-            let arguments = ["get", server.url("/plain").absoluteString, "-o", out.path, "-C", "-"]
-            #expect(try await runCourier(arguments).status == 56)
-            let second = try await runCourier(arguments)
-            #expect(second.status == 0, "\(second.stderr)")
-            #expect(try fileHoldsPattern(out, length: 200_000))
-            #expect(server.requests(path: "/plain").last?.header("Range") == nil)
-            #expect(entries(directory) == ["out.bin"])
         }
-    }
 
-    /// Ctrl-C during a `-C -` download keeps its resume data; the next run finishes it.
-    @Test func anInterruptedContinuableDownloadCanBeFinished() async throws {
-        let directory = try makeTemporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        try await withServer { server in
-            // The first answer trickles (about 10 s), so that the signal comes while it runs.
-            server.serveResource("/file", body: .pattern(length: 300_000)) { request, response in
-                if request.header("Range") == nil {
-                    response.chunkSize = 2048
-                    response.chunkDelay = .milliseconds(60)
-                }
+        /// `--retry` continues a dropped download from where it stopped, in the same run.
+        @Test func retryResumesInsteadOfRestarting() async throws {
+            let directory = try makeTemporaryDirectory()
+            defer { try? FileManager.default.removeItem(at: directory) }
+            try await withServer { server in
+                serveDroppingFirstRequest(on: server, dropAt: 120_000)
+                let out = directory.appendingPathComponent("out.bin")
+                let result = try await runCourier([
+                    "get", server.url("/file").absoluteString, "-o", out.path, "--retry", "2", "--retry-delay", "0",
+                ])
+                #expect(result.status == 0, "\(result.stderr)")
+                #expect(result.stderr.contains("retry 1 of 2"))
+                #expect(try fileHoldsPattern(out, length: 300_000))
+                let requests = server.requests(path: "/file")
+                #expect(requests.count == 2)
+                #expect(requests.last?.header("Range") == "bytes=120000-")
+                #expect(entries(directory) == ["out.bin"])
             }
-            let out = directory.appendingPathComponent("out.bin")
-            let arguments = ["get", server.url("/file").absoluteString, "-o", out.path, "-C", "-"]
-            let process = try ChildProcess(courierBinary().path, arguments)
-            let partials = directory.appendingPathComponent(".courier-partials")
-            var flowing = false
-            for _ in 0..<500 {
-                let sizes = filesIn(partials).compactMap {
-                    try? FileManager.default.attributesOfItem(atPath: partials.appendingPathComponent($0).path)[.size]
-                        as? Int
-                }
-                if sizes.contains(where: { $0 > 4096 }) {
-                    flowing = true
-                    break
-                }
-                try await Task.sleep(for: .milliseconds(20))
-            }
-            #expect(flowing)
-            process.send(SIGINT)
-            #expect(await process.exitStatus() == 130)
-            #expect(!FileManager.default.fileExists(atPath: out.path))
-            #expect(FileManager.default.fileExists(atPath: out.path + ".courier-partial"))
-
-            let second = try await runCourier(arguments)
-            #expect(second.status == 0, "\(second.stderr)")
-            #expect(try fileHoldsPattern(out, length: 300_000))
-            let range = try #require(server.requests(path: "/file").last?.header("Range"))
-            #expect(range.hasPrefix("bytes=") && range != "bytes=0-")
-            #expect(entries(directory) == ["out.bin"])
         }
-    }
 
-    /// A record for another URL is not continued: the bytes would belong to another file.
-    @Test func aRecordForAnotherURLIsIgnored() async throws {
-        let directory = try makeTemporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        try await withServer { server in
-            serveDroppingFirstRequest(on: server, dropAt: 10_000)
-            server.serveResource("/other", body: .pattern(length: 50_000))
-            let out = directory.appendingPathComponent("out.bin")
-            #expect(try await runCourier(["get", server.url("/file").absoluteString, "-o", out.path, "-C", "-"]).status == 56)
-            let other = try await runCourier(["get", server.url("/other").absoluteString, "-o", out.path, "-C", "-"])
-            #expect(other.status == 0, "\(other.stderr)")
-            #expect(other.stderr.contains("another URL"))
-            #expect(try fileHoldsPattern(out, length: 50_000))
-            #expect(server.requests(path: "/other").last?.header("Range") == nil)
-        }
-    }
-
-    /// 503 with `Retry-After: 0`, then the file: `--retry` asks again and the error body is never written.
-    @Test func retryAsksAgainAfterATransientStatus() async throws {
-        let directory = try makeTemporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        try await withServer { server in
-            let count = NIOLockedValueBox(0)
-            server.route("/busy") { _ in
-                let attempt = count.withLockedValue { count in
-                    defer { count += 1 }
-                    return count
-                }
-                return attempt == 0
-                    ? MockResponse(status: 503, headers: [("Retry-After", "0")], body: .data(Data("busy".utf8)))
-                    : MockResponse(body: .pattern(length: 10_000))
+        /// When the file changed on the server, `-C -` starts over and ends with the new file, not a splice.
+        @Test func aChangedValidatorRestartsCleanly() async throws {
+            let directory = try makeTemporaryDirectory()
+            defer { try? FileManager.default.removeItem(at: directory) }
+            try await withServer { server in
+                serveDroppingFirstRequest(on: server, dropAt: 100_000)
+                let out = directory.appendingPathComponent("out.bin")
+                let arguments = ["get", server.url("/file").absoluteString, "-o", out.path, "-C", "-"]
+                #expect(try await runCourier(arguments).status == 56)
+                let replacement = Data((0..<250_000).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+                server.serveResource("/file", body: .data(replacement), etag: "\"v2\"")
+                let second = try await runCourier(arguments)
+                #expect(second.status == 0, "\(second.stderr)")
+                #expect(try Data(contentsOf: out) == replacement)
+                #expect(server.requests(path: "/file").last?.header("If-Range") == "\"v1\"")
+                #expect(entries(directory) == ["out.bin"])
             }
-            server.route("/down", response: MockResponse(status: 503, body: .data(Data("down".utf8))))
-            let out = directory.appendingPathComponent("out.bin")
-            let result = try await runCourier([
-                "get", server.url("/busy").absoluteString, "-o", out.path, "--retry", "3", "--retry-delay", "0",
-            ])
-            #expect(result.status == 0, "\(result.stderr)")
-            #expect(try fileHoldsPattern(out, length: 10_000))
-            #expect(server.requests(path: "/busy").count == 2)
+        }
 
-            // Retries used up: the last answer is the result, and with -f it is an error.
-            let down = directory.appendingPathComponent("down.bin")
-            let failed = try await runCourier([
-                "get", server.url("/down").absoluteString, "-o", down.path, "--retry", "2", "--retry-delay", "0", "-f",
-            ])
-            #expect(failed.status == 22)
-            #expect(server.requests(path: "/down").count == 3)
-            #expect(entries(directory) == ["out.bin"])
+        /// A server without validators or ranges: nothing can be continued, so `-C -` downloads the whole file again.
+        @Test func noValidatorMeansAFullDownload() async throws {
+            let directory = try makeTemporaryDirectory()
+            defer { try? FileManager.default.removeItem(at: directory) }
+            try await withServer { server in
+                let count = NIOLockedValueBox(0)
+                server.route("/plain") { _ in
+                    var response = MockResponse(body: .pattern(length: 200_000))
+                    if count.withLockedValue({ count in
+                        defer { count += 1 }
+                        return count == 0
+                    }) {
+                        response.closeAfterBodyBytes = 50_000
+                    }
+                    return response
+                }
+                let out = directory.appendingPathComponent("out.bin")
+                let arguments = ["get", server.url("/plain").absoluteString, "-o", out.path, "-C", "-"]
+                #expect(try await runCourier(arguments).status == 56)
+                let second = try await runCourier(arguments)
+                #expect(second.status == 0, "\(second.stderr)")
+                #expect(try fileHoldsPattern(out, length: 200_000))
+                #expect(server.requests(path: "/plain").last?.header("Range") == nil)
+                #expect(entries(directory) == ["out.bin"])
+            }
+        }
+
+        /// Ctrl-C during a `-C -` download keeps its resume data; the next run finishes it.
+        @Test func anInterruptedContinuableDownloadCanBeFinished() async throws {
+            let directory = try makeTemporaryDirectory()
+            defer { try? FileManager.default.removeItem(at: directory) }
+            try await withServer { server in
+                // The first answer trickles (about 10 s), so that the signal comes while it runs.
+                server.serveResource("/file", body: .pattern(length: 300_000)) { request, response in
+                    if request.header("Range") == nil {
+                        response.chunkSize = 2048
+                        response.chunkDelay = .milliseconds(60)
+                    }
+                }
+                let out = directory.appendingPathComponent("out.bin")
+                let arguments = ["get", server.url("/file").absoluteString, "-o", out.path, "-C", "-"]
+                let process = try ChildProcess(courierBinary().path, arguments)
+                let partials = directory.appendingPathComponent(".courier-partials")
+                var flowing = false
+                for _ in 0..<500 {
+                    let sizes = filesIn(partials).compactMap {
+                        try? FileManager.default.attributesOfItem(atPath: partials.appendingPathComponent($0).path)[
+                            .size]
+                            as? Int
+                    }
+                    if sizes.contains(where: { $0 > 4096 }) {
+                        flowing = true
+                        break
+                    }
+                    try await Task.sleep(for: .milliseconds(20))
+                }
+                #expect(flowing)
+                process.send(SIGINT)
+                #expect(await process.exitStatus() == 130)
+                #expect(!FileManager.default.fileExists(atPath: out.path))
+                #expect(FileManager.default.fileExists(atPath: out.path + ".courier-partial"))
+
+                let second = try await runCourier(arguments)
+                #expect(second.status == 0, "\(second.stderr)")
+                #expect(try fileHoldsPattern(out, length: 300_000))
+                let range = try #require(server.requests(path: "/file").last?.header("Range"))
+                #expect(range.hasPrefix("bytes=") && range != "bytes=0-")
+                #expect(entries(directory) == ["out.bin"])
+            }
+        }
+
+        /// A record for another URL is not continued: the bytes would belong to another file.
+        @Test func aRecordForAnotherURLIsIgnored() async throws {
+            let directory = try makeTemporaryDirectory()
+            defer { try? FileManager.default.removeItem(at: directory) }
+            try await withServer { server in
+                serveDroppingFirstRequest(on: server, dropAt: 10_000)
+                server.serveResource("/other", body: .pattern(length: 50_000))
+                let out = directory.appendingPathComponent("out.bin")
+                #expect(
+                    try await runCourier(["get", server.url("/file").absoluteString, "-o", out.path, "-C", "-"]).status
+                        == 56)
+                let other = try await runCourier([
+                    "get", server.url("/other").absoluteString, "-o", out.path, "-C", "-",
+                ])
+                #expect(other.status == 0, "\(other.stderr)")
+                #expect(other.stderr.contains("another URL"))
+                #expect(try fileHoldsPattern(out, length: 50_000))
+                #expect(server.requests(path: "/other").last?.header("Range") == nil)
+            }
+        }
+
+        /// 503 with `Retry-After: 0`, then the file: `--retry` asks again and the error body is never written.
+        @Test func retryAsksAgainAfterATransientStatus() async throws {
+            let directory = try makeTemporaryDirectory()
+            defer { try? FileManager.default.removeItem(at: directory) }
+            try await withServer { server in
+                let count = NIOLockedValueBox(0)
+                server.route("/busy") { _ in
+                    let attempt = count.withLockedValue { count in
+                        defer { count += 1 }
+                        return count
+                    }
+                    return attempt == 0
+                        ? MockResponse(status: 503, headers: [("Retry-After", "0")], body: .data(Data("busy".utf8)))
+                        : MockResponse(body: .pattern(length: 10_000))
+                }
+                server.route("/down", response: MockResponse(status: 503, body: .data(Data("down".utf8))))
+                let out = directory.appendingPathComponent("out.bin")
+                let result = try await runCourier([
+                    "get", server.url("/busy").absoluteString, "-o", out.path, "--retry", "3", "--retry-delay", "0",
+                ])
+                #expect(result.status == 0, "\(result.stderr)")
+                #expect(try fileHoldsPattern(out, length: 10_000))
+                #expect(server.requests(path: "/busy").count == 2)
+
+                // Retries used up: the last answer is the result, and with -f it is an error.
+                let down = directory.appendingPathComponent("down.bin")
+                let failed = try await runCourier([
+                    "get", server.url("/down").absoluteString, "-o", down.path, "--retry", "2", "--retry-delay", "0",
+                    "-f",
+                ])
+                #expect(failed.status == 22)
+                #expect(server.requests(path: "/down").count == 3)
+                #expect(entries(directory) == ["out.bin"])
+            }
         }
     }
 }

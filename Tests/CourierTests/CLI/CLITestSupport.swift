@@ -1,5 +1,4 @@
 import Foundation
-import NIOConcurrencyHelpers
 
 #if canImport(Glibc)
     import Glibc
@@ -14,30 +13,18 @@ func courierBinary() -> URL {
     return directory.deletingLastPathComponent().appendingPathComponent("courier")
 }
 
-/// Runs the built `courier` executable and captures its output. The blocking reads and the wait run on a dispatch
-/// queue, never on Swift concurrency's few threads, which every other test needs (a blocked cooperative pool made
-/// timing tests elsewhere miss their marks).
+/// Runs the built `courier` executable and captures its output. The blocking reads and the wait run on threads of
+/// their own (``onOwnThread(_:)``), never on the threads every other test needs.
 func runCourier(_ arguments: [String], environment: [String: String]? = nil) async throws -> (
     status: Int32, stdout: Data, stderr: String
 ) {
     let child = try ChildProcess(
         courierBinary().path, arguments, environment: environment, standardOutput: .pipe, standardError: .pipe)
-    let (stdout, stderr) = await withCheckedContinuation { continuation in
-        DispatchQueue.global().async {
-            // Standard error on its own thread, so that neither pipe fills while the other is read.
-            let group = DispatchGroup()
-            let stderr = NIOLockedValueBox(Data())
-            DispatchQueue.global().async(group: group) {
-                let data = child.standardError?.readDataToEndOfFile() ?? Data()
-                stderr.withLockedValue { $0 = data }
-            }
-            let stdout = child.standardOutput?.readDataToEndOfFile() ?? Data()
-            group.wait()
-            continuation.resume(returning: (stdout, stderr.withLockedValue { $0 }))
-        }
-    }
+    // Each pipe on its own thread, so that neither fills while the other is read.
+    async let stderr = onOwnThread { child.standardError?.readDataToEndOfFile() ?? Data() }
+    let stdout = await onOwnThread { child.standardOutput?.readDataToEndOfFile() ?? Data() }
     let status = await child.exitStatus()
-    return (status, stdout, String(decoding: stderr, as: UTF8.self))
+    return (status, stdout, String(decoding: await stderr, as: UTF8.self))
 }
 
 /// A pseudo-terminal for running the tool as if a person watched: the tool's standard error is the terminal
@@ -63,7 +50,9 @@ final class PseudoTerminal: Sendable {
             try symbol("unlockpt", as: Setup.self)(controller) == 0,
             try symbol("ptsname_r", as: Name.self)(controller, &name, name.count) == 0
         else { throw POSIXError(.EIO) }
-        terminal = open(String(decoding: name.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self), O_RDWR | O_NOCTTY)
+        terminal = open(
+            String(decoding: name.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self),
+            O_RDWR | O_NOCTTY)
         guard terminal >= 0 else { throw POSIXError(.EIO) }
         var size = winsize(ws_row: rows, ws_col: columns, ws_xpixel: 0, ws_ypixel: 0)
         _ = ioctl(controller, UInt(TIOCSWINSZ), &size)
@@ -71,22 +60,20 @@ final class PseudoTerminal: Sendable {
 
     /// Everything the child draws until it exits and the terminal closes, read on a dispatch thread.
     func readAll() async -> [UInt8] {
-        await withCheckedContinuation { continuation in
-            DispatchQueue.global().async {
-                var bytes: [UInt8] = []
-                var buffer = [UInt8](repeating: 0, count: 4096)
-                while true {
-                    let count = read(self.controller, &buffer, buffer.count)
-                    if count > 0 {
-                        bytes += buffer[0..<count]
-                    } else if count < 0 && errno == EINTR {
-                        continue
-                    } else {
-                        break  // EIO: every terminal-side descriptor is closed
-                    }
+        await onOwnThread {
+            var bytes: [UInt8] = []
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while true {
+                let count = read(self.controller, &buffer, buffer.count)
+                if count > 0 {
+                    bytes += buffer[0..<count]
+                } else if count < 0 && errno == EINTR {
+                    continue
+                } else {
+                    break  // EIO: every terminal-side descriptor is closed
                 }
-                continuation.resume(returning: bytes)
             }
+            return bytes
         }
     }
 

@@ -9,7 +9,6 @@ import Testing
     import Glibc
 #endif
 
-
 private func peakResidentBytes(of pid: Int32) -> Int {
     guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
         let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") })
@@ -25,24 +24,22 @@ private func slowlyReadCourierGet(_ url: URL, pauseEvery: Int) async throws -> (
     let process = try ChildProcess(courierBinary().path, ["get", url.absoluteString], standardOutput: .pipe)
     let pid = process.processIdentifier
     let out = try #require(process.standardOutput)
-    let result: (Int, Int, Int) = await withCheckedContinuation { continuation in
-        // Blocking reads, off the cooperative pool.
-        DispatchQueue.global().async {
-            var count = 0
-            var nonZero = 0
-            var peak = peakResidentBytes(of: pid)
-            var nextPause = pauseEvery
-            while let chunk = try? out.read(upToCount: 64 * 1024), !chunk.isEmpty {
-                count += chunk.count
-                nonZero += chunk.reduce(0) { $0 + ($1 == 0 ? 0 : 1) }
-                if count >= nextPause {
-                    nextPause += pauseEvery
-                    peak = max(peak, peakResidentBytes(of: pid))
-                    usleep(20_000)
-                }
+    // Blocking reads, on a thread of their own.
+    let result: (Int, Int, Int) = await onOwnThread {
+        var count = 0
+        var nonZero = 0
+        var peak = peakResidentBytes(of: pid)
+        var nextPause = pauseEvery
+        while let chunk = try? out.read(upToCount: 64 * 1024), !chunk.isEmpty {
+            count += chunk.count
+            nonZero += chunk.reduce(0) { $0 + ($1 == 0 ? 0 : 1) }
+            if count >= nextPause {
+                nextPause += pauseEvery
+                peak = max(peak, peakResidentBytes(of: pid))
+                usleep(20_000)
             }
-            continuation.resume(returning: (count, nonZero, peak))
         }
+        return (count, nonZero, peak)
     }
     await process.exitStatus()
     return result

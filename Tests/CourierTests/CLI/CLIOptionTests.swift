@@ -1,0 +1,269 @@
+import CourierMockServer
+import CourierTestSupport
+import Crypto
+import Foundation
+import NIOConcurrencyHelpers
+import SwiftASN1
+import Testing
+import X509
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Writes the shared test CA's certificate as PEM into `directory`.
+private func writeAuthorityPEM(in directory: URL) throws -> URL {
+    let url = directory.appendingPathComponent("ca.pem")
+    let base64 = SharedTestTLS.authorityDER.base64EncodedString(options: [.lineLength64Characters])
+    try Data("-----BEGIN CERTIFICATE-----\n\(base64)\n-----END CERTIFICATE-----\n".utf8).write(to: url)
+    return url
+}
+
+/// `sha256//…` of the SubjectPublicKeyInfo of a DER certificate, computed here independently of the tool.
+private func pin(ofCertificate der: Data) throws -> String {
+    let certificate = try Certificate(derEncoded: Array(der))
+    var serializer = DER.Serializer()
+    try serializer.serialize(certificate.publicKey)
+    return "sha256//" + Data(SHA256.hash(data: serializer.serializedBytes)).base64EncodedString()
+}
+
+extension CLISuites {
+    @Suite("courier get: options")
+    struct CLIOptionTests {
+        @Test func headSendsHEADAndWritesTheHead() async throws {
+            try await withServer { server in
+                server.route(
+                    "/doc", response: MockResponse(headers: [("X-Kind", "doc")], body: .data(Data("body".utf8))))
+                let result = try await runCourier(["get", "-I", server.url("/doc").absoluteString])
+                #expect(result.status == 0)
+                let text = String(decoding: result.stdout, as: UTF8.self)
+                #expect(text.hasPrefix("HTTP/1.1 200\r\n"))
+                #expect(text.contains("X-Kind: doc\r\n"))
+                #expect(!text.contains("body"))
+                #expect(server.requests(path: "/doc").first?.method == "HEAD")
+            }
+        }
+
+        @Test func userAgentRefererAndHeadersAreSent() async throws {
+            try await withServer { server in
+                server.route("/h", response: .ok("ok"))
+                let result = try await runCourier([
+                    "get", server.url("/h").absoluteString, "-A", "courier-test/1", "-e", "http://from.example/",
+                    "-H", "X-One: 1",
+                ])
+                #expect(result.status == 0)
+                let request = try #require(server.requests(path: "/h").first)
+                #expect(request.header("User-Agent") == "courier-test/1")
+                #expect(request.header("Referer") == "http://from.example/")
+                #expect(request.header("X-One") == "1")
+            }
+        }
+
+        /// `-u` answers the 401 challenge; wrong credentials leave the 401 as the answer (22 with `-f`); `-v` masks
+        /// the credentials it shows.
+        @Test func userAnswersTheChallengeAndVerboseMasksIt() async throws {
+            try await withServer { server in
+                server.protect("/secret", user: "ann", password: "s3cret", response: .ok("the secret"))
+                let good = try await runCourier(["get", server.url("/secret").absoluteString, "-u", "ann:s3cret", "-v"])
+                #expect(good.status == 0, "\(good.stderr)")
+                #expect(good.stdout == Data("the secret".utf8))
+                #expect(good.stderr.contains("> GET /secret HTTP/1.1"))
+                #expect(good.stderr.contains("< HTTP/1.1 401"))
+                #expect(good.stderr.contains("< HTTP/1.1 200"))
+                #expect(good.stderr.contains("Authorization: Basic [masked]"))
+                #expect(!good.stderr.contains(Data("ann:s3cret".utf8).base64EncodedString()))
+                let bad = try await runCourier(["get", server.url("/secret").absoluteString, "-u", "ann:wrong", "-f"])
+                #expect(bad.status == 22)
+            }
+        }
+
+        /// `-b FILE` sends the file's cookies; `-c FILE` writes every cookie of the run, 0600, in Netscape format.
+        @Test func cookieFilesAreReadAndWritten() async throws {
+            let directory = try makeTemporaryDirectory()
+            defer { try? FileManager.default.removeItem(at: directory) }
+            try await withServer { server in
+                server.route(
+                    "/login", response: MockResponse(headers: [("Set-Cookie", "session=abc123; Path=/; HttpOnly")]))
+                server.route("/page", response: .ok("page"))
+                let input = directory.appendingPathComponent("in.txt")
+                try Data("127.0.0.1\tFALSE\t/\tFALSE\t0\ttheme\tdark\n".utf8).write(to: input)
+                let jar = directory.appendingPathComponent("jar.txt")
+                let result = try await runCourier([
+                    "get", server.url("/login").absoluteString, server.url("/page").absoluteString, "-b", input.path,
+                    "-c", jar.path,
+                ])
+                #expect(result.status == 0, "\(result.stderr)")
+                #expect(server.requests(path: "/login").first?.header("Cookie") == "theme=dark")
+                let cookie = try #require(server.requests(path: "/page").first?.header("Cookie"))
+                #expect(cookie.contains("theme=dark") && cookie.contains("session=abc123"))
+                let written = try String(contentsOf: jar, encoding: .utf8)
+                #expect(written.hasPrefix("# Netscape HTTP Cookie File"))
+                #expect(written.contains("#HttpOnly_127.0.0.1\tFALSE\t/\tFALSE\t0\tsession\tabc123"))
+                #expect(written.contains("\ttheme\tdark"))
+                var info = stat()
+                #expect(stat(jar.path, &info) == 0 && info.st_mode & 0o777 == 0o600)
+                // A literal cookie string is sent as it is.
+                let literal = try await runCourier(["get", server.url("/page").absoluteString, "-b", "a=1; b=2"])
+                #expect(literal.status == 0)
+                #expect(server.requests(path: "/page").last?.header("Cookie") == "a=1; b=2")
+            }
+        }
+
+        @Test func redirectsAreFollowedUpToMaxRedirs() async throws {
+            try await withServer { server in
+                server.route("/r1", response: MockResponse(status: 302, headers: [("Location", "/r2")]))
+                server.route("/r2", response: MockResponse(status: 302, headers: [("Location", "/end")]))
+                server.route("/end", response: .ok("end"))
+                let followed = try await runCourier([
+                    "get", server.url("/r1").absoluteString, "-w", "\\n%{http_code} %{num_redirects} %{url_effective}",
+                ])
+                #expect(followed.status == 0)
+                #expect(
+                    String(decoding: followed.stdout, as: UTF8.self)
+                        == "end\n200 2 \(server.url("/end").absoluteString)")
+                let capped = try await runCourier(["get", server.url("/r1").absoluteString, "--max-redirs", "1"])
+                #expect(capped.status == 47)
+                #expect(capped.stderr.contains("--max-redirs"))
+            }
+        }
+
+        @Test func writeOutReportsTheTransfer() async throws {
+            try await withServer { server in
+                server.route(
+                    "/w",
+                    response: MockResponse(headers: [("Content-Type", "text/x-test")], body: .pattern(length: 4321)))
+                let result = try await runCourier([
+                    "get", server.url("/w").absoluteString, "-o", "/dev/null", "-w",
+                    "%{http_code}|%{size_download}|%{http_version}|%{content_type}|%{time_total}|%{time_connect}|%{time_starttransfer}|%{speed_download}|%{exitcode}",
+                ])
+                #expect(result.status == 0, "\(result.stderr)")
+                let fields = String(decoding: result.stdout, as: UTF8.self).split(separator: "|").map(String.init)
+                #expect(fields.count == 9)
+                #expect(Array(fields.prefix(4)) == ["200", "4321", "1.1", "text/x-test"])
+                let total = try #require(Double(fields[4]))
+                let connect = try #require(Double(fields[5]))
+                let firstByte = try #require(Double(fields[6]))
+                #expect(total > 0 && connect > 0 && connect <= firstByte && firstByte <= total)
+                #expect((Double(fields[7]) ?? 0) > 0)
+                #expect(fields[8] == "0")
+            }
+        }
+
+        /// An untrusted certificate exits 60; `--cacert` trusts its CA; `-k` accepts it; `--pin` checks the key (90 on
+        /// a mismatch); `-v` names the TLS version and the certificate.
+        @Test func trustOptions() async throws {
+            let directory = try makeTemporaryDirectory()
+            defer { try? FileManager.default.removeItem(at: directory) }
+            try await withServer(.https, tlsIdentity: SharedTestTLS.serverIdentity) { server in
+                server.route("/t", response: .ok("trusted"))
+                let url = server.url("/t").absoluteString
+                let untrusted = try await runCourier(["get", url])
+                #expect(untrusted.status == 60, "\(untrusted.stderr)")
+                let ca = try writeAuthorityPEM(in: directory)
+                let withCA = try await runCourier(["get", url, "--cacert", ca.path, "-v"])
+                #expect(withCA.status == 0, "\(withCA.stderr)")
+                #expect(withCA.stdout == Data("trusted".utf8))
+                #expect(withCA.stderr.contains("* TLS: TLSv1."))
+                #expect(withCA.stderr.contains("* Server certificate:"))
+                #expect(try await runCourier(["get", url, "-k"]).status == 0)
+
+                let leaf = try #require(SharedTestTLS.serverIdentity.certificateChainDER.first)
+                let rightPin = try pin(ofCertificate: Data(leaf))
+                #expect(try await runCourier(["get", url, "--cacert", ca.path, "--pin", rightPin]).status == 0)
+                let wrongPin = "sha256//" + Data(repeating: 1, count: 32).base64EncodedString()
+                let mismatch = try await runCourier(["get", url, "--cacert", ca.path, "--pin", wrongPin])
+                #expect(mismatch.status == 90)
+                #expect(mismatch.stderr.contains("--pin"))
+                // A pin does not make an untrusted certificate trusted.
+                #expect(try await runCourier(["get", url, "--pin", rightPin]).status == 60)
+                #expect(try await runCourier(["get", url, "--cacert", "/nonexistent/ca.pem"]).status == 77)
+            }
+        }
+
+        @Test func httpVersionsFollowTheOptions() async throws {
+            let server = MockServer(scheme: .http2, tlsIdentity: SharedTestTLS.serverIdentity)
+            try await server.start()
+            defer { Task { try? await server.shutdown() } }
+            server.route("/v", response: .ok("v"))
+            let url = server.url("/v").absoluteString
+            let two = try await runCourier(["get", url, "-k", "--http2", "-w", " %{http_version}"])
+            #expect(String(decoding: two.stdout, as: UTF8.self) == "v 2", "\(two.stderr)")
+            let one = try await runCourier(["get", url, "-k", "--http1.1", "-w", " %{http_version}"])
+            #expect(String(decoding: one.stdout, as: UTF8.self) == "v 1.1", "\(one.stderr)")
+            #expect(try await runCourier(["get", url, "--http1.1", "--http2"]).status == 2)
+        }
+
+        @Test func proxyAndNoProxy() async throws {
+            let proxy = MockProxy()
+            try await proxy.start()
+            do {
+                try await withServer { origin in
+                    origin.route("/p", response: .ok("origin"))
+                    let url = origin.url("/p").absoluteString
+                    let proxied = try await runCourier(["get", url, "--proxy", "http://127.0.0.1:\(proxy.port)"])
+                    #expect(proxied.status == 0, "\(proxied.stderr)")
+                    #expect(proxied.stdout == Data("origin".utf8))
+                    #expect(proxy.requests.count == 1)
+                    let direct = try await runCourier([
+                        "get", url, "--proxy", "http://127.0.0.1:\(proxy.port)", "--noproxy", "127.0.0.1",
+                    ])
+                    #expect(direct.status == 0)
+                    #expect(proxy.requests.count == 1)
+                    #expect(origin.requests(path: "/p").count == 2)
+                }
+                try await proxy.shutdown()
+            } catch {
+                try? await proxy.shutdown()
+                throw error
+            }
+        }
+
+        /// `-O` takes the name from Content-Disposition, reduced to a plain name in the output folder (Courier's
+        /// `suggestedFilename` already turns the slashes of a hostile name into `_`).
+        @Test func remoteNameStaysInTheOutputFolder() async throws {
+            let directory = try makeTemporaryDirectory()
+            defer { try? FileManager.default.removeItem(at: directory) }
+            try await withServer { server in
+                server.route(
+                    "/get",
+                    response: MockResponse(
+                        headers: [("Content-Disposition", "attachment; filename=\"../../escape.txt\"")],
+                        body: .data(Data("named".utf8))))
+                server.route("/files/report.csv", response: .ok("a,b"))
+                let result = try await runCourier([
+                    "get", "-O", "--output-dir", directory.path, server.url("/get").absoluteString,
+                    server.url("/files/report.csv").absoluteString,
+                ])
+                #expect(result.status == 0, "\(result.stderr)")
+                #expect(Set(filesIn(directory)) == ["_.._escape.txt", "report.csv"])
+                #expect(try Data(contentsOf: directory.appendingPathComponent("_.._escape.txt")) == Data("named".utf8))
+                #expect(
+                    !FileManager.default.fileExists(
+                        atPath: directory.deletingLastPathComponent().appendingPathComponent("escape.txt").path))
+            }
+        }
+
+        @Test func usageErrorsExitWithTwo() async throws {
+            #expect(try await runCourier(["get", "http://127.0.0.1:1/", "-C", "-"]).status == 2)
+            #expect(try await runCourier(["get", "http://127.0.0.1:1/", "-C", "100", "-o", "/tmp/x"]).status == 2)
+            #expect(try await runCourier(["get", "http://127.0.0.1:1/", "--limit-rate", "fast"]).status == 2)
+            #expect(try await runCourier(["get", "http://127.0.0.1:1/", "--pin", "md5//x"]).status == 2)
+            #expect(try await runCourier(["get", "http://127.0.0.1:1/", "-o", "a", "-o", "b"]).status == 2)
+            #expect(try await runCourier(["get", "ftp://127.0.0.1/"]).status == 1)
+        }
+
+        /// `courier help` and `--help` describe the options and the exit statuses.
+        @Test func helpDescribesOptionsAndExitStatuses() async throws {
+            let help = try await runCourier(["help", "get"])
+            #expect(help.status == 0)
+            let text = String(decoding: help.stdout, as: UTF8.self)
+            for needle in [
+                "--continue-at", "--retry", "--parallel", "--limit-rate", "--pin", "--insecure", "DANGEROUS",
+                "EXIT STATUS", "60", "FILE.courier-partial", "--write-out", "%{time_appconnect}",
+            ] {
+                #expect(text.contains(needle), "\(needle)")
+            }
+            #expect(try await runCourier(["--help"]).status == 0)
+        }
+    }
+}

@@ -1,0 +1,78 @@
+import CourierMockServer
+import CourierTestSupport
+import Foundation
+import Testing
+
+extension CLISuites {
+    /// Several URLs in one command, at once with `-Z`, and `--limit-rate`.
+    @Suite("courier get: several transfers and rate limits")
+    struct CLIParallelTests {
+        /// Four downloads at once, each byte-exact in its own file; a summary line; the first failure's status.
+        @Test func parallelDownloadsAreByteExact() async throws {
+            let directory = try makeTemporaryDirectory()
+            defer { try? FileManager.default.removeItem(at: directory) }
+            try await withServer { server in
+                let lengths: [Int64] = [1, 70_000, 300_000, 1_000_000]
+                for (index, length) in lengths.enumerated() {
+                    var response = MockResponse(body: .pattern(length: length))
+                    response.chunkSize = 8192
+                    response.chunkDelay = .milliseconds(2)
+                    server.route("/f\(index)", response: response)
+                }
+                server.route("/missing", response: .status(404))
+                var arguments = ["get", "-Z", "--parallel-max", "3", "-f"]
+                for index in lengths.indices {
+                    arguments += ["-o", directory.appendingPathComponent("f\(index).bin").path]
+                }
+                arguments += lengths.indices.map { server.url("/f\($0)").absoluteString }
+                arguments.append(server.url("/missing").absoluteString)
+                let result = try await runCourier(arguments)
+                #expect(result.status == 22, "\(result.stderr)")
+                #expect(result.stderr.contains("5 transfers, 4 succeeded, 1 failed"))
+                for (index, length) in lengths.enumerated() {
+                    #expect(try fileHoldsPattern(directory.appendingPathComponent("f\(index).bin"), length: length))
+                }
+                // The failed one wrote to standard output (no -o for it): nothing, as -f asks.
+                #expect(result.stdout.isEmpty)
+                #expect(Set(filesIn(directory)) == Set(lengths.indices.map { "f\($0).bin" }))
+            }
+        }
+
+        /// The transfers of a command without `-Z` run one after another, in order.
+        @Test func sequentialTransfersRunInOrder() async throws {
+            try await withServer { server in
+                server.route("/a", response: .ok("A"))
+                server.route("/b", response: .ok("B"))
+                let result = try await runCourier([
+                    "get", server.url("/a").absoluteString, server.url("/b").absoluteString,
+                ])
+                #expect(result.status == 0)
+                #expect(result.stdout == Data("AB".utf8))
+                #expect(server.requests.map(\.target) == ["/a", "/b"])
+            }
+        }
+
+        /// `--limit-rate 100K` over a 300 KiB body: about 3 s, within 20% of the rate (from the tool's own
+        /// `%{speed_download}`, and the wall clock as a floor).
+        @Test func limitRateHoldsTheRate() async throws {
+            let directory = try makeTemporaryDirectory()
+            defer { try? FileManager.default.removeItem(at: directory) }
+            try await withServer { server in
+                server.route("/r", response: MockResponse(body: .pattern(length: 300 * 1024)))
+                let out = directory.appendingPathComponent("r.bin")
+                let started = ContinuousClock.now
+                let result = try await runCourier([
+                    "get", server.url("/r").absoluteString, "-o", out.path, "--limit-rate", "100K", "-w",
+                    "%{speed_download}",
+                ])
+                let elapsed = ContinuousClock.now - started
+                #expect(result.status == 0, "\(result.stderr)")
+                #expect(try fileHoldsPattern(out, length: 300 * 1024))
+                let speed = try #require(Double(String(decoding: result.stdout, as: UTF8.self)))
+                #expect(speed <= 1.2 * 102_400 && speed >= 0.8 * 102_400, "\(speed) B/s")
+                // It cannot have been faster than the rate allows (less the first burst).
+                #expect(elapsed >= .milliseconds(2400))
+            }
+        }
+    }
+}
