@@ -109,6 +109,25 @@ extension CLISuites {
             }
         }
 
+        /// `--compressed` (and no option: URLSession always asks) decodes a gzip body; `%{size_download}` counts
+        /// the decoded bytes.
+        @Test(arguments: [true, false])
+        func compressedBodiesAreDecoded(withOption: Bool) async throws {
+            try await withServer { server in
+                let text = String(repeating: "courier compresses well. ", count: 400)
+                let gzipped = Deflater.compress(Array(text.utf8), as: .gzip)
+                server.route(
+                    "/z",
+                    response: MockResponse(headers: [("Content-Encoding", "gzip")], body: .data(Data(gzipped))))
+                let result = try await runCourier(
+                    ["get", server.url("/z").absoluteString, "-w", "|%{size_download}"]
+                        + (withOption ? ["--compressed"] : []))
+                #expect(result.status == 0)
+                #expect(String(decoding: result.stdout, as: UTF8.self) == text + "|\(text.utf8.count)")
+                #expect(server.requests(path: "/z").first?.header("Accept-Encoding")?.contains("gzip") == true)
+            }
+        }
+
         @Test func redirectsAreFollowedUpToMaxRedirs() async throws {
             try await withServer { server in
                 server.route("/r1", response: MockResponse(status: 302, headers: [("Location", "/r2")]))

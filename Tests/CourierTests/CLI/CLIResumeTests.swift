@@ -62,11 +62,12 @@ extension CLISuites {
         }
 
         /// `--retry` continues a dropped download from where it stopped, in the same run.
-        @Test func retryResumesInsteadOfRestarting() async throws {
+        @Test(arguments: [1000, 120_000, 299_000])
+        func retryResumesInsteadOfRestarting(offset: Int) async throws {
             let directory = try makeTemporaryDirectory()
             defer { try? FileManager.default.removeItem(at: directory) }
             try await withServer { server in
-                serveDroppingFirstRequest(on: server, dropAt: 120_000)
+                serveDroppingFirstRequest(on: server, dropAt: offset)
                 let out = directory.appendingPathComponent("out.bin")
                 let result = try await runCourier([
                     "get", server.url("/file").absoluteString, "-o", out.path, "--retry", "2", "--retry-delay", "0",
@@ -76,7 +77,7 @@ extension CLISuites {
                 #expect(try fileHoldsPattern(out, length: 300_000))
                 let requests = server.requests(path: "/file")
                 #expect(requests.count == 2)
-                #expect(requests.last?.header("Range") == "bytes=120000-")
+                #expect(requests.last?.header("Range") == "bytes=\(offset)-")
                 #expect(entries(directory) == ["out.bin"])
             }
         }

@@ -234,6 +234,31 @@ struct HTTP2Tests {
         }
     }
 
+    /// `courierAllowsHTTP2 = false` offers only `http/1.1`: an h2 server then speaks HTTP/1.1 (`courier --http1.1`).
+    @Test(arguments: [true, false])
+    func allowsHTTP2DecidesTheOffer(allowed: Bool) async throws {
+        try await withH2Server { server in
+            server.route("/v", response: .ok("v"))
+            let collected = NIOLockedValueBox<URLSessionTaskMetrics?>(nil)
+            final class Delegate: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
+                let collected: NIOLockedValueBox<URLSessionTaskMetrics?>
+                init(_ collected: NIOLockedValueBox<URLSessionTaskMetrics?>) { self.collected = collected }
+                func urlSession(
+                    _ session: URLSession, task: URLSessionTask, didFinishCollecting metrics: URLSessionTaskMetrics
+                ) {
+                    collected.withLockedValue { $0 = metrics }
+                }
+            }
+            let session = makeSession(delegate: Delegate(collected)) { $0.courierAllowsHTTP2 = allowed }
+            defer { session.finishTasksAndInvalidate() }
+            #expect(session.configuration.courierAllowsHTTP2 == allowed)
+            let (data, _) = try await session.data(from: server.url("/v"))
+            #expect(data == Data("v".utf8))
+            let transaction = try #require(collected.withLockedValue { $0 }?.transactionMetrics.last)
+            #expect(transaction.networkProtocolName == (allowed ? "h2" : "http/1.1"))
+        }
+    }
+
     @Test func metricsNameTheProtocol() async throws {
         try await withH2Server { server in
             server.route("/m", response: .ok("m"))
