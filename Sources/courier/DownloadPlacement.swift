@@ -41,8 +41,24 @@ enum DownloadPlacement {
     /// Moves the complete download at `location` over `destination` (a symbolic link there is followed, so the
     /// link stays and its target is replaced): synced to disk first, given the mode the destination had or a new
     /// file gets, then renamed. The destination is never open half-written.
-    static func place(_ location: URL, at destination: URL) throws -> URL {
-        let target = destination.resolvingSymlinksInPath()
+    ///
+    /// With `replacing` false an existing file is left alone and the placement fails (`-O -J`: the server chose
+    /// the name).
+    static func place(_ location: URL, at destination: URL, replacing: Bool = true) throws -> URL {
+        let target = try OutputSink.resolveDestination(destination)
+        if !replacing {
+            // link(2) puts the file in place only where nothing is: no window for a race with another writer.
+            let descriptor = open(location.path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+            guard descriptor >= 0 else { throw OutputSink.posixError(errno, path: location.path) }
+            defer { close(descriptor) }
+            guard fsync(descriptor) == 0 else { throw OutputSink.posixError(errno, path: location.path) }
+            fchmod(descriptor, OutputSink.finalMode(for: target))
+            guard link(location.path, target.path) == 0 else {
+                throw OutputSink.posixError(errno, path: target.path)
+            }
+            unlink(location.path)
+            return target
+        }
         let descriptor = open(location.path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
         guard descriptor >= 0 else { throw OutputSink.posixError(errno, path: location.path) }
         defer { close(descriptor) }
@@ -79,6 +95,8 @@ enum DownloadPlacement {
         name = name.trimmingCharacters(in: .whitespaces)
         if name.isEmpty || name == "." || name == ".." || name == "Unknown" { return "index.html" }
         if name.hasPrefix(".") { name = "_" + name.dropFirst() }
+        // Never the name of the tool's own records beside a file.
+        if name.hasSuffix(PartialRecord.suffix) { name += "_" }
         return String(name.prefix(200))
     }
 }

@@ -18,7 +18,7 @@ struct GetCommand: AsyncParsableCommand {
               courier get -o big.iso https://example.com/big.iso    progress bar, file renamed into place at the end
               courier get -C - --retry 5 -O https://example.com/big.iso
                                                                     resume after a drop, keep going across runs
-              courier get -Z -O URL1 -O URL2 URL3                   three downloads at once
+              courier get -Z -O URL1 URL2 URL3                      three downloads at once, each named after its URL
               courier get -w '%{http_code} %{time_total}\\n' -o /dev/null URL
 
             PROGRESS
@@ -56,6 +56,8 @@ struct GetCommand: AsyncParsableCommand {
     }
 
     private func perform() async throws -> Int32 {
+        // Read before any transfer thread could (see OutputSink.processUmask).
+        _ = OutputSink.processUmask
         let settings = try makeSettings()
         let jobs = try makeJobs(settings: settings)
         let board = ProgressBoard(enabled: settings.showProgress)
@@ -183,14 +185,17 @@ struct GetCommand: AsyncParsableCommand {
             }
             settings.limitRate = bytes
         }
-        guard retryOptions.retry >= 0, (retryOptions.retryDelay ?? 0) >= 0, (retryOptions.retryMaxTime ?? 0) >= 0,
+        let delay = retryOptions.retryDelay ?? 0
+        let maximumTime = retryOptions.retryMaxTime ?? 0
+        guard retryOptions.retry >= 0, delay >= 0, delay.isFinite, maximumTime >= 0, maximumTime.isFinite,
             retryOptions.parallelMax >= 1
         else {
             throw CLIError(
                 "--retry, --retry-delay and --retry-max-time must not be negative; --parallel-max ≥ 1", exitCode: 2)
         }
         settings.retry = TransferSettings.RetryPolicy(
-            attempts: retryOptions.retry, delay: retryOptions.retryDelay, maximumTime: retryOptions.retryMaxTime,
+            attempts: retryOptions.retry, delay: retryOptions.retryDelay,
+            maximumTime: maximumTime > 0 ? maximumTime : nil,
             connectionRefusedIsTransient: retryOptions.retryConnectionRefused)
         settings.trust.insecure = connectionOptions.insecure
         if let path = connectionOptions.caCertificates {
@@ -220,6 +225,14 @@ struct GetCommand: AsyncParsableCommand {
         guard !urls.isEmpty else { throw CLIError("no URL given (courier get --help)", exitCode: 2) }
         guard outputOptions.output.count <= urls.count else {
             throw CLIError("more -o options than URLs", exitCode: 2)
+        }
+        // -o pairs with the URLs in order and -O names every URL: mixed, which URL gets which would be a guess.
+        guard outputOptions.output.isEmpty || !outputOptions.remoteName else {
+            throw CLIError(
+                "-o and -O cannot be mixed: give -o for each URL, or -O (with --output-dir) for all", exitCode: 2)
+        }
+        guard !outputOptions.remoteHeaderName || outputOptions.remoteName else {
+            throw CLIError("-J goes with -O", exitCode: 2)
         }
         let directory = URL(
             fileURLWithPath: outputOptions.outputDirectory ?? FileManager.default.currentDirectoryPath,
@@ -252,7 +265,7 @@ struct GetCommand: AsyncParsableCommand {
                         path.hasPrefix("/") ? URL(fileURLWithPath: path) : directory.appendingPathComponent(path))
                 }
             } else if outputOptions.remoteName {
-                output = .remoteName(directory: directory)
+                output = .remoteName(directory: directory, fromHeader: outputOptions.remoteHeaderName)
             } else {
                 output = .standardOutput
             }

@@ -16,12 +16,22 @@ struct OutputOptions: ParsableArguments {
     @Flag(
         name: [.customShort("O"), .customLong("remote-name")],
         help: ArgumentHelp(
-            "Name each output file after the URL or the server's Content-Disposition (suggestedFilename).",
+            "Save every URL to a file named after the URL's last path component (cannot be mixed with -o).",
             discussion: """
                 The name is reduced to a plain file name in the current folder (or --output-dir): never a path, \
                 never hidden (a leading dot becomes '_'), 'index.html' when the URL ends with '/'.
                 """))
     var remoteName = false
+
+    @Flag(
+        name: [.customShort("J"), .customLong("remote-header-name")],
+        help: ArgumentHelp(
+            "With -O, take the name from the server (Content-Disposition, URLResponse.suggestedFilename).",
+            discussion: """
+                Reduced like -O's names, and never replacing an existing file (the transfer then fails with \
+                status 23): the server chooses the name. With -C - the URL's name is used.
+                """))
+    var remoteHeaderName = false
 
     @Option(name: .customLong("output-dir"), help: ArgumentHelp("The folder for -o and -O files.", valueName: "dir"))
     var outputDirectory: String?
@@ -219,7 +229,8 @@ struct RetryOptions: ParsableArguments {
             discussion: """
                 Transient: a timeout, a dropped connection, and the answers 408, 429, 500, 502, 503 and 504 (their \
                 Retry-After is honoured). Waits 1 s, then twice as long each time (at most 10 min), unless \
-                --retry-delay is given. A refused connection counts only with --retry-connrefused.
+                --retry-delay is given (0: this backoff). A refused connection counts only with \
+                --retry-connrefused. Bytes already written to standard output or a pipe are never retried.
                 """, valueName: "n"))
     var retry: Int = 0
 
@@ -229,7 +240,8 @@ struct RetryOptions: ParsableArguments {
 
     @Option(
         name: .customLong("retry-max-time"),
-        help: ArgumentHelp("Start no retry after this many seconds since the first attempt.", valueName: "seconds"))
+        help: ArgumentHelp(
+            "Start no retry after this many seconds since the first attempt (0: no limit).", valueName: "seconds"))
     var retryMaxTime: Double?
 
     @Flag(name: .customLong("retry-connrefused"), help: "Count a refused connection as transient too.")

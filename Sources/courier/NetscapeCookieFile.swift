@@ -53,7 +53,9 @@ enum NetscapeCookieFile {
         var text = "# Netscape HTTP Cookie File\n# Written by courier. Edit at your own risk.\n\n"
         for cookie in cookies {
             let includesSubdomains = cookie.domain.hasPrefix(".")
-            let expiry = cookie.expiresDate.map { Int64($0.timeIntervalSince1970) } ?? 0
+            // Clamped: a server's Max-Age can push the date past what an Int64 holds (the file format's limit is
+            // year 9999 in practice).
+            let expiry = cookie.expiresDate.map { Int64(min(max($0.timeIntervalSince1970, 1), 253_402_300_799)) } ?? 0
             let fields = [
                 (cookie.isHTTPOnly ? "#HttpOnly_" : "") + cookie.domain, includesSubdomains ? "TRUE" : "FALSE",
                 cookie.path, cookie.isSecure ? "TRUE" : "FALSE", "\(expiry)", cookie.name, cookie.value,

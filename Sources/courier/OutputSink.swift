@@ -61,13 +61,17 @@ final class OutputSink: Sendable {
             finalMode = 0
             return
         }
-        let destination = requested.resolvingSymlinksInPath()
+        let destination = try Self.resolveDestination(requested)
         let (temporary, descriptor) = try Self.createTemporary(beside: destination)
         handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
         self.destination = destination
         self.temporary = temporary
         self.finalMode = mode ?? Self.finalMode(for: destination)
     }
+
+    /// Whether bytes go straight to their destination (standard output, a device, a FIFO): they cannot be taken
+    /// back, so a transfer that wrote some must not be retried.
+    var isDirect: Bool { temporary == nil }
 
     func write(_ data: Data) throws {
         try handle.write(contentsOf: data)
@@ -145,9 +149,28 @@ final class OutputSink: Sendable {
         if stat(destination.path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG {
             return info.st_mode & 0o7777
         }
-        let mask = umask(0)
+        return 0o666 & ~processUmask
+    }
+
+    /// The process's umask, read once (reading it sets it for a moment, which two transfers finishing at once on
+    /// different threads must not do: one of them could leave it 0). `GetCommand` reads it before any transfer.
+    static let processUmask: mode_t = {
+        let mask = umask(0o077)
         umask(mask)
-        return 0o666 & ~mask
+        return mask
+    }()
+
+    /// The file a destination path names: a symbolic link is followed (the link stays and its target is written,
+    /// as curl writes through links) only when it belongs to the user or to root, as the kernel's
+    /// `protected_symlinks` would insist for `open(2)`; a link another user planted (in `/tmp`, say) is refused.
+    static func resolveDestination(_ url: URL) throws -> URL {
+        var info = stat()
+        if lstat(url.path, &info) == 0, (info.st_mode & S_IFMT) == S_IFLNK, info.st_uid != geteuid(),
+            info.st_uid != 0
+        {
+            throw posixError(EPERM, path: url.path + " (a symbolic link another user owns)")
+        }
+        return url.resolvingSymlinksInPath()
     }
 
     static func posixError(_ code: Int32, path: String) -> any Error {

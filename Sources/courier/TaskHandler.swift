@@ -21,8 +21,8 @@ struct AttemptOutcome: Sendable {
     var redirectLimitReached = false
     /// Writing the body failed: the message.
     var writeFailure: String?
-    /// Body bytes were written to standard output (which cannot be taken back by a retry).
-    var wroteToStandardOutput = false
+    /// Body bytes went straight to standard output, a pipe or a device (a retry cannot take them back).
+    var wroteIrrevocably = false
 }
 
 /// Handles the delegate events of one task: writes the body (data tasks) or places the downloaded file, draws
@@ -31,13 +31,13 @@ struct AttemptOutcome: Sendable {
 final class TaskHandler: @unchecked Sendable {
     /// Where a data task's body goes.
     enum DataOutput {
-        /// Standard output, or a file opened when the response arrives (for `-O`, whose name comes from it).
-        case sink(() throws -> OutputSink, isStandardOutput: Bool)
+        /// Standard output, or a file, opened when the response arrives.
+        case sink(() throws -> OutputSink)
     }
 
     /// What a data task does with a body, decided when the response arrives; what a download does with its file,
     /// decided when it is complete.
-    enum Keep {
+    enum Keep: Equatable {
         case keep
         /// Drop the body: a retry follows or `-f` refuses it.
         case drop
@@ -54,7 +54,8 @@ final class TaskHandler: @unchecked Sendable {
     private let mode: Mode
     private let board: ProgressBoard
     private let line: Int
-    private let originalHost: String?
+    /// The URL the command named: `-u` is answered only for its scheme, host and port.
+    private let origin: URL
     private let keep: (HTTPURLResponse) -> Keep
     private let verboseLog: VerboseLog?
     private var limiter: RateLimiter?
@@ -66,13 +67,15 @@ final class TaskHandler: @unchecked Sendable {
     private var redirects = 0
     private var received: Int64 = 0
     private(set) var task: URLSessionTask?
+    /// The tool is being interrupted: a sink opened from now on is removed at once.
+    private var abandoned = false
 
     init(
         settings: TransferSettings,
         mode: Mode,
         board: ProgressBoard,
         line: Int,
-        originalHost: String?,
+        origin: URL,
         verboseLog: VerboseLog?,
         keep: @escaping (HTTPURLResponse) -> Keep
     ) {
@@ -80,7 +83,7 @@ final class TaskHandler: @unchecked Sendable {
         self.mode = mode
         self.board = board
         self.line = line
-        self.originalHost = originalHost
+        self.origin = origin
         self.verboseLog = verboseLog
         self.keep = keep
         self.limiter = settings.limitRate.map { RateLimiter(bytesPerSecond: $0) }
@@ -97,28 +100,47 @@ final class TaskHandler: @unchecked Sendable {
         }
     }
 
-    /// The data task's output, for an interruption (its temporary file must go).
-    var currentSink: OutputSink? { lock.withLock { sink } }
+    /// The tool is being interrupted: cancels the task and removes the data task's temporary file (also one
+    /// opened after this call).
+    func abandon() {
+        let (task, sink): (URLSessionTask?, OutputSink?) = lock.withLock {
+            abandoned = true
+            return (self.task, self.sink)
+        }
+        task?.cancel()
+        sink?.abandon()
+    }
 
     // MARK: Events
 
     func didReceive(response: URLResponse, task: URLSessionTask) -> URLSession.ResponseDisposition {
         guard let http = response as? HTTPURLResponse else { return .allow }
-        lock.withLock { outcome.response = http }
-        if case .drop = keep(http) {
+        let refusedRedirect = lock.withLock {
+            outcome.response = http
+            return outcome.redirectLimitReached
+        }
+        // A redirect beyond --max-redirs arrives as the answer: it is not the body that was asked for.
+        if refusedRedirect || keep(http) == .drop {
             lock.withLock {
                 dropBody = true
                 outcome.bodyDropped = true
             }
             return .allow
         }
-        guard case .data(.sink(let open, let isStandardOutput)) = mode else { return .allow }
+        guard case .data(.sink(let open)) = mode else { return .allow }
         do {
             let sink = try open()
-            lock.withLock { self.sink = sink }
+            let abandoned = lock.withLock {
+                self.sink = sink
+                return self.abandoned
+            }
+            if abandoned {
+                sink.abandon()
+                return .cancel
+            }
             if settings.includeHeaders || settings.head {
                 try sink.write(Data(Self.headText(http).utf8))
-                if isStandardOutput { lock.withLock { outcome.wroteToStandardOutput = true } }
+                if sink.isDirect { lock.withLock { outcome.wroteIrrevocably = true } }
             }
         } catch {
             lock.withLock { outcome.writeFailure = "\(error.localizedDescription)" }
@@ -137,7 +159,7 @@ final class TaskHandler: @unchecked Sendable {
         if !drop, let output {
             do {
                 try output.write(data)
-                if case .data(.sink(_, true)) = mode { lock.withLock { outcome.wroteToStandardOutput = true } }
+                if output.isDirect { lock.withLock { outcome.wroteIrrevocably = true } }
             } catch {
                 lock.withLock { outcome.writeFailure = "\(error.localizedDescription)" }
                 task.cancel()
@@ -165,8 +187,11 @@ final class TaskHandler: @unchecked Sendable {
 
     func didFinishDownloading(to location: URL, task: URLSessionDownloadTask) {
         guard case .download(let place) = mode, let http = task.response as? HTTPURLResponse else { return }
-        lock.withLock { outcome.response = http }
-        if case .drop = keep(http) {
+        let refusedRedirect = lock.withLock {
+            outcome.response = http
+            return outcome.redirectLimitReached
+        }
+        if refusedRedirect || keep(http) == .drop {
             lock.withLock { outcome.bodyDropped = true }
             return
         }
@@ -197,8 +222,9 @@ final class TaskHandler: @unchecked Sendable {
         let space = challenge.protectionSpace
         let isProxy = space.isProxy()
         let credentials = isProxy ? settings.proxyCredentials : settings.credentials
-        // -u is given only to the host the command named, never to a host a redirect leads to.
-        guard let credentials, challenge.previousFailureCount == 0, isProxy || space.host == originalHost,
+        // -u is given only to the scheme, host and port the command named, never where a redirect leads (another
+        // host, or the same host over plain http).
+        guard let credentials, challenge.previousFailureCount == 0, isProxy || Self.isOrigin(space, of: origin),
             [NSURLAuthenticationMethodHTTPBasic, NSURLAuthenticationMethodHTTPDigest, NSURLAuthenticationMethodDefault]
                 .contains(space.authenticationMethod)
         else {
@@ -255,6 +281,14 @@ final class TaskHandler: @unchecked Sendable {
         task.suspend()
         Thread.sleep(forTimeInterval: pause)
         task.resume()
+    }
+
+    /// Whether `space` is the scheme, host and port of `url`.
+    static func isOrigin(_ space: URLProtectionSpace, of url: URL) -> Bool {
+        let scheme = url.scheme?.lowercased() ?? ""
+        let port = url.port ?? (scheme == "https" ? 443 : 80)
+        return space.host.lowercased() == url.host?.lowercased() && space.port == port
+            && (space.protocol?.lowercased() ?? scheme) == scheme
     }
 
     /// The status line and header fields as `-i` and `-I` write them.

@@ -15,8 +15,9 @@ struct TransferJob: Sendable {
     enum Output: Sendable {
         case standardOutput
         case file(URL)
-        /// `-O`: a file in `directory` named after the response.
-        case remoteName(directory: URL)
+        /// `-O`: a file in `directory` named after the URL, or with `-J` after the response's
+        /// `suggestedFilename` (then an existing file is not replaced).
+        case remoteName(directory: URL, fromHeader: Bool)
     }
 
     /// The URL's place on the command line.
@@ -60,7 +61,7 @@ final class TransferRunner: Sendable {
     /// For download tasks: the folder they write into, and whether it is this run's own (removed at the end).
     private let folder: (url: URL, ownedByRun: Bool)?
     private let folderError: String?
-    /// The output file when its name is known before the response (always with `-o`; with `-O` and `-C`).
+    /// The output file when its name is known before the response (all but `-O -J`, whose name comes with it).
     private let knownDestination: URL?
 
     init(
@@ -81,9 +82,9 @@ final class TransferRunner: Sendable {
         case .file(let file):
             destination = file
             directory = file.deletingLastPathComponent()
-        case .remoteName(let folder):
+        case .remoteName(let folder, let fromHeader):
             directory = folder
-            if settings.continueDownloads {
+            if !fromHeader || settings.continueDownloads {
                 destination = folder.appendingPathComponent(DownloadPlacement.safeFileName(job.url.lastPathComponent))
             }
         }
@@ -92,7 +93,7 @@ final class TransferRunner: Sendable {
         // a regular file (/dev/null, a FIFO) is written directly: those use a data task.
         let usesDownload =
             directory != nil && !settings.includeHeaders && !settings.head
-            && destination.map(Self.isRegularOrMissing) ?? true
+            && destination.map(Self.isReplaceable) ?? true
         guard usesDownload, let directory else {
             folder = nil
             folderError = nil
@@ -118,7 +119,7 @@ final class TransferRunner: Sendable {
     func run() async -> TransferResult {
         let line = board.add(name: job.displayName)
         var report = TransferReport()
-        report.effectiveURL = job.url.absoluteString
+        report.effectiveURL = displayURL
         let start = ProcessInfo.processInfo.systemUptime
         self.start.withLockedValue { $0 = start }
         defer { cleanUp() }
@@ -128,14 +129,12 @@ final class TransferRunner: Sendable {
         var resumeData = loadRecord()
         var usingRecord = resumeData != nil
         var retries = 0
-        while true {
+        while !state.withLockedValue({ $0.interrupted }) {
             let retriesLeft =
                 retries < settings.retry.attempts
                 && settings.retry.maximumTime.map { ProcessInfo.processInfo.systemUptime - start < $0 } ?? true
             let outcome = await attempt(resumeData: resumeData, line: line, retriesLeft: retriesLeft)
-            if state.withLockedValue({ $0.interrupted }) {
-                return TransferResult(exitStatus: ExitStatus.cancelled, report: report)
-            }
+            if state.withLockedValue({ $0.interrupted }) { break }
             if let metrics = outcome.metrics { report.take(metrics) }
             report.sizeDownload += outcome.bytesReceived
             if let response = outcome.response {
@@ -145,13 +144,15 @@ final class TransferRunner: Sendable {
             }
             if let placed = outcome.placedFile { report.fileName = placed.path }
 
+            // Resume data survives an attempt that failed before any response (its partial file is untouched).
+            let resumable = outcome.resumeData ?? (outcome.response == nil ? resumeData : nil)
             if let failure = outcome.writeFailure {
                 return finish(line, report: &report, status: ExitStatus.writeError, message: "cannot write: \(failure)")
             }
             if outcome.redirectLimitReached {
                 return finish(
                     line, report: &report, status: ExitStatus.tooManyRedirects,
-                    message: "\(job.url.absoluteString): more than \(settings.maxRedirects) redirects (--max-redirs)")
+                    message: "\(displayURL): more than \(settings.maxRedirects) redirects (--max-redirs)")
             }
             if let error = outcome.error {
                 if usingRecord, [.cannotOpenFile, .cannotDecodeRawData].contains(error.code) {
@@ -164,19 +165,23 @@ final class TransferRunner: Sendable {
                     continue
                 }
                 usingRecord = false
-                if error.code == .cancelled, let host = job.url.host, let refusal = delegate.trustRefusal(host: host) {
+                // The host whose certificate was refused may be a redirect's.
+                let failedHost = (error.userInfo[NSURLErrorFailingURLErrorKey] as? URL)?.host ?? job.url.host
+                if error.code == .cancelled, let failedHost, let refusal = delegate.trustRefusal(host: failedHost) {
                     return finish(line, report: &report, status: refusal.exitStatus, message: refusal.reason)
                 }
-                if retriesLeft, settings.retry.isTransient(error), !outcome.wroteToStandardOutput {
+                if retriesLeft, settings.retry.isTransient(error), !outcome.wroteIrrevocably {
                     retries += 1
-                    resumeData = folder == nil ? nil : outcome.resumeData
+                    resumeData = folder == nil ? nil : resumable
+                    // Kept on disk before the wait, so that Ctrl-C during it loses nothing.
+                    if let resumeData { saveRecordIfContinuing(resumeData) }
                     await pause(retry: retries, retryAfter: nil, line: line, reason: Self.describe(error))
                     continue
                 }
-                keepOrDiscardPartial(outcome.resumeData)
+                keepOrDiscardPartial(resumable)
                 return finish(
                     line, report: &report, status: ExitStatus.forError(error),
-                    message: "\(job.url.absoluteString): \(Self.describe(error))")
+                    message: "\(displayURL): \(Self.describe(error))")
             }
             usingRecord = false
             let status = outcome.response?.statusCode ?? 0
@@ -190,11 +195,20 @@ final class TransferRunner: Sendable {
             if settings.failOnHTTPError && status >= 400 {
                 return finish(
                     line, report: &report, status: ExitStatus.httpError,
-                    message: "\(job.url.absoluteString): the server answered \(status)")
+                    message: "\(displayURL): the server answered \(status)")
             }
             if let knownDestination, settings.continueDownloads { PartialRecord.remove(for: knownDestination) }
             return finish(line, report: &report, status: ExitStatus.success, message: nil)
         }
+        return TransferResult(exitStatus: ExitStatus.cancelled, report: report)
+    }
+
+    /// The URL for messages, without any `user:password@`.
+    private var displayURL: String {
+        guard var components = URLComponents(url: job.url, resolvingAgainstBaseURL: false) else { return "" }
+        components.user = nil
+        components.password = nil
+        return components.string ?? ""
     }
 
     /// The process is being interrupted (the signal handler's queue; the process exits right after): a `-C -`
@@ -212,8 +226,7 @@ final class TransferRunner: Sendable {
             })
             _ = done.wait(timeout: .now() + 5)
         } else {
-            handler?.task?.cancel()
-            handler?.currentSink?.abandon()
+            handler?.abandon()
         }
         cleanUp()
     }
@@ -228,24 +241,19 @@ final class TransferRunner: Sendable {
         if folder != nil {
             task = resumeData.map { session.downloadTask(withResumeData: $0) } ?? session.downloadTask(with: request)
             mode = .download(place: { [job, knownDestination] location, response in
-                let destination: URL
-                switch job.output {
-                case .remoteName(let directory):
-                    destination =
-                        knownDestination
-                        ?? directory.appendingPathComponent(DownloadPlacement.safeFileName(response.suggestedFilename))
-                case .file(let file): destination = file
-                case .standardOutput: return nil
-                }
-                return try DownloadPlacement.place(location, at: destination)
+                if let knownDestination { return try DownloadPlacement.place(location, at: knownDestination) }
+                guard case .remoteName(let directory, _) = job.output else { return nil }
+                // -J: the server names the file; it never replaces one that exists (as curl -J).
+                let named = directory.appendingPathComponent(DownloadPlacement.safeFileName(response.suggestedFilename))
+                return try DownloadPlacement.place(location, at: named, replacing: false)
             })
         } else {
             task = session.dataTask(with: request)
-            mode = .data(.sink(dataSinkOpener(), isStandardOutput: Self.isStandardOutput(job.output)))
+            mode = .data(.sink(dataSinkOpener()))
         }
         let settings = self.settings
         let handler = TaskHandler(
-            settings: settings, mode: mode, board: board, line: line, originalHost: job.url.host,
+            settings: settings, mode: mode, board: board, line: line, origin: job.url,
             verboseLog: verboseLog,
             keep: { response in
                 if retriesLeft, TransferSettings.RetryPolicy.transientStatuses.contains(response.statusCode) {
@@ -265,7 +273,7 @@ final class TransferRunner: Sendable {
             switch output {
             case .standardOutput: return try OutputSink(path: nil)
             case .file(let file): return try OutputSink(path: file.path)
-            case .remoteName(let directory):
+            case .remoteName(let directory, _):
                 // A data task with -O (-i or -I): the URL names the file (the response is not known yet).
                 let name = DownloadPlacement.safeFileName(self.job.url.lastPathComponent)
                 return try OutputSink(path: directory.appendingPathComponent(name).path)
@@ -280,7 +288,7 @@ final class TransferRunner: Sendable {
                 "courier: \(job.displayName): \(reason); retry \(retry) of \(settings.retry.attempts) in "
                     + String(format: "%.1f s", wait))
         }
-        if wait > 0 { try? await Task.sleep(nanoseconds: UInt64(wait * 1_000_000_000)) }
+        if wait > 0 { try? await Task.sleep(for: .milliseconds(Int64(min(wait, 86_400) * 1000))) }
     }
 
     // MARK: Helpers
@@ -295,6 +303,12 @@ final class TransferRunner: Sendable {
             return nil
         }
         return data
+    }
+
+    /// With `-C -`, keeps `resumeData` in the record beside the file.
+    private func saveRecordIfContinuing(_ resumeData: Data) {
+        guard settings.continueDownloads, let knownDestination else { return }
+        try? PartialRecord.save(resumeData, for: knownDestination)
     }
 
     /// After a final failure: `-C -` keeps the resume data beside the file; otherwise the partial bytes go.
@@ -343,14 +357,13 @@ final class TransferRunner: Sendable {
         "\(error.localizedDescription) (URLError \(error.code.rawValue))"
     }
 
-    private static func isStandardOutput(_ output: TransferJob.Output) -> Bool {
-        if case .standardOutput = output { return true }
-        return false
-    }
-
-    private static func isRegularOrMissing(_ url: URL) -> Bool {
+    /// Whether a download may be placed at `url` by a rename: a regular file or nothing there (a device, a FIFO or
+    /// anything under `/dev` or `/proc`, such as `/dev/stdout`, is written directly instead).
+    private static func isReplaceable(_ url: URL) -> Bool {
+        let path = url.standardizedFileURL.path
+        if path.hasPrefix("/dev/") || path.hasPrefix("/proc/") { return false }
         var info = stat()
-        guard stat(url.path, &info) == 0 else { return true }
+        guard stat(path, &info) == 0 else { return true }
         return (info.st_mode & S_IFMT) == S_IFREG
     }
 }

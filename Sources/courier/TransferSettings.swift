@@ -25,7 +25,7 @@ struct TransferSettings: Sendable {
         /// The wait before retry number `retry` (1-based): the fixed delay, else 1 s doubling up to 10 minutes;
         /// at least what the server's `Retry-After` asked.
         func wait(beforeRetry retry: Int, retryAfter: Double?) -> Double {
-            let base = delay ?? min(600, pow(2, Double(retry - 1)))
+            let base = delay.flatMap { $0 > 0 ? $0 : nil } ?? min(600, pow(2, Double(retry - 1)))
             return max(base, min(retryAfter ?? 0, 600))
         }
     }

@@ -27,7 +27,6 @@ struct TrustPolicy: Sendable {
     /// The answer for `trust`, presented by `host`. Evaluates the chain (blocking file and CPU work: call it on the
     /// delegate queue, as the challenge is).
     func verdict(for trust: SecTrust, host: String) -> Verdict {
-        if insecure { return .accept(URLCredential(trust: trust)) }
         if isDefault { return .defaultHandling }
         if !anchors.isEmpty {
             let certificates = anchors.compactMap { SecCertificateCreateWithData(nil, $0) }
@@ -35,7 +34,8 @@ struct TrustPolicy: Sendable {
             SecTrustSetAnchorCertificatesOnly(trust, true)
         }
         var error: NSError?
-        guard SecTrustEvaluateWithError(trust, &error) else {
+        // -k skips the chain, never a --pin (as curl: the pin is checked even when the chain is not).
+        guard insecure || SecTrustEvaluateWithError(trust, &error) else {
             return .reject(
                 reason: "the certificate of \(host) is not trusted: \(error?.localizedDescription ?? "unknown reason")",
                 exitStatus: ExitStatus.untrustedCertificate)

@@ -93,6 +93,33 @@ struct CLIFormattingTests {
         #expect(again[1].isHTTPOnly)
     }
 
+    /// A cookie a server made to expire beyond what the file format holds is written clamped, not a crash.
+    @Test func farFutureCookiesAreClamped() throws {
+        let cookie = try #require(
+            HTTPCookie(properties: [
+                .domain: "example.com", .path: "/", .name: "n", .value: "v",
+                .expires: Date(timeIntervalSince1970: 1e30),
+            ]))
+        #expect(NetscapeCookieFile.format([cookie]).contains("\t253402300799\tn\tv"))
+    }
+
+    /// `-u` goes only to the scheme, host and port of the URL on the command line.
+    @Test func credentialsAreForTheOriginOnly() throws {
+        let url = try #require(URL(string: "https://files.example:8443/a"))
+        func space(_ host: String, _ port: Int, _ scheme: String) -> URLProtectionSpace {
+            URLProtectionSpace(
+                host: host, port: port, protocol: scheme, realm: "r",
+                authenticationMethod: NSURLAuthenticationMethodHTTPBasic)
+        }
+        #expect(TaskHandler.isOrigin(space("files.example", 8443, "https"), of: url))
+        #expect(!TaskHandler.isOrigin(space("files.example", 8443, "http"), of: url))
+        #expect(!TaskHandler.isOrigin(space("files.example", 443, "https"), of: url))
+        #expect(!TaskHandler.isOrigin(space("other.example", 8443, "https"), of: url))
+        #expect(
+            TaskHandler.isOrigin(
+                space("files.example", 80, "http"), of: try #require(URL(string: "http://files.example/"))))
+    }
+
     @Test func sizesAndRatesParseAndFormat() {
         #expect(ByteCount.parse("100K") == 102_400)
         #expect(ByteCount.parse("1.5M") == 1_572_864)

@@ -143,6 +143,18 @@ extension CLISuites {
                 let capped = try await runCourier(["get", server.url("/r1").absoluteString, "--max-redirs", "1"])
                 #expect(capped.status == 47)
                 #expect(capped.stderr.contains("--max-redirs"))
+                #expect(capped.stdout.isEmpty)
+                // The refused redirect's page never replaces the output file.
+                let directory = try makeTemporaryDirectory()
+                defer { try? FileManager.default.removeItem(at: directory) }
+                let out = directory.appendingPathComponent("keep.txt")
+                try Data("keep".utf8).write(to: out)
+                let kept = try await runCourier([
+                    "get", server.url("/r1").absoluteString, "--max-redirs", "0", "-o", out.path,
+                ])
+                #expect(kept.status == 47)
+                #expect(try Data(contentsOf: out) == Data("keep".utf8))
+                #expect(filesIn(directory) == ["keep.txt"])
             }
         }
 
@@ -193,6 +205,9 @@ extension CLISuites {
                 let mismatch = try await runCourier(["get", url, "--cacert", ca.path, "--pin", wrongPin])
                 #expect(mismatch.status == 90)
                 #expect(mismatch.stderr.contains("--pin"))
+                // -k skips the chain but never the pin.
+                #expect(try await runCourier(["get", url, "-k", "--pin", wrongPin]).status == 90)
+                #expect(try await runCourier(["get", url, "-k", "--pin", rightPin]).status == 0)
                 // A pin does not make an untrusted certificate trusted.
                 #expect(try await runCourier(["get", url, "--pin", rightPin]).status == 60)
                 #expect(try await runCourier(["get", url, "--cacert", "/nonexistent/ca.pem"]).status == 77)
@@ -237,9 +252,9 @@ extension CLISuites {
             }
         }
 
-        /// `-O` takes the name from Content-Disposition, reduced to a plain name in the output folder (Courier's
-        /// `suggestedFilename` already turns the slashes of a hostile name into `_`).
-        @Test func remoteNameStaysInTheOutputFolder() async throws {
+        /// `-O` names files after their URLs; `-J` lets the server name them (reduced to a plain name: Courier's
+        /// `suggestedFilename` turns the slashes of a hostile name into `_`) and never replaces an existing file.
+        @Test func remoteNamesStayInTheOutputFolder() async throws {
             let directory = try makeTemporaryDirectory()
             defer { try? FileManager.default.removeItem(at: directory) }
             try await withServer { server in
@@ -249,16 +264,50 @@ extension CLISuites {
                         headers: [("Content-Disposition", "attachment; filename=\"../../escape.txt\"")],
                         body: .data(Data("named".utf8))))
                 server.route("/files/report.csv", response: .ok("a,b"))
-                let result = try await runCourier([
+                let byURL = try await runCourier([
                     "get", "-O", "--output-dir", directory.path, server.url("/get").absoluteString,
                     server.url("/files/report.csv").absoluteString,
                 ])
-                #expect(result.status == 0, "\(result.stderr)")
-                #expect(Set(filesIn(directory)) == ["_.._escape.txt", "report.csv"])
-                #expect(try Data(contentsOf: directory.appendingPathComponent("_.._escape.txt")) == Data("named".utf8))
+                #expect(byURL.status == 0, "\(byURL.stderr)")
+                #expect(Set(filesIn(directory)) == ["get", "report.csv"])
+
+                let byServer = try await runCourier([
+                    "get", "-O", "-J", "--output-dir", directory.path, server.url("/get").absoluteString,
+                ])
+                #expect(byServer.status == 0, "\(byServer.stderr)")
+                #expect(Set(filesIn(directory)) == ["get", "report.csv", "_.._escape.txt"])
+                let named = directory.appendingPathComponent("_.._escape.txt")
+                #expect(try Data(contentsOf: named) == Data("named".utf8))
                 #expect(
                     !FileManager.default.fileExists(
                         atPath: directory.deletingLastPathComponent().appendingPathComponent("escape.txt").path))
+                // The server's name never replaces a file that is there.
+                try Data("mine".utf8).write(to: named)
+                let again = try await runCourier([
+                    "get", "-OJ", "--output-dir", directory.path, server.url("/get").absoluteString,
+                ])
+                #expect(again.status == 23)
+                #expect(try Data(contentsOf: named) == Data("mine".utf8))
+                #expect(Set(filesIn(directory)) == ["get", "report.csv", "_.._escape.txt"])
+            }
+        }
+
+        /// A symbolic link that another user planted is not followed: its target stays untouched.
+        @Test func anotherUsersLinkIsNotFollowed() async throws {
+            guard geteuid() == 0 else { return }  // Only root can give a link to another user.
+            let directory = try makeTemporaryDirectory()
+            defer { try? FileManager.default.removeItem(at: directory) }
+            try await withServer { server in
+                server.route("/x", response: .ok("payload"))
+                let target = directory.appendingPathComponent("precious")
+                try Data("precious".utf8).write(to: target)
+                let link = directory.appendingPathComponent("out")
+                try FileManager.default.createSymbolicLink(at: link, withDestinationURL: target)
+                #expect(lchown(link.path, 65534, 65534) == 0)
+                let result = try await runCourier(["get", server.url("/x").absoluteString, "-o", link.path])
+                #expect(result.status == 23, "\(result.stderr)")
+                #expect(try Data(contentsOf: target) == Data("precious".utf8))
+                #expect(Set(filesIn(directory)) == ["precious", "out"])
             }
         }
 
@@ -269,6 +318,13 @@ extension CLISuites {
             #expect(try await runCourier(["get", "http://127.0.0.1:1/", "--pin", "md5//x"]).status == 2)
             #expect(try await runCourier(["get", "http://127.0.0.1:1/", "-o", "a", "-o", "b"]).status == 2)
             #expect(try await runCourier(["get", "ftp://127.0.0.1/"]).status == 1)
+            #expect(
+                try await runCourier(["get", "-O", "-o", "a", "http://127.0.0.1:1/", "http://127.0.0.1:1/b"]).status
+                    == 2)
+            #expect(try await runCourier(["get", "-J", "-o", "a", "http://127.0.0.1:1/"]).status == 2)
+            #expect(
+                try await runCourier(["get", "http://127.0.0.1:1/", "--retry", "1", "--retry-delay", "inf"]).status == 2
+            )
         }
 
         /// `courier help` and `--help` describe the options and the exit statuses.

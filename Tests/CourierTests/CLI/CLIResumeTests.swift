@@ -70,7 +70,7 @@ extension CLISuites {
                 serveDroppingFirstRequest(on: server, dropAt: offset)
                 let out = directory.appendingPathComponent("out.bin")
                 let result = try await runCourier([
-                    "get", server.url("/file").absoluteString, "-o", out.path, "--retry", "2", "--retry-delay", "0",
+                    "get", server.url("/file").absoluteString, "-o", out.path, "--retry", "2", "--retry-delay", "0.05",
                 ])
                 #expect(result.status == 0, "\(result.stderr)")
                 #expect(result.stderr.contains("retry 1 of 2"))
@@ -211,7 +211,7 @@ extension CLISuites {
                 server.route("/down", response: MockResponse(status: 503, body: .data(Data("down".utf8))))
                 let out = directory.appendingPathComponent("out.bin")
                 let result = try await runCourier([
-                    "get", server.url("/busy").absoluteString, "-o", out.path, "--retry", "3", "--retry-delay", "0",
+                    "get", server.url("/busy").absoluteString, "-o", out.path, "--retry", "3", "--retry-delay", "0.05",
                 ])
                 #expect(result.status == 0, "\(result.stderr)")
                 #expect(try fileHoldsPattern(out, length: 10_000))
@@ -220,7 +220,7 @@ extension CLISuites {
                 // Retries used up: the last answer is the result, and with -f it is an error.
                 let down = directory.appendingPathComponent("down.bin")
                 let failed = try await runCourier([
-                    "get", server.url("/down").absoluteString, "-o", down.path, "--retry", "2", "--retry-delay", "0",
+                    "get", server.url("/down").absoluteString, "-o", down.path, "--retry", "2", "--retry-delay", "0.05",
                     "-f",
                 ])
                 #expect(failed.status == 22)
