@@ -225,6 +225,13 @@ extension CLISuites {
                 ])
                 #expect(failed.status == 22)
                 #expect(server.requests(path: "/down").count == 3)
+                // --retry-max-time: no retry starts once that much time has passed since the first attempt.
+                let bounded = try await runCourier([
+                    "get", server.url("/down").absoluteString, "-o", down.path, "--retry", "5", "--retry-delay", "1",
+                    "--retry-max-time", "0.5", "-f",
+                ])
+                #expect(bounded.status == 22)
+                #expect(server.requests(path: "/down").count == 5)
                 #expect(entries(directory) == ["out.bin"])
             }
         }
