@@ -6,7 +6,7 @@
 #   RUNS=7 Benchmarks/run.sh           more runs
 #   QUICK=1 Benchmarks/run.sh          smoke test: 1 run, small sizes, writes Benchmarks/results/RESULTS-quick.md
 #
-# Other settings (environment): SCENARIOS="a b c d e f g h", CLIENTS="courier foundation ahc" (also
+# Other settings (environment): SCENARIOS="a b c d e f g h i j", CLIENTS="courier foundation ahc go" (also
 # courier-telemetry: Courier with an in-memory tracer and metrics backend),
 # RESULTS=path/to/RESULTS.md, BENCH_TMP=dir (work directory; default: a new mktemp directory),
 # KEEP=1 (keep the work directory), SKIP_BUILD=1 (use the last release build), WRK_SECONDS=10 (how long wrk and
@@ -32,8 +32,8 @@ else
     RUNS="${RUNS:-5}"
     RESULTS="${RESULTS:-$here/RESULTS.md}"
 fi
-SCENARIOS="${SCENARIOS:-a b c d e f g h}"
-CLIENTS="${CLIENTS:-courier foundation ahc}"
+SCENARIOS="${SCENARIOS:-a b c d e f g h i j}"
+CLIENTS="${CLIENTS:-courier foundation ahc go}"
 command_line="RUNS=$RUNS QUICK=$QUICK SCENARIOS='$SCENARIOS' CLIENTS='$CLIENTS'${SKIP_BUILD:+ SKIP_BUILD=$SKIP_BUILD} Benchmarks/run.sh"
 
 log() { printf '[run.sh] %s\n' "$*" >&2; }
@@ -47,6 +47,7 @@ command -v h2load >/dev/null || missing+=(nghttp2-client)
 command -v curl >/dev/null || missing+=(curl)
 command -v openssl >/dev/null || missing+=(openssl)
 command -v python3 >/dev/null || missing+=(python3)
+case " $CLIENTS " in *" go "*) command -v go >/dev/null || missing+=(golang-go) ;; esac
 [ -z "${PROFILE:-}" ] || command -v perf >/dev/null || missing+=(linux-perf)
 if [ "${#missing[@]}" -gt 0 ]; then
     log "installing ${missing[*]}"
@@ -66,6 +67,12 @@ if [ "${SKIP_BUILD:-0}" != 1 ]; then
     swift build -c release --package-path "$here" >&2
 fi
 bin="$(swift build -c release --package-path "$here" --show-bin-path)"
+# Go's net/http peer: the standard library only, built next to the Swift clients.
+case " $CLIENTS " in *" go "*)
+    log "go build -o $bin/go-bench (Benchmarks/go)"
+    (cd "$here/go" && GOFLAGS=-mod=mod GOCACHE="${GOCACHE:-${TMPDIR:-/tmp}/courier-bench-gocache}" go build -o "$bin/go-bench" .) >&2
+    ;;
+esac
 
 # --- Work directory: files, certificate, nginx -------------------------------------------------------------
 work="${BENCH_TMP:-$(mktemp -d "${TMPDIR:-/tmp}/courier-bench.XXXXXX")}"

@@ -32,10 +32,14 @@ SCENARIOS = {
     "f": "100 MiB upload from a file",
     "g": "64 B GETs, 64 in flight, HTTPS with HTTP/2",
     "h": "64 B GETs, 64 in flight, plain http through an HTTP proxy",
+    "i": "10,000 64 B GETs started at once, one session, at most 64 connections",
+    "j": "sequential 64 B GETs, a new session for each",
 }
-RATE = {"a", "b", "e", "g", "h"}
+RATE = {"a", "b", "e", "g", "h", "i", "j"}
+# Scenarios without a reference tool (wrk cannot queue 10,000 requests or open a session per request).
+NO_REFERENCE = {"i", "j"}
 REFERENCE_NAME = {"a": "wrk", "b": "wrk", "e": "wrk", "c": "curl", "d": "curl", "f": "curl", "g": "h2load",
-                  "h": "wrk at the proxy"}
+                  "h": "wrk at the proxy", "i": "none", "j": "none"}
 # Scenarios whose notes say how many connections each process opened (nginx's count; (g) is about multiplexing).
 CONNECTIONS_NOTED = {"g"}
 # How the newer scenarios are run and checked, printed under their headings.
@@ -46,6 +50,12 @@ SCENARIO_NOTES = {
          "FoundationNetworking's libcurl does negotiate h2, but it cannot trust the benchmark's CA (see (e)). "
          "Reference: `h2load -c 1 -m 64`, one connection with up to 64 concurrent streams, duration-based like wrk; "
          "latency percentiles from its per-request log.",
+    "i": "Every request is started at once (a Swift task, or a goroutine, each) through one session whose "
+         "`httpMaximumConnectionsPerHost` (or `MaxConnsPerHost`) is 64: all but 64 wait in the client. What matters is "
+         "memory: the notes give the peak RSS per queued request, (peak − the peak just before the requests) / "
+         "requests, from each process's own getrusage. (The tracker's (h); the letter was taken by the proxy.)",
+    "j": "Each request on a new session (a new `URLSession`, `HTTPClient` or Go `Transport`), shut down after it: "
+         "session creation, a new connection and TLS context set-up per request. (The tracker's (i).)",
     "h": "nginx as an HTTP forward proxy for plain http: clients send absolute-form requests "
          "(`GET http://127.0.0.1:PORT/64b`), nginx passes them to the plain-HTTP listener over kept-alive upstream "
          "connections (`keepalive 64`) and adds `X-Via-Proxy: 1`, which every response must carry. Courier is "
@@ -53,7 +63,7 @@ SCENARIO_NOTES = {
          "Reference: wrk sends origin-form requests (`GET /64b`) straight to the proxy port, which serves them "
          "through the same proxy location: the proxy's work without a client's proxy handling.",
 }
-NAMES = {"courier": "Courier", "foundation": "FoundationNetworking", "ahc": "async-http-client",
+NAMES = {"courier": "Courier", "foundation": "FoundationNetworking", "ahc": "async-http-client", "go": "Go net/http",
          "baseline": "Courier (baseline)", "courier-telemetry": "Courier (in-memory telemetry)"}
 TIMEOUT = 900
 CURRENT_CHILD = [None]
@@ -181,7 +191,14 @@ class Harness:
 
     # --- Swift clients -----------------------------------------------------------------------------------
     def client_argv(self, client, scenario):
-        requests = self.args.requests_a if scenario == "a" else self.args.requests_b
+        if scenario == "a":
+            requests = self.args.requests_a
+        elif scenario == "j":
+            requests = min(self.args.requests_a, 1000)
+        elif scenario == "i":
+            requests = min(self.args.requests_b, 10000)
+        else:
+            requests = self.args.requests_b
         # "baseline" is a courier-bench built from another commit (BASELINE_BIN in run.sh), so a change can be
         # compared with the code before it in the same interleaved runs.
         binary = self.args.baseline_bin if client == "baseline" else os.path.join(self.args.bin, f"{client}-bench")
@@ -224,6 +241,9 @@ class Harness:
 
     # --- References: wrk, h2load and curl -----------------------------------------------------------------
     def run_reference(self, scenario):
+        if scenario in NO_REFERENCE:
+            return {"status": "n/a", "detail": "no reference tool for this scenario", "cpu": 0.0, "rss_kib": 0,
+                    "wall": 0.0}
         if scenario == "g":
             return self.run_h2load(scenario)
         if scenario in RATE:
@@ -440,6 +460,12 @@ def summarize(records):
     for key in ["requestsPerSecond", "megabytesPerSecond", "p50Milliseconds", "p99Milliseconds", "cpu",
                 "rss_kib"]:
         summary[key] = stats([r.get(key) for r in ok])
+    # (i): what each queued request cost in memory, from the process's own peak before and after the requests.
+    summary["rss_per_request"] = stats([
+        (r["maxRSSKiB"] - r["rssBeforeKiB"]) * 1024 / r["requests"]
+        if r.get("rssBeforeKiB") is not None and r.get("maxRSSKiB") is not None and r.get("requests") else None
+        for r in ok
+    ])
     summary["cpu_per_unit"] = stats([
         (r["cpu"] / r["requests"] * 1e6 if r.get("requests") else None) if r["scenario"] in RATE
         else (r["cpu"] / (r["bytes"] / 2**30) if r.get("bytes") else None)
@@ -527,6 +553,8 @@ def write_report(args, machine, started, finished, load_before, load_after, resu
             ok_records = [r for r in s.get("records", []) if r.get("status") == "ok"]
             if ok_records and ok_records[0].get("verified"):
                 facts.append(f"checked {ok_records[0]['verified']}")
+            if s.get("rss_per_request"):
+                facts.append(f"peak RSS per queued request {s['rss_per_request'][0]:.0f} B (median)")
             counts = [r["connections"] for r in ok_records if r.get("connections") is not None]
             if scenario in CONNECTIONS_NOTED and counts:
                 spread = str(min(counts)) if min(counts) == max(counts) else f"{min(counts)}–{max(counts)}"
@@ -538,7 +566,7 @@ def write_report(args, machine, started, finished, load_before, load_after, resu
         key = metric_key(scenario)
         unit = "req/s" if scenario in RATE else "MB/s"
         parts = []
-        for other, label in [("ahc", "async-http-client"), ("foundation", "FoundationNetworking"),
+        for other, label in [("ahc", "async-http-client"), ("go", "Go net/http"), ("foundation", "FoundationNetworking"),
                              ("baseline", "baseline"), ("courier-telemetry", "with in-memory telemetry"),
                              ("reference", ref)]:
             if other in results[scenario]:
@@ -566,6 +594,16 @@ def write_report(args, machine, started, finished, load_before, load_after, resu
             target(f"({scenario}) Courier ≥ {threshold:.1f}× async-http-client req/s",
                    ratio(results[scenario].get("courier", {}), results[scenario].get("ahc", {}),
                          "requestsPerSecond"), threshold)
+    # Go's net/http, the peer a Linux user would otherwise pick for speed.
+    for scenario, threshold in [("a", 1.0), ("b", 1.2), ("e", 1.0), ("c", 1.0), ("d", 1.0)]:
+        if scenario in results and "go" in results[scenario]:
+            metric = "requestsPerSecond" if scenario in RATE else "megabytesPerSecond"
+            target(f"({scenario}) Courier ≥ {threshold:.1f}× Go net/http",
+                   ratio(results[scenario].get("courier", {}), results[scenario].get("go", {}), metric), threshold)
+    if "i" in results and results["i"].get("courier", {}).get("rss_per_request"):
+        per_request = results["i"]["courier"]["rss_per_request"][0]
+        add(f"| (i) Courier < 2 KiB of peak RSS per queued request | {per_request:.0f} B | "
+            f"{'yes' if per_request < 2048 else '**no**'} |")
     for scenario, threshold in [("c", 0.85), ("d", 0.80)]:
         if scenario in results:
             target(f"({scenario}) Courier ≥ {threshold:.2f}× curl MB/s",
@@ -635,8 +673,8 @@ def main():
     parser.add_argument("--proxy-port", required=True, help="the HTTP forward proxy (scenario h)")
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--quick", default="0")
-    parser.add_argument("--scenarios", default="a b c d e f g h")
-    parser.add_argument("--clients", default="courier foundation ahc")
+    parser.add_argument("--scenarios", default="a b c d e f g h i j")
+    parser.add_argument("--clients", default="courier foundation ahc go")
     parser.add_argument("--big-path", default="/1g")
     parser.add_argument("--big-size", type=int, default=1 << 30)
     parser.add_argument("--requests-a", type=int, default=2000)

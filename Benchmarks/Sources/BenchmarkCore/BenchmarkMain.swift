@@ -29,7 +29,7 @@ public enum BenchmarkMain {
         do {
             settings = ClientSettings(
                 scenario: options.scenario,
-                maximumConnectionsPerHost: options.scenario.isRequestRate ? options.concurrencyFor : 1,
+                maximumConnectionsPerHost: options.connectionsPerHost,
                 trustedCertificateDER: try options.certificateDER.map { try Data(contentsOf: $0) },
                 trustedCertificatePEMPath: options.certificatePEM?.path,
                 scratchDirectory: options.scratch,
@@ -53,7 +53,7 @@ public enum BenchmarkMain {
             return measurement
         }
         do {
-            try await Workload(options: options).run(client, into: &measurement)
+            try await Workload(options: options, settings: settings).run(client, into: &measurement)
         } catch let unsupported as ScenarioUnsupported {
             measurement.status = unsupported.kind
             measurement.detail = unsupported.reason
@@ -74,6 +74,21 @@ public enum BenchmarkMain {
 }
 
 extension BenchmarkOptions {
-    /// Requests in flight: 1 for the sequential scenario, `concurrency` for the concurrent ones.
-    var concurrencyFor: Int { scenario == .a ? 1 : concurrency }
+    /// Requests in flight: 1 for the sequential scenarios, all of them for (i), `concurrency` for the others.
+    var concurrencyFor: Int {
+        switch scenario {
+        case .a, .j: return 1
+        case .i: return requests
+        default: return concurrency
+        }
+    }
+
+    /// The most connections a client may open: `concurrency` for the concurrent scenarios (also (i), whose other
+    /// requests queue in the client), 1 for the rest.
+    var connectionsPerHost: Int {
+        switch scenario {
+        case .b, .e, .g, .h, .i: return concurrency
+        default: return 1
+        }
+    }
 }

@@ -28,12 +28,27 @@ public struct Measurement: Codable, Sendable {
     /// The process's own getrusage at exit, as a cross-check of what the driver reads with wait4.
     public var cpuSeconds: Double?
     public var maxRSSKiB: Int?
+    /// (i): the process's peak RSS just before the requests started (the client created), so that the driver can
+    /// tell what the queued tasks cost: (peak − this) / requests.
+    public var rssBeforeKiB: Int?
 
     public init(client: String, scenario: String, status: String, detail: String? = nil) {
         self.client = client
         self.scenario = scenario
         self.status = status
         self.detail = detail
+    }
+
+    /// The peak RSS of this process so far, in KiB.
+    public static func peakRSSKiB() -> Int? {
+        var usage = rusage()
+        #if canImport(Glibc)
+            let who = RUSAGE_SELF.rawValue
+        #else
+            let who = RUSAGE_SELF
+        #endif
+        guard getrusage(who, &usage) == 0 else { return nil }
+        return Int(usage.ru_maxrss)
     }
 
     /// Fills in CPU time and peak RSS of this process so far.

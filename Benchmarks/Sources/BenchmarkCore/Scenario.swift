@@ -16,6 +16,11 @@ public enum Scenario: String, CaseIterable, Sendable {
     case g
     /// (h) Scenario (b) through an HTTP forward proxy (absolute-form requests).
     case h
+    /// (i) 10,000 64-byte GETs started at once through one session of at most 64 connections: what queued tasks
+    /// cost in memory.
+    case i
+    /// (j) Sequential 64-byte GETs, each on a session (client) of its own: what creating a session costs.
+    case j
 
     /// What the scenario does, for reports.
     public var summary: String {
@@ -28,13 +33,15 @@ public enum Scenario: String, CaseIterable, Sendable {
         case .f: return "upload from a file"
         case .g: return "64 B GETs, 64 in flight, HTTPS with HTTP/2"
         case .h: return "64 B GETs, 64 in flight, through an HTTP proxy"
+        case .i: return "10,000 64 B GETs started at once, at most 64 connections"
+        case .j: return "sequential 64 B GETs, a new session for each"
         }
     }
 
     /// Whether the scenario is many small requests (reported in req/s with latencies) or one transfer (MB/s).
     public var isRequestRate: Bool {
         switch self {
-        case .a, .b, .e, .g, .h: return true
+        case .a, .b, .e, .g, .h, .i, .j: return true
         case .c, .d, .f: return false
         }
     }

@@ -3,6 +3,8 @@ import Foundation
 /// Runs one scenario against one client and checks every response.
 struct Workload: Sendable {
     let options: BenchmarkOptions
+    /// How each client is set up ((j) makes a new one per request).
+    let settings: ClientSettings
 
     /// The body size of the small resource.
     static let smallSize: Int64 = 64
@@ -11,6 +13,11 @@ struct Workload: Sendable {
         switch options.scenario {
         case .a, .b:
             try await requestRate(client, base: options.base, into: &measurement)
+        case .i:
+            measurement.rssBeforeKiB = Measurement.peakRSSKiB()
+            try await requestRate(client, base: options.base, into: &measurement)
+        case .j:
+            try await sessionPerRequest(Client.self, into: &measurement)
         case .e:
             guard let tlsBase = options.tlsBase else { throw UsageError(message: "scenario e needs --tls-base") }
             try await requestRate(client, base: tlsBase, into: &measurement)
@@ -106,6 +113,33 @@ struct Workload: Sendable {
         measurement.bytes = Int64(total) * Workload.smallSize
         measurement.seconds = elapsed
         measurement.requestsPerSecond = Double(total) / elapsed
+        measurement.p50Milliseconds = Percentile.of(latencies, 0.50)
+        measurement.p99Milliseconds = Percentile.of(latencies, 0.99)
+    }
+
+    /// (j): each request on a client of its own, created and shut down around it (a session per request, as code
+    /// that makes `URLSession(configuration:)` for every call does).
+    private func sessionPerRequest<Client: BenchmarkClient>(
+        _ type: Client.Type, into measurement: inout Measurement
+    ) async throws {
+        let url = options.base.appendingPathComponent(String(options.smallPath.dropFirst()))
+        var latencies: [UInt64] = []
+        latencies.reserveCapacity(options.requests)
+        let start = Clock.now()
+        for _ in 0..<options.requests {
+            let begin = Clock.now()
+            let client = try await Client(settings: settings)
+            let outcome = try await client.get(url)
+            try await client.shutdown()
+            latencies.append(Clock.now() - begin)
+            try check(outcome, status: 200, exactly: Workload.smallSize, what: "GET \(url.path)")
+        }
+        let elapsed = Double(Clock.now() - start) / 1e9
+        latencies.sort()
+        measurement.requests = options.requests
+        measurement.bytes = Int64(options.requests) * Workload.smallSize
+        measurement.seconds = elapsed
+        measurement.requestsPerSecond = Double(options.requests) / elapsed
         measurement.p50Milliseconds = Percentile.of(latencies, 0.50)
         measurement.p99Milliseconds = Percentile.of(latencies, 0.99)
     }

@@ -1,0 +1,3 @@
+module courier/benchmarks/gobench
+
+go 1.19
