@@ -53,7 +53,7 @@ SCENARIO_NOTES = {
     "i": "Every request is started at once (a Swift task, or a goroutine, each) through one session whose "
          "`httpMaximumConnectionsPerHost` (or `MaxConnsPerHost`) is 64: all but 64 wait in the client. What matters is "
          "memory: the notes give the peak RSS per queued request, (peak − the peak just before the requests) / "
-         "requests, from each process's own getrusage. (The tracker's (h); the letter was taken by the proxy.)",
+         "requests, from each process's own VmHWM. (The tracker's (h); the letter was taken by the proxy.)",
     "j": "Each request on a new session (a new `URLSession`, `HTTPClient` or Go `Transport`), shut down after it: "
          "session creation, a new connection and TLS context set-up per request. (The tracker's (i).)",
     "h": "nginx as an HTTP forward proxy for plain http: clients send absolute-form requests "
@@ -236,6 +236,11 @@ class Harness:
             record["status"] = "error"
             record["detail"] = f"exit {code}"
         record.update(client=client, scenario=scenario, cpu=cpu, rss_kib=rss, wall=wall)
+        # The client's own VmHWM when it reported one: wait4's ru_maxrss starts at the launcher's size (the peak of
+        # the process a child was forked from carries over), which hid anything smaller (Go's client).
+        if record.get("ownPeakRSSKiB"):
+            record["wait4_rss_kib"] = rss
+            record["rss_kib"] = record["ownPeakRSSKiB"]
         self.cleanup_scratch()
         return record
 
@@ -462,8 +467,8 @@ def summarize(records):
         summary[key] = stats([r.get(key) for r in ok])
     # (i): what each queued request cost in memory, from the process's own peak before and after the requests.
     summary["rss_per_request"] = stats([
-        (r["maxRSSKiB"] - r["rssBeforeKiB"]) * 1024 / r["requests"]
-        if r.get("rssBeforeKiB") is not None and r.get("maxRSSKiB") is not None and r.get("requests") else None
+        (r["ownPeakRSSKiB"] - r["rssBeforeKiB"]) * 1024 / r["requests"]
+        if r.get("rssBeforeKiB") is not None and r.get("ownPeakRSSKiB") is not None and r.get("requests") else None
         for r in ok
     ])
     summary["cpu_per_unit"] = stats([

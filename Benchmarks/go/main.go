@@ -124,6 +124,9 @@ func main() {
 		m["cpuSeconds"] = seconds(usage.Utime) + seconds(usage.Stime)
 		m["maxRSSKiB"] = usage.Maxrss
 	}
+	if kib := ownPeakRSSKiB(); kib > 0 {
+		m["ownPeakRSSKiB"] = kib
+	}
 	line, _ := json.Marshal(m) // map keys come out sorted, as the Swift clients' lines
 	fmt.Println(string(line))
 	if m["status"] == "error" {
@@ -149,7 +152,7 @@ func run(o options, m measurement) error {
 		return requestRate(client, o, o.base, connections, m)
 	case "i":
 		// Every request at once (a goroutine each); the Transport queues them for its 64 connections.
-		m["rssBeforeKiB"] = peakRSSKiB()
+		m["rssBeforeKiB"] = ownPeakRSSKiB()
 		return requestRate(client, o, o.base, o.requests, m)
 	case "e":
 		return requestRate(client, o, o.tlsBase, connections, m)
@@ -267,12 +270,20 @@ func sessionPerRequest(o options, m measurement) error {
 	return nil
 }
 
-func peakRSSKiB() int64 {
-	var usage syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &usage) != nil {
+// ownPeakRSSKiB: VmHWM from /proc/self/status, this process's own peak (getrusage's ru_maxrss starts at the
+// size of the process this one was forked from).
+func ownPeakRSSKiB() int64 {
+	status, err := os.ReadFile("/proc/self/status")
+	if err != nil {
 		return 0
 	}
-	return usage.Maxrss
+	for _, line := range strings.Split(string(status), "\n") {
+		if fields := strings.Fields(line); len(fields) >= 2 && fields[0] == "VmHWM:" {
+			kib, _ := strconv.ParseInt(fields[1], 10, 64)
+			return kib
+		}
+	}
+	return 0
 }
 
 func getSmall(client *http.Client, target, scenario string, protocolChecks *int) error {

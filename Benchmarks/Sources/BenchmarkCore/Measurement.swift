@@ -28,8 +28,8 @@ public struct Measurement: Codable, Sendable {
     /// The process's own getrusage at exit, as a cross-check of what the driver reads with wait4.
     public var cpuSeconds: Double?
     public var maxRSSKiB: Int?
-    /// (i): the process's peak RSS just before the requests started (the client created), so that the driver can
-    /// tell what the queued tasks cost: (peak − this) / requests.
+    /// (i): the process's own peak RSS (`VmHWM`) just before the requests started (the client created), so that the
+    /// driver can tell what the queued tasks cost: (own peak − this) / requests.
     public var rssBeforeKiB: Int?
 
     public init(client: String, scenario: String, status: String, detail: String? = nil) {
@@ -39,20 +39,23 @@ public struct Measurement: Codable, Sendable {
         self.detail = detail
     }
 
-    /// The peak RSS of this process so far, in KiB.
-    public static func peakRSSKiB() -> Int? {
-        var usage = rusage()
-        #if canImport(Glibc)
-            let who = RUSAGE_SELF.rawValue
-        #else
-            let who = RUSAGE_SELF
-        #endif
-        guard getrusage(who, &usage) == 0 else { return nil }
-        return Int(usage.ru_maxrss)
+    /// The peak resident set of this process's own memory since it started (`VmHWM` in `/proc/self/status`), in
+    /// KiB. Unlike `ru_maxrss` (which `wait4` reports too), it does not carry over the peak of the process this one
+    /// was forked from: the harness's launcher is bigger than Go's client, so `ru_maxrss` hid the smallest figures.
+    public var ownPeakRSSKiB: Int?
+
+    /// Reads `VmHWM` from `/proc/self/status`.
+    public static func ownPeakRSS() -> Int? {
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return nil }
+        for line in status.split(separator: "\n") where line.hasPrefix("VmHWM:") {
+            return Int(line.split(separator: " ").dropFirst().first { !$0.isEmpty }.map(String.init) ?? "")
+        }
+        return nil
     }
 
     /// Fills in CPU time and peak RSS of this process so far.
     public mutating func recordResourceUsage() {
+        ownPeakRSSKiB = Self.ownPeakRSS()
         var usage = rusage()
         #if canImport(Glibc)
             let who = RUSAGE_SELF.rawValue

@@ -14,7 +14,7 @@ struct Workload: Sendable {
         case .a, .b:
             try await requestRate(client, base: options.base, into: &measurement)
         case .i:
-            measurement.rssBeforeKiB = Measurement.peakRSSKiB()
+            measurement.rssBeforeKiB = Measurement.ownPeakRSS()
             try await requestRate(client, base: options.base, into: &measurement)
         case .j:
             try await sessionPerRequest(Client.self, into: &measurement)
