@@ -44,7 +44,8 @@ final class URLSessionClient: BenchmarkClient, @unchecked Sendable {
             }
             #if COURIER_TELEMETRY
                 // Every span and metric recorded in memory (spans kept, injections not recorded).
-                configuration.courierTelemetry.tracer = InMemoryTracer(recordInjections: false, recordExtractions: false)
+                configuration.courierTelemetry.tracer = InMemoryTracer(
+                    recordInjections: false, recordExtractions: false)
                 configuration.courierTelemetry.metricsFactory = TestMetrics()
             #endif
         #endif
