@@ -58,9 +58,12 @@ final class TransferRunner: Sendable {
     private let state = NIOLockedValueBox(State())
     /// When the first attempt started (uptime), for `%{time_total}`.
     private let start = NIOLockedValueBox(0.0)
-    /// For download tasks: the folder they write into, and whether it is this run's own (removed at the end).
-    private let folder: (url: URL, ownedByRun: Bool)?
-    private let folderError: String?
+    /// For download tasks: the folder beside the output where they write (nil: a data task), made when the transfer
+    /// starts, so that transfers still waiting their turn leave nothing on disk.
+    private let downloadDirectory: URL?
+    /// The folder made for the download tasks, and whether it is this run's own (removed at the end) rather than
+    /// `-C -`'s `.courier-partials`.
+    private let madeFolder = NIOLockedValueBox<(url: URL, ownedByRun: Bool)?>(nil)
     /// The output file when its name is known before the response (all but `-O -J`, whose name comes with it).
     private let knownDestination: URL?
 
@@ -94,27 +97,31 @@ final class TransferRunner: Sendable {
         let usesDownload =
             directory != nil && !settings.includeHeaders && !settings.head
             && destination.map(Self.isReplaceable) ?? true
-        guard usesDownload, let directory else {
-            folder = nil
-            folderError = nil
-            return
-        }
-        if settings.continueDownloads {
-            folder = (directory.appendingPathComponent(DownloadPlacement.partialsFolderName), false)
-            folderError = nil
-        } else {
-            do {
-                folder = (try DownloadPlacement.makeRunFolder(in: directory), true)
-                folderError = nil
-            } catch {
-                folder = nil
-                folderError = "cannot write in \(directory.path): \(error.localizedDescription)"
-            }
-        }
+        downloadDirectory = usesDownload ? directory : nil
     }
 
-    /// Whether this transfer needs a file written beside its destination but cannot (checked before any request).
-    var setupFailure: String? { folderError }
+    /// The folder download tasks write into, once made.
+    private var folder: (url: URL, ownedByRun: Bool)? { madeFolder.withLockedValue { $0 } }
+
+    /// Makes the download folder (a new private one, or `-C -`'s); a message when it cannot be made.
+    private func makeFolder() -> String? {
+        guard let directory = downloadDirectory else { return nil }
+        if settings.continueDownloads {
+            madeFolder.withLockedValue {
+                $0 = (directory.appendingPathComponent(DownloadPlacement.partialsFolderName), false)
+            }
+            return nil
+        }
+        do {
+            let made = try DownloadPlacement.makeRunFolder(in: directory)
+            madeFolder.withLockedValue { $0 = (made, true) }
+            // An interruption that came while the folder was made found nothing to remove.
+            if state.withLockedValue({ $0.interrupted }) { cleanUp() }
+            return nil
+        } catch {
+            return "cannot write in \(directory.path): \(error.localizedDescription)"
+        }
+    }
 
     func run() async -> TransferResult {
         let line = board.add(name: job.displayName)
@@ -123,7 +130,7 @@ final class TransferRunner: Sendable {
         let start = ProcessInfo.processInfo.systemUptime
         self.start.withLockedValue { $0 = start }
         defer { cleanUp() }
-        if let folderError {
+        if let folderError = makeFolder() {
             return finish(line, report: &report, status: ExitStatus.writeError, message: folderError)
         }
         var resumeData = loadRecord()

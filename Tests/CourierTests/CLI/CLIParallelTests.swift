@@ -52,6 +52,35 @@ extension CLISuites {
             }
         }
 
+        /// A transfer that has not started yet has nothing on disk: one download folder at a time, for the
+        /// transfer that runs (they used to be made for every URL when the command started).
+        @Test func waitingTransfersMakeNoFolder() async throws {
+            let directory = try makeTemporaryDirectory()
+            defer { try? FileManager.default.removeItem(at: directory) }
+            try await withServer { server in
+                var slow = MockResponse(body: .pattern(length: 200_000))
+                slow.chunkSize = 4096
+                slow.chunkDelay = .milliseconds(20)
+                server.route("/slow", response: slow)
+                server.route("/fast", response: .ok("fast"))
+                let child = try ChildProcess(
+                    courierBinary().path,
+                    [
+                        "get", "-o", directory.appendingPathComponent("one").path, "-o",
+                        directory.appendingPathComponent("two").path, "-o",
+                        directory.appendingPathComponent("three").path, server.url("/slow").absoluteString,
+                        server.url("/fast").absoluteString, server.url("/fast").absoluteString,
+                    ])
+                for _ in 0..<500 where server.requests(path: "/slow").isEmpty {
+                    try await Task.sleep(for: .milliseconds(10))
+                }
+                let folders = filesIn(directory).filter { $0.hasPrefix(".courier-") }
+                #expect(folders.count == 1, "\(folders)")
+                #expect(await child.exitStatus() == 0)
+                #expect(Set(filesIn(directory)) == ["one", "two", "three"])
+            }
+        }
+
         /// `--limit-rate 100K` over a 300 KiB body: about 3 s, within 20% of the rate (from the tool's own
         /// `%{speed_download}`, and the wall clock as a floor).
         @Test func limitRateHoldsTheRate() async throws {
