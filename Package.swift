@@ -118,6 +118,9 @@ let package = Package(
             name: "courier",
             dependencies: [
                 "Courier",
+                // ResumeData (reading -C -'s record) and PrivateFolder (writing it), as the library does.
+                "CourierHTTP",
+                "CourierStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 // --pin: the SHA-256 of the server certificate's SubjectPublicKeyInfo.

@@ -1,3 +1,5 @@
+import CourierHTTP
+import CourierStore
 import Foundation
 
 #if canImport(Glibc)
@@ -33,41 +35,25 @@ enum PartialRecord {
         return try? handle.readToEnd()
     }
 
-    /// Keeps `resumeData` for `destination`.
+    /// Keeps `resumeData` for `destination` (a new 0600 file renamed over the old record, as Courier replaces its
+    /// own files).
     static func save(_ resumeData: Data, for destination: URL) throws {
-        let record = location(for: destination)
-        let (temporary, descriptor) = try OutputSink.createTemporary(beside: record)
-        let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
-        do {
-            try handle.write(contentsOf: resumeData)
-            try handle.synchronize()
-            try handle.close()
-            guard rename(temporary.path, record.path) == 0 else {
-                throw OutputSink.posixError(errno, path: record.path)
-            }
-        } catch {
-            unlink(temporary.path)
-            throw error
-        }
+        try PrivateFolder.replaceFile(at: location(for: destination), with: resumeData)
     }
 
     static func remove(for destination: URL) {
         unlink(location(for: destination).path)
     }
 
-    /// The URL the resume data was downloading (its original request), to refuse continuing another URL's bytes.
-    static func originalURL(in resumeData: Data) -> String? {
-        let plist = try? PropertyListSerialization.propertyList(from: resumeData, options: [], format: nil)
-        let request = (plist as? [String: Any])?["NSURLSessionResumeOriginalRequest"] as? [String: Any]
-        return request?["url"] as? String
+    /// The URL the resume data was downloading (its original request), to refuse continuing another URL's bytes;
+    /// `nil` for data Courier would not accept.
+    static func originalURL(in resumeData: Data) -> URL? {
+        (try? ResumeData(decoding: resumeData))?.originalRequest.url
     }
 
-    /// The name of the partial file the resume data continues, inside the download folder.
+    /// The name of the partial file the resume data continues, inside the download folder (a bare name: Courier's
+    /// `ResumeData` refuses anything else).
     static func partialFileName(in resumeData: Data) -> String? {
-        let plist = try? PropertyListSerialization.propertyList(from: resumeData, options: [], format: nil)
-        guard let name = (plist as? [String: Any])?["NSURLSessionResumeInfoTempFileName"] as? String,
-            !name.contains("/"), name != ".", name != ".."
-        else { return nil }
-        return name
+        (try? ResumeData(decoding: resumeData))?.tempFileName
     }
 }

@@ -304,7 +304,7 @@ final class TransferRunner: Sendable {
         guard settings.continueDownloads, folder != nil, let knownDestination,
             let data = PartialRecord.load(for: knownDestination)
         else { return nil }
-        guard PartialRecord.originalURL(in: data) == job.url.absoluteString else {
+        guard PartialRecord.originalURL(in: data)?.absoluteString == job.url.absoluteString else {
             board.message(
                 "courier: \(PartialRecord.location(for: knownDestination).path) is for another URL; starting over")
             return nil

@@ -172,6 +172,32 @@ extension CLISuites {
             }
         }
 
+        /// A planted or broken record is never followed: a symbolic link in its place, or bytes that are not resume
+        /// data, and the download starts over (no `Range`) and ends complete.
+        @Test(arguments: ["link", "garbage"])
+        func aHostileRecordIsIgnored(kind: String) async throws {
+            let directory = try makeTemporaryDirectory()
+            defer { try? FileManager.default.removeItem(at: directory) }
+            try await withServer { server in
+                server.serveResource("/file", body: .pattern(length: 100_000))
+                let out = directory.appendingPathComponent("out.bin")
+                let record = directory.appendingPathComponent("out.bin.courier-partial")
+                if kind == "link" {
+                    let elsewhere = directory.appendingPathComponent("elsewhere")
+                    try Data("not yours".utf8).write(to: elsewhere)
+                    try FileManager.default.createSymbolicLink(at: record, withDestinationURL: elsewhere)
+                } else {
+                    try Data("<plist>not resume data</plist>".utf8).write(to: record)
+                }
+                let result = try await runCourier([
+                    "get", server.url("/file").absoluteString, "-o", out.path, "-C", "-",
+                ])
+                #expect(result.status == 0, "\(result.stderr)")
+                #expect(try fileHoldsPattern(out, length: 100_000))
+                #expect(server.requests(path: "/file").last?.header("Range") == nil)
+            }
+        }
+
         /// A record for another URL is not continued: the bytes would belong to another file.
         @Test func aRecordForAnotherURLIsIgnored() async throws {
             let directory = try makeTemporaryDirectory()

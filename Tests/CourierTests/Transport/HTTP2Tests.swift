@@ -239,22 +239,13 @@ struct HTTP2Tests {
     func allowsHTTP2DecidesTheOffer(allowed: Bool) async throws {
         try await withH2Server { server in
             server.route("/v", response: .ok("v"))
-            let collected = NIOLockedValueBox<URLSessionTaskMetrics?>(nil)
-            final class Delegate: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
-                let collected: NIOLockedValueBox<URLSessionTaskMetrics?>
-                init(_ collected: NIOLockedValueBox<URLSessionTaskMetrics?>) { self.collected = collected }
-                func urlSession(
-                    _ session: URLSession, task: URLSessionTask, didFinishCollecting metrics: URLSessionTaskMetrics
-                ) {
-                    collected.withLockedValue { $0 = metrics }
-                }
-            }
-            let session = makeSession(delegate: Delegate(collected)) { $0.courierAllowsHTTP2 = allowed }
+            let collected = MetricsCollector()
+            let session = makeSession(delegate: collected) { $0.courierAllowsHTTP2 = allowed }
             defer { session.finishTasksAndInvalidate() }
             #expect(session.configuration.courierAllowsHTTP2 == allowed)
             let (data, _) = try await session.data(from: server.url("/v"))
             #expect(data == Data("v".utf8))
-            let transaction = try #require(collected.withLockedValue { $0 }?.transactionMetrics.last)
+            let transaction = try #require(collected.last?.transactionMetrics.last)
             #expect(transaction.networkProtocolName == (allowed ? "h2" : "http/1.1"))
         }
     }
@@ -262,24 +253,26 @@ struct HTTP2Tests {
     @Test func metricsNameTheProtocol() async throws {
         try await withH2Server { server in
             server.route("/m", response: .ok("m"))
-            let collected = NIOLockedValueBox<URLSessionTaskMetrics?>(nil)
-            final class Delegate: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
-                let collected: NIOLockedValueBox<URLSessionTaskMetrics?>
-                init(_ collected: NIOLockedValueBox<URLSessionTaskMetrics?>) { self.collected = collected }
-                func urlSession(
-                    _ session: URLSession, task: URLSessionTask, didFinishCollecting metrics: URLSessionTaskMetrics
-                ) {
-                    collected.withLockedValue { $0 = metrics }
-                }
-            }
-            let session = makeSession(delegate: Delegate(collected))
+            let collected = MetricsCollector()
+            let session = makeSession(delegate: collected)
             defer { session.finishTasksAndInvalidate() }
             _ = try await session.data(from: server.url("/m"))
             _ = try await session.data(from: server.url("/m"))
-            let transaction = try #require(collected.withLockedValue { $0 }?.transactionMetrics.last)
+            let transaction = try #require(collected.last?.transactionMetrics.last)
             #expect(transaction.networkProtocolName == "h2")
             #expect(transaction.isReusedConnection)
             #expect(transaction.negotiatedTLSProtocolVersion != nil)
         }
+    }
+}
+
+/// Keeps the last metrics a session's tasks reported.
+private final class MetricsCollector: NSObject, URLSessionTaskDelegate, Sendable {
+    private let metrics = NIOLockedValueBox<URLSessionTaskMetrics?>(nil)
+
+    var last: URLSessionTaskMetrics? { metrics.withLockedValue { $0 } }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didFinishCollecting metrics: URLSessionTaskMetrics) {
+        self.metrics.withLockedValue { $0 = metrics }
     }
 }
