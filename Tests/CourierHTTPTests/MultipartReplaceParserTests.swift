@@ -105,4 +105,15 @@ struct MultipartReplaceParserTests {
             MultipartReplaceParser(
                 contentType: "multipart/x-mixed-replace; boundary=" + String(repeating: "b", count: 71)) == nil)
     }
+
+    /// The byte check that spares other responses the media-type parse keeps what the parse accepts: spaces or tabs
+    /// before the type and any letter case.
+    @Test(arguments: [
+        (" \tMultipart/X-Mixed-Replace; boundary=b", true), ("MULTIPART/X-MIXED-REPLACE;boundary=b", true),
+        ("text/plain; boundary=b", false), ("multipartx/x-mixed-replace; boundary=b", false), ("multi", false),
+        ("", false), ("multipart/", false),
+    ])
+    func anyCaseAndLeadingWhitespaceAreStillMultipart(contentType: String, accepted: Bool) {
+        #expect((MultipartReplaceParser(contentType: contentType) != nil) == accepted)
+    }
 }

@@ -48,7 +48,11 @@ extension URLSession {
         let box = TaskBox()
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
-                let task = make(.collect { continuation.resume(with: $0) })
+                let task = make(
+                    .collect { result in
+                        box.release()
+                        continuation.resume(with: result)
+                    })
                 task.delegate = delegate
                 box.set(task)
                 task.resume()
@@ -120,7 +124,11 @@ extension URLSession {
         let box = TaskBox()
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
-                let task = make(.downloadCollect { continuation.resume(with: $0) })
+                let task = make(
+                    .downloadCollect { result in
+                        box.release()
+                        continuation.resume(with: result)
+                    })
                 task.delegate = delegate
                 box.set(task)
                 task.resume()
@@ -149,5 +157,11 @@ final class TaskBox: Sendable {
             return state.task
         }
         task?.cancel()
+    }
+
+    /// Lets go of the task when it completed, before the caller resumes: the task's last reference then goes on the
+    /// thread that completed it, which frees it while the caller already runs its next request.
+    func release() {
+        state.withLockedValue { $0.task = nil }
     }
 }

@@ -29,12 +29,12 @@ final class TaskEventAdapter: TaskEventSink, TaskHost {
         var completed = false
         /// `didFinishCollecting` went to the delegate queue: a completion that is not delivered there waits for it.
         var metricsDelivered = false
+        /// The engine, for answers and backpressure; let go at completion (the engine holds the adapter until then).
+        /// Not a weak reference: that would make every retain and release of the engine slow.
+        var engine: TaskEngine?
     }
 
     private let state: NIOLockedValueBox<State>
-    /// The engine, for answers and backpressure; let go at completion (the engine holds the adapter until then).
-    /// Not a weak reference: that would make every retain and release of the engine slow.
-    private let engineBox = NIOLockedValueBox<TaskEngine?>(nil)
 
     init(task: URLSessionTask) {
         self.state = NIOLockedValueBox(State(task: task))
@@ -54,13 +54,13 @@ final class TaskEventAdapter: TaskEventSink, TaskHost {
         if case .stream(let source) = task.completionMode { return source.isHoldingBack }
         return false
     }
-    var engine: TaskEngine? { engineBox.withLockedValue { $0 } }
+    var engine: TaskEngine? { state.withLockedValue { $0.engine } }
 
     /// Whether the app has the task suspended now.
     var isSuspended: Bool { task.state == .suspended }
 
     func attach(_ engine: TaskEngine) {
-        engineBox.withLockedValue { $0 = engine }
+        state.withLockedValue { $0.engine = engine }
     }
 
     /// Remembers the handler of `cancel(byProducingResumeData:)`; it gets the resume data (or `nil`) at completion.
@@ -108,8 +108,9 @@ final class TaskEventAdapter: TaskEventSink, TaskHost {
             downloadResumed(offset: offset, expectedTotal: expectedTotal, task: task)
         case .downloadWrote(let bytes, let totalWritten, let totalExpected):
             downloadWrote(bytes: bytes, total: totalWritten, expected: totalExpected, task: task)
-        case .timeline(let timeline):
-            task.update { $0.timelines.append(timeline) }
+        case .timeline:
+            // The engine builds the metrics from the timelines itself (`.metrics`); the task keeps none.
+            break
         case .metrics(let record):
             finishedCollecting(record, task: task)
         case .completed(let result):
@@ -425,10 +426,10 @@ final class TaskEventAdapter: TaskEventSink, TaskHost {
                 state.body = Data()
                 state.resumeDataHandler = nil
                 state.completed = true
+                state.engine = nil
             }
             return (state.body, state.resumeDataHandler, state.metricsDelivered)
         }
-        engineBox.withLockedValue { $0 = nil }
         if let resumeDataHandler {
             let resumeData = result.resumeData
             task.session.dispatcher.async { resumeDataHandler(resumeData) }

@@ -43,24 +43,10 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
         var asksForResponses: Bool
     }
 
-    /// What the engine runs on.
+    /// What the engine runs on: the session's shared ``SessionEnvironment`` and the task's own parts.
     struct Environment: Sendable {
-        let configuration: URLSessionConfiguration
-        /// What the stages read from the configuration (see ``StageSettings``).
-        let stageSettings: StageSettings
-        let transport: any Transport
-        let tls: TLSSettings
-        /// The Basic spaces the session authenticated in.
-        let authenticatedSpaces: AuthenticatedSpaces
-        /// Decides about new TLS connections (asks the session's delegate), if the session has one.
-        let trustEvaluator: (any ServerTrustEvaluator)?
-        /// Chooses client certificates (asks the session's delegate), if the session has one.
-        let clientCertificateProvider: (any ClientCertificateProvider)?
-        /// Without a delegate: the storage whose default identity for an origin is presented when a server asks.
-        let identityStorage: URLCredentialStorage?
-        let logger: Logger
-        /// The session's tracer and metrics, when either is bootstrapped (`nil` costs nothing).
-        var telemetry: SessionTelemetry? = nil
+        /// What every task of the session shares.
+        let session: SessionEnvironment
         /// The service context where the task was made, the parent of its span.
         var creationContext: ServiceContext? = nil
         /// Schedules the `earliestBeginDate` timer (looked up only for a delayed task).
@@ -72,6 +58,17 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
         /// The task's side: whether the app has it suspended, and new body streams (`needNewBodyStream`). A
         /// reference rather than closures, so that making an engine allocates less.
         let host: any TaskHost
+
+        var configuration: URLSessionConfiguration { session.configuration }
+        var stageSettings: StageSettings { session.stageSettings }
+        var transport: any Transport { session.transport }
+        var tls: TLSSettings { session.tls }
+        var authenticatedSpaces: AuthenticatedSpaces { session.authenticatedSpaces }
+        var trustEvaluator: (any ServerTrustEvaluator)? { session.trustEvaluator }
+        var clientCertificateProvider: (any ClientCertificateProvider)? { session.clientCertificateProvider }
+        var identityStorage: URLCredentialStorage? { session.identityStorage }
+        var logger: Logger { session.logger }
+        var telemetry: SessionTelemetry? { session.telemetry }
     }
 
     /// A unit of work on the executor. The frequent ones — a response's head, parts, end and timeline — are values,
@@ -291,7 +288,10 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
                     TransactionRecord(
                         attempt: attempt, request: request, origin: source.origin, fetchStart: Date()))
             }
-            source?.start(AttemptConsumer(engine: self, attempt: attempt))
+            source?.start(
+                AttemptConsumer(
+                    engine: self, attempt: attempt,
+                    observesTimelines: transactions != nil || telemetry != nil || logger.logLevel <= .debug))
         case .pauseSource:
             source?.pause()
         case .resumeSource:
@@ -840,6 +840,9 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
 private struct AttemptConsumer: ResponseSourceConsumer {
     let engine: TaskEngine
     let attempt: Int
+    /// Whether anything reads the exchanges' timelines (metrics, telemetry, the debug log): without a reader, a
+    /// timeline costs no job on the executor.
+    let observesTimelines: Bool
 
     func sourceDidSendBodyData(bytesSent: Int64, totalBytesSent: Int64) {
         engine.sourceEvent(attempt: attempt) { engine in
@@ -882,6 +885,7 @@ private struct AttemptConsumer: ResponseSourceConsumer {
     }
 
     func sourceDidCollect(_ timeline: TransportTimeline) {
+        guard observesTimelines else { return }
         engine.submit(.timeline(timeline, attempt: attempt))
     }
 

@@ -8,7 +8,7 @@ extension URLSession {
         if registry.insert(task) {
             (delegate as? any URLSessionTaskDelegate)?.urlSession(self, didCreateTask: task)
         } else {
-            task.createdOnInvalidSession.withLockedValue { $0 = true }
+            task.update { $0.createdOnInvalidSession = true }
             logger.warning("task created on an invalidated session", metadata: ["task": "\(task.taskIdentifier)"])
         }
         return task

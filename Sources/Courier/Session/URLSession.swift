@@ -48,6 +48,8 @@ open class URLSession: NSObject, @unchecked Sendable {
     /// Without a delegate, the storage whose default identity a connection presents when a server asks for a client
     /// certificate (with one, the delegate is asked instead).
     let identityStorage: URLCredentialStorage?
+    /// What every task's engine runs on, made once (see ``SessionEnvironment``).
+    let engineEnvironment: SessionEnvironment
 
     /// A copy of the configuration the session was created with: changing it does not change the session.
     open var configuration: URLSessionConfiguration {
@@ -131,6 +133,18 @@ open class URLSession: NSObject, @unchecked Sendable {
                     poolObserver: Self.poolObserver(telemetry.metrics)),
                 logger: telemetry.logger
             )
+        self.engineEnvironment = SessionEnvironment(
+            configuration: copied,
+            stageSettings: stageSettings,
+            transport: self.transport,
+            tls: tlsSettings,
+            authenticatedSpaces: authenticatedSpaces,
+            trustEvaluator: trustEvaluator,
+            clientCertificateProvider: trustEvaluator,
+            identityStorage: identityStorage,
+            logger: logger,
+            telemetry: telemetry.isActive ? telemetry : nil
+        )
         super.init()
         trustEvaluator?.attach(self)
         // Partial files of resume data never used would otherwise stay forever.

@@ -9,7 +9,6 @@ extension URLSessionTask {
     /// lock: it reads the task's state but calls no user code.
     func makeEngine(state: MutableState) -> (TaskEngine, TaskEventAdapter) {
         let adapter = TaskEventAdapter(task: self)
-        let configuration = session.sessionConfiguration
         let kind: TaskEngine.Spec.Kind
         if let upload = self as? URLSessionUploadTask {
             kind = .upload(upload.uploadBody)
@@ -35,21 +34,13 @@ extension URLSessionTask {
             taskIdentifier: taskIdentifier,
             kind: kind,
             earliestBeginDate: state.earliestBeginDate,
-            failure: startFailure(hasRequest: state.currentRequest != nil),
+            failure: startFailure(
+                hasRequest: state.currentRequest != nil, createdOnInvalidSession: state.createdOnInvalidSession),
             asksForRedirects: has(URLSessionTaskDelegate.self),
             asksForResponses: isDelegateDataTask
         )
         let environment = TaskEngine.Environment(
-            configuration: configuration,
-            stageSettings: session.stageSettings,
-            transport: session.transport,
-            tls: session.tlsSettings,
-            authenticatedSpaces: session.authenticatedSpaces,
-            trustEvaluator: session.trustEvaluator,
-            clientCertificateProvider: session.trustEvaluator,
-            identityStorage: session.identityStorage,
-            logger: session.logger,
-            telemetry: session.telemetry.isActive ? session.telemetry : nil,
+            session: session.engineEnvironment,
             creationContext: creationContext,
             task: self,
             // The adapter strongly: it holds the engine only until completion, so there is no lasting cycle, and a
@@ -62,8 +53,8 @@ extension URLSessionTask {
     }
 
     /// Why the task fails as soon as it starts, if it cannot run.
-    func startFailure(hasRequest: Bool) -> TransferError? {
-        if createdOnInvalidSession.withLockedValue({ $0 }) {
+    func startFailure(hasRequest: Bool, createdOnInvalidSession: Bool) -> TransferError? {
+        if createdOnInvalidSession {
             return .cancelled("the task was created after its session was invalidated")
         }
         if let reason = unsupportedReason {

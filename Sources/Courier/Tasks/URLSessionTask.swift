@@ -27,6 +27,8 @@ open class URLSessionTask: NSObject, NSCopying, ProgressReporting, @unchecked Se
 
     struct MutableState {
         var lifecycle = TaskLifecycle()
+        /// Set when the task was created on an invalidated session: it completes with an error when resumed.
+        var createdOnInvalidSession = false
         var currentRequest: URLRequest?
         var response: URLResponse?
         var error: URLError?
@@ -45,8 +47,6 @@ open class URLSessionTask: NSObject, NSCopying, ProgressReporting, @unchecked Se
         var engine: TaskEngine?
         /// The adapter the engine reports to (kept with the engine: the download task a data task became shares it).
         var adapter: TaskEventAdapter?
-        /// Each exchange's timeline, for metrics.
-        var timelines: [TransportTimeline] = []
         var progressUnits: (total: Int64, completed: Int64) = (-1, 0)
     }
 
@@ -323,9 +323,6 @@ open class URLSessionTask: NSObject, NSCopying, ProgressReporting, @unchecked Se
     var unsupportedReason: String? {
         isDetached ? "the task was created with init() and belongs to no session, so it cannot run" : nil
     }
-
-    /// Set when the task was created on an invalidated session: it completes with an error when resumed.
-    let createdOnInvalidSession = NIOLockedValueBox(false)
 
     open override var description: String {
         "<\(type(of: self)): \(taskIdentifier) \(originalRequest?.url?.absoluteString ?? "")>"

@@ -14,10 +14,16 @@ public enum ContentCoding {
     /// it is: the outermost coding (the last one listed, RFC 9110 §8.4), ignoring `identity`, when it is gzip,
     /// x-gzip, deflate or br, the codings the client offers in `Accept-Encoding`. Only that one layer is decoded.
     public static func automaticDecoding<S: Sequence>(_ values: S) -> Decoding? where S.Element == String {
-        let codings = values.flatMap { $0.split(separator: ",") }
-            .map { HeaderName.canonical(HeaderParameters.trim(String($0))) }
-            .filter { !$0.isEmpty && $0 != "identity" }
-        switch codings.last {
+        // Loops rather than flatMap/map/filter: every response asks, most have no Content-Encoding at all, and the
+        // chained generic calls cost more than the answer.
+        var outermost: String?
+        for value in values {
+            for listed in value.split(separator: ",") {
+                let coding = HeaderName.canonical(HeaderParameters.trim(listed))
+                if !coding.isEmpty && coding != "identity" { outermost = coding }
+            }
+        }
+        switch outermost {
         case "gzip", "x-gzip": return .gzip
         case "deflate": return .deflate
         case "br": return .brotli

@@ -46,11 +46,24 @@ public struct MultipartReplaceParser: Sendable {
     /// A parser for a response whose `Content-Type` is `contentType`; `nil` unless it is `multipart/x-mixed-replace`
     /// with a usable `boundary` (1 to 70 characters, RFC 2046 §5.1.1).
     public init?(contentType: String) {
-        guard MediaType(parsing: contentType).mimeType == "multipart/x-mixed-replace",
+        // Every response's Content-Type is asked: most are not multipart at all, and a byte comparison says so
+        // without parsing the media type.
+        guard Self.startsWithMultipart(contentType.utf8),
+            MediaType(parsing: contentType).mimeType == "multipart/x-mixed-replace",
             let boundary = HeaderParameters(parsing: contentType).value(for: "boundary"),
             (1...70).contains(boundary.utf8.count)
         else { return nil }
         delimiter = Array("--\(boundary)".utf8)
+    }
+
+    /// Whether a header value starts, after spaces and tabs, with `multipart/` in any case.
+    private static func startsWithMultipart(_ value: String.UTF8View) -> Bool {
+        let prefix = "multipart/".utf8
+        var bytes = value.drop { $0 == 0x20 || $0 == 0x09 }.makeIterator()
+        for expected in prefix {
+            guard let byte = bytes.next(), byte | 0x20 == expected | 0x20 else { return false }
+        }
+        return true
     }
 
     /// Takes the next bytes of the body and returns what they completed.

@@ -28,7 +28,9 @@ public struct ProxyServer: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// `host:port`, with brackets around an IPv6 literal.
-    public var authority: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+    public var authority: String {
+        host.utf8.contains(UInt8(ascii: ":")) ? "[\(host)]:\(port)" : "\(host):\(port)"
+    }
 
     public var description: String { "\(kind.rawValue) proxy \(authority)" }
 

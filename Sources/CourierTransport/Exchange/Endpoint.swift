@@ -69,17 +69,21 @@ public struct Endpoint: Hashable, Sendable, CustomStringConvertible {
 
     /// Whether the host is an IPv4 or IPv6 literal (no SNI, no DNS).
     public var hostIsIPLiteral: Bool {
-        host.contains(":") || host.split(separator: ".").count == 4 && host.allSatisfy { $0.isNumber || $0 == "." }
+        hostIsIPv6Literal || host.split(separator: ".").count == 4 && host.allSatisfy { $0.isNumber || $0 == "." }
     }
 
     /// The value of the `Host` header: brackets around IPv6, the port when not the scheme's default.
     public var hostHeader: String {
-        let name = host.contains(":") ? "[\(host)]" : host
+        let name = hostIsIPv6Literal ? "[\(host)]" : host
         return port == scheme.defaultPort ? name : "\(name):\(port)"
     }
 
     /// `host:port` with brackets around an IPv6 literal, as a `CONNECT` request names its target.
-    public var authority: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+    public var authority: String { hostIsIPv6Literal ? "[\(host)]:\(port)" : "\(host):\(port)" }
+
+    /// Whether the host is an IPv6 literal: it has a colon. A byte search — `String.contains` would go through
+    /// Foundation's `range(of:)`, and this is asked for every request.
+    private var hostIsIPv6Literal: Bool { host.utf8.contains(UInt8(ascii: ":")) }
 
     public var description: String {
         if let unixSocketPath { return "\(scheme.rawValue)+unix://\(unixSocketPath)" }

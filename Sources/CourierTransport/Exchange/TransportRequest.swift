@@ -3,45 +3,154 @@ import Foundation
 import NIOCore
 
 /// One HTTP request as the transport sends it: the task engine has already applied every stage above.
+///
+/// A value type whose fields live in one shared box, copied only when a copy is changed: a request is handed from
+/// the engine to the source, the exchange and the connection's handler, and copying its fifteen fields (each with
+/// its references) at every hand-over cost every request more than the box does.
 public struct TransportRequest: Sendable {
+    /// The fields; shared between copies until one of them changes.
+    private final class Storage: @unchecked Sendable {
+        // `@unchecked`: a storage is changed only through a uniquely referenced request (see `mutableStorage`), so a
+        // shared one is never written.
+        var method: String
+        var url: URL
+        var endpoint: Endpoint
+        var target: String
+        var headers: [(String, String)]
+        var body: TransportRequestBody
+        var idleTimeout: TimeAmount
+        var tls: TLSSettings
+        var trustEvaluator: (any ServerTrustEvaluator)?
+        var clientCertificateProvider: (any ClientCertificateProvider)? = nil
+        var maximumDecompressionRatio: Int? = ContentCoding.defaultMaximumDecompressionRatio
+        var proxy: ProxyServer? = nil
+        var tunnelAuthorization: String? = nil
+        var waitsForConnectivity: Bool = false
+        var upgrade: ConnectionUpgrade? = nil
+
+        init(
+            method: String, url: URL, endpoint: Endpoint, target: String, headers: [(String, String)],
+            body: TransportRequestBody, idleTimeout: TimeAmount, tls: TLSSettings,
+            trustEvaluator: (any ServerTrustEvaluator)?
+        ) {
+            self.method = method
+            self.url = url
+            self.endpoint = endpoint
+            self.target = target
+            self.headers = headers
+            self.body = body
+            self.idleTimeout = idleTimeout
+            self.tls = tls
+            self.trustEvaluator = trustEvaluator
+        }
+
+        func copy() -> Storage {
+            let copy = Storage(
+                method: method, url: url, endpoint: endpoint, target: target, headers: headers, body: body,
+                idleTimeout: idleTimeout, tls: tls, trustEvaluator: trustEvaluator)
+            copy.clientCertificateProvider = clientCertificateProvider
+            copy.maximumDecompressionRatio = maximumDecompressionRatio
+            copy.proxy = proxy
+            copy.tunnelAuthorization = tunnelAuthorization
+            copy.waitsForConnectivity = waitsForConnectivity
+            copy.upgrade = upgrade
+            return copy
+        }
+    }
+
+    private var storage: Storage
+
+    /// The storage, copied first when another request shares it.
+    private var mutableStorage: Storage {
+        mutating get {
+            if !isKnownUniquelyReferenced(&storage) { storage = storage.copy() }
+            return storage
+        }
+    }
+
     /// The method, e.g. `GET`.
-    public var method: String
+    public var method: String {
+        get { storage.method }
+        set { mutableStorage.method = newValue }
+    }
     /// The absolute URL; only `http` and `https` reach the transport.
-    public var url: URL
+    public var url: URL {
+        get { storage.url }
+        set { mutableStorage.url = newValue }
+    }
     /// Where to connect.
-    public var endpoint: Endpoint
+    public var endpoint: Endpoint {
+        get { storage.endpoint }
+        set { mutableStorage.endpoint = newValue }
+    }
     /// The request-target written on the request line (`/path?query`).
-    public var target: String
+    public var target: String {
+        get { storage.target }
+        set { mutableStorage.target = newValue }
+    }
     /// Header fields in the order they are written. `Host` is added by the transport when absent.
-    public var headers: [(String, String)]
+    public var headers: [(String, String)] {
+        get { storage.headers }
+        set { mutableStorage.headers = newValue }
+    }
     /// The request body.
-    public var body: TransportRequestBody
+    public var body: TransportRequestBody {
+        get { storage.body }
+        set { mutableStorage.body = newValue }
+    }
     /// How long the connection may stay silent (no byte sent or received) before the request times out.
-    public var idleTimeout: TimeAmount
+    public var idleTimeout: TimeAmount {
+        get { storage.idleTimeout }
+        set { mutableStorage.idleTimeout = newValue }
+    }
     /// TLS settings for `https`.
-    public var tls: TLSSettings
+    public var tls: TLSSettings {
+        get { storage.tls }
+        set { mutableStorage.tls = newValue }
+    }
     /// Replaces the built-in certificate verification when set (see ``ServerTrustEvaluator``).
-    public var trustEvaluator: (any ServerTrustEvaluator)?
+    public var trustEvaluator: (any ServerTrustEvaluator)? {
+        get { storage.trustEvaluator }
+        set { mutableStorage.trustEvaluator = newValue }
+    }
     /// Chooses the certificate to present when a server asks for one (see ``ClientCertificateProvider``); when
     /// `nil`, ``TLSSettings/clientIdentity`` is presented, if any.
-    public var clientCertificateProvider: (any ClientCertificateProvider)?
+    public var clientCertificateProvider: (any ClientCertificateProvider)? {
+        get { storage.clientCertificateProvider }
+        set { mutableStorage.clientCertificateProvider = newValue }
+    }
     /// A gzip, deflate or brotli body may decode to at most this many times the compressed bytes received; more fails
     /// the request with `cannotDecodeContentData`. `nil` means no limit. The default is
     /// `ContentCoding.defaultMaximumDecompressionRatio`, which real content stays far under.
-    public var maximumDecompressionRatio: Int? = ContentCoding.defaultMaximumDecompressionRatio
+    public var maximumDecompressionRatio: Int? {
+        get { storage.maximumDecompressionRatio }
+        set { mutableStorage.maximumDecompressionRatio = newValue }
+    }
     /// The HTTP proxy the request goes through, if any: an `http` request is sent to it in absolute form (set
-    /// ``target`` to the absolute URL), an `https` one, or one with an ``upgrade`` slot, through a `CONNECT` tunnel to the origin. SOCKS proxies are
-    /// not spoken by this transport.
-    public var proxy: ProxyServer?
+    /// ``target`` to the absolute URL), an `https` one, or one with an ``upgrade`` slot, through a `CONNECT` tunnel to
+    /// the origin. SOCKS proxies are not spoken by this transport.
+    public var proxy: ProxyServer? {
+        get { storage.proxy }
+        set { mutableStorage.proxy = newValue }
+    }
     /// The `Proxy-Authorization` value for a `CONNECT` tunnel (never sent inside it, to the origin).
-    public var tunnelAuthorization: String?
+    public var tunnelAuthorization: String? {
+        get { storage.tunnelAuthorization }
+        set { mutableStorage.tunnelAuthorization = newValue }
+    }
     /// Wait for connectivity instead of failing when no network path leads to the host (`waitsForConnectivity`):
     /// the consumer hears ``TransportResponseConsumer/transportIsWaitingForConnectivity()`` once and the connection
     /// is retried with backoff until it succeeds or the engine cancels the exchange (the resource timeout).
-    public var waitsForConnectivity = false
+    public var waitsForConnectivity: Bool {
+        get { storage.waitsForConnectivity }
+        set { mutableStorage.waitsForConnectivity = newValue }
+    }
     /// Set for a request that takes its connection over on `101 Switching Protocols` (a WebSocket handshake): it
     /// gets a connection of its own, and the switched connection is left in this slot.
-    public var upgrade: ConnectionUpgrade?
+    public var upgrade: ConnectionUpgrade? {
+        get { storage.upgrade }
+        set { mutableStorage.upgrade = newValue }
+    }
 
     /// Creates a request; fails with `badURL` / `unsupportedURL` for URLs the transport cannot reach.
     public init(
@@ -53,15 +162,9 @@ public struct TransportRequest: Sendable {
         tls: TLSSettings,
         trustEvaluator: (any ServerTrustEvaluator)? = nil
     ) throws(TransferError) {
-        self.method = method
-        self.url = url
-        self.endpoint = try Endpoint(url: url)
-        self.target = Endpoint.requestTarget(of: url)
-        self.headers = headers
-        self.body = body
-        self.idleTimeout = idleTimeout
-        self.tls = tls
-        self.trustEvaluator = trustEvaluator
+        storage = Storage(
+            method: method, url: url, endpoint: try Endpoint(url: url), target: Endpoint.requestTarget(of: url),
+            headers: headers, body: body, idleTimeout: idleTimeout, tls: tls, trustEvaluator: trustEvaluator)
     }
 
     /// Whether the method is idempotent, so the request may be retried on a fresh connection when a reused one

@@ -5,8 +5,9 @@ import Foundation
 ///
 /// The session keeps its own copy of the configuration and never changes it, so nothing here can go stale; reading
 /// it once saves every request the configuration's locks, the `AnyClass` casts of `protocolClasses` and the
-/// conversion of `httpAdditionalHeaders`.
-struct StageSettings: Sendable {
+/// conversion of `httpAdditionalHeaders`. A class: every attempt's ``StageContext`` refers to the session's one
+/// instead of copying its fields.
+final class StageSettings: Sendable {
     /// `protocolClasses` that are `URLProtocol` subclasses, in order.
     let protocolClasses: [URLProtocol.Type]
     /// `httpAdditionalHeaders` as name–value pairs (entries whose key is not a string are dropped).

@@ -156,9 +156,11 @@ open class URLSessionStreamTask: URLSessionTask, @unchecked Sendable {
 
     /// Starts the task: opens the connection (once). Calls made before run once it is up.
     open override func resume() {
-        let action = mutable.withLockedValue { $0.lifecycle.resume() }
+        let (action, createdOnInvalidSession) = mutable.withLockedValue {
+            ($0.lifecycle.resume(), $0.createdOnInvalidSession)
+        }
         guard action == .start else { return }
-        if let failure = startFailure(hasRequest: true) {
+        if let failure = startFailure(hasRequest: true, createdOnInvalidSession: createdOnInvalidSession) {
             connection.cancel(failure)
         } else {
             connection.connect(timeout: TaskEngine.timeAmount(session.sessionConfiguration.timeoutIntervalForRequest))
