@@ -252,6 +252,35 @@ extension CLISuites {
             }
         }
 
+        /// Without `--proxy`, the proxy comes from the environment, as curl's does: `http_proxy` for http URLs, unless
+        /// `no_proxy` names the host. (A session reads only these variables, when it is created.)
+        @Test func theEnvironmentsProxyVariablesAreHonoured() async throws {
+            let proxy = MockProxy()
+            try await proxy.start()
+            do {
+                try await withServer { origin in
+                    origin.route("/e", response: .ok("origin"))
+                    let url = origin.url("/e").absoluteString
+                    var environment = ProcessInfo.processInfo.environment
+                    for name in ["no_proxy", "NO_PROXY", "all_proxy", "ALL_PROXY"] { environment[name] = nil }
+                    environment["http_proxy"] = "http://127.0.0.1:\(proxy.port)"
+                    let proxied = try await runCourier(["get", url], environment: environment)
+                    #expect(proxied.status == 0, "\(proxied.stderr)")
+                    #expect(proxied.stdout == Data("origin".utf8))
+                    #expect(proxy.requests.count == 1)
+                    environment["no_proxy"] = "127.0.0.1"
+                    let direct = try await runCourier(["get", url], environment: environment)
+                    #expect(direct.status == 0)
+                    #expect(proxy.requests.count == 1)
+                    #expect(origin.requests(path: "/e").count == 2)
+                }
+                try await proxy.shutdown()
+            } catch {
+                try? await proxy.shutdown()
+                throw error
+            }
+        }
+
         /// `-O` names files after their URLs; `-J` lets the server name them (reduced to a plain name: Courier's
         /// `suggestedFilename` turns the slashes of a hostile name into `_`) and never replaces an existing file.
         @Test func remoteNamesStayInTheOutputFolder() async throws {

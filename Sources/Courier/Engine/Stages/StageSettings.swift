@@ -39,7 +39,13 @@ final class StageSettings: Sendable {
             }
             proxyRules = ProxyRules(dictionary: named)
         } else {
-            proxyRules = ProxyRules(environment: ProcessInfo.processInfo.environment)
+            // Only the proxy variables: copying the whole environment into a dictionary cost every new session more
+            // than the rest of its set-up.
+            var variables: [String: String] = [:]
+            for name in ProxyRules.environmentVariableNames {
+                if let value = getenv(name) { variables[name] = String(cString: value) }
+            }
+            proxyRules = ProxyRules(environment: variables)
         }
     }
 }
