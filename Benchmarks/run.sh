@@ -6,7 +6,7 @@
 #   RUNS=7 Benchmarks/run.sh           more runs
 #   QUICK=1 Benchmarks/run.sh          smoke test: 1 run, small sizes, writes Benchmarks/results/RESULTS-quick.md
 #
-# Other settings (environment): SCENARIOS="a b c d e f g h i j", CLIENTS="courier foundation ahc go" (also
+# Other settings (environment): SCENARIOS="a b c d e f g h i j k", CLIENTS="courier foundation ahc go" (also
 # courier-telemetry: Courier with an in-memory tracer and metrics backend),
 # RESULTS=path/to/RESULTS.md, BENCH_TMP=dir (work directory; default: a new mktemp directory),
 # KEEP=1 (keep the work directory), SKIP_BUILD=1 (use the last release build), WRK_SECONDS=10 (how long wrk and
@@ -32,7 +32,7 @@ else
     RUNS="${RUNS:-5}"
     RESULTS="${RESULTS:-$here/RESULTS.md}"
 fi
-SCENARIOS="${SCENARIOS:-a b c d e f g h i j}"
+SCENARIOS="${SCENARIOS:-a b c d e f g h i j k}"
 CLIENTS="${CLIENTS:-courier foundation ahc go}"
 command_line="RUNS=$RUNS QUICK=$QUICK SCENARIOS='$SCENARIOS' CLIENTS='$CLIENTS'${SKIP_BUILD:+ SKIP_BUILD=$SKIP_BUILD} Benchmarks/run.sh"
 

@@ -15,6 +15,7 @@ import platform
 import re
 import shlex
 import signal
+import socket
 import statistics
 import subprocess
 import sys
@@ -34,12 +35,15 @@ SCENARIOS = {
     "h": "64 B GETs, 64 in flight, plain http through an HTTP proxy",
     "i": "10,000 64 B GETs started at once, one session, at most 64 connections",
     "j": "sequential 64 B GETs, a new session for each",
+    "k": "10,000 64 B GETs queued at a server that never answers, one session, at most 64 connections",
 }
 RATE = {"a", "b", "e", "g", "h", "i", "j"}
 # Scenarios without a reference tool (wrk cannot queue 10,000 requests or open a session per request).
-NO_REFERENCE = {"i", "j"}
+NO_REFERENCE = {"i", "j", "k"}
+# Scenarios that measure memory, not speed.
+MEMORY = {"k"}
 REFERENCE_NAME = {"a": "wrk", "b": "wrk", "e": "wrk", "c": "curl", "d": "curl", "f": "curl", "g": "h2load",
-                  "h": "wrk at the proxy", "i": "none", "j": "none"}
+                  "h": "wrk at the proxy", "i": "none", "j": "none", "k": "none"}
 # Scenarios whose notes say how many connections each process opened (nginx's count; (g) is about multiplexing).
 CONNECTIONS_NOTED = {"g"}
 # How the newer scenarios are run and checked, printed under their headings.
@@ -54,6 +58,14 @@ SCENARIO_NOTES = {
          "`httpMaximumConnectionsPerHost` (or `MaxConnsPerHost`) is 64: all but 64 wait in the client. What matters is "
          "memory: the notes give the peak RSS per queued request, (peak − the peak just before the requests) / "
          "requests, from each process's own VmHWM. (The tracker's (h); the letter was taken by the proxy.)",
+    "k": "What a queued request costs the client in memory, without the harness's own task per request: every GET "
+         "is started the client's own way (a `URLSession` data task with a completion handler, an async-http-client "
+         "`HTTPClient.Task`, a goroutine for Go's net/http, whose requests cannot be in flight otherwise) at a "
+         "listener of the driver's that accepts connections and reads but never answers, so that all of them stay "
+         "queued (64 on connections, the rest waiting in the client). Each process reads its own resident set "
+         "(VmRSS) before, after every 1,000 started, after the last, and 300 ms later; then it cancels them all. Per "
+         "queued request: (the last reading − the first) / requests; first and last 1,000: what those cost, to show "
+         "that the cost does not grow with the queue.",
     "j": "Each request on a new session (a new `URLSession`, `HTTPClient` or Go `Transport`), shut down after it: "
          "session creation, a new connection and TLS context set-up per request. (The tracker's (i).)",
     "h": "nginx as an HTTP forward proxy for plain http: clients send absolute-form requests "
@@ -178,6 +190,33 @@ def run_process_here(argv, env=None, timeout=TIMEOUT):
         )
 
 
+class HoldListener:
+    """A listener on 127.0.0.1 that accepts every connection and reads what comes but never answers (scenario k):
+    requests sent to it stay in flight until the client cancels them."""
+
+    @staticmethod
+    def start():
+        listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(1024)
+
+        def drain(connection):
+            with connection:
+                try:
+                    while connection.recv(65536):
+                        pass
+                except OSError:
+                    pass
+
+        def accept():
+            while True:
+                connection, _ = listener.accept()
+                threading.Thread(target=drain, args=(connection,), daemon=True).start()
+
+        threading.Thread(target=accept, daemon=True).start()
+        return listener.getsockname()[1]
+
+
 class Harness:
     def __init__(self, args):
         self.args = args
@@ -185,6 +224,7 @@ class Harness:
         self.tls_base = f"https://127.0.0.1:{args.tls_port}"
         self.h2_base = f"https://127.0.0.1:{args.h2_port}"
         self.proxy_base = f"http://127.0.0.1:{args.proxy_port}"
+        self.hold_base = f"http://127.0.0.1:{HoldListener.start()}"
         self.scratch = os.path.join(args.work, "scratch")
         self.upload_file = os.path.join(args.work, "upload.bin")
         self.upload_size = os.path.getsize(self.upload_file)
@@ -195,7 +235,7 @@ class Harness:
             requests = self.args.requests_a
         elif scenario == "j":
             requests = min(self.args.requests_a, 1000)
-        elif scenario == "i":
+        elif scenario in ("i", "k"):
             requests = min(self.args.requests_b, 10000)
         else:
             requests = self.args.requests_b
@@ -209,6 +249,7 @@ class Harness:
             "--tls-base", self.tls_base,
             "--h2-base", self.h2_base,
             "--proxy", self.proxy_base,
+            "--hold-base", self.hold_base,
             "--cert", os.path.join(self.args.work, "ca.der"),
             "--cert-pem", os.path.join(self.args.work, "ca.pem"),
             "--requests", str(requests),
@@ -241,6 +282,9 @@ class Harness:
         if record.get("ownPeakRSSKiB"):
             record["wait4_rss_kib"] = rss
             record["rss_kib"] = record["ownPeakRSSKiB"]
+        samples = record.get("queuedRSSKiB") or []
+        if len(samples) >= 2 and record.get("requests"):
+            record["queuedBytesPerRequest"] = (samples[-1] - samples[0]) * 1024 / record["requests"]
         self.cleanup_scratch()
         return record
 
@@ -429,7 +473,15 @@ def size_label(size):
 
 
 def metric_key(scenario):
+    if scenario in MEMORY:
+        return "queuedBytesPerRequest"
     return "requestsPerSecond" if scenario in RATE else "megabytesPerSecond"
+
+
+def metric_unit(scenario):
+    if scenario in MEMORY:
+        return "B per queued request"
+    return "req/s" if scenario in RATE else "MB/s"
 
 
 def fmt(value, digits=0):
@@ -471,6 +523,25 @@ def summarize(records):
         if r.get("rssBeforeKiB") is not None and r.get("ownPeakRSSKiB") is not None and r.get("requests") else None
         for r in ok
     ])
+    summary["queuedBytesPerRequest"] = stats([r.get("queuedBytesPerRequest") for r in ok])
+
+    # (k): the resident-set readings (KiB) of each run.
+    def queued(r, which):
+        samples = r.get("queuedRSSKiB") or []
+        if len(samples) < 3:
+            return None
+        if which == "before":
+            return samples[0]
+        if which == "queued":
+            return samples[-1]
+        # The first and the last 1,000 started (the readings after every 1,000; the last two are "all started"
+        # and "settled", which coincide with a reading when the count is a multiple of 1,000).
+        thousands = samples[:-1]
+        if len(thousands) < 3:
+            return None
+        return thousands[1] - thousands[0] if which == "first" else thousands[-1] - thousands[-2]
+    for which in ["before", "queued", "first", "last"]:
+        summary[f"queued_{which}"] = stats([queued(r, which) for r in ok])
     summary["cpu_per_unit"] = stats([
         (r["cpu"] / r["requests"] * 1e6 if r.get("requests") else None) if r["scenario"] in RATE
         else (r["cpu"] / (r["bytes"] / 2**30) if r.get("bytes") else None)
@@ -517,9 +588,10 @@ def write_report(args, machine, started, finished, load_before, load_after, resu
         "the runs whose every response passed its check; a run with an error does not count.")
     rates = ", ".join(f"({s})" for s in sorted(RATE - {"a"}))
     concurrent = ", ".join(f"({s})" for s in sorted(RATE - {"a", "i", "j"}))
-    transfers = ", ".join(f"({s})" for s in sorted(set(SCENARIOS) - RATE))
+    transfers = ", ".join(f"({s})" for s in sorted(set(SCENARIOS) - RATE - MEMORY))
     add(f"- Sizes: (a) {args.requests_a:,} requests; {concurrent} {args.requests_b:,} requests, 64 in flight; "
-        f"(i) {min(args.requests_b, 10000):,} requests started at once; (j) {min(args.requests_a, 1000):,} "
+        f"(i) {min(args.requests_b, 10000):,} requests started at once; (k) {min(args.requests_b, 10000):,} requests "
+        f"queued; (j) {min(args.requests_a, 1000):,} "
         f"requests, a session each; (c), (d) {args.big_size / 2**20:,.0f} MiB; (f) "
         f"{results.get('upload_size', 0) / 2**20:,.0f} MiB. wrk and h2load run {args.wrk_seconds} s per run (they are "
         "duration-based).")
@@ -538,7 +610,11 @@ def write_report(args, machine, started, finished, load_before, load_after, resu
         if scenario in SCENARIO_NOTES:
             add(SCENARIO_NOTES[scenario])
             add("")
-        if scenario in RATE:
+        if scenario in MEMORY:
+            add("| client | RSS before MiB | RSS with all queued MiB | B per queued request | first 1,000 KiB | "
+                "last 1,000 KiB | CPU s |")
+            add("| --- | --- | --- | --- | --- | --- | --- |")
+        elif scenario in RATE:
             add("| client | req/s | p50 ms | p99 ms | CPU s | CPU µs/req | peak RSS MiB |")
             add("| --- | --- | --- | --- | --- | --- | --- |")
         else:
@@ -548,7 +624,13 @@ def write_report(args, machine, started, finished, load_before, load_after, resu
         for name in names:
             s = results[scenario].get(name, {})
             label = display[name] if name != "reference" else f"reference: {ref}"
-            if scenario in RATE:
+            if scenario in MEMORY:
+                if name == "reference":
+                    continue
+                add(f"| {label} | {cell(s, 'queued_before', 1, 1 / 1024)} | {cell(s, 'queued_queued', 1, 1 / 1024)} | "
+                    f"{cell(s, 'queuedBytesPerRequest')} | {cell(s, 'queued_first')} | {cell(s, 'queued_last')} | "
+                    f"{cell(s, 'cpu', 2)} |")
+            elif scenario in RATE:
                 add(f"| {label} | {cell(s, 'requestsPerSecond')} | {cell(s, 'p50Milliseconds', 2)} | "
                     f"{cell(s, 'p99Milliseconds', 2)} | {cell(s, 'cpu', 2)} | {cell(s, 'cpu_per_unit', 1)} | "
                     f"{cell(s, 'rss_kib', 1, 1 / 1024)} |")
@@ -572,7 +654,7 @@ def write_report(args, machine, started, finished, load_before, load_after, resu
         add("")
         courier = results[scenario].get("courier", {})
         key = metric_key(scenario)
-        unit = "req/s" if scenario in RATE else "MB/s"
+        unit = metric_unit(scenario)
         parts = []
         for other, label in [("ahc", "async-http-client"), ("go", "Go net/http"), ("foundation", "FoundationNetworking"),
                              ("baseline", "baseline"), ("courier-telemetry", "with in-memory telemetry"),
@@ -581,8 +663,11 @@ def write_report(args, machine, started, finished, load_before, load_after, resu
                 continue
             if other in results[scenario]:
                 parts.append(f"Courier/{label} {fmt_ratio(ratio(courier, results[scenario][other], key))}")
-        add(f"Ratios of medians ({unit}): " + ", ".join(parts) + ". Peak RSS Courier/async-http-client: "
-            + fmt_ratio(ratio(courier, results[scenario].get("ahc", {}), "rss_kib")) + ".")
+        if scenario in MEMORY:
+            add(f"Ratios of medians ({unit}, lower is better): " + ", ".join(parts) + ".")
+        else:
+            add(f"Ratios of medians ({unit}): " + ", ".join(parts) + ". Peak RSS Courier/async-http-client: "
+                + fmt_ratio(ratio(courier, results[scenario].get("ahc", {}), "rss_kib")) + ".")
         add("")
         lines.extend(notes)
         if notes:
@@ -614,19 +699,29 @@ def write_report(args, machine, started, finished, load_before, load_after, resu
         per_request = results["i"]["courier"]["rss_per_request"][0]
         add(f"| (i) Courier < 2 KiB of peak RSS per queued request | {per_request:.0f} B | "
             f"{'yes' if per_request < 2048 else '**no**'} |")
+    if "k" in results and results["k"].get("courier", {}).get("queuedBytesPerRequest"):
+        courier_k = results["k"]["courier"]
+        per_request = courier_k["queuedBytesPerRequest"][0]
+        add(f"| (k) Courier < 2 KiB of RSS per queued request | {per_request:.0f} B | "
+            f"{'yes' if per_request < 2048 else '**no**'} |")
+        if courier_k.get("queued_first") and courier_k.get("queued_last"):
+            first, last = courier_k["queued_first"][0], courier_k["queued_last"][0]
+            add(f"| (k) Courier: the last 1,000 queued cost no more than the first 1,000 | {last:.0f} KiB against "
+                f"{first:.0f} KiB | {'yes' if last <= first else '**no**'} |")
     for scenario, threshold in [("c", 0.85), ("d", 0.80)]:
         if scenario in results:
             target(f"({scenario}) Courier ≥ {threshold:.2f}× curl MB/s",
                    ratio(results[scenario].get("courier", {}), results[scenario].get("reference", {}),
                          "megabytesPerSecond"), threshold)
-    for scenario in scenarios:
+    for scenario in [s for s in scenarios if s not in MEMORY]:
         target(f"({scenario}) Courier peak RSS ≤ async-http-client's",
                ratio(results[scenario].get("courier", {}), results[scenario].get("ahc", {}), "rss_kib"), 1.0,
                higher=False)
     add("")
     add("## Every run")
     add("")
-    add("Main metric of every process (req/s or MB/s; `err`, `unsup`, `n/a` where it did not count), in run order.")
+    add("Main metric of every process (req/s, MB/s, or for (k) bytes per queued request; `err`, `unsup`, `n/a` where "
+        "it did not count), in run order.")
     add("")
     add("| scenario | client | " + " | ".join(f"run {i + 1}" for i in range(args.runs)) + " |")
     add("| --- | --- | " + " | ".join("---" for _ in range(args.runs)) + " |")
@@ -683,7 +778,7 @@ def main():
     parser.add_argument("--proxy-port", required=True, help="the HTTP forward proxy (scenario h)")
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--quick", default="0")
-    parser.add_argument("--scenarios", default="a b c d e f g h i j")
+    parser.add_argument("--scenarios", default="a b c d e f g h i j k")
     parser.add_argument("--clients", default="courier foundation ahc go")
     parser.add_argument("--big-path", default="/1g")
     parser.add_argument("--big-size", type=int, default=1 << 30)
@@ -732,7 +827,7 @@ def main():
                     raw_file.flush()
                     value = record.get(metric_key(scenario))
                     log(f"run {run + 1}/{args.runs} ({scenario}) {participant:10} {record['status']:11} "
-                        f"{fmt(value) if value else '':>10} {'req/s' if scenario in RATE else 'MB/s'} "
+                        f"{fmt(value) if value else '':>10} {metric_unit(scenario)} "
                         f"cpu {record['cpu']:.2f}s rss {record['rss_kib'] / 1024:.1f}MiB "
                         f"{record.get('detail', '') or ''}"[:300])
     finished = datetime.datetime.now(datetime.timezone.utc)

@@ -7,6 +7,7 @@
 package main
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
@@ -29,9 +30,9 @@ import (
 const smallSize = 64
 
 type options struct {
-	scenario, base, tlsBase, h2Base, proxy, certPEM, smallPath, bigPath, uploadFile, scratch string
-	requests, concurrency                                                                    int
-	bigSize                                                                                  int64
+	scenario, base, tlsBase, h2Base, proxy, holdBase, certPEM, smallPath, bigPath, uploadFile, scratch string
+	requests, concurrency                                                                              int
+	bigSize                                                                                            int64
 }
 
 func parse(args []string) (options, error) {
@@ -50,10 +51,10 @@ func parse(args []string) (options, error) {
 	}
 	o := options{
 		scenario: values["scenario"], base: values["base"], tlsBase: values["tls-base"], h2Base: values["h2-base"],
-		proxy: values["proxy"], certPEM: values["cert-pem"], smallPath: values["small-path"],
-		bigPath: values["big-path"], uploadFile: values["upload-file"], scratch: values["scratch"],
-		requests: int(number("requests", 2000)), concurrency: int(number("concurrency", 64)),
-		bigSize: number("big-size", 1<<30),
+		proxy: values["proxy"], holdBase: values["hold-base"], certPEM: values["cert-pem"],
+		smallPath: values["small-path"], bigPath: values["big-path"], uploadFile: values["upload-file"],
+		scratch: values["scratch"], requests: int(number("requests", 2000)),
+		concurrency: int(number("concurrency", 64)), bigSize: number("big-size", 1<<30),
 	}
 	if o.smallPath == "" {
 		o.smallPath = "/64b"
@@ -64,7 +65,7 @@ func parse(args []string) (options, error) {
 	if o.scratch == "" {
 		o.scratch = os.TempDir()
 	}
-	if !strings.Contains("abcdefghij", o.scenario) || len(o.scenario) != 1 || o.base == "" {
+	if !strings.Contains("abcdefghijk", o.scenario) || len(o.scenario) != 1 || o.base == "" {
 		return o, fmt.Errorf("missing or unknown --scenario or --base")
 	}
 	return o, nil
@@ -136,7 +137,7 @@ func main() {
 
 func run(o options, m measurement) error {
 	connections := 1
-	if strings.Contains("begh i", o.scenario) {
+	if strings.Contains("beghik", o.scenario) {
 		connections = o.concurrency
 	}
 	if o.scenario == "j" {
@@ -154,6 +155,8 @@ func run(o options, m measurement) error {
 		// Every request at once (a goroutine each); the Transport queues them for its 64 connections.
 		m["rssBeforeKiB"] = ownPeakRSSKiB()
 		return requestRate(client, o, o.base, o.requests, m)
+	case "k":
+		return queueHeld(client, o, m)
 	case "e":
 		return requestRate(client, o, o.tlsBase, connections, m)
 	case "g":
@@ -272,13 +275,59 @@ func sessionPerRequest(o options, m measurement) error {
 
 // ownPeakRSSKiB: VmHWM from /proc/self/status, this process's own peak (getrusage's ru_maxrss starts at the
 // size of the process this one was forked from).
-func ownPeakRSSKiB() int64 {
+// queueHeld (k): `requests` GETs at a server that never answers, a goroutine each (net/http's way to have requests
+// in flight), the resident set sampled after every 1,000 started, after the last and once the queue settled; then
+// every request is cancelled and waited for.
+func queueHeld(client *http.Client, o options, m measurement) error {
+	if o.holdBase == "" {
+		return errors.New("scenario k needs --hold-base")
+	}
+	target := strings.TrimSuffix(o.holdBase, "/") + "/held"
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	samples := []int64{ownRSSKiB()}
+	var group sync.WaitGroup
+	start := time.Now()
+	for index := 0; index < o.requests; index++ {
+		group.Add(1)
+		go func() {
+			defer group.Done()
+			request, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
+			if err != nil {
+				return
+			}
+			if response, err := client.Do(request); err == nil {
+				response.Body.Close()
+			}
+		}()
+		if (index+1)%1000 == 0 {
+			samples = append(samples, ownRSSKiB())
+		}
+	}
+	if o.requests%1000 != 0 {
+		samples = append(samples, ownRSSKiB())
+	}
+	time.Sleep(300 * time.Millisecond)
+	samples = append(samples, ownRSSKiB())
+	cancel()
+	group.Wait()
+	m["requests"] = o.requests
+	m["seconds"] = time.Since(start).Seconds()
+	m["queuedRSSKiB"] = samples
+	return nil
+}
+
+func ownPeakRSSKiB() int64 { return ownStatusKiB("VmHWM:") }
+
+func ownRSSKiB() int64 { return ownStatusKiB("VmRSS:") }
+
+func ownStatusKiB(key string) int64 {
 	status, err := os.ReadFile("/proc/self/status")
 	if err != nil {
 		return 0
 	}
 	for _, line := range strings.Split(string(status), "\n") {
-		if fields := strings.Fields(line); len(fields) >= 2 && fields[0] == "VmHWM:" {
+		if fields := strings.Fields(line); len(fields) >= 2 && fields[0] == key {
 			kib, _ := strconv.ParseInt(fields[1], 10, 64)
 			return kib
 		}

@@ -90,6 +90,26 @@ public protocol BenchmarkClient: Sendable {
     /// PUTs the file at `file` to `url`; `bytes` in the outcome is what the server says it received.
     func upload(_ url: URL, file: URL) async throws -> Outcome
 
+    /// Scenario (k): starts `count` GETs of `url`, at a server that never answers, the way the client queues work
+    /// without a Swift task each (a data task with a completion handler, a future); calls `sample` after every 1,000
+    /// started, after the last, and once more when the queue settled (``settle``); then cancels them all and returns
+    /// when every one has ended.
+    func queueHeld(_ url: URL, count: Int, sample: () -> Void) async throws
+
     /// Releases the client (shuts its event loops down, invalidates the session).
     func shutdown() async throws
+}
+
+extension BenchmarkClient {
+    /// Calls `sample` after every 1,000 of `count` started by `start`, and once more after the last.
+    public static func startAll(count: Int, sample: () -> Void, _ start: (Int) throws -> Void) rethrows {
+        for index in 0..<count {
+            try start(index)
+            if (index + 1) % 1_000 == 0 { sample() }
+        }
+        if count % 1_000 != 0 { sample() }
+    }
+
+    /// How long a client lets its queue settle (connections opened, requests written) before the last sample.
+    public static var settle: Duration { .milliseconds(300) }
 }

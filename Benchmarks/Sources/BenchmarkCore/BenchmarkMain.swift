@@ -87,7 +87,7 @@ extension BenchmarkOptions {
     /// requests queue in the client), 1 for the rest.
     var connectionsPerHost: Int {
         switch scenario {
-        case .b, .e, .g, .h, .i: return concurrency
+        case .b, .e, .g, .h, .i, .k: return concurrency
         default: return 1
         }
     }

@@ -3,7 +3,7 @@ import Foundation
 /// The command line of a client executable, as `run.sh` writes it:
 ///
 ///     courier-bench --scenario b --base http://127.0.0.1:PORT --tls-base https://127.0.0.1:PORT
-///         --h2-base https://127.0.0.1:PORT --proxy http://127.0.0.1:PORT
+///         --h2-base https://127.0.0.1:PORT --proxy http://127.0.0.1:PORT --hold-base http://127.0.0.1:PORT
 ///         --cert cert.der --cert-pem cert.pem --requests 50000 --concurrency 64
 ///         --big-path /1g --big-size 1073741824 --upload-file up.bin --scratch DIR
 public struct BenchmarkOptions: Sendable {
@@ -14,6 +14,8 @@ public struct BenchmarkOptions: Sendable {
     public var h2Base: URL?
     /// The HTTP forward proxy (scenario h), as `http://host:port`.
     public var proxy: HTTPProxy?
+    /// A listener that accepts connections and reads requests but never answers (scenario k).
+    public var holdBase: URL?
     public var certificateDER: URL?
     public var certificatePEM: URL?
     public var requests: Int
@@ -60,6 +62,7 @@ public struct BenchmarkOptions: Sendable {
             tlsBase: try values["tls-base"].map(url),
             h2Base: try values["h2-base"].map(url),
             proxy: try values["proxy"].map(proxy),
+            holdBase: try values["hold-base"].map(url),
             certificateDER: values["cert"].map { URL(fileURLWithPath: $0) },
             certificatePEM: values["cert-pem"].map { URL(fileURLWithPath: $0) },
             requests: Int(values["requests"] ?? "") ?? 2_000,

@@ -31,6 +31,9 @@ public struct Measurement: Codable, Sendable {
     /// (i): the process's own peak RSS (`VmHWM`) just before the requests started (the client created), so that the
     /// driver can tell what the queued tasks cost: (own peak − this) / requests.
     public var rssBeforeKiB: Int?
+    /// (k): the process's resident set (`VmRSS`) before the first request, after every 1,000 queued, after the last
+    /// and once the queue settled, in KiB.
+    public var queuedRSSKiB: [Int]?
 
     public init(client: String, scenario: String, status: String, detail: String? = nil) {
         self.client = client
@@ -45,9 +48,14 @@ public struct Measurement: Codable, Sendable {
     public var ownPeakRSSKiB: Int?
 
     /// Reads `VmHWM` from `/proc/self/status`.
-    public static func ownPeakRSS() -> Int? {
+    public static func ownPeakRSS() -> Int? { ownStatus("VmHWM:") }
+
+    /// Reads `VmRSS` (the resident set now) from `/proc/self/status`.
+    public static func ownRSS() -> Int? { ownStatus("VmRSS:") }
+
+    private static func ownStatus(_ key: String) -> Int? {
         guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return nil }
-        for line in status.split(separator: "\n") where line.hasPrefix("VmHWM:") {
+        for line in status.split(separator: "\n") where line.hasPrefix(key) {
             return Int(line.split(separator: " ").dropFirst().first { !$0.isEmpty }.map(String.init) ?? "")
         }
         return nil

@@ -21,6 +21,9 @@ public enum Scenario: String, CaseIterable, Sendable {
     case i
     /// (j) Sequential 64-byte GETs, each on a session (client) of its own: what creating a session costs.
     case j
+    /// (k) 10,000 64-byte GETs queued, without a Swift task each, through one session of at most 64 connections to a
+    /// server that never answers: what a queued request costs the client in memory, sampled every 1,000.
+    case k
 
     /// What the scenario does, for reports.
     public var summary: String {
@@ -35,6 +38,7 @@ public enum Scenario: String, CaseIterable, Sendable {
         case .h: return "64 B GETs, 64 in flight, through an HTTP proxy"
         case .i: return "10,000 64 B GETs started at once, at most 64 connections"
         case .j: return "sequential 64 B GETs, a new session for each"
+        case .k: return "10,000 64 B GETs queued at a server that never answers, at most 64 connections"
         }
     }
 
@@ -42,7 +46,7 @@ public enum Scenario: String, CaseIterable, Sendable {
     public var isRequestRate: Bool {
         switch self {
         case .a, .b, .e, .g, .h, .i, .j: return true
-        case .c, .d, .f: return false
+        case .c, .d, .f, .k: return false
         }
     }
 }

@@ -18,6 +18,16 @@ struct Workload: Sendable {
             try await requestRate(client, base: options.base, into: &measurement)
         case .j:
             try await sessionPerRequest(Client.self, into: &measurement)
+        case .k:
+            guard let hold = options.holdBase else { throw UsageError(message: "scenario k needs --hold-base") }
+            var samples = [Measurement.ownRSS() ?? 0]
+            let start = Clock.now()
+            try await client.queueHeld(hold.appendingPathComponent("held"), count: options.requests) {
+                samples.append(Measurement.ownRSS() ?? 0)
+            }
+            measurement.requests = options.requests
+            measurement.seconds = Double(Clock.now() - start) / 1e9
+            measurement.queuedRSSKiB = samples
         case .e:
             guard let tlsBase = options.tlsBase else { throw UsageError(message: "scenario e needs --tls-base") }
             try await requestRate(client, base: tlsBase, into: &measurement)

@@ -101,6 +101,23 @@ final class AHCClient: BenchmarkClient {
         }
     }
 
+    func queueHeld(_ url: URL, count: Int, sample: () -> Void) async throws {
+        // The future-based API: a task (with a cancel) per request, no Swift task.
+        var tasks: [HTTPClient.Task<HTTPClient.Response>] = []
+        tasks.reserveCapacity(count)
+        try Self.startAll(count: count, sample: sample) { _ in
+            let request = try HTTPClient.Request(url: url.absoluteString)
+            tasks.append(
+                client.execute(
+                    request: request, delegate: ResponseAccumulator(request: request),
+                    deadline: .now() + .seconds(600)))
+        }
+        try await Task.sleep(for: Self.settle)
+        sample()
+        for task in tasks { task.cancel() }
+        for task in tasks { _ = try? await task.futureResult.get() }
+    }
+
     func shutdown() async throws {
         try await client.shutdown()
     }

@@ -116,6 +116,22 @@ final class URLSessionClient: BenchmarkClient, @unchecked Sendable {
         return Outcome(status: http?.statusCode ?? 0, bytes: received)
     }
 
+    func queueHeld(_ url: URL, count: Int, sample: () -> Void) async throws {
+        // A data task with a completion handler each, resumed at once: the session queues what its 64 connections
+        // cannot carry. Nothing of the harness's is kept per request.
+        let ended = DispatchGroup()
+        Self.startAll(count: count, sample: sample) { _ in
+            ended.enter()
+            session.dataTask(with: url) { _, _, _ in ended.leave() }.resume()
+        }
+        try await Task.sleep(for: Self.settle)
+        sample()
+        session.invalidateAndCancel()
+        await withCheckedContinuation { continuation in
+            ended.notify(queue: .global()) { continuation.resume() }
+        }
+    }
+
     func shutdown() async throws {
         session.finishTasksAndInvalidate()
     }
