@@ -1,3 +1,4 @@
+import CourierTransport
 import NIOCore
 
 /// `timeoutIntervalForResource`: how long a task may take, not counting time spent suspended. Runs while the

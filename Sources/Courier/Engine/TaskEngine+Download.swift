@@ -74,12 +74,12 @@ extension TaskEngine {
         )
         if let fields {
             for field in fields { resumed.setValue(field.value, forHTTPHeaderField: field.name) }
-            resumeProgress = ResumeProgress(partial: data.partialDownload, partialFile: partial)
+            resumeProgress.value = ResumeProgress(partial: data.partialDownload, partialFile: partial)
         } else {
             // Nothing can be resumed safely: start over, and say so through didResumeAtOffset(0, …).
             try? FileManager.default.removeItem(at: partial)
             releaseUnopenedPartialFile()
-            resumeProgress = .fromZero
+            resumeProgress.value = .fromZero
         }
         return resumed
     }
@@ -87,7 +87,7 @@ extension TaskEngine {
     /// The request without range fields, when the response to a range request says the partial file cannot be
     /// continued and the whole resource must be asked for again; `nil` otherwise.
     func resumeRetry(for response: HTTPURLResponse) -> URLRequest? {
-        guard let resume = resumeProgress, let partial = resume.partial, partial.offset > 0,
+        guard let resume = resumeProgress.value, let partial = resume.partial, partial.offset > 0,
             let file = resume.partialFile
         else {
             return nil
@@ -98,7 +98,7 @@ extension TaskEngine {
         guard case .retryWithoutRange = decision else { return nil }
         Self.discardPartialFile(file)
         claimedPartialFile = nil
-        resumeProgress = .fromZero
+        resumeProgress.value = .fromZero
         var plain = currentRequest
         plain.setValue(nil, forHTTPHeaderField: "Range")
         plain.setValue(nil, forHTTPHeaderField: "If-Range")
@@ -108,11 +108,11 @@ extension TaskEngine {
     /// Opens the download file for the final response: a fresh file, or the partial one when the server sent
     /// the rest of a resumed download.
     func openDownload(for response: HTTPURLResponse, in download: DownloadSink) {
-        guard let resume = resumeProgress else {
+        guard let resume = resumeProgress.value else {
             download.open()
             return
         }
-        resumeProgress = nil
+        resumeProgress.value = nil
         // The partial file now belongs to the download file (append) or to its deletion (any other answer), which
         // release it.
         claimedPartialFile = nil

@@ -26,7 +26,8 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
         enum Kind: Sendable {
             case data
             case upload(UploadBody)
-            case download(resume: DownloadResumeState?)
+            /// Indirect: the resume state is large and rare, and every engine would otherwise carry its room.
+            indirect case download(resume: DownloadResumeState?)
             /// A WebSocket task's opening handshake: the request asks to take its connection over, which the
             /// transport leaves in the upgrade's slot when the server switches protocols.
             case webSocket(WebSocketUpgrade)
@@ -110,12 +111,13 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
     private var cacheTransaction: CacheTransaction?
     private var madeCacheTransaction = false
     /// The accepted response's body, collected for the cache.
-    private var cacheRecording: CacheRecording?
+    /// The response being recorded for the cache, behind a reference: it is large and most tasks have none.
+    private var cacheRecording: RecordingBox?
     /// The request a custom `URLProtocol` was redirected to, for this attempt's response side.
     /// For a data task whose request asks to upgrade: the slot a switched connection is left in, for
     /// `.becomeStream`.
     let dataUpgrade: ConnectionUpgrade?
-    fileprivate var protocolRedirect: URLRequest?
+    fileprivate var protocolRedirect = OutOfLine<URLRequest>()
     /// Whether `taskIsWaitingForConnectivity` was reported (once per task).
     fileprivate var reportedWaitingForConnectivity = false
     private var bodyState = TransportRequestBuilder.BodyState()
@@ -133,7 +135,7 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
     /// Download tasks stream the body into a file.
     var download: DownloadSink?
     /// A resumed download waiting for the response to its range request.
-    var resumeProgress: ResumeProgress?
+    var resumeProgress = OutOfLine<ResumeProgress>()
     /// A partial file this task claimed for resuming and has not opened yet (see `DownloadDirectory.claim`).
     var claimedPartialFile: URL?
 
@@ -435,7 +437,7 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
             emit(.becameDownload)
             accept(accepted, attempt: attempt)
         case .success(.proceed(let accepted)):
-            cacheRecording = cacheTransaction?.takeRecording()
+            cacheRecording = cacheTransaction?.takeRecording().map(RecordingBox.init)
             accept(accepted, attempt: attempt)
         case .success(.proceedAsStream(let response)):
             // The transport hands the connection over at the end of the 101 head, which the app may have answered
@@ -465,7 +467,7 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
     }
 
     private func followUp(_ next: URLRequest, dropsBody: Bool, attempt: Int, isRedirect: Bool = true) {
-        protocolRedirect = nil
+        protocolRedirect.value = nil
         if isRedirect { redirectCount += 1 }
         telemetry?.followedUp(to: next.url, isRedirect: isRedirect)
         if dropsBody { bodyState.dropped = true }
@@ -476,7 +478,7 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
     }
 
     private func accept(_ accepted: URLResponse, attempt: Int) {
-        protocolRedirect = nil
+        protocolRedirect.value = nil
         if download != nil, let http = accepted as? HTTPURLResponse, let retry = resumeRetry(for: http) {
             // The server cannot continue the partial file: ask again for the whole resource.
             followUp(retry, dropsBody: false, attempt: attempt)
@@ -520,7 +522,7 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
             emit(.receivedToFile(count: count, total: receivedBytes))
             download.append(data)
         } else {
-            cacheRecording?.append(data)
+            cacheRecording?.recording.append(data)
             emit(.data(data))
         }
     }
@@ -538,7 +540,7 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
             // Nothing to close: the body is complete now. (`.deliverEnd` is followed at most by a pause or resume
             // of a source the completion has already let go of.) A body recorded for the cache is stored first, so
             // that `willCacheResponse` comes before the completion, as on Darwin.
-            if let recording = cacheRecording, let cached = recording.cachedResponse,
+            if let recording = cacheRecording?.recording, let cached = recording.cachedResponse,
                 let cache = cacheTransaction?.cache
             {
                 cacheRecording = nil
@@ -742,7 +744,7 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
             authenticatedSpaces: environment.authenticatedSpaces,
             uploadBody: uploadBody,
             cache: currentCacheTransaction(),
-            protocolRedirect: protocolRedirect
+            protocolRedirect: protocolRedirect.value
         )
     }
 
@@ -868,7 +870,7 @@ private struct AttemptConsumer: ResponseSourceConsumer {
     }
 
     func sourceDidRedirect(to request: URLRequest, response: URLResponse) {
-        engine.sourceEvent(attempt: attempt) { engine in engine.protocolRedirect = request }
+        engine.sourceEvent(attempt: attempt) { engine in engine.protocolRedirect.value = request }
         engine.submit(.head(response, attempt: attempt))
     }
 

@@ -1,4 +1,5 @@
 import CourierHTTP
+import Foundation
 import NIOConcurrencyHelpers
 import NIOCore
 
@@ -26,28 +27,62 @@ public final class TransportExchange: ExchangeHandle, Sendable {
         case finished
     }
 
+    /// The timer of the current wait: the deadline of a request queued in the pool (one shared scheduler holds
+    /// every queued request's, instead of an event-loop timer, a promise and a future each), or the back-off before
+    /// the next connection attempt when there was no network.
+    private enum WaitTimer {
+        case queued(DeadlineScheduler.Token)
+        case backOff(Scheduled<Void>)
+
+        func cancel(_ deadlines: DeadlineScheduler) {
+            switch self {
+            case .queued(let token): deadlines.cancel(token)
+            case .backOff(let scheduled): scheduled.cancel()
+            }
+        }
+    }
+
     private struct State {
         var phase: Phase = .created
         var paused = false
         var retries = 0
-        var waitTimer: Scheduled<Void>?
+        var waitTimer: WaitTimer?
         /// Set by `cancel()` in any phase, so that a cancel racing with a lease or a retry always wins.
         var cancellation: TransferError?
         /// Set by `drain`: the consumer hears nothing more, and this runs when the connection is free or closed.
         var drainCompletion: (@Sendable () -> Void)?
         /// Connection attempts that failed for lack of connectivity.
         var connectivityFailures = 0
+        /// See ``timeline``.
+        var timeline: NIOLockedValueBox<TransportTimeline>?
     }
 
     private let state = NIOLockedValueBox(State())
-    /// Filled on the executor's event loop while the exchange runs.
-    let timeline: NIOLockedValueBox<TransportTimeline>
 
-    init(request: TransportRequest, consumer: any TransportResponseConsumer, pool: ConnectionPool) {
+    /// Filled on the executor's event loop while the exchange runs. Made when first used: a request waiting in the
+    /// pool's queue carries none (a timeline is some 300 bytes, and a queue can hold thousands of requests).
+    var timeline: NIOLockedValueBox<TransportTimeline> {
+        state.withLockedValue { state in
+            if let timeline = state.timeline { return timeline }
+            let made = NIOLockedValueBox(TransportTimeline(fetchStart: fetchStart))
+            state.timeline = made
+            return made
+        }
+    }
+
+    /// Holds the deadline of a wait in the pool's queue.
+    private let deadlines: DeadlineScheduler
+    /// When the exchange was made: its timeline's fetch start.
+    private let fetchStart = Date()
+
+    init(
+        request: TransportRequest, consumer: any TransportResponseConsumer, pool: ConnectionPool,
+        deadlines: DeadlineScheduler = .shared
+    ) {
         self.request = request
+        self.deadlines = deadlines
         self.consumer = consumer
         self.pool = pool
-        self.timeline = NIOLockedValueBox(TransportTimeline())
     }
 
     /// Cancels the exchange; the consumer gets `transportDidFail` with `error` unless it already finished.
@@ -62,7 +97,7 @@ public final class TransportExchange: ExchangeHandle, Sendable {
             switch state.phase {
             case .created, .waiting, .awaitingConnectivity:
                 state.phase = .finished
-                state.waitTimer?.cancel()
+                state.waitTimer?.cancel(deadlines)
                 state.waitTimer = nil
                 return .failNow
             case .leased(let executor):
@@ -107,7 +142,7 @@ public final class TransportExchange: ExchangeHandle, Sendable {
             switch state.phase {
             case .created, .waiting, .awaitingConnectivity:
                 state.phase = .finished
-                state.waitTimer?.cancel()
+                state.waitTimer?.cancel(deadlines)
                 state.waitTimer = nil
                 return .done
             case .leased(let executor):
@@ -136,14 +171,13 @@ public final class TransportExchange: ExchangeHandle, Sendable {
 
     /// The request waits in the pool's queue. The request timeout covers the wait too: a request that gets
     /// no connection within it fails with `timedOut` instead of waiting forever.
-    func markWaiting(timerLoop: any EventLoop) {
-        let timeout = request.idleTimeout
+    func markWaiting() {
+        let deadline = NIODeadline.now() + request.idleTimeout
         state.withLockedValue { state in
             guard case .created = state.phase else { return }
             state.phase = .waiting
-            state.waitTimer = timerLoop.scheduleTask(in: timeout) { [weak self] in
-                self?.waitTimedOut()
-            }
+            // Held strongly: every way out of the wait (a lease, a cancel, a drain, the deadline) removes the entry.
+            state.waitTimer = .queued(deadlines.schedule(at: deadline) { self.waitTimedOut() })
         }
     }
 
@@ -165,7 +199,7 @@ public final class TransportExchange: ExchangeHandle, Sendable {
             switch state.phase {
             case .created, .waiting:
                 state.phase = .leased(executor)
-                state.waitTimer?.cancel()
+                state.waitTimer?.cancel(deadlines)
                 state.waitTimer = nil
                 return true
             case .leased, .finished, .awaitingConnectivity:
@@ -187,13 +221,14 @@ public final class TransportExchange: ExchangeHandle, Sendable {
             case .created, .waiting: break
             case .awaitingConnectivity, .leased, .finished: return nil
             }
-            state.waitTimer?.cancel()
+            state.waitTimer?.cancel(deadlines)
             state.phase = .awaitingConnectivity
             let delay = TimeAmount.milliseconds(min(8000, 250 << min(state.connectivityFailures, 5)))
             state.connectivityFailures += 1
-            state.waitTimer = timerLoop.scheduleTask(in: delay) { [weak self] in
-                self?.connectivityWaitEnded()
-            }
+            state.waitTimer = .backOff(
+                timerLoop.scheduleTask(in: delay) { [weak self] in
+                    self?.connectivityWaitEnded()
+                })
             return state.connectivityFailures == 1
         }
         switch isFirst {

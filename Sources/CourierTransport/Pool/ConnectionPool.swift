@@ -63,7 +63,7 @@ final class ConnectionPool: Sendable {
         case .connect:
             connect(key, for: exchange)
         case .wait:
-            exchange.markWaiting(timerLoop: factory.group.any())
+            exchange.markWaiting()
         case .failShutdown:
             exchange.connectionFailed(.cancelled("the session was invalidated"), retryable: false)
         }

@@ -1,3 +1,4 @@
+import CourierTransport
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOEmbedded

@@ -102,3 +102,13 @@ struct CacheRecording: Sendable {
             response: response, data: body, userInfo: nil, storagePolicy: .allowed, metadata: metadata)
     }
 }
+
+/// A ``CacheRecording`` behind a reference, so that an engine (one per task) carries a pointer rather than the
+/// recording's room when, as for most tasks, nothing is recorded. Confined to its engine's executor.
+final class RecordingBox {
+    var recording: CacheRecording
+
+    init(_ recording: CacheRecording) {
+        self.recording = recording
+    }
+}

@@ -2,18 +2,20 @@ import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 
-/// Resource timeouts of many tasks behind one timer.
+/// Deadlines of many tasks and exchanges behind one timer: tasks' resource timeouts, and requests waiting in the
+/// pool for a connection.
 ///
 /// Every task has a resource deadline (by default a week away), and scheduling and cancelling an event-loop timer
-/// per task would wake a loop twice per request. Here a task only enters its deadline in a table; one timer runs,
+/// per task (or per queued request) would wake a loop twice per request and allocate a scheduled task, a promise
+/// and its future each. Here a task only enters its deadline in a table; one timer runs,
 /// for the earliest deadline, and is moved earlier only when a task needs an earlier one. When it fires it calls
 /// the actions that are due (outside the lock) and re-arms for the next deadline.
-final class DeadlineScheduler: Sendable {
+public final class DeadlineScheduler: Sendable {
     /// The process-wide scheduler on the shared event loop group.
-    static let shared = DeadlineScheduler(loop: MultiThreadedEventLoopGroup.singleton.next())
+    public static let shared = DeadlineScheduler(loop: MultiThreadedEventLoopGroup.singleton.next())
 
     /// Identifies one registered deadline.
-    struct Token: Hashable, Sendable {
+    public struct Token: Hashable, Sendable {
         fileprivate let id: UInt64
     }
 
@@ -30,15 +32,15 @@ final class DeadlineScheduler: Sendable {
         var timer: Scheduled<Void>?
     }
 
-    let loop: any EventLoop
+    public let loop: any EventLoop
     private let state = NIOLockedValueBox(State())
 
-    init(loop: any EventLoop) {
+    public init(loop: any EventLoop) {
         self.loop = loop
     }
 
     /// Calls `action` (on the scheduler's loop) at `deadline`, unless cancelled first.
-    func schedule(at deadline: NIODeadline, _ action: @escaping @Sendable () -> Void) -> Token {
+    public func schedule(at deadline: NIODeadline, _ action: @escaping @Sendable () -> Void) -> Token {
         state.withLockedValue { state in
             state.nextID += 1
             let id = state.nextID
@@ -52,12 +54,12 @@ final class DeadlineScheduler: Sendable {
 
     /// Forgets a deadline (the task ended or paused its clock). The armed timer is left alone: when it fires
     /// with nothing due, it only re-arms.
-    func cancel(_ token: Token) {
+    public func cancel(_ token: Token) {
         state.withLockedValue { _ = $0.entries.removeValue(forKey: token.id) }
     }
 
     /// The number of registered deadlines (for tests).
-    var count: Int { state.withLockedValue { $0.entries.count } }
+    public var count: Int { state.withLockedValue { $0.entries.count } }
 
     private func arm(_ state: inout State, at deadline: NIODeadline) {
         state.timer?.cancel()
