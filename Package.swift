@@ -181,7 +181,7 @@ let package = Package(
         .testTarget(
             name: "CourierMockServerTests",
             dependencies: [
-                "CourierMockServer",
+                "CourierMockServer", "CourierTestSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOWebSocket", package: "swift-nio"),

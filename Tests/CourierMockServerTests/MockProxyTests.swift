@@ -1,3 +1,4 @@
+import CourierTestSupport
 import Foundation
 import NIOConcurrencyHelpers
 import NIOCore
@@ -108,15 +109,16 @@ import Testing
 
     @Test func connectToAClosedPortIsBadGateway() async throws {
         try await withProxy { proxy, _ in
-            let port = try await closedLoopbackPort()
+            let refusing = try RefusingPort()
             try await TestConnection.with(port: proxy.port) { connection in
-                try await connection.send("CONNECT 127.0.0.1:\(port) HTTP/1.1\r\n\r\n")
+                try await connection.send("CONNECT 127.0.0.1:\(refusing.port) HTTP/1.1\r\n\r\n")
                 let response = try await connection.readResponse()
                 #expect(response.status == 502)
                 #expect(response.header("Content-Length") == "0")
                 #expect(try await connection.isClosedByServer())
             }
             #expect(proxy.requests.map(\.answeredStatus) == [502])
+            withExtendedLifetime(refusing) {}
         }
     }
 
@@ -227,13 +229,14 @@ import Testing
 
     @Test func absoluteFormToAClosedPortIsBadGateway() async throws {
         try await withProxy { proxy, _ in
-            let port = try await closedLoopbackPort()
+            let refusing = try RefusingPort()
             try await TestConnection.with(port: proxy.port) { connection in
-                try await connection.sendRequest("GET", "http://127.0.0.1:\(port)/")
+                try await connection.sendRequest("GET", "http://127.0.0.1:\(refusing.port)/")
                 #expect(try await connection.readResponse().status == 502)
                 #expect(try await connection.isClosedByServer())
             }
             #expect(proxy.requests.map(\.answeredStatus) == [502])
+            withExtendedLifetime(refusing) {}
         }
     }
 
@@ -374,15 +377,6 @@ private func withProxy<Result: Sendable>(
             throw error
         }
     }
-}
-
-/// A loopback port nothing listens on (bound, then released).
-private func closedLoopbackPort() async throws -> Int {
-    let listener = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-        .bind(host: "127.0.0.1", port: 0).get()
-    let port = try #require(listener.localAddress?.port)
-    try await listener.close()
-    return port
 }
 
 /// Collects the bytes a channel reads, for a client that changes its pipeline mid-connection (TLS after CONNECT).

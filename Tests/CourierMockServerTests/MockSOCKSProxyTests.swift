@@ -1,3 +1,4 @@
+import CourierTestSupport
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
@@ -90,7 +91,8 @@ import Testing
 
     @Test func closedLoopbackPortIsRefused() async throws {
         try await withSOCKSProxy { proxy, _ in
-            let port = try await unusedLoopbackPort()
+            let refusing = try RefusingPort()
+            let port = refusing.port
             try await TestConnection.with(port: proxy.port) { connection in
                 try await connection.send(
                     [0x05, 0x01, 0x00] + SOCKSBytes.request(addressType: 0x01, address: [127, 0, 0, 1], port: port))
@@ -98,6 +100,7 @@ import Testing
             }
             #expect(proxy.requests.map(\.reply) == [0x05])
             #expect(proxy.requests.map(\.target) == ["127.0.0.1:\(port)"])
+            withExtendedLifetime(refusing) {}
         }
     }
 
@@ -376,13 +379,4 @@ private func withSOCKSProxy<Result: Sendable>(
             throw error
         }
     }
-}
-
-/// A loopback port nothing listens on (bound, then released).
-private func unusedLoopbackPort() async throws -> Int {
-    let listener = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-        .bind(host: "127.0.0.1", port: 0).get()
-    let port = try #require(listener.localAddress?.port)
-    try await listener.close()
-    return port
 }

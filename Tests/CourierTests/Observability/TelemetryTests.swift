@@ -147,8 +147,9 @@ struct TelemetryTests {
             server.route("/missing", response: MockResponse(status: 404))
             #expect(await session.runDataTask(server.url("/missing")).error == nil)
         }
-        let closedPort = try await unusedLoopbackPort()
-        let failed = await session.runDataTask(try #require(URL(string: "http://127.0.0.1:\(closedPort)/")))
+        let refusing = try RefusingPort()
+        let failed = await session.runDataTask(try #require(URL(string: "http://127.0.0.1:\(refusing.port)/")))
+        withExtendedLifetime(refusing) {}
         #expect(failed.urlError?.code == .cannotConnectToHost)
         let spans = clientSpans(tracer)
         #expect(spans.count == 2)
@@ -175,10 +176,11 @@ struct TelemetryTests {
             #expect(await session.runDataTask(server.url("/ok")).error == nil)  // from the cache
             #expect(await session.runDataTask(server.url("/missing")).error == nil)
         }
-        let closedPort = try await unusedLoopbackPort()
+        let refusing = try RefusingPort()
         let failing = session(metrics: metrics)
         defer { failing.finishTasksAndInvalidate() }
-        _ = await failing.runDataTask(try #require(URL(string: "http://127.0.0.1:\(closedPort)/")))
+        _ = await failing.runDataTask(try #require(URL(string: "http://127.0.0.1:\(refusing.port)/")))
+        withExtendedLifetime(refusing) {}
 
         let withHost = [("method", "GET"), ("scheme", "http"), ("host", "127.0.0.1")]
         #expect(try metrics.expectCounter(SessionMetrics.Name.requestsStarted, withHost).totalValue == 3)
@@ -299,15 +301,6 @@ struct TelemetryTests {
             #expect(head.metadata["trace_id"] == .string(traceID))
         }
     }
-}
-
-/// The port of a loopback listener that was opened and closed again: connecting to it is refused.
-func unusedLoopbackPort() async throws -> Int {
-    let server = MockServer()
-    try await server.start()
-    let port = server.port
-    try await server.shutdown()
-    return port
 }
 
 /// Log records, in order.

@@ -1,6 +1,7 @@
 import Courier
 import CourierHTTP
 import CourierMockServer
+import CourierTestSupport
 import Foundation
 import NIOConcurrencyHelpers
 import NIOCore

@@ -1,5 +1,6 @@
 import Courier
 import CourierMockServer
+import CourierTestSupport
 import Foundation
 import NIOConcurrencyHelpers
 import Testing

@@ -6,11 +6,11 @@ import Foundation
 
 /// A loopback TCP port that refuses every connection for as long as this object lives: a socket bound to it that
 /// never listens. (A port a server bound and closed can be taken by another test's server meanwhile.)
-final class RefusingPort {
-    let port: Int
+public final class RefusingPort {
+    public let port: Int
     private let descriptor: Int32
 
-    init() throws {
+    public init() throws {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard descriptor >= 0 else { throw POSIXError(.EMFILE) }
         var address = sockaddr_in()
