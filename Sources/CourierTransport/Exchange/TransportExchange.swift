@@ -172,11 +172,14 @@ public final class TransportExchange: ExchangeHandle, Sendable {
     /// The request waits in the pool's queue. The request timeout covers the wait too: a request that gets
     /// no connection within it fails with `timedOut` instead of waiting forever.
     func markWaiting() {
-        let deadline = NIODeadline.now() + request.idleTimeout
+        // The scheduler's clock (a test's embedded loop runs on its own).
+        let deadline = deadlines.loop.now + request.idleTimeout
         state.withLockedValue { state in
             guard case .created = state.phase else { return }
             state.phase = .waiting
-            // Held strongly: every way out of the wait (a lease, a cancel, a drain, the deadline) removes the entry.
+            state.waitTimer?.cancel(deadlines)
+            // Held strongly: every way out of the wait (a lease, a cancel, a drain, a failure, the deadline) removes
+            // the entry.
             state.waitTimer = .queued(deadlines.schedule(at: deadline) { self.waitTimedOut() })
         }
     }
@@ -252,6 +255,9 @@ public final class TransportExchange: ExchangeHandle, Sendable {
     func connectionFailed(_ error: TransferError, retryable: Bool) {
         let retry: Bool? = state.withLockedValue { state in
             if case .finished = state.phase { return nil }
+            // A waiter the pool failed: its wait is over (a deadline left behind would end a later wait early).
+            state.waitTimer?.cancel(deadlines)
+            state.waitTimer = nil
             if retryable && state.retries == 0 && state.cancellation == nil && state.drainCompletion == nil {
                 state.retries += 1
                 state.phase = .created
