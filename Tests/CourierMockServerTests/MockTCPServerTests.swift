@@ -66,9 +66,10 @@ import Testing
         defer { Task { await server.shutdown() } }
         let client = try await RawTCPClient.connect(port: server.port)
         try await client.send("ignored")
+        // The server accepts on its own loop: wait for it rather than for a fixed time (CI stalled past 100 ms).
+        #expect(try await eventually { server.connectionCount == 1 })
         try await Task.sleep(for: .milliseconds(100))
         #expect(server.receivedBytes.isEmpty)
-        #expect(server.connectionCount == 1)
         try await client.close()
     }
 
