@@ -110,13 +110,14 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
     /// The task's HTTP caching, made at the first attempt when the session has a `urlCache` (not for downloads).
     private var cacheTransaction: CacheTransaction?
     private var madeCacheTransaction = false
-    /// The accepted response's body, collected for the cache.
-    /// The response being recorded for the cache, behind a reference: it is large and most tasks have none.
+    /// The accepted response's body, collected for the cache; behind a reference, as it is large and most tasks
+    /// have none.
     private var cacheRecording: RecordingBox?
-    /// The request a custom `URLProtocol` was redirected to, for this attempt's response side.
     /// For a data task whose request asks to upgrade: the slot a switched connection is left in, for
     /// `.becomeStream`.
     let dataUpgrade: ConnectionUpgrade?
+    /// The request a custom `URLProtocol` was redirected to, for this attempt's response side (rare and large: out
+    /// of line).
     fileprivate var protocolRedirect = OutOfLine<URLRequest>()
     /// Whether `taskIsWaitingForConnectivity` was reported (once per task).
     fileprivate var reportedWaitingForConnectivity = false

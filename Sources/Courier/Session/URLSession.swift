@@ -29,27 +29,29 @@ open class URLSession: NSObject, @unchecked Sendable {
     private let storedDelegateQueue: OperationQueue
     let isShared: Bool
     let dispatcher: DelegateDispatcher
-    /// The network the session's tasks run on (a fake in engine tests).
-    let transport: any Transport
     let registry = TaskRegistry()
-    let logger: Logger
     /// The session's tracer, metrics and logger (see ``CourierTelemetry``).
     let telemetry: SessionTelemetry
-    /// TLS settings derived once from the configuration (it never changes after the session is created).
-    let tlsSettings: TLSSettings
-    /// What the request stages read from the configuration, read once (see ``StageSettings``).
-    let stageSettings: StageSettings
     /// Why no task of this session can run, read once from the configuration (a background identifier, a proxy).
     let configurationFailure: TransferError?
-    /// The Basic protection spaces this session authenticated in (preemptive credentials).
-    let authenticatedSpaces = AuthenticatedSpaces()
     /// Asks the delegate about new TLS connections (sessions with a delegate only).
     let trustEvaluator: SessionTrustEvaluator?
+    /// What every task's engine runs on, made once (see ``SessionEnvironment``); the session's transport, TLS
+    /// settings, stage settings and the rest are read from it.
+    let engineEnvironment: SessionEnvironment
+
+    /// The network the session's tasks run on (a fake in engine tests).
+    var transport: any Transport { engineEnvironment.transport }
+    var logger: Logger { engineEnvironment.logger }
+    /// TLS settings derived once from the configuration (it never changes after the session is created).
+    var tlsSettings: TLSSettings { engineEnvironment.tls }
+    /// What the request stages read from the configuration, read once (see ``StageSettings``).
+    var stageSettings: StageSettings { engineEnvironment.stageSettings }
+    /// The Basic protection spaces this session authenticated in (preemptive credentials).
+    var authenticatedSpaces: AuthenticatedSpaces { engineEnvironment.authenticatedSpaces }
     /// Without a delegate, the storage whose default identity a connection presents when a server asks for a client
     /// certificate (with one, the delegate is asked instead).
-    let identityStorage: URLCredentialStorage?
-    /// What every task's engine runs on, made once (see ``SessionEnvironment``).
-    let engineEnvironment: SessionEnvironment
+    var identityStorage: URLCredentialStorage? { engineEnvironment.identityStorage }
 
     /// A copy of the configuration the session was created with: changing it does not change the session.
     open var configuration: URLSessionConfiguration {
@@ -114,35 +116,30 @@ open class URLSession: NSObject, @unchecked Sendable {
         self.dispatcher = DelegateDispatcher(queue: delegateQueue)
         let telemetry = SessionTelemetry(options: copied.courierTelemetry)
         self.telemetry = telemetry
-        self.logger = telemetry.logger
-        self.tlsSettings = TransportRequestBuilder.tlsSettings(copied)
-        self.stageSettings = StageSettings(copied)
         self.configurationFailure = Self.configurationFailure(copied)
-        self.trustEvaluator =
+        let trustEvaluator =
             delegate == nil
             ? nil
             : SessionTrustEvaluator(
                 additionalTrustedCertificates: copied.courierAdditionalTrustedCertificates,
                 credentialStorage: copied.urlCredentialStorage)
-        self.identityStorage = delegate == nil ? copied.urlCredentialStorage : nil
-        self.transport =
-            transport
-            ?? HTTPTransport(
-                configuration: .init(
-                    maximumConnectionsPerHost: copied.httpMaximumConnectionsPerHost,
-                    poolObserver: Self.poolObserver(telemetry.metrics)),
-                logger: telemetry.logger
-            )
+        self.trustEvaluator = trustEvaluator
         self.engineEnvironment = SessionEnvironment(
             configuration: copied,
-            stageSettings: stageSettings,
-            transport: self.transport,
-            tls: tlsSettings,
-            authenticatedSpaces: authenticatedSpaces,
+            stageSettings: StageSettings(copied),
+            transport: transport
+                ?? HTTPTransport(
+                    configuration: .init(
+                        maximumConnectionsPerHost: copied.httpMaximumConnectionsPerHost,
+                        poolObserver: Self.poolObserver(telemetry.metrics)),
+                    logger: telemetry.logger
+                ),
+            tls: TransportRequestBuilder.tlsSettings(copied),
+            authenticatedSpaces: AuthenticatedSpaces(),
             trustEvaluator: trustEvaluator,
             clientCertificateProvider: trustEvaluator,
-            identityStorage: identityStorage,
-            logger: logger,
+            identityStorage: delegate == nil ? copied.urlCredentialStorage : nil,
+            logger: telemetry.logger,
             telemetry: telemetry.isActive ? telemetry : nil
         )
         super.init()

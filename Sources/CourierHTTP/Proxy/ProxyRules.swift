@@ -61,15 +61,15 @@ public struct ProxyRules: Hashable, Sendable {
             excludeSimpleHostnames: flag("ExcludeSimpleHostnames"))
     }
 
-    /// The rules curl takes from the environment: `http_proxy` (lower case only: a CGI program gets the request's
-    /// `Proxy:` header as `HTTP_PROXY`), `https_proxy` / `HTTPS_PROXY`, `all_proxy` / `ALL_PROXY` for the rest, and
-    /// `no_proxy` / `NO_PROXY`.
     /// The environment variables ``init(environment:)`` reads: a caller can look up just these instead of copying the
     /// whole environment.
     public static let environmentVariableNames = [
         "http_proxy", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY", "no_proxy", "NO_PROXY",
     ]
 
+    /// The rules curl takes from the environment: `http_proxy` (lower case only: a CGI program gets the request's
+    /// `Proxy:` header as `HTTP_PROXY`), `https_proxy` / `HTTPS_PROXY`, `all_proxy` / `ALL_PROXY` for the rest, and
+    /// `no_proxy` / `NO_PROXY`.
     public init(environment: [String: String]) {
         func value(_ names: String...) -> ProxyServer? {
             for name in names {

@@ -8,10 +8,8 @@ import NIOCore
 /// the engine to the source, the exchange and the connection's handler, and copying its fifteen fields (each with
 /// its references) at every hand-over cost every request more than the box does.
 public struct TransportRequest: Sendable {
-    /// The fields; shared between copies until one of them changes.
-    private final class Storage: @unchecked Sendable {
-        // `@unchecked`: a storage is changed only through a uniquely referenced request (see `mutableStorage`), so a
-        // shared one is never written.
+    /// The fields, as a plain value: the box below holds one, and a copy of the box copies it whole.
+    private struct Fields: Sendable {
         var method: String
         var url: URL
         var endpoint: Endpoint
@@ -25,131 +23,108 @@ public struct TransportRequest: Sendable {
         var maximumDecompressionRatio: Int? = ContentCoding.defaultMaximumDecompressionRatio
         var proxy: ProxyServer? = nil
         var tunnelAuthorization: String? = nil
-        var waitsForConnectivity: Bool = false
+        var waitsForConnectivity = false
         var upgrade: ConnectionUpgrade? = nil
+    }
 
-        init(
-            method: String, url: URL, endpoint: Endpoint, target: String, headers: [(String, String)],
-            body: TransportRequestBody, idleTimeout: TimeAmount, tls: TLSSettings,
-            trustEvaluator: (any ServerTrustEvaluator)?
-        ) {
-            self.method = method
-            self.url = url
-            self.endpoint = endpoint
-            self.target = target
-            self.headers = headers
-            self.body = body
-            self.idleTimeout = idleTimeout
-            self.tls = tls
-            self.trustEvaluator = trustEvaluator
-        }
-
-        func copy() -> Storage {
-            let copy = Storage(
-                method: method, url: url, endpoint: endpoint, target: target, headers: headers, body: body,
-                idleTimeout: idleTimeout, tls: tls, trustEvaluator: trustEvaluator)
-            copy.clientCertificateProvider = clientCertificateProvider
-            copy.maximumDecompressionRatio = maximumDecompressionRatio
-            copy.proxy = proxy
-            copy.tunnelAuthorization = tunnelAuthorization
-            copy.waitsForConnectivity = waitsForConnectivity
-            copy.upgrade = upgrade
-            return copy
-        }
+    /// The fields' box, shared between copies until one of them changes.
+    private final class Storage: @unchecked Sendable {
+        // `@unchecked`: a storage is changed only through a uniquely referenced request (see `update`), so a shared
+        // one is never written.
+        var fields: Fields
+        init(_ fields: Fields) { self.fields = fields }
     }
 
     private var storage: Storage
 
-    /// The storage, copied first when another request shares it.
-    private var mutableStorage: Storage {
-        mutating get {
-            if !isKnownUniquelyReferenced(&storage) { storage = storage.copy() }
-            return storage
-        }
+    /// Changes the fields, copying the box first when another request shares it.
+    private mutating func update(_ change: (inout Fields) -> Void) {
+        if !isKnownUniquelyReferenced(&storage) { storage = Storage(storage.fields) }
+        change(&storage.fields)
     }
 
     /// The method, e.g. `GET`.
     public var method: String {
-        get { storage.method }
-        set { mutableStorage.method = newValue }
+        get { storage.fields.method }
+        set { update { $0.method = newValue } }
     }
     /// The absolute URL; only `http` and `https` reach the transport.
     public var url: URL {
-        get { storage.url }
-        set { mutableStorage.url = newValue }
+        get { storage.fields.url }
+        set { update { $0.url = newValue } }
     }
     /// Where to connect.
     public var endpoint: Endpoint {
-        get { storage.endpoint }
-        set { mutableStorage.endpoint = newValue }
+        get { storage.fields.endpoint }
+        set { update { $0.endpoint = newValue } }
     }
     /// The request-target written on the request line (`/path?query`).
     public var target: String {
-        get { storage.target }
-        set { mutableStorage.target = newValue }
+        get { storage.fields.target }
+        set { update { $0.target = newValue } }
     }
     /// Header fields in the order they are written. `Host` is added by the transport when absent.
     public var headers: [(String, String)] {
-        get { storage.headers }
-        set { mutableStorage.headers = newValue }
+        get { storage.fields.headers }
+        set { update { $0.headers = newValue } }
     }
     /// The request body.
     public var body: TransportRequestBody {
-        get { storage.body }
-        set { mutableStorage.body = newValue }
+        get { storage.fields.body }
+        set { update { $0.body = newValue } }
     }
     /// How long the connection may stay silent (no byte sent or received) before the request times out.
     public var idleTimeout: TimeAmount {
-        get { storage.idleTimeout }
-        set { mutableStorage.idleTimeout = newValue }
+        get { storage.fields.idleTimeout }
+        set { update { $0.idleTimeout = newValue } }
     }
     /// TLS settings for `https`.
     public var tls: TLSSettings {
-        get { storage.tls }
-        set { mutableStorage.tls = newValue }
+        get { storage.fields.tls }
+        set { update { $0.tls = newValue } }
     }
     /// Replaces the built-in certificate verification when set (see ``ServerTrustEvaluator``).
     public var trustEvaluator: (any ServerTrustEvaluator)? {
-        get { storage.trustEvaluator }
-        set { mutableStorage.trustEvaluator = newValue }
+        get { storage.fields.trustEvaluator }
+        set { update { $0.trustEvaluator = newValue } }
     }
     /// Chooses the certificate to present when a server asks for one (see ``ClientCertificateProvider``); when
     /// `nil`, ``TLSSettings/clientIdentity`` is presented, if any.
     public var clientCertificateProvider: (any ClientCertificateProvider)? {
-        get { storage.clientCertificateProvider }
-        set { mutableStorage.clientCertificateProvider = newValue }
+        get { storage.fields.clientCertificateProvider }
+        set { update { $0.clientCertificateProvider = newValue } }
     }
     /// A gzip, deflate or brotli body may decode to at most this many times the compressed bytes received; more fails
     /// the request with `cannotDecodeContentData`. `nil` means no limit. The default is
     /// `ContentCoding.defaultMaximumDecompressionRatio`, which real content stays far under.
     public var maximumDecompressionRatio: Int? {
-        get { storage.maximumDecompressionRatio }
-        set { mutableStorage.maximumDecompressionRatio = newValue }
+        get { storage.fields.maximumDecompressionRatio }
+        set { update { $0.maximumDecompressionRatio = newValue } }
     }
     /// The HTTP proxy the request goes through, if any: an `http` request is sent to it in absolute form (set
     /// ``target`` to the absolute URL), an `https` one, or one with an ``upgrade`` slot, through a `CONNECT` tunnel to
     /// the origin. SOCKS proxies are not spoken by this transport.
     public var proxy: ProxyServer? {
-        get { storage.proxy }
-        set { mutableStorage.proxy = newValue }
+        get { storage.fields.proxy }
+        set { update { $0.proxy = newValue } }
     }
     /// The `Proxy-Authorization` value for a `CONNECT` tunnel (never sent inside it, to the origin).
     public var tunnelAuthorization: String? {
-        get { storage.tunnelAuthorization }
-        set { mutableStorage.tunnelAuthorization = newValue }
+        get { storage.fields.tunnelAuthorization }
+        set { update { $0.tunnelAuthorization = newValue } }
     }
     /// Wait for connectivity instead of failing when no network path leads to the host (`waitsForConnectivity`):
     /// the consumer hears ``TransportResponseConsumer/transportIsWaitingForConnectivity()`` once and the connection
     /// is retried with backoff until it succeeds or the engine cancels the exchange (the resource timeout).
     public var waitsForConnectivity: Bool {
-        get { storage.waitsForConnectivity }
-        set { mutableStorage.waitsForConnectivity = newValue }
+        get { storage.fields.waitsForConnectivity }
+        set { update { $0.waitsForConnectivity = newValue } }
     }
     /// Set for a request that takes its connection over on `101 Switching Protocols` (a WebSocket handshake): it
     /// gets a connection of its own, and the switched connection is left in this slot.
     public var upgrade: ConnectionUpgrade? {
-        get { storage.upgrade }
-        set { mutableStorage.upgrade = newValue }
+        get { storage.fields.upgrade }
+        set { update { $0.upgrade = newValue } }
     }
 
     /// Creates a request; fails with `badURL` / `unsupportedURL` for URLs the transport cannot reach.
@@ -163,8 +138,9 @@ public struct TransportRequest: Sendable {
         trustEvaluator: (any ServerTrustEvaluator)? = nil
     ) throws(TransferError) {
         storage = Storage(
-            method: method, url: url, endpoint: try Endpoint(url: url), target: Endpoint.requestTarget(of: url),
-            headers: headers, body: body, idleTimeout: idleTimeout, tls: tls, trustEvaluator: trustEvaluator)
+            Fields(
+                method: method, url: url, endpoint: try Endpoint(url: url), target: Endpoint.requestTarget(of: url),
+                headers: headers, body: body, idleTimeout: idleTimeout, tls: tls, trustEvaluator: trustEvaluator))
     }
 
     /// Whether the method is idempotent, so the request may be retried on a fresh connection when a reused one
