@@ -21,7 +21,11 @@ let package = Package(
         // Courier through its public URLSession API, exactly as a user writes it (`import Courier`).
         .executableTarget(
             name: "courier-bench",
-            dependencies: ["BenchmarkCore", .product(name: "Courier", package: "Courier")],
+            dependencies: [
+                "BenchmarkCore", .product(name: "Courier", package: "Courier"),
+                // NIO_GLOBAL_EXECUTOR=1 (see main.swift).
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+            ],
             swiftSettings: [.define("COURIER")]
         ),
         // The same client with an in-memory tracer and metrics backend on its session (`COURIER_TELEMETRY`): what
