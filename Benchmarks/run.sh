@@ -70,7 +70,8 @@ bin="$(swift build -c release --package-path "$here" --show-bin-path)"
 # Go's net/http peer: the standard library only, built next to the Swift clients.
 case " $CLIENTS " in *" go "*)
     log "go build -o $bin/go-bench (Benchmarks/go)"
-    (cd "$here/go" && GOFLAGS=-mod=mod GOCACHE="${GOCACHE:-${TMPDIR:-/tmp}/courier-bench-gocache}" go build -o "$bin/go-bench" .) >&2
+    # Go's own per-user cache (under $HOME): a fixed folder in the shared /tmp could be planted by another user.
+    (cd "$here/go" && GOFLAGS=-mod=mod go build -o "$bin/go-bench" .) >&2
     ;;
 esac
 

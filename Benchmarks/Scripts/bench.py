@@ -534,9 +534,9 @@ def summarize(records):
             return samples[0]
         if which == "queued":
             return samples[-1]
-        # The first and the last 1,000 started (the readings after every 1,000; the last two are "all started"
-        # and "settled", which coincide with a reading when the count is a multiple of 1,000).
-        thousands = samples[:-1]
+        # The first and the last full 1,000 started: the readings after every 1,000, without the settled one and,
+        # when the count is not a multiple of 1,000, without the reading after the last (a partial thousand).
+        thousands = samples[:-2] if r.get("requests", 0) % 1000 else samples[:-1]
         if len(thousands) < 3:
             return None
         return thousands[1] - thousands[0] if which == "first" else thousands[-1] - thousands[-2]

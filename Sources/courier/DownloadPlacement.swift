@@ -95,8 +95,9 @@ enum DownloadPlacement {
         name = name.trimmingCharacters(in: .whitespaces)
         if name.isEmpty || name == "." || name == ".." || name == "Unknown" { return "index.html" }
         if name.hasPrefix(".") { name = "_" + name.dropFirst() }
-        // Never the name of the tool's own records beside a file.
-        if name.hasSuffix(PartialRecord.suffix) { name += "_" }
-        return String(name.prefix(200))
+        name = String(name.prefix(200))
+        // Never the name of the tool's own records beside a file (checked after shortening, which could restore it).
+        if name.hasSuffix(PartialRecord.suffix) { name = String(name.prefix(199)) + "_" }
+        return name
     }
 }

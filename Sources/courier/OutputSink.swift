@@ -170,6 +170,12 @@ final class OutputSink: Sendable {
         {
             throw posixError(EPERM, path: url.path + " (a symbolic link another user owns)")
         }
+        guard lstat(url.path, &info) == 0, (info.st_mode & S_IFMT) == S_IFLNK else {
+            // Not a link (or nothing there yet): only the folder is resolved. A link planted after the check above is
+            // not followed, then: rename(2) replaces a link instead of writing through it.
+            return url.deletingLastPathComponent().resolvingSymlinksInPath()
+                .appendingPathComponent(url.lastPathComponent)
+        }
         return url.resolvingSymlinksInPath()
     }
 

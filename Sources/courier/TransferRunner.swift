@@ -126,7 +126,7 @@ final class TransferRunner: Sendable {
     func run() async -> TransferResult {
         let line = board.add(name: job.displayName)
         var report = TransferReport()
-        report.effectiveURL = displayURL
+        report.effectiveURL = Self.withoutCredentials(job.url)
         let start = ProcessInfo.processInfo.systemUptime
         self.start.withLockedValue { $0 = start }
         defer { cleanUp() }
@@ -146,7 +146,8 @@ final class TransferRunner: Sendable {
             report.sizeDownload += outcome.bytesReceived
             if let response = outcome.response {
                 report.httpCode = response.statusCode
-                report.effectiveURL = response.url?.absoluteString ?? report.effectiveURL
+                // The response's URL is the request's, with any `user:password@` the command line gave it.
+                report.effectiveURL = response.url.map(Self.withoutCredentials) ?? report.effectiveURL
                 report.contentType = response.value(forHTTPHeaderField: "Content-Type") ?? ""
             }
             if let placed = outcome.placedFile { report.fileName = placed.path }
@@ -211,8 +212,11 @@ final class TransferRunner: Sendable {
     }
 
     /// The URL for messages, without any `user:password@`.
-    private var displayURL: String {
-        guard var components = URLComponents(url: job.url, resolvingAgainstBaseURL: false) else { return "" }
+    private var displayURL: String { Self.withoutCredentials(job.url) }
+
+    /// `url` as text without any `user:password@`, for anything shown (messages, `-w`'s `%{url_effective}`).
+    static func withoutCredentials(_ url: URL) -> String {
+        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return "" }
         components.user = nil
         components.password = nil
         return components.string ?? ""

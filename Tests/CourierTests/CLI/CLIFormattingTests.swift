@@ -140,6 +140,14 @@ struct CLIFormattingTests {
         #expect(DownloadPlacement.safeFileName(nil) == "index.html")
         #expect(DownloadPlacement.safeFileName("a\u{1B}[2Jb.txt") == "a[2Jb.txt")
         #expect(DownloadPlacement.safeFileName("report.pdf") == "report.pdf")
+        // A record's name stays out of reach however long the name: shortening must not bring the suffix back.
+        let long = String(repeating: "a", count: 184) + PartialRecord.suffix
+        #expect(long.count == 200)
+        for name in [long, "x" + long, "x.iso" + PartialRecord.suffix] {
+            let safe = DownloadPlacement.safeFileName(name)
+            #expect(!safe.hasSuffix(PartialRecord.suffix), "\(name) became \(safe)")
+            #expect(safe.count <= 200)
+        }
     }
 
     @Test func exitStatusesAreCurls() {

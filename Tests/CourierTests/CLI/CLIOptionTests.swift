@@ -74,6 +74,16 @@ extension CLISuites {
                 #expect(!good.stderr.contains(Data("ann:s3cret".utf8).base64EncodedString()))
                 let bad = try await runCourier(["get", server.url("/secret").absoluteString, "-u", "ann:wrong", "-f"])
                 #expect(bad.status == 22)
+                // Credentials in the URL answer the challenge too, and `%{url_effective}` shows the URL without them.
+                var inURL = try #require(URLComponents(url: server.url("/secret"), resolvingAgainstBaseURL: false))
+                inURL.user = "ann"
+                inURL.password = "s3cret"
+                let embedded = try await runCourier([
+                    "get", try #require(inURL.string), "-o", "/dev/null", "-w", "%{http_code} %{url_effective}",
+                ])
+                let written = String(decoding: embedded.stdout, as: UTF8.self)
+                #expect(written == "200 \(server.url("/secret").absoluteString)", "\(embedded.stderr)")
+                #expect(!written.contains("s3cret"))
             }
         }
 
