@@ -419,6 +419,63 @@ struct HTTP1ClientHandlerTimeoutTests {
         try harness.finish()
     }
 
+    /// One timer serves a connection's successive exchanges. Each exchange is timed from its own start: the timer
+    /// armed by the first (due at 5 s) finds the second active since 4 s and waits on to 9 s; while the connection
+    /// sits idle in between, the timer closes nothing.
+    @Test func eachExchangeOnAReusedConnectionIsTimedFromItsOwnStart() throws {
+        let harness = try HTTP1Harness()
+        let first = RecordingConsumer()
+        _ = try harness.start(HTTP1TestPipeline.request(idleTimeout: .seconds(5)), consumer: first)
+        harness.loop.advanceTime(by: .seconds(1))
+        try harness.receive("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+        #expect(first.events == [.head(200), .body("ok"), .finished])
+        harness.loop.advanceTime(by: .seconds(3))
+        let second = RecordingConsumer()
+        _ = try harness.start(HTTP1TestPipeline.request(idleTimeout: .seconds(5)), consumer: second, isReused: true)
+        harness.loop.advanceTime(by: .seconds(4))
+        #expect(second.events.isEmpty)
+        #expect(harness.channel.isActive)
+        harness.loop.advanceTime(by: .milliseconds(999))
+        #expect(second.events.isEmpty)
+        harness.loop.advanceTime(by: .milliseconds(1))
+        #expect(second.events == [.failed(.timedOut)])
+        #expect(first.events == [.head(200), .body("ok"), .finished])
+        try harness.finish()
+    }
+
+    /// A connection left idle past the last exchange's request timeout is not closed by it (only the idle
+    /// connection timeout closes an idle connection), and the next exchange still gets its own full timeout.
+    @Test func anIdleConnectionOutlivesTheLastRequestTimeout() throws {
+        let harness = try HTTP1Harness()
+        let first = RecordingConsumer()
+        _ = try harness.start(HTTP1TestPipeline.request(idleTimeout: .seconds(5)), consumer: first)
+        try harness.receive("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+        harness.loop.advanceTime(by: .seconds(30))
+        #expect(harness.channel.isActive)
+        #expect(first.events == [.head(200), .finished])
+        let second = RecordingConsumer()
+        _ = try harness.start(HTTP1TestPipeline.request(idleTimeout: .seconds(5)), consumer: second, isReused: true)
+        harness.loop.advanceTime(by: .seconds(4))
+        #expect(second.events.isEmpty)
+        harness.loop.advanceTime(by: .seconds(1))
+        #expect(second.events == [.failed(.timedOut)])
+        try harness.finish()
+    }
+
+    /// An exchange with a shorter timeout than the one before it on the connection times out at its own deadline,
+    /// not at the earlier exchange's later one.
+    @Test func aShorterTimeoutOnTheNextExchangeIsKept() throws {
+        let harness = try HTTP1Harness()
+        let first = RecordingConsumer()
+        _ = try harness.start(HTTP1TestPipeline.request(idleTimeout: .seconds(30)), consumer: first)
+        try harness.receive("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+        let second = RecordingConsumer()
+        _ = try harness.start(HTTP1TestPipeline.request(idleTimeout: .seconds(2)), consumer: second, isReused: true)
+        harness.loop.advanceTime(by: .seconds(2))
+        #expect(second.events == [.failed(.timedOut)])
+        try harness.finish()
+    }
+
     /// A cancelled exchange fails with `cancelled` and its connection is closed (as Darwin does).
     @Test func cancelClosesTheConnection() throws {
         let harness = try HTTP1Harness()

@@ -126,6 +126,9 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
     private var telemetry: TaskTelemetry?
     /// The session's logger, with the task's identifiers as metadata when debug lines are on.
     private var logger: Logger
+    /// `logger`'s level, read once: asking the logger copies its handler out of the existential, and every job
+    /// would ask. The engine's copy of the logger is its own, so its level cannot change underneath.
+    private let logLevel: Logger.Level
     private var resourceClock: ResourceClock
     private var beginTimer: Scheduled<Void>?
     private var awaitingBegin = false
@@ -151,8 +154,10 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
         self.sink = sink
         self.request = spec.request
         var logger = environment.logger
-        if logger.logLevel <= .debug { logger[metadataKey: "courier.task"] = "\(spec.taskIdentifier)" }
+        let logLevel = logger.logLevel
+        if logLevel <= .debug { logger[metadataKey: "courier.task"] = "\(spec.taskIdentifier)" }
         self.logger = logger
+        self.logLevel = logLevel
         self.resourceClock = ResourceClock(
             timeout: Self.timeAmount(environment.configuration.timeoutIntervalForResource),
             scheduler: environment.deadlines)
@@ -175,7 +180,7 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
             let started = TaskTelemetry(
                 session: sessionTelemetry, request: request, parent: environment.creationContext ?? .topLevel,
                 isDownload: isDownload)
-            if logger.logLevel <= .debug, let traceID = started.traceID {
+            if logLevel <= .debug, let traceID = started.traceID {
                 logger[metadataKey: "trace_id"] = "\(traceID)"
             }
             telemetry = started
@@ -294,7 +299,7 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
             source?.start(
                 AttemptConsumer(
                     engine: self, attempt: attempt,
-                    observesTimelines: transactions != nil || telemetry != nil || logger.logLevel <= .debug))
+                    observesTimelines: transactions != nil || telemetry != nil || logLevel <= .debug))
         case .pauseSource:
             source?.pause()
         case .resumeSource:
@@ -326,12 +331,14 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
     // MARK: - Request side
 
     private func prepare(attempt: Int) {
-        logger.debug(
-            "preparing request",
-            metadata: [
-                "task": "\(spec.taskIdentifier)", "attempt": "\(attempt)",
-                "url": "\(LogRedaction.url(request.url))",
-            ])
+        if logLevel <= .debug {
+            logger.debug(
+                "preparing request",
+                metadata: [
+                    "task": "\(spec.taskIdentifier)", "attempt": "\(attempt)",
+                    "url": "\(LogRedaction.url(request.url))",
+                ])
+        }
         switch StageChain.runRequestSide(request, context: makeContext()) {
         case .done(let result):
             // Still inside this job: `.prepare` is always the last action of its step, so the outcome can be
@@ -380,7 +387,7 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
                     transportRequest.tls.applicationProtocols = .http1
                 }
                 telemetry?.inject(into: &transportRequest.headers)
-                if logger.logLevel <= .trace {
+                if logLevel <= .trace {
                     logger.trace(
                         "request head",
                         metadata: [
@@ -472,8 +479,10 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
         if isRedirect { redirectCount += 1 }
         telemetry?.followedUp(to: next.url, isRedirect: isRedirect)
         if dropsBody { bodyState.dropped = true }
-        logger.debug(
-            "follow-up", metadata: ["task": "\(spec.taskIdentifier)", "url": "\(LogRedaction.url(next.url))"])
+        if logLevel <= .debug {
+            logger.debug(
+                "follow-up", metadata: ["task": "\(spec.taskIdentifier)", "url": "\(LogRedaction.url(next.url))"])
+        }
         setRequest(next)
         step { $0.followUp(attempt: attempt) }
     }
@@ -657,11 +666,15 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
         let url = request.url ?? spec.request.url
         switch outcome {
         case .success:
-            logger.debug(
-                "task finished", metadata: ["task": "\(spec.taskIdentifier)", "bytes": "\(receivedBytes)"])
+            if logLevel <= .debug {
+                logger.debug(
+                    "task finished", metadata: ["task": "\(spec.taskIdentifier)", "bytes": "\(receivedBytes)"])
+            }
             finishEmitting(TaskResult(error: nil, file: downloadedFile, resumeData: nil))
         case .failure(let error, let producingResumeData):
-            logger.debug("task failed", metadata: ["task": "\(spec.taskIdentifier)", "error": "\(error)"])
+            if logLevel <= .debug {
+                logger.debug("task failed", metadata: ["task": "\(spec.taskIdentifier)", "error": "\(error)"])
+            }
             let urlError = URLErrorMapping.urlError(from: error, failingURL: url).addingPeerTrust(
                 of: error, host: url?.host)
             if let download {
@@ -800,7 +813,7 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
         case .head(let response, let attempt):
             guard machine.attempt == attempt else { return }
             if transactions != nil { updateTransaction(attempt) { $0.response = response } }
-            if logger.logLevel <= .trace, let http = response as? HTTPURLResponse {
+            if logLevel <= .trace, let http = response as? HTTPURLResponse {
                 let fields = http.allHeaderFields.map { ("\($0.key)", "\($0.value)") }
                 logger.trace(
                     "response head",
@@ -819,15 +832,17 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
             // Also of an earlier attempt (a drained redirect's exchange ends after the follow-up started).
             if transactions != nil { updateTransaction(attempt) { $0.timeline = timeline } }
             guard machine.attempt == attempt else { return }
-            logger.debug(
-                "exchange",
-                metadata: [
-                    "task": "\(spec.taskIdentifier)", "protocol": "\(timeline.protocolName ?? "-")",
-                    "reused": "\(timeline.isReusedConnection)",
-                    "remote": "\(timeline.remoteAddress ?? "-"):\(timeline.remotePort ?? 0)",
-                    "bodyBytes": "\(timeline.responseBodyBytesReceived)",
-                ]
-            )
+            if logLevel <= .debug {
+                logger.debug(
+                    "exchange",
+                    metadata: [
+                        "task": "\(spec.taskIdentifier)", "protocol": "\(timeline.protocolName ?? "-")",
+                        "reused": "\(timeline.isReusedConnection)",
+                        "remote": "\(timeline.remoteAddress ?? "-"):\(timeline.remotePort ?? 0)",
+                        "bodyBytes": "\(timeline.responseBodyBytesReceived)",
+                    ]
+                )
+            }
             emit(.timeline(timeline))
         }
     }

@@ -43,6 +43,7 @@ public struct HeaderFieldDictionary: Hashable, Sendable, Sequence, ExpressibleBy
     ///
     /// - Parameter pairs: The header fields in the order they were received.
     public init(pairs: [(String, String)]) {
+        fields.reserveCapacity(pairs.count)
         for (name, value) in pairs {
             add(value, for: name)
         }

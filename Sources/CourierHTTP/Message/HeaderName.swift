@@ -5,11 +5,25 @@ public enum HeaderName {
     /// - Parameters:
     ///   - lhs: A header field name.
     ///   - rhs: Another header field name.
+    @inlinable
     public static func equal(_ lhs: String, _ rhs: String) -> Bool {
-        let left = lhs.utf8
-        let right = rhs.utf8
-        guard left.count == right.count else { return false }
-        return zip(left, right).allSatisfy { asciiLowercase($0) == asciiLowercase($1) }
+        // Inlined where it is called: most names in a lookup differ in length and are rejected here.
+        lhs.utf8.count == rhs.utf8.count && sameBytesIgnoringCase(lhs, rhs)
+    }
+
+    /// Byte by byte over contiguous UTF-8 (every native string, small ones included), for names of equal length.
+    @usableFromInline
+    static func sameBytesIgnoringCase(_ lhs: String, _ rhs: String) -> Bool {
+        var left = lhs
+        var right = rhs
+        return left.withUTF8 { left in
+            right.withUTF8 { right in
+                for index in 0..<left.count where asciiLowercase(left[index]) != asciiLowercase(right[index]) {
+                    return false
+                }
+                return true
+            }
+        }
     }
 
     /// The canonical (ASCII-lowercased) form of a header field name, suitable as a dictionary key.

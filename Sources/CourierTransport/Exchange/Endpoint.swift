@@ -37,10 +37,12 @@ public struct Endpoint: Hashable, Sendable, CustomStringConvertible {
 
     /// The endpoint of an absolute `http` or `https` URL.
     public init(url: URL) throws(TransferError) {
-        guard let schemeName = url.scheme?.lowercased() else {
+        guard let rawScheme = url.scheme else {
             throw .badURL("the URL has no scheme: \(url.absoluteString)")
         }
-        if let scheme = Self.unixSocketSchemes[schemeName] {
+        // Nearly every URL spells its scheme in lower case: no lowercased copy and no table lookup for those.
+        let schemeName = rawScheme == "http" || rawScheme == "https" ? rawScheme : rawScheme.lowercased()
+        if schemeName.utf8.count > 5, let scheme = Self.unixSocketSchemes[schemeName] {
             guard let encoded = url.host(percentEncoded: true), !encoded.isEmpty,
                 let path = encoded.removingPercentEncoding, path.hasPrefix("/")
             else {

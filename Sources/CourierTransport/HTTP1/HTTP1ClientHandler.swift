@@ -36,8 +36,7 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
         var endPending = false
         /// Whether the exchange asked not to be read from (backpressure).
         var paused = false
-        /// The request (idle) timeout: fires when nothing was sent or received for `request.idleTimeout`.
-        var requestTimer: Scheduled<Void>?
+        /// The last byte sent or received, for the request (idle) timeout.
         var lastActivity = NIODeadline.now()
         /// Draining (a follow-up request wants this connection): bytes that may still be dropped before the
         /// connection is closed instead.
@@ -69,6 +68,11 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private var pendingRead = false
     private var decodeScheduled = false
     private var idleTimer: Scheduled<Void>?
+    /// The request (idle) timeout: fires when the running exchange sent and received nothing for its request's
+    /// `idleTimeout`. One timer serves the connection's successive exchanges (see ``armRequestTimer()``).
+    private var requestTimer: Scheduled<Void>?
+    /// When ``requestTimer`` fires.
+    private var requestTimerDeadline = NIODeadline.distantFuture
     private var idleSince = NIODeadline.now()
     private let endpoint: Endpoint
     private let idleConnectionTimeout: TimeAmount
@@ -212,10 +216,8 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
             active.drainBudget == nil
         else { return }
         active.paused = newValue
-        if newValue {
-            active.requestTimer?.cancel()
-            active.requestTimer = nil
-        } else {
+        // Pausing leaves the timer: when it fires it finds the exchange paused and stops.
+        if !newValue {
             armRequestTimer()
             if active.decoder != nil {
                 decodeNextStep()
@@ -271,8 +273,7 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
                     active.headReceived = true
                     active.switchingProtocols = true
                     active.timeline.responseStart = Date()
-                    active.requestTimer?.cancel()
-                    active.requestTimer = nil
+                    cancelRequestTimer()
                     active.exchange.consumer.transportDidReceiveHead(makeHead(head, active: active, context: context))
                     return
                 }
@@ -375,10 +376,10 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 return
             }
         }
-        active.requestTimer?.cancel()
-        active.requestTimer = nil
+        // The request timer stays for the connection's next exchange; if it fires first, it finds none and stops.
         active.timeline.responseEnd = Date()
         if isStream {
+            cancelRequestTimer()  // a stream has no next exchange
             // A stream runs one exchange. One whose request is still being sent (the server answered early) is
             // reset; a finished one closes by itself. Either way its slot in the pool is free.
             state = .closed
@@ -486,14 +487,14 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     func channelInactive(context: ChannelHandlerContext) {
         idleTimer?.cancel()
+        cancelRequestTimer()
         if case .active(let active) = state, active.endPending {
             // The whole body arrived; what is still compressed is decoded at the consumer's pace, and the
             // response then ends normally (see `endResponse`).
             active.keepAlive = false
-            active.requestTimer?.cancel()
-            active.requestTimer = nil
+            cancelRequestTimer()
         } else if case .active(let active) = state {
-            active.requestTimer?.cancel()
+            cancelRequestTimer()
             active.bodyWriter.abandon()
             state = .closed
             active.exchange.timeline.withLockedValue { $0 = active.timeline }
@@ -530,7 +531,7 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private func fail(_ error: TransferError, retryable: Bool) {
         guard case .active(let active) = state else { return }
         state = .closed
-        active.requestTimer?.cancel()
+        cancelRequestTimer()
         active.bodyWriter.abandon()
         active.exchange.timeline.withLockedValue { $0 = active.timeline }
         active.exchange.connectionFailed(error, retryable: retryable)
@@ -639,28 +640,38 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// Notes activity for the exchange's request timeout. The timer is not rescheduled on every read (that costs a
     /// heap operation per body part): it fires at the earliest possible deadline and re-arms itself for the rest
     /// when there was activity meanwhile.
+    ///
+    /// Nor is it cancelled when an exchange ends or pauses: a sequential client would otherwise schedule and cancel
+    /// one per request. A timer that fires finds whether an unpaused exchange runs; if none does it stops, and the
+    /// next exchange arms a new one. One due later than a new exchange's deadline (a shorter timeout) is moved.
     private func armRequestTimer() {
-        guard case .active(let active) = state, let context, !active.paused else { return }
+        guard case .active(let active) = state, !active.paused else { return }
         active.lastActivity = now
-        if active.requestTimer == nil {
-            let deadline = active.lastActivity + active.exchange.request.idleTimeout
-            active.requestTimer = context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) {
-                [weak self] in
-                self?.requestTimerFired()
-            }
+        let deadline = active.lastActivity + active.exchange.request.idleTimeout
+        if requestTimer != nil, requestTimerDeadline <= deadline { return }
+        scheduleRequestTimer(at: deadline)
+    }
+
+    private func scheduleRequestTimer(at deadline: NIODeadline) {
+        requestTimer?.cancel()
+        guard let context else { return }
+        requestTimerDeadline = deadline
+        requestTimer = context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { [weak self] in
+            self?.requestTimerFired()
         }
     }
 
+    private func cancelRequestTimer() {
+        requestTimer?.cancel()
+        requestTimer = nil
+    }
+
     private func requestTimerFired() {
-        guard case .active(let active) = state else { return }
-        active.requestTimer = nil
-        guard !active.paused, let context else { return }
+        requestTimer = nil
+        guard case .active(let active) = state, !active.paused, !active.switchingProtocols else { return }
         let deadline = active.lastActivity + active.exchange.request.idleTimeout
         if deadline > now {
-            active.requestTimer = context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) {
-                [weak self] in
-                self?.requestTimerFired()
-            }
+            scheduleRequestTimer(at: deadline)
             return
         }
         fail(.timedOut("the request to \(endpoint) timed out"), retryable: false)

@@ -111,20 +111,19 @@ struct PoolStateMachine<Key: Hashable, Connection: Hashable, Waiter: Hashable> {
     /// opens one connection and waits for what it negotiates, instead of opening one connection each.
     mutating func lease(_ key: Key, for waiter: Waiter, mayMultiplex: Bool = false) -> LeaseAction {
         if isShutdown { return .failShutdown }
-        // Taken out of the table while it changes: a copy still in the table would make every change copy the
-        // host's collections.
-        var host = hosts.removeValue(forKey: key) ?? Host()
-        defer { store(key, host) }
-        host.mayMultiplex = mayMultiplex
-        if let connection = host.multiplexed.leaseStream() ?? host.http1.leaseIdle() {
-            return .use(connection)
-        }
-        if host.mayConnect(limit: maxConnectionsPerHost) {
-            host.connecting += 1
-            return .connect
-        }
-        host.waiters.append(waiter)
-        return .wait
+        let limit = maxConnectionsPerHost
+        return withHost(key, creating: true) { host in
+            host.mayMultiplex = mayMultiplex
+            if let connection = host.multiplexed.leaseStream() ?? host.http1.leaseIdle() {
+                return .use(connection)
+            }
+            if host.mayConnect(limit: limit) {
+                host.connecting += 1
+                return .connect
+            }
+            host.waiters.append(waiter)
+            return .wait
+        } ?? .wait
     }
 
     /// A connection opened for `trigger` (after a `connect` action) speaks `protocol` and runs up to `capacity`
@@ -137,110 +136,114 @@ struct PoolStateMachine<Key: Hashable, Connection: Hashable, Waiter: Hashable> {
         capacity: Int,
         for trigger: Waiter
     ) -> [Assignment] {
-        // Taken out of the table while it changes: a copy still in the table would make every change copy the
-        // host's collections.
-        var host = hosts.removeValue(forKey: key) ?? Host()
-        defer { store(key, host) }
-        host.connecting = max(0, host.connecting - 1)
-        host.knownProtocol = applicationProtocol
-        var assignments = [Assignment(connection: connection, waiter: trigger)]
-        guard applicationProtocol.isMultiplexed else {
-            host.http1.addBusy(connection)
+        withHost(key, creating: true) { host in
+            host.connecting = max(0, host.connecting - 1)
+            host.knownProtocol = applicationProtocol
+            var assignments = [Assignment(connection: connection, waiter: trigger)]
+            guard applicationProtocol.isMultiplexed else {
+                host.http1.addBusy(connection)
+                return assignments
+            }
+            let capacity = max(1, capacity)
+            while assignments.count < capacity, let waiter = host.waiters.popFirst() {
+                assignments.append(Assignment(connection: connection, waiter: waiter))
+            }
+            host.multiplexed.add(
+                connection, applicationProtocol: applicationProtocol, capacity: capacity, inFlight: assignments.count)
             return assignments
-        }
-        let capacity = max(1, capacity)
-        while assignments.count < capacity, let waiter = host.waiters.popFirst() {
-            assignments.append(Assignment(connection: connection, waiter: waiter))
-        }
-        host.multiplexed.add(
-            connection, applicationProtocol: applicationProtocol, capacity: capacity, inFlight: assignments.count)
-        return assignments
+        } ?? []
     }
 
     /// A multiplexed connection's peer changed how many streams it may run at once (HTTP/2's
     /// SETTINGS_MAX_CONCURRENT_STREAMS); waiters get the streams that became free. Below 1 counts as 1, as in
     /// ``connected(_:_:protocol:capacity:for:)``.
     mutating func capacityChanged(_ key: Key, _ connection: Connection, capacity: Int) -> [Assignment] {
-        guard var host = hosts.removeValue(forKey: key) else { return [] }
-        defer { store(key, host) }
-        guard host.multiplexed.setCapacity(max(1, capacity), of: connection) else { return [] }
-        var assignments: [Assignment] = []
-        while !host.waiters.isEmpty, host.multiplexed.leaseStream(on: connection) {
-            if let waiter = host.waiters.popFirst() {
-                assignments.append(Assignment(connection: connection, waiter: waiter))
+        withHost(key) { host in
+            guard host.multiplexed.setCapacity(max(1, capacity), of: connection) else { return [] }
+            var assignments: [Assignment] = []
+            while !host.waiters.isEmpty, host.multiplexed.leaseStream(on: connection) {
+                if let waiter = host.waiters.popFirst() {
+                    assignments.append(Assignment(connection: connection, waiter: waiter))
+                }
             }
-        }
-        return assignments
+            return assignments
+        } ?? []
     }
 
     /// Waiters that may open connections of their own now: after a connection turned out to speak HTTP/1.1 while
     /// requests waited for what was thought to be a multiplexed one, each gets a connection up to the limit.
     mutating func connectForWaiters(_ key: Key) -> [Waiter] {
-        guard var host = hosts.removeValue(forKey: key) else { return [] }
-        defer { store(key, host) }
-        var connecting: [Waiter] = []
-        while host.mayConnect(limit: maxConnectionsPerHost), let waiter = host.waiters.popFirst() {
-            host.connecting += 1
-            connecting.append(waiter)
-        }
-        return connecting
+        let limit = maxConnectionsPerHost
+        return withHost(key) { host in
+            var connecting: [Waiter] = []
+            while host.mayConnect(limit: limit), let waiter = host.waiters.popFirst() {
+                host.connecting += 1
+                connecting.append(waiter)
+            }
+            return connecting
+        } ?? []
     }
 
     /// An exchange on `connection` ended and the connection can run another: the first waiter gets it, else it
     /// waits idle (HTTP/1) or has a free stream more (multiplexed). After shutdown, a connection that runs nothing
     /// more is closed; it stays counted until its close.
     mutating func release(_ key: Key, _ connection: Connection) -> ReleaseAction {
-        guard var host = hosts.removeValue(forKey: key) else { return .none }
-        defer { store(key, host) }
-        if host.http1.isRunning(connection) {
-            if isShutdown { return .close(connection) }
-            if let waiter = host.waiters.popFirst() { return .hand(connection, to: waiter) }
-            host.http1.park(connection)
-            return .none
-        }
-        if host.multiplexed.isRunning(connection) {
-            let remaining = host.multiplexed.endStream(connection)
-            // The freed stream goes to the first waiter, unless the peer lowered the capacity below what runs.
-            if !host.waiters.isEmpty, host.multiplexed.leaseStream(on: connection), let waiter = host.waiters.popFirst()
-            {
-                return .hand(connection, to: waiter)
+        let isShutdown = isShutdown
+        return withHost(key) { host in
+            if host.http1.isRunning(connection) {
+                if isShutdown { return .close(connection) }
+                if let waiter = host.waiters.popFirst() { return .hand(connection, to: waiter) }
+                host.http1.park(connection)
+                return .none
             }
-            return isShutdown && remaining == 0 ? .close(connection) : .none
-        }
-        // Not the pool's (detached), or released twice.
-        return .none
+            if host.multiplexed.isRunning(connection) {
+                let remaining = host.multiplexed.endStream(connection)
+                // The freed stream goes to the first waiter, unless the peer lowered the capacity below what runs.
+                if !host.waiters.isEmpty, host.multiplexed.leaseStream(on: connection),
+                    let waiter = host.waiters.popFirst()
+                {
+                    return .hand(connection, to: waiter)
+                }
+                return isShutdown && remaining == 0 ? .close(connection) : .none
+            }
+            // Not the pool's (detached), or released twice.
+            return .none
+        } ?? .none
     }
 
     /// A connection closed, or a connection attempt failed (`connection == nil`). Its slot may go to a waiter.
     /// The close of a connection the pool does not track (detached, or dropped at shutdown) is ignored.
     mutating func closed(_ key: Key, _ connection: Connection?) -> ReleaseAction {
-        guard var host = hosts.removeValue(forKey: key) else { return .none }
-        defer { store(key, host) }
-        if let connection {
-            guard host.remove(connection) else { return .none }
-        } else {
-            guard host.connecting > 0 else { return .none }
-            host.connecting -= 1
-        }
-        return connectForFirstWaiter(&host)
+        let limit = maxConnectionsPerHost
+        return withHost(key) { host in
+            if let connection {
+                guard host.remove(connection) else { return .none }
+            } else {
+                guard host.connecting > 0 else { return .none }
+                host.connecting -= 1
+            }
+            return Self.connectForFirstWaiter(&host, limit: limit)
+        } ?? .none
     }
 
     /// `connection` was handed over (to a WebSocket or stream task), or is going away (an HTTP/2 `GOAWAY`: its
     /// running streams finish, no new ones start), and leaves the pool's accounting: it is never leased again, its
     /// later release or close is ignored, and its slot may go to a waiter.
     mutating func detach(_ key: Key, _ connection: Connection) -> ReleaseAction {
-        guard var host = hosts.removeValue(forKey: key) else { return .none }
-        defer { store(key, host) }
-        guard host.remove(connection) else { return .none }
-        return connectForFirstWaiter(&host)
+        let limit = maxConnectionsPerHost
+        return withHost(key) { host in
+            guard host.remove(connection) else { return .none }
+            return Self.connectForFirstWaiter(&host, limit: limit)
+        } ?? .none
     }
 
     /// A waiting request was cancelled; `true` if it was still waiting.
     mutating func cancelWaiter(_ key: Key, _ waiter: Waiter) -> Bool {
-        guard var host = hosts[key], let index = host.waiters.firstIndex(of: waiter) else { return false }
-        host.waiters.remove(at: index)
-        store(key, host)
-        return true
+        withHost(key) { host in
+            guard let index = host.waiters.firstIndex(of: waiter) else { return false }
+            host.waiters.remove(at: index)
+            return true
+        } ?? false
     }
 
     /// Shuts the pool down: returns the connections that run nothing (to close; the pool forgets them) and the
@@ -251,11 +254,11 @@ struct PoolStateMachine<Key: Hashable, Connection: Hashable, Waiter: Hashable> {
         var idle: [Connection] = []
         var waiters: [Waiter] = []
         for key in Array(hosts.keys) {
-            guard var host = hosts[key] else { continue }
-            idle += host.http1.takeIdle() + host.multiplexed.takeIdle()
-            waiters += host.waiters
-            host.waiters.removeAll()
-            store(key, host)
+            withHost(key) { host in
+                idle += host.http1.takeIdle() + host.multiplexed.takeIdle()
+                waiters += host.waiters
+                host.waiters.removeAll()
+            }
         }
         return (idle, waiters)
     }
@@ -265,9 +268,7 @@ struct PoolStateMachine<Key: Hashable, Connection: Hashable, Waiter: Hashable> {
     mutating func takeIdleConnections() -> [Connection] {
         var idle: [Connection] = []
         for key in Array(hosts.keys) {
-            guard var host = hosts[key] else { continue }
-            idle += host.http1.takeIdle() + host.multiplexed.takeIdle()
-            store(key, host)
+            withHost(key) { host in idle += host.http1.takeIdle() + host.multiplexed.takeIdle() }
         }
         return idle
     }
@@ -306,17 +307,37 @@ struct PoolStateMachine<Key: Hashable, Connection: Hashable, Waiter: Hashable> {
 
     /// A slot freed up: the first waiter gets a new connection, unless the pool is still full. (After shutdown
     /// nobody waits.)
-    private func connectForFirstWaiter(_ host: inout Host) -> ReleaseAction {
-        guard host.mayConnect(limit: maxConnectionsPerHost), let waiter = host.waiters.popFirst() else {
+    private static func connectForFirstWaiter(_ host: inout Host, limit: Int) -> ReleaseAction {
+        guard host.mayConnect(limit: limit), let waiter = host.waiters.popFirst() else {
             return .none
         }
         host.connecting += 1
         return .connect(for: waiter)
     }
 
-    /// Keeps `host` under `key`, or forgets the key when nothing is left.
-    private mutating func store(_ key: Key, _ host: Host) {
-        hosts[key] = host.isEmpty ? nil : host
+    /// Runs `body` on `key`'s host in place (one hash lookup; the host's collections are never copied), creating
+    /// it when `creating` is set, and forgets the key when nothing is left. `nil` when the key has no host and
+    /// `creating` is not set.
+    private mutating func withHost<Result>(
+        _ key: Key,
+        creating: Bool = false,
+        _ body: (inout Host) -> Result
+    ) -> Result? {
+        Self.update(&hosts[key], creating: creating, body)
+    }
+
+    private static func update<Result>(
+        _ slot: inout Host?,
+        creating: Bool,
+        _ body: (inout Host) -> Result
+    ) -> Result? {
+        if slot == nil {
+            guard creating else { return nil }
+            slot = Host()
+        }
+        let result = body(&slot!)
+        if slot!.isEmpty { slot = nil }
+        return result
     }
 }
 

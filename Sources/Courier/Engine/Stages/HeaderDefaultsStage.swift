@@ -22,9 +22,10 @@ struct HeaderDefaultsStage: RequestStage {
         guard added > 0 else { return .proceed(request) }
         // One allocation for the fields added, not one per growth of the array.
         request.headerFields.reserveCapacity(request.headerFields.count + added)
-        if addsAccept { request.setValue("*/*", forHTTPHeaderField: "Accept") }
-        if addsEncoding { request.setValue("gzip, deflate, br", forHTTPHeaderField: "Accept-Encoding") }
-        if addsAgent { request.setValue(Self.userAgent, forHTTPHeaderField: "User-Agent") }
+        // Constant values, valid by construction: set without `setValue`'s check of each value.
+        if addsAccept { request.headerFields["Accept"] = "*/*" }
+        if addsEncoding { request.headerFields["Accept-Encoding"] = "gzip, deflate, br" }
+        if addsAgent { request.headerFields["User-Agent"] = Self.userAgent }
         return .proceed(request)
     }
 }

@@ -30,6 +30,8 @@ struct LocalSchemeStage: RequestStage {
     }
 
     private static func scheme(of url: URL) -> String? {
-        url.scheme?.lowercased()
+        guard let scheme = url.scheme else { return nil }
+        // Asked for every request: no lowercased copy for the schemes nearly every URL spells in lower case.
+        return scheme == "http" || scheme == "https" ? scheme : scheme.lowercased()
     }
 }

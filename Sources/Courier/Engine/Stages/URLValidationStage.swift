@@ -9,9 +9,11 @@ struct URLValidationStage: RequestStage {
             // Darwin reports a request without a URL as an unsupported URL.
             throw .unsupportedURL("unsupported URL: the request has no URL")
         }
-        guard let scheme = url.scheme?.lowercased() else {
+        guard let rawScheme = url.scheme else {
             throw .unsupportedURL("the URL \(url.absoluteString) has no scheme")
         }
+        // Asked for every request: no lowercased copy for the schemes nearly every URL spells in lower case.
+        let scheme = rawScheme == "http" || rawScheme == "https" ? rawScheme : rawScheme.lowercased()
         switch scheme {
         case "http", "https", "http+unix", "https+unix":
             break
@@ -20,7 +22,8 @@ struct URLValidationStage: RequestStage {
         default:
             throw .unsupportedURL("the scheme \(scheme) is not supported")
         }
-        guard let host = url.host, !host.isEmpty else {
+        // Percent-encoded: whether there is a host does not need it decoded.
+        guard let host = url.host(percentEncoded: true), !host.isEmpty else {
             throw .badURL("the URL \(url.absoluteString) has no host")
         }
         return .proceed(request)
