@@ -38,7 +38,8 @@ struct PoolKey: Hashable, Sendable {
 
     static func == (lhs: PoolKey, rhs: PoolKey) -> Bool {
         lhs.fieldsHash == rhs.fieldsHash && lhs.endpoint == rhs.endpoint && lhs.upgrade == rhs.upgrade
-            && lhs.trustEvaluator == rhs.trustEvaluator && lhs.clientCertificateProvider == rhs.clientCertificateProvider
+            && lhs.trustEvaluator == rhs.trustEvaluator
+            && lhs.clientCertificateProvider == rhs.clientCertificateProvider
             && lhs.proxy == rhs.proxy && lhs.tls == rhs.tls
     }
 
