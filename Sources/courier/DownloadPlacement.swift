@@ -42,31 +42,60 @@ enum DownloadPlacement {
     /// link stays and its target is replaced): synced to disk first, given the mode the destination had or a new
     /// file gets, then renamed. The destination is never open half-written.
     ///
-    /// With `replacing` false an existing file is left alone and the placement fails (`-O -J`: the server chose
-    /// the name).
-    static func place(_ location: URL, at destination: URL, replacing: Bool = true) throws -> URL {
+    /// With `replacing` false an existing file is left alone and the placement fails with `EEXIST` (`-O -J`: the
+    /// server chose the name). `link` is link(2); tests pass one that fails as on a file system without hard links.
+    static func place(
+        _ location: URL,
+        at destination: URL,
+        replacing: Bool = true,
+        link: (String, String) -> Int32 = systemLink
+    ) throws -> URL {
         let target = try OutputSink.resolveDestination(destination)
-        if !replacing {
-            // link(2) puts the file in place only where nothing is: no window for a race with another writer.
-            let descriptor = open(location.path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
-            guard descriptor >= 0 else { throw OutputSink.posixError(errno, path: location.path) }
-            defer { close(descriptor) }
-            guard fsync(descriptor) == 0 else { throw OutputSink.posixError(errno, path: location.path) }
-            fchmod(descriptor, OutputSink.finalMode(for: target))
-            guard link(location.path, target.path) == 0 else {
-                throw OutputSink.posixError(errno, path: target.path)
-            }
-            unlink(location.path)
-            return target
-        }
         let descriptor = open(location.path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
         guard descriptor >= 0 else { throw OutputSink.posixError(errno, path: location.path) }
         defer { close(descriptor) }
         guard fsync(descriptor) == 0 else { throw OutputSink.posixError(errno, path: location.path) }
-        fchmod(descriptor, OutputSink.finalMode(for: target))
-        if rename(location.path, target.path) == 0 { return target }
+        let mode = OutputSink.finalMode(for: target)
+        fchmod(descriptor, mode)
+        if !replacing {
+            // link(2) puts the file in place only where nothing is: no window for a race with another writer.
+            if link(location.path, target.path) == 0 {
+                unlink(location.path)
+                return target
+            }
+            let failure = errno
+            guard Self.hasNoHardLinks(failure) else { throw OutputSink.posixError(failure, path: target.path) }
+            // A file system without hard links (FAT, some network and FUSE ones): the name is claimed by creating
+            // it exclusively, then the complete file is renamed over that claim.
+            let claim = open(target.path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+            guard claim >= 0 else { throw OutputSink.posixError(errno, path: target.path) }
+            close(claim)
+            do {
+                try put(location, descriptor: descriptor, at: target, mode: mode)
+            } catch {
+                unlink(target.path)
+                throw error
+            }
+            return target
+        }
+        try put(location, descriptor: descriptor, at: target, mode: mode)
+        return target
+    }
+
+    private static func systemLink(_ existing: String, _ new: String) -> Int32 {
+        link(existing, new)
+    }
+
+    /// Whether link(2) failed because the file system cannot make hard links, rather than because of the target.
+    static func hasNoHardLinks(_ error: Int32) -> Bool {
+        [EPERM, EOPNOTSUPP, ENOTSUP, EMLINK, ENOSYS, EXDEV].contains(error)
+    }
+
+    /// Renames the synced file at `location` (open as `descriptor`) to `target`; across file systems (a bind
+    /// mount), a complete copy beside the target is renamed instead.
+    private static func put(_ location: URL, descriptor: Int32, at target: URL, mode: mode_t) throws {
+        if rename(location.path, target.path) == 0 { return }
         guard errno == EXDEV else { throw OutputSink.posixError(errno, path: target.path) }
-        // Another file system after all (a bind mount): a complete copy beside the target, then the rename.
         let (temporary, output) = try OutputSink.createTemporary(beside: target)
         do {
             let source = FileHandle(fileDescriptor: descriptor, closeOnDealloc: false)
@@ -75,7 +104,7 @@ enum DownloadPlacement {
                 try sink.write(contentsOf: chunk)
             }
             try sink.synchronize()
-            fchmod(output, OutputSink.finalMode(for: target))
+            fchmod(output, mode)
             try sink.close()
             guard rename(temporary.path, target.path) == 0 else {
                 throw OutputSink.posixError(errno, path: target.path)
@@ -84,7 +113,6 @@ enum DownloadPlacement {
             unlink(temporary.path)
             throw error
         }
-        return target
     }
 
     /// A plain file name for `-O`: the last path component of the server's suggestion, without control characters,

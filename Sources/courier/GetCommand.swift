@@ -234,6 +234,11 @@ struct GetCommand: AsyncParsableCommand {
         guard !outputOptions.remoteHeaderName || outputOptions.remoteName else {
             throw CLIError("-J goes with -O", exitCode: 2)
         }
+        // -i and -I write the head into the output, which is then written as it arrives, before the server's name
+        // is known: -J would be ignored (curl refuses the pair too).
+        guard !outputOptions.remoteHeaderName || (!outputOptions.includeHeaders && !outputOptions.head) else {
+            throw CLIError("-J cannot be used with -i or -I", exitCode: 2)
+        }
         let directory = URL(
             fileURLWithPath: outputOptions.outputDirectory ?? FileManager.default.currentDirectoryPath,
             isDirectory: true)

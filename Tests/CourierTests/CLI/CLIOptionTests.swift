@@ -361,6 +361,10 @@ extension CLISuites {
                 try await runCourier(["get", "-O", "-o", "a", "http://127.0.0.1:1/", "http://127.0.0.1:1/b"]).status
                     == 2)
             #expect(try await runCourier(["get", "-J", "-o", "a", "http://127.0.0.1:1/"]).status == 2)
+            let headAndServerName = try await runCourier(["get", "-O", "-J", "-i", "http://127.0.0.1:1/"])
+            #expect(headAndServerName.status == 2)
+            #expect(headAndServerName.stderr.contains("-J cannot be used with -i or -I"))
+            #expect(try await runCourier(["get", "-O", "-J", "-I", "http://127.0.0.1:1/"]).status == 2)
             #expect(
                 try await runCourier(["get", "http://127.0.0.1:1/", "--retry", "1", "--retry-delay", "inf"]).status == 2
             )

@@ -172,19 +172,29 @@ extension CLISuites {
             }
         }
 
-        /// A planted or broken record is never followed: a symbolic link in its place, or bytes that are not resume
-        /// data, and the download starts over (no `Range`) and ends complete.
+        /// A planted or broken record is never followed: a symbolic link in its place (to a record that would be
+        /// valid: an interrupted download's own, moved away), or bytes that are not resume data, and the download
+        /// starts over (no `Range`) and ends complete.
         @Test(arguments: ["link", "garbage"])
         func aHostileRecordIsIgnored(kind: String) async throws {
             let directory = try makeTemporaryDirectory()
             defer { try? FileManager.default.removeItem(at: directory) }
             try await withServer { server in
-                server.serveResource("/file", body: .pattern(length: 100_000))
+                if kind == "link" {
+                    serveDroppingFirstRequest(on: server, dropAt: 10_000, length: 100_000)
+                } else {
+                    server.serveResource("/file", body: .pattern(length: 100_000))
+                }
                 let out = directory.appendingPathComponent("out.bin")
                 let record = directory.appendingPathComponent("out.bin.courier-partial")
                 if kind == "link" {
+                    // A real record, which a run following the link would continue from with `Range`.
+                    let cut = try await runCourier([
+                        "get", server.url("/file").absoluteString, "-o", out.path, "-C", "-",
+                    ])
+                    #expect(cut.status == 56, "\(cut.stderr)")
                     let elsewhere = directory.appendingPathComponent("elsewhere")
-                    try Data("not yours".utf8).write(to: elsewhere)
+                    try FileManager.default.moveItem(at: record, to: elsewhere)
                     try FileManager.default.createSymbolicLink(at: record, withDestinationURL: elsewhere)
                 } else {
                     try Data("<plist>not resume data</plist>".utf8).write(to: record)

@@ -1,0 +1,124 @@
+import Foundation
+import Testing
+
+@testable import courier
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+/// How a finished download becomes the user's file when the server chose its name (`-O -J`): never over an existing
+/// file, also on a file system that cannot make hard links (link(2) is replaced by one that fails as there).
+@Suite("courier: placing a download without replacing")
+struct CLIPlacementTests {
+    /// A link(2) that fails with `code`, as on a file system without hard links.
+    private static func failingLink(_ code: Int32) -> (String, String) -> Int32 {
+        { _, _ in
+            errno = code
+            return -1
+        }
+    }
+
+    private func download(in folder: URL, _ text: String) throws -> URL {
+        let location = folder.appendingPathComponent("download.tmp")
+        try Data(text.utf8).write(to: location)
+        return location
+    }
+
+    @Test(arguments: [EPERM, EOPNOTSUPP])
+    func withoutHardLinksTheFileIsStillPlaced(code: Int32) throws {
+        let folder = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let location = try download(in: folder, "complete body")
+        let target = folder.appendingPathComponent("chosen.txt")
+        let placed = try DownloadPlacement.place(
+            location, at: target, replacing: false, link: Self.failingLink(code))
+        #expect(placed.path == target.path)
+        #expect(try String(contentsOf: target, encoding: .utf8) == "complete body")
+        #expect(!FileManager.default.fileExists(atPath: location.path))
+        var info = stat()
+        #expect(stat(target.path, &info) == 0)
+        #expect(info.st_mode & 0o777 == OutputSink.finalMode(for: folder.appendingPathComponent("absent")))
+    }
+
+    @Test func withoutHardLinksAnExistingFileIsLeftAlone() throws {
+        let folder = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let location = try download(in: folder, "new body")
+        let target = folder.appendingPathComponent("chosen.txt")
+        try Data("the user's file".utf8).write(to: target)
+        #expect(throws: (any Error).self) {
+            try DownloadPlacement.place(location, at: target, replacing: false, link: Self.failingLink(EPERM))
+        }
+        #expect(try String(contentsOf: target, encoding: .utf8) == "the user's file")
+        #expect(FileManager.default.fileExists(atPath: location.path))
+    }
+
+    /// A failure that is about the target (here: permission), not about hard links, is reported as it is: no name is
+    /// claimed and nothing is placed.
+    @Test func anotherLinkFailureIsReported() throws {
+        let folder = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let location = try download(in: folder, "body")
+        let target = folder.appendingPathComponent("chosen.txt")
+        #expect(throws: (any Error).self) {
+            try DownloadPlacement.place(location, at: target, replacing: false, link: Self.failingLink(EACCES))
+        }
+        #expect(!FileManager.default.fileExists(atPath: target.path))
+        #expect(FileManager.default.fileExists(atPath: location.path))
+    }
+
+    @Test func withHardLinksAnExistingFileIsLeftAloneAndANewOneIsPlaced() throws {
+        let folder = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let existing = folder.appendingPathComponent("taken.txt")
+        try Data("the user's file".utf8).write(to: existing)
+        let first = try download(in: folder, "body")
+        #expect(throws: (any Error).self) { try DownloadPlacement.place(first, at: existing, replacing: false) }
+        #expect(try String(contentsOf: existing, encoding: .utf8) == "the user's file")
+        let target = folder.appendingPathComponent("free.txt")
+        _ = try DownloadPlacement.place(first, at: target, replacing: false)
+        #expect(try String(contentsOf: target, encoding: .utf8) == "body")
+        #expect(!FileManager.default.fileExists(atPath: first.path))
+    }
+}
+
+/// Which destinations a download is renamed onto, and which are written directly.
+@Suite("courier: replaceable destinations")
+struct CLIReplaceableDestinationTests {
+    @Test func regularFilesAndFreeNamesAreReplaceable() throws {
+        let folder = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent("file")
+        try Data("x".utf8).write(to: file)
+        let link = folder.appendingPathComponent("link")
+        try FileManager.default.createSymbolicLink(at: link, withDestinationURL: file)
+        #expect(TransferRunner.isReplaceable(file))
+        #expect(TransferRunner.isReplaceable(link))
+        #expect(TransferRunner.isReplaceable(folder.appendingPathComponent("absent")))
+    }
+
+    /// `/dev/stdout`, `/dev/fd/1` and `/proc/self/fd/1` reach the output through `/proc`, even when it is a regular
+    /// file (the test's own standard output may be one); devices are written, not replaced.
+    @Test func outputsReachedThroughProcAndDevicesAreNot() throws {
+        for path in ["/dev/stdout", "/dev/fd/1", "/proc/self/fd/1", "/dev/null"] {
+            #expect(!TransferRunner.isReplaceable(URL(fileURLWithPath: path)), "\(path)")
+        }
+        let folder = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let toStdout = folder.appendingPathComponent("to-stdout")
+        try FileManager.default.createSymbolicLink(atPath: toStdout.path, withDestinationPath: "/dev/stdout")
+        #expect(!TransferRunner.isReplaceable(toStdout))
+    }
+
+    /// A regular file in `/dev/shm` (a tmpfs) is an ordinary file: `-C -` and placement by rename apply to it.
+    @Test(.enabled(if: FileManager.default.isWritableFile(atPath: "/dev/shm")))
+    func aRegularFileInDevShmIsReplaceable() throws {
+        let file = URL(fileURLWithPath: "/dev/shm/courier-test-\(UUID().uuidString)")
+        try Data("x".utf8).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        #expect(TransferRunner.isReplaceable(file))
+    }
+}
