@@ -29,7 +29,8 @@ struct OutputOptions: ParsableArguments {
             "With -O, take the name from the server (Content-Disposition, URLResponse.suggestedFilename).",
             discussion: """
                 Reduced like -O's names, and never replacing an existing file (the transfer then fails with \
-                status 23): the server chooses the name. With -C - the URL's name is used.
+                status 23): the server chooses the name. With -C - the URL's name is used. Not with -i or -I, \
+                which write the body before the name is known.
                 """))
     var remoteHeaderName = false
 
