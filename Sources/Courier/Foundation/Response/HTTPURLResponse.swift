@@ -1,6 +1,5 @@
 import CourierHTTP
 import Foundation
-import NIOConcurrencyHelpers
 
 /// The metadata associated with the response to an HTTP protocol URL load request.
 ///
@@ -121,14 +120,10 @@ open class HTTPURLResponse: URLResponse, @unchecked Sendable {
     /// The `charset` parameter of `Content-Type`, or `nil`.
     open override var textEncodingName: String? { mediaType.textEncodingName }
 
-    /// `Content-Type`, parsed on first use: most responses are never asked for it.
-    private let parsedMediaType = NIOLockedValueBox<MediaType?>(nil)
-
+    /// `Content-Type`, parsed when asked: most responses are never asked, and a cache of the parse would cost every
+    /// response a lock of its own.
     private var mediaType: MediaType {
-        if let parsed = parsedMediaType.withLockedValue({ $0 }) { return parsed }
-        let parsed = headerFields["Content-Type"].map(MediaType.init(parsing:)) ?? MediaType(parsing: "")
-        parsedMediaType.withLockedValue { $0 = parsed }
-        return parsed
+        headerFields["Content-Type"].map(MediaType.init(parsing:)) ?? MediaType(parsing: "")
     }
 
     /// All HTTP header fields of the response, keyed by name (as `String`) spelled as Darwin spells it: each word
