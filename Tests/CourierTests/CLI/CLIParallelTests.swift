@@ -75,7 +75,14 @@ extension CLISuites {
                     try await Task.sleep(for: .milliseconds(10))
                 }
                 let folders = filesIn(directory).filter { $0.hasPrefix(".courier-") }
-                #expect(folders.count == 1, "\(folders)")
+                // The transfers run one after another: while no /fast request has arrived, the slow one was still
+                // running when the folder was listed, and only its folder may exist. (A machine that stalls for
+                // longer than the slow transfer lets it end first; then there is at most the next one's.)
+                if server.requests(path: "/fast").isEmpty {
+                    #expect(folders.count == 1, "\(folders)")
+                } else {
+                    #expect(folders.count <= 1, "\(folders)")
+                }
                 #expect(await child.exitStatus() == 0)
                 #expect(Set(filesIn(directory)) == ["one", "two", "three"])
             }
