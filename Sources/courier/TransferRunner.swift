@@ -293,13 +293,14 @@ final class TransferRunner: Sendable {
     }
 
     private func pause(retry: Int, retryAfter: Double?, line: Int, reason: String) async {
-        let wait = settings.retry.wait(beforeRetry: retry, retryAfter: retryAfter)
+        // A server's Retry-After is capped at a day: the message says the wait that really comes.
+        let wait = min(settings.retry.wait(beforeRetry: retry, retryAfter: retryAfter), 86_400)
         if settings.showErrors {
             board.message(
                 "courier: \(job.displayName): \(reason); retry \(retry) of \(settings.retry.attempts) in "
                     + String(format: "%.1f s", wait))
         }
-        if wait > 0 { try? await Task.sleep(for: .milliseconds(Int64(min(wait, 86_400) * 1000))) }
+        if wait > 0 { try? await Task.sleep(for: .milliseconds(Int64(wait * 1000))) }
     }
 
     // MARK: Helpers

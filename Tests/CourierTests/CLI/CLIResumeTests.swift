@@ -172,6 +172,34 @@ extension CLISuites {
             }
         }
 
+        /// The retry message tells the wait that really comes: a `--retry-delay` beyond a day waits a day, and says so
+        /// (it printed the uncapped figure). The process is stopped while it waits.
+        @Test func theRetryMessageTellsTheCappedWait() async throws {
+            try await withServer { server in
+                server.route("/down", response: MockResponse(status: 503, body: .data(Data("down".utf8))))
+                let child = try ChildProcess(
+                    courierBinary().path,
+                    [
+                        "get", server.url("/down").absoluteString, "-o", "/dev/null", "--retry", "1", "--retry-delay",
+                        "1000000",
+                    ],
+                    standardOutput: .discard, standardError: .pipe)
+                let errors = try #require(child.standardError)
+                let text = await Task.detached {
+                    var text = ""
+                    while !text.contains(" s\n") {
+                        let chunk = errors.availableData
+                        if chunk.isEmpty { break }
+                        text += String(decoding: chunk, as: UTF8.self)
+                    }
+                    return text
+                }.value
+                child.send(SIGTERM)
+                _ = await child.exitStatus()
+                #expect(text.contains("retry 1 of 1 in 86400.0 s"), "\(text)")
+            }
+        }
+
         /// A planted or broken record is never followed: a symbolic link in its place (to a record that would be
         /// valid: an interrupted download's own, moved away), or bytes that are not resume data, and the download
         /// starts over (no `Range`) and ends complete.
