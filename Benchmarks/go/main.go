@@ -68,7 +68,37 @@ func parse(args []string) (options, error) {
 	if !strings.Contains("abcdefghijk", o.scenario) || len(o.scenario) != 1 || o.base == "" {
 		return o, fmt.Errorf("missing or unknown --scenario or --base")
 	}
+	if o.requests < 1 || o.concurrency < 1 {
+		return o, fmt.Errorf("--requests and --concurrency must be at least 1")
+	}
 	return o, nil
+}
+
+// rootPool: the system's roots and the benchmark's CA, read once (an app that makes a client per job, as (j) does,
+// keeps its trust roots rather than reading them again for every client).
+var (
+	rootsOnce sync.Once
+	roots     *x509.CertPool
+	rootsErr  error
+)
+
+func rootPool(certPEM string) (*x509.CertPool, error) {
+	rootsOnce.Do(func() {
+		pool, err := x509.SystemCertPool()
+		if err != nil || pool == nil {
+			pool = x509.NewCertPool()
+		}
+		if certPEM != "" {
+			pem, err := os.ReadFile(certPEM)
+			if err != nil {
+				rootsErr = err
+				return
+			}
+			pool.AppendCertsFromPEM(pem)
+		}
+		roots = pool
+	})
+	return roots, rootsErr
 }
 
 // newClient sets net/http up as a user would for the scenario: one Transport with at most `connections`
@@ -76,16 +106,9 @@ func parse(args []string) (options, error) {
 // besides the system's, HTTP/2 offered by ALPN (ForceAttemptHTTP2, needed with a custom TLS config), and the proxy
 // for (h).
 func newClient(o options, connections int) (*http.Client, error) {
-	pool, err := x509.SystemCertPool()
-	if err != nil || pool == nil {
-		pool = x509.NewCertPool()
-	}
-	if o.certPEM != "" {
-		pem, err := os.ReadFile(o.certPEM)
-		if err != nil {
-			return nil, err
-		}
-		pool.AppendCertsFromPEM(pem)
+	pool, err := rootPool(o.certPEM)
+	if err != nil {
+		return nil, err
 	}
 	transport := &http.Transport{
 		MaxConnsPerHost:     connections,

@@ -41,12 +41,4 @@ public enum Scenario: String, CaseIterable, Sendable {
         case .k: return "10,000 64 B GETs queued at a server that never answers, at most 64 connections"
         }
     }
-
-    /// Whether the scenario is many small requests (reported in req/s with latencies) or one transfer (MB/s).
-    public var isRequestRate: Bool {
-        switch self {
-        case .a, .b, .e, .g, .h, .i, .j: return true
-        case .c, .d, .f, .k: return false
-        }
-    }
 }
