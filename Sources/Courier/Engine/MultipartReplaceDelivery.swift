@@ -31,11 +31,19 @@ struct MultipartReplaceDelivery {
     init?(_ response: URLResponse, asksForResponses: Bool) {
         guard let http = response as? HTTPURLResponse,
             let contentType = http.value(forHTTPHeaderField: "Content-Type"),
+            Self.mayBeMultipart(contentType),
             let parser = MultipartReplaceParser(contentType: contentType)
         else { return nil }
         self.parser = parser
         self.outer = http
         self.asksForResponses = asksForResponses
+    }
+
+    /// A byte check before the parse, made for every response: only a value starting with `m` (any case, after
+    /// blanks) can be `multipart/x-mixed-replace`.
+    private static func mayBeMultipart(_ contentType: String) -> Bool {
+        let first = contentType.utf8.first { $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: "\t") }
+        return first.map { $0 | 0x20 == UInt8(ascii: "m") } ?? false
     }
 
     /// Whether a response is one the disposition stage leaves to this delivery (it asks about each part instead).
