@@ -262,7 +262,14 @@ class Harness:
 
     def run_client(self, client, scenario, wrapper=()):
         argv = list(wrapper) + self.client_argv(client, scenario)
-        env = dict(os.environ, TMPDIR=self.scratch)
+        # The clients' app data (a persistent cookie jar, a disk cache) in the run's own folders: every client starts
+        # as on a fresh machine, whatever earlier runs or other programs left in the user's folders.
+        env = dict(
+            os.environ,
+            TMPDIR=self.scratch,
+            XDG_DATA_HOME=os.path.join(self.args.work, "xdg-data"),
+            XDG_CACHE_HOME=os.path.join(self.args.work, "xdg-cache"),
+        )
         code, out, err, cpu, rss, wall = run_process(argv, env=env)
         record = None
         for line in out.splitlines():

@@ -53,6 +53,29 @@ struct CookieJarTests {
         #expect(HTTPCookieStorage(persistentIn: directory).cookies?.map(\.name) == ["later"])
     }
 
+    /// A jar that does not exist is created by the first persistent cookie, not by making the storage, nor by a
+    /// session cookie or a deletion: a process that never keeps a cookie loads no SQLite and leaves no file.
+    @Test func theJarIsCreatedByTheFirstPersistentCookie() throws {
+        let directory = folder()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let jar = directory.appendingPathComponent("Cookies.db")
+        let storage = HTTPCookieStorage(persistentIn: directory)
+        #expect(storage.startsFresh)
+        storage.setCookie(Self.cookie("session", expires: nil))
+        storage.deleteCookie(Self.cookie("session", expires: nil))
+        storage.deleteCookie(Self.cookie("never stored"))
+        storage.flushToDisk()
+        #expect(!FileManager.default.fileExists(atPath: jar.path))
+        #expect(HTTPCookieStorage(persistentIn: directory).startsFresh)
+
+        storage.setCookie(Self.cookie("kept"))
+        storage.flushToDisk()
+        #expect(FileManager.default.fileExists(atPath: jar.path))
+        let reopened = HTTPCookieStorage(persistentIn: directory)
+        #expect(!reopened.startsFresh)
+        #expect(reopened.cookies?.map(\.name) == ["kept"])
+    }
+
     @Test func aCorruptJarIsMovedAsideAndTheStorageWorks() throws {
         let directory = folder()
         defer { try? FileManager.default.removeItem(at: directory) }

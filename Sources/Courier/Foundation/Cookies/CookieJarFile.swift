@@ -1,34 +1,58 @@
 import CourierStore
 import Foundation
 import Logging
+import NIOConcurrencyHelpers
 
 /// Where a persistent ``HTTPCookieStorage`` keeps its cookies: a ``CookieDatabase``, written on a serial queue of its
 /// own so that storing a cookie never waits for the disk (nor blocks a network thread).
 ///
 /// Only cookies with an expiry date are written; a session cookie that replaces a persistent one deletes its row.
-/// A folder or database that cannot be used leaves the storage in memory, with one logged warning.
+/// A jar that exists is opened (and read) when the storage is made; one that does not is created only when the first
+/// cookie is written, so a process that never keeps a cookie never loads SQLite (1.3 MiB of resident memory) nor
+/// leaves a file behind. A folder or database that cannot be used leaves the storage in memory, with one logged
+/// warning.
 final class CookieJarFile: Sendable {
-    private let database: CookieDatabase
+    private enum Database {
+        /// No jar existed when the storage was made: it is created at the first write, on `queue`.
+        case notYetCreated(folder: URL)
+        case open(CookieDatabase)
+        /// It could not be opened or created (the warning was logged).
+        case unusable
+    }
+
+    /// Read at `init` and then only on `queue`.
+    private let database: NIOLockedValueBox<Database>
     private let queue = DispatchQueue(label: "courier.cookies.persistence")
     private static let logger = Logger(label: "courier.cookies")
 
-    /// Whether the jar was created by this open (nothing was persisted before).
-    var isNew: Bool { database.isNew }
+    /// Whether the jar did not exist when the storage was made (nothing was persisted before).
+    let isNew: Bool
 
-    /// Opens the jar in `folder`; `nil` (with a warning) when it cannot be used.
+    /// Opens the jar in `folder` if it exists; `nil` (with a warning) when it exists and cannot be used.
     init?(folder: URL) {
+        isNew = !FileManager.default.fileExists(atPath: folder.appendingPathComponent(CookieDatabase.fileName).path)
+        if isNew {
+            database = NIOLockedValueBox(.notYetCreated(folder: folder))
+            return
+        }
+        guard let opened = Self.open(folder) else { return nil }
+        database = NIOLockedValueBox(.open(opened))
+    }
+
+    private static func open(_ folder: URL) -> CookieDatabase? {
         do {
-            database = try CookieDatabase(folder: folder, logger: Self.logger)
+            return try CookieDatabase(folder: folder, logger: logger)
         } catch {
-            Self.logger.warning("the cookie jar in \(folder.path) cannot be used; cookies stay in memory: \(error)")
+            logger.warning("the cookie jar in \(folder.path) cannot be used; cookies stay in memory: \(error)")
             return nil
         }
     }
 
-    /// The unexpired cookies, oldest first, with when each was first stored.
+    /// The unexpired cookies, oldest first, with when each was first stored (none when the jar did not exist).
     func load() -> [(cookie: HTTPCookie, created: Date)] {
+        guard case .open(let opened) = database.withLockedValue({ $0 }) else { return [] }
         do {
-            return try database.load().compactMap { record in
+            return try opened.load().compactMap { record in
                 Self.decode(record.properties).map { ($0, record.created) }
             }
         } catch {
@@ -38,7 +62,7 @@ final class CookieJarFile: Sendable {
     }
 
     /// Writes `saved` (the persistent ones; a session cookie deletes its row instead) and deletes `deleted`, in the
-    /// background, in order.
+    /// background, in order. The jar is created by the first write that has a persistent cookie to keep.
     func write(saved: [(cookie: HTTPCookie, created: Date)], deleted: [HTTPCookie]) {
         var records: [CookieRecord] = []
         var removals = deleted.map { (name: $0.name, domain: $0.domain, path: $0.path) }
@@ -53,12 +77,26 @@ final class CookieJarFile: Sendable {
                     expires: expires, created: created))
         }
         guard !records.isEmpty || !removals.isEmpty else { return }
-        let database = self.database
         let saving = records
         let sendableRemovals = removals.map { [$0.name, $0.domain, $0.path] }
-        queue.async {
+        queue.async { [database] in
+            // Only this queue changes the state after `init`: the lock is not held while the jar is created.
+            let target: CookieDatabase
+            switch database.withLockedValue({ $0 }) {
+            case .open(let opened):
+                target = opened
+            case .unusable:
+                return
+            case .notYetCreated(let folder):
+                // Removals alone have nothing to remove from a jar that does not exist.
+                guard !saving.isEmpty else { return }
+                let opened = Self.open(folder)
+                database.withLockedValue { $0 = opened.map(Database.open) ?? .unusable }
+                guard let opened else { return }
+                target = opened
+            }
             do {
-                try database.apply(
+                try target.apply(
                     saved: saving, deleted: sendableRemovals.map { (name: $0[0], domain: $0[1], path: $0[2]) })
             } catch {
                 Self.logger.warning("cannot write the cookie jar: \(error)")
