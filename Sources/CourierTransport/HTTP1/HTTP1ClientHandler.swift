@@ -653,7 +653,7 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     private func scheduleRequestTimer(at deadline: NIODeadline) {
-        requestTimer?.cancel()
+        cancelRequestTimer()
         guard let context else { return }
         requestTimerDeadline = deadline
         requestTimer = context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { [weak self] in
