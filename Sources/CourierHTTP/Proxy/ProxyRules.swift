@@ -100,7 +100,7 @@ public struct ProxyRules: Hashable, Sendable {
     /// The proxy for `url`, or `nil` to go direct (an exception, a simple host name when excluded, no proxy for the
     /// scheme, or a scheme no proxy serves — Unix sockets, `data:`, `file:`).
     public func proxy(for url: URL) -> ProxyServer? {
-        guard !isEmpty, let scheme = url.scheme?.lowercased(), var host = url.host, !host.isEmpty else { return nil }
+        guard !isEmpty, let scheme = url.lowercasedScheme, var host = url.host, !host.isEmpty else { return nil }
         if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
         let server: ProxyServer?
         switch scheme {

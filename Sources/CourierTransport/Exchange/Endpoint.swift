@@ -37,12 +37,10 @@ public struct Endpoint: Hashable, Sendable, CustomStringConvertible {
 
     /// The endpoint of an absolute `http` or `https` URL.
     public init(url: URL) throws(TransferError) {
-        guard let rawScheme = url.scheme else {
+        guard let schemeName = url.lowercasedScheme else {
             throw .badURL("the URL has no scheme: \(url.absoluteString)")
         }
-        // Nearly every URL spells its scheme in lower case: no lowercased copy and no table lookup for those.
-        let schemeName = rawScheme == "http" || rawScheme == "https" ? rawScheme : rawScheme.lowercased()
-        if schemeName.utf8.count > 5, let scheme = Self.unixSocketSchemes[schemeName] {
+        if Scheme(rawValue: schemeName) == nil, let scheme = Self.unixSocketSchemes[schemeName] {
             guard let encoded = url.host(percentEncoded: true), !encoded.isEmpty,
                 let path = encoded.removingPercentEncoding, path.hasPrefix("/")
             else {

@@ -10,7 +10,7 @@ import Foundation
 struct LocalSchemeStage: RequestStage {
     func immediate(_ request: URLRequest, in context: StageContext) throws(TransferError) -> RequestStep? {
         guard let url = request.url else { return .proceed(request) }
-        switch Self.scheme(of: url) {
+        switch url.lowercasedScheme {
         case "data":
             let parsed = try DataURL(parsing: url.absoluteString)
             let response = URLResponse(
@@ -25,13 +25,7 @@ struct LocalSchemeStage: RequestStage {
     }
 
     func process(_ request: URLRequest, in context: StageContext) async throws(TransferError) -> RequestStep {
-        guard let url = request.url, Self.scheme(of: url) == "file" else { return .proceed(request) }
+        guard let url = request.url, url.lowercasedScheme == "file" else { return .proceed(request) }
         return .respond(try FileResponseSource.open(url))
-    }
-
-    private static func scheme(of url: URL) -> String? {
-        guard let scheme = url.scheme else { return nil }
-        // Asked for every request: no lowercased copy for the schemes nearly every URL spells in lower case.
-        return scheme == "http" || scheme == "https" ? scheme : scheme.lowercased()
     }
 }

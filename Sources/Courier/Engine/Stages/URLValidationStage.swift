@@ -9,11 +9,9 @@ struct URLValidationStage: RequestStage {
             // Darwin reports a request without a URL as an unsupported URL.
             throw .unsupportedURL("unsupported URL: the request has no URL")
         }
-        guard let rawScheme = url.scheme else {
+        guard let scheme = url.lowercasedScheme else {
             throw .unsupportedURL("the URL \(url.absoluteString) has no scheme")
         }
-        // Asked for every request: no lowercased copy for the schemes nearly every URL spells in lower case.
-        let scheme = rawScheme == "http" || rawScheme == "https" ? rawScheme : rawScheme.lowercased()
         switch scheme {
         case "http", "https", "http+unix", "https+unix":
             break
