@@ -115,6 +115,26 @@ enum DownloadPlacement {
         }
     }
 
+    /// Whether a download may be placed at `url` by a rename: a regular file or nothing there. A device, a FIFO, a
+    /// socket, and anything reached through `/proc` (`/dev/stdout` and `/dev/fd/N` are links to `/proc/self/fd/N`,
+    /// which name the file a shell redirected the output to: a rename would replace that file while the shell's
+    /// descriptor keeps writing to the old one) are written directly instead. A regular file elsewhere under `/dev`
+    /// (`/dev/shm`) is an ordinary file.
+    static func isReplaceable(_ url: URL) -> Bool {
+        var path = url.standardizedFileURL.path
+        // Each link of a chain is followed by hand, checking the folder it lives in: resolving the whole path at once
+        // would step through /proc's links to the file behind them and hide that /proc was on the way.
+        for _ in 0..<40 {
+            let folder = URL(fileURLWithPath: path).deletingLastPathComponent().resolvingSymlinksInPath().path
+            if folder == "/proc" || folder.hasPrefix("/proc/") { return false }
+            guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: path) else { break }
+            path = target.hasPrefix("/") ? target : URL(fileURLWithPath: folder).appendingPathComponent(target).path
+        }
+        var info = stat()
+        guard stat(path, &info) == 0 else { return true }
+        return (info.st_mode & S_IFMT) == S_IFREG
+    }
+
     /// A plain file name for `-O`: the last path component of the server's suggestion, without control characters,
     /// not hidden (a leading dot becomes `_`), `index.html` when nothing is left.
     static func safeFileName(_ suggested: String?) -> String {

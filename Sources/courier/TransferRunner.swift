@@ -96,7 +96,7 @@ final class TransferRunner: Sendable {
         // a regular file (/dev/null, a FIFO) is written directly: those use a data task.
         let usesDownload =
             directory != nil && !settings.includeHeaders && !settings.head
-            && destination.map(Self.isReplaceable) ?? true
+            && destination.map(DownloadPlacement.isReplaceable) ?? true
         downloadDirectory = usesDownload ? directory : nil
     }
 
@@ -367,39 +367,5 @@ final class TransferRunner: Sendable {
 
     private static func describe(_ error: URLError) -> String {
         "\(error.localizedDescription) (URLError \(error.code.rawValue))"
-    }
-
-    /// Whether a download may be placed at `url` by a rename: a regular file or nothing there. A device, a FIFO, a
-    /// socket, and anything reached through `/proc` (`/dev/stdout` and `/dev/fd/N` are links to `/proc/self/fd/N`,
-    /// which name the file a shell redirected the output to: a rename would replace that file while the shell's
-    /// descriptor keeps writing to the old one) are written directly instead. A regular file elsewhere under `/dev`
-    /// (`/dev/shm`) is an ordinary file.
-    static func isReplaceable(_ url: URL) -> Bool {
-        var path = url.standardizedFileURL.path
-        for _ in 0..<40 {
-            let parent = (path as NSString).deletingLastPathComponent
-            let realParent = realPath(parent) ?? parent
-            if realParent == "/proc" || realParent.hasPrefix("/proc/") { return false }
-            guard let target = linkTarget(path) else { break }
-            path = target.hasPrefix("/") ? target : (realParent as NSString).appendingPathComponent(target)
-        }
-        var info = stat()
-        guard stat(path, &info) == 0 else { return true }
-        return (info.st_mode & S_IFMT) == S_IFREG
-    }
-
-    /// The canonical path of an existing folder, links resolved (realpath(3)).
-    private static func realPath(_ path: String) -> String? {
-        guard let resolved = realpath(path, nil) else { return nil }
-        defer { free(resolved) }
-        return String(cString: resolved)
-    }
-
-    /// What the symbolic link at `path` points to; `nil` when `path` is not a link.
-    private static func linkTarget(_ path: String) -> String? {
-        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        let count = readlink(path, &buffer, buffer.count - 1)
-        guard count > 0 else { return nil }
-        return String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }

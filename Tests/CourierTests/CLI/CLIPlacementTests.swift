@@ -95,22 +95,22 @@ struct CLIReplaceableDestinationTests {
         try Data("x".utf8).write(to: file)
         let link = folder.appendingPathComponent("link")
         try FileManager.default.createSymbolicLink(at: link, withDestinationURL: file)
-        #expect(TransferRunner.isReplaceable(file))
-        #expect(TransferRunner.isReplaceable(link))
-        #expect(TransferRunner.isReplaceable(folder.appendingPathComponent("absent")))
+        #expect(DownloadPlacement.isReplaceable(file))
+        #expect(DownloadPlacement.isReplaceable(link))
+        #expect(DownloadPlacement.isReplaceable(folder.appendingPathComponent("absent")))
     }
 
     /// `/dev/stdout`, `/dev/fd/1` and `/proc/self/fd/1` reach the output through `/proc`, even when it is a regular
     /// file (the test's own standard output may be one); devices are written, not replaced.
     @Test func outputsReachedThroughProcAndDevicesAreNot() throws {
         for path in ["/dev/stdout", "/dev/fd/1", "/proc/self/fd/1", "/dev/null"] {
-            #expect(!TransferRunner.isReplaceable(URL(fileURLWithPath: path)), "\(path)")
+            #expect(!DownloadPlacement.isReplaceable(URL(fileURLWithPath: path)), "\(path)")
         }
         let folder = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: folder) }
         let toStdout = folder.appendingPathComponent("to-stdout")
         try FileManager.default.createSymbolicLink(atPath: toStdout.path, withDestinationPath: "/dev/stdout")
-        #expect(!TransferRunner.isReplaceable(toStdout))
+        #expect(!DownloadPlacement.isReplaceable(toStdout))
     }
 
     /// A regular file in `/dev/shm` (a tmpfs) is an ordinary file: `-C -` and placement by rename apply to it.
@@ -119,6 +119,6 @@ struct CLIReplaceableDestinationTests {
         let file = URL(fileURLWithPath: "/dev/shm/courier-test-\(UUID().uuidString)")
         try Data("x".utf8).write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
-        #expect(TransferRunner.isReplaceable(file))
+        #expect(DownloadPlacement.isReplaceable(file))
     }
 }

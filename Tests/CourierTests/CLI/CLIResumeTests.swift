@@ -185,6 +185,13 @@ extension CLISuites {
                     ],
                     standardOutput: .discard, standardError: .pipe)
                 let errors = try #require(child.standardError)
+                // Stopped after 30 s whatever it printed, so that a message in another form fails the test instead
+                // of leaving it reading until the day-long wait ends.
+                let stopper = Task {
+                    try await Task.sleep(for: .seconds(30))
+                    child.send(SIGTERM)
+                }
+                defer { stopper.cancel() }
                 let text = await Task.detached {
                     var text = ""
                     while !text.contains(" s\n") {

@@ -13,9 +13,10 @@ import NIOConcurrencyHelpers
 /// ``shared`` is persistent: cookies with an expiry date are kept in `Cookies.db` under
 /// `$XDG_DATA_HOME/<application>/courier/` (`~/.local/share/<application>/courier/`, 0600 in a 0700 folder) and come
 /// back in the next run; session cookies do not. Writes happen in the background, change by change, so two
-/// processes that share the jar keep each other's cookies. The file is created by the first cookie worth keeping. On its first run, so that an app switching from
-/// FoundationNetworking keeps its cookies, it also takes the unexpired cookies of FoundationNetworking's file
-/// (`$XDG_DATA_HOME/<bundle name>/.cookies.shared`); Courier never writes that file. A storage made with ``init()``
+/// processes that share the jar keep each other's cookies. The file is created by the first cookie worth keeping.
+/// On its first run, so that an app switching from FoundationNetworking keeps its cookies, it also takes the
+/// unexpired cookies of FoundationNetworking's file (`$XDG_DATA_HOME/<bundle name>/.cookies.shared`); Courier never
+/// writes that file. A storage made with ``init()``
 /// (an ephemeral session's) is kept in memory only.
 ///
 /// Every change posts ``NSNotification/Name/NSHTTPCookieManagerCookiesChanged`` on `NotificationCenter.default` (after
