@@ -492,9 +492,7 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
             // The whole body arrived; what is still compressed is decoded at the consumer's pace, and the
             // response then ends normally (see `endResponse`).
             active.keepAlive = false
-            cancelRequestTimer()
         } else if case .active(let active) = state {
-            cancelRequestTimer()
             active.bodyWriter.abandon()
             state = .closed
             active.exchange.timeline.withLockedValue { $0 = active.timeline }
