@@ -331,14 +331,12 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
     // MARK: - Request side
 
     private func prepare(attempt: Int) {
-        if logLevel <= .debug {
-            logger.debug(
-                "preparing request",
-                metadata: [
-                    "task": "\(spec.taskIdentifier)", "attempt": "\(attempt)",
-                    "url": "\(LogRedaction.url(request.url))",
-                ])
-        }
+        debug(
+            "preparing request",
+            metadata: [
+                "task": "\(spec.taskIdentifier)", "attempt": "\(attempt)",
+                "url": "\(LogRedaction.url(request.url))",
+            ])
         switch StageChain.runRequestSide(request, context: makeContext()) {
         case .done(let result):
             // Still inside this job: `.prepare` is always the last action of its step, so the outcome can be
@@ -479,10 +477,8 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
         if isRedirect { redirectCount += 1 }
         telemetry?.followedUp(to: next.url, isRedirect: isRedirect)
         if dropsBody { bodyState.dropped = true }
-        if logLevel <= .debug {
-            logger.debug(
-                "follow-up", metadata: ["task": "\(spec.taskIdentifier)", "url": "\(LogRedaction.url(next.url))"])
-        }
+        debug(
+            "follow-up", metadata: ["task": "\(spec.taskIdentifier)", "url": "\(LogRedaction.url(next.url))"])
         setRequest(next)
         step { $0.followUp(attempt: attempt) }
     }
@@ -666,15 +662,11 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
         let url = request.url ?? spec.request.url
         switch outcome {
         case .success:
-            if logLevel <= .debug {
-                logger.debug(
-                    "task finished", metadata: ["task": "\(spec.taskIdentifier)", "bytes": "\(receivedBytes)"])
-            }
+            debug(
+                "task finished", metadata: ["task": "\(spec.taskIdentifier)", "bytes": "\(receivedBytes)"])
             finishEmitting(TaskResult(error: nil, file: downloadedFile, resumeData: nil))
         case .failure(let error, let producingResumeData):
-            if logLevel <= .debug {
-                logger.debug("task failed", metadata: ["task": "\(spec.taskIdentifier)", "error": "\(error)"])
-            }
+            debug("task failed", metadata: ["task": "\(spec.taskIdentifier)", "error": "\(error)"])
             let urlError = URLErrorMapping.urlError(from: error, failingURL: url).addingPeerTrust(
                 of: error, host: url?.host)
             if let download {
@@ -832,19 +824,29 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
             // Also of an earlier attempt (a drained redirect's exchange ends after the follow-up started).
             if transactions != nil { updateTransaction(attempt) { $0.timeline = timeline } }
             guard machine.attempt == attempt else { return }
-            if logLevel <= .debug {
-                logger.debug(
-                    "exchange",
-                    metadata: [
-                        "task": "\(spec.taskIdentifier)", "protocol": "\(timeline.protocolName ?? "-")",
-                        "reused": "\(timeline.isReusedConnection)",
-                        "remote": "\(timeline.remoteAddress ?? "-"):\(timeline.remotePort ?? 0)",
-                        "bodyBytes": "\(timeline.responseBodyBytesReceived)",
-                    ]
-                )
-            }
+            debug(
+                "exchange",
+                metadata: [
+                    "task": "\(spec.taskIdentifier)", "protocol": "\(timeline.protocolName ?? "-")",
+                    "reused": "\(timeline.isReusedConnection)",
+                    "remote": "\(timeline.remoteAddress ?? "-"):\(timeline.remotePort ?? 0)",
+                    "bodyBytes": "\(timeline.responseBodyBytesReceived)",
+                ]
+            )
             emit(.timeline(timeline))
         }
+    }
+
+    /// A debug line, built only when the level lets it out (the level is read once, see ``logLevel``).
+    private func debug(
+        _ message: @autoclosure () -> Logger.Message,
+        metadata: @autoclosure () -> Logger.Metadata,
+        file: String = #fileID,
+        function: String = #function,
+        line: UInt = #line
+    ) {
+        guard logLevel <= .debug else { return }
+        logger.debug(message(), metadata: metadata(), file: file, function: function, line: line)
     }
 
     static func timeAmount(_ interval: TimeInterval) -> TimeAmount {
