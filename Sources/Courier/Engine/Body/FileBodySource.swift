@@ -1,8 +1,15 @@
 import CourierHTTP
 import CourierTransport
 import Foundation
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
 
 /// A request body read from a file in chunks on NIO's thread pool; the file is never read whole.
 struct FileBodySource: TransportBodySource {
@@ -26,43 +33,57 @@ struct FileBodySource: TransportBodySource {
     }
 
     func makeReader() async throws -> any TransportBodyReader {
-        let url = self.url
-        let handle = try await NIOThreadPool.singleton.runIfActive { () throws -> FileHandleBox in
-            do {
-                return FileHandleBox(handle: try FileHandle(forReadingFrom: url))
-            } catch {
-                throw TransferError.cannotOpenFile("cannot open the file to upload: \(url.path)")
+        let path = url.path
+        return try await NIOThreadPool.singleton.runIfActive { () throws -> FileBodyReader in
+            let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+            guard descriptor >= 0 else {
+                throw TransferError.cannotOpenFile(
+                    "cannot open the file to upload: \(path): \(String(cString: strerror(errno)))")
             }
+            return FileBodyReader(descriptor: descriptor)
         }
-        return FileBodyReader(box: handle)
     }
 }
 
-/// A `FileHandle` that is only used from one reader at a time.
-final class FileHandleBox: @unchecked Sendable {
-    let handle: FileHandle
-    init(handle: FileHandle) { self.handle = handle }
-}
+/// Reads the chunks of one ``FileBodySource`` pass from the descriptor it owns. The body writer runs one read at a
+/// time and closes the reader only when no read runs.
+private final class FileBodyReader: TransportBodyReader {
+    private let descriptor: Int32
+    private let isOpen = NIOLockedValueBox(true)
 
-/// Reads the chunks of one ``FileBodySource`` pass.
-private struct FileBodyReader: TransportBodyReader {
-    let box: FileHandleBox
+    init(descriptor: Int32) {
+        self.descriptor = descriptor
+    }
+
+    deinit {
+        close()
+    }
 
     func read(maxLength: Int) async throws -> ByteBuffer? {
-        let box = self.box
+        let descriptor = self.descriptor
         return try await NIOThreadPool.singleton.runIfActive {
-            let data: Data?
-            do {
-                data = try box.handle.read(upToCount: maxLength)
-            } catch {
-                throw TransferError.cannotOpenFile("reading the file to upload failed: \(error)")
+            switch FileChunkReader.chunk(of: descriptor, maxLength: maxLength) {
+            case .bytes(let buffer):
+                return buffer
+            case .end:
+                return nil
+            case .failed(let code):
+                throw TransferError.cannotOpenFile(
+                    "reading the file to upload failed: \(String(cString: strerror(code)))")
             }
-            guard let data, !data.isEmpty else { return nil }
-            return ByteBuffer(bytes: data)
         }
     }
 
     func close() {
-        try? box.handle.close()
+        let wasOpen = isOpen.withLockedValue { isOpen in
+            defer { isOpen = false }
+            return isOpen
+        }
+        if wasOpen { closeDescriptor(descriptor) }
     }
+}
+
+/// `close(2)`, out of the reader's scope, where its own `close()` hides the C function.
+private func closeDescriptor(_ descriptor: Int32) {
+    _ = close(descriptor)
 }

@@ -123,20 +123,18 @@ final class FileResponseSource: ResponseSource, Sendable {
     }
 
     private func readPart() {
-        var buffer = ByteBuffer()
+        let outcome = FileChunkReader.chunk(of: descriptor, maxLength: Self.partSize)
         var failure: Int32 = 0
-        let count = buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: Self.partSize) { bytes in
-            var result: Int
-            repeat {
-                result = read(descriptor, bytes.baseAddress, Self.partSize)
-            } while result < 0 && errno == EINTR
-            if result < 0 { failure = errno }
-            return max(result, 0)
+        var buffer: ByteBuffer?
+        switch outcome {
+        case .bytes(let bytes): buffer = bytes
+        case .end: break
+        case .failed(let code): failure = code
         }
         let consumer = state.withLockedValue { state -> (any ResponseSourceConsumer)? in
             state.reading = false
             guard !state.ended, let consumer = state.consumer else { return nil }
-            if failure != 0 || count == 0 {
+            if failure != 0 || buffer == nil {
                 state.ended = true
                 state.consumer = nil
             }
@@ -145,11 +143,11 @@ final class FileResponseSource: ResponseSource, Sendable {
         guard let consumer else { return }
         if failure != 0 {
             consumer.sourceDidFail(.cannotOpenFile("reading the file failed: \(String(cString: strerror(failure)))"))
-        } else if count == 0 {
-            consumer.sourceDidFinish()
-        } else {
+        } else if let buffer {
             consumer.sourceDidReceive(part: buffer)
             consumer.sourceAfterEventsHandled { [self] in readNext() }
+        } else {
+            consumer.sourceDidFinish()
         }
     }
 }
