@@ -83,7 +83,7 @@ final class TaskEventAdapter: TaskEventSink, TaskHost {
         case .sentBodyData(let bytesSent, let totalBytesSent):
             sentBodyData(bytesSent: bytesSent, total: totalBytesSent, task: task)
         case .currentRequest(let request):
-            task.update { $0.currentRequest = request }
+            task.update { $0.replacedRequest.value = request }
         case .decide(let decision):
             decide(decision, task: task)
         case .becameDownload:

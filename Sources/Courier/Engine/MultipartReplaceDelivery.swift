@@ -6,8 +6,9 @@ import Foundation
 /// `didReceive response` asked for each, so that the app discards what the previous part delivered.
 ///
 /// The engine feeds it the decoded body; it hands back what to do. While the app decides about a part, events
-/// parsed after that part's head wait here and the engine keeps the source paused.
-struct MultipartReplaceDelivery {
+/// parsed after that part's head wait here and the engine keeps the source paused. A class confined to the engine's
+/// executor, so that the engine holds one reference rather than the delivery's room.
+final class MultipartReplaceDelivery {
     /// What the engine does next.
     enum Step {
         /// Ask the app about this part's response (then ``answered(allow:)``).
@@ -55,19 +56,19 @@ struct MultipartReplaceDelivery {
     }
 
     /// Takes decoded body bytes.
-    mutating func feed(_ bytes: Data) throws(TransferError) -> [Step] {
+    func feed(_ bytes: Data) throws(TransferError) -> [Step] {
         queued += try parser.feed(bytes)
         return drain()
     }
 
     /// The body ended: a part still open ends with it.
-    mutating func finish() -> [Step] {
+    func finish() -> [Step] {
         queued += parser.finish()
         return drain()
     }
 
     /// The app allowed the part's response (or the task goes on without asking).
-    mutating func answered() -> [Step] {
+    func answered() -> [Step] {
         guard let response = decidingAbout else { return [] }
         decidingAbout = nil
         return [.response(response)] + drain()
@@ -76,7 +77,7 @@ struct MultipartReplaceDelivery {
     /// Whether everything parsed has been handed on.
     var isIdle: Bool { queued.isEmpty && decidingAbout == nil }
 
-    private mutating func drain() -> [Step] {
+    private func drain() -> [Step] {
         var steps: [Step] = []
         while decidingAbout == nil, !queued.isEmpty {
             switch queued.removeFirst() {

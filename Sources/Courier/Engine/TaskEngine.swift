@@ -38,10 +38,26 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
         var taskIdentifier: Int
         var kind: Kind
         var earliestBeginDate: Date?
-        /// The task cannot run at all (an invalidated session, an unsupported task kind): it fails at start.
-        var failure: TransferError?
         var asksForRedirects: Bool
         var asksForResponses: Bool
+        /// Out of line: rare, and as large as the rest of the spec's scalars together.
+        private var storedFailure: OutOfLine<TransferError>
+
+        init(
+            request: URLRequest, taskIdentifier: Int, kind: Kind, earliestBeginDate: Date?, failure: TransferError?,
+            asksForRedirects: Bool, asksForResponses: Bool
+        ) {
+            self.request = request
+            self.taskIdentifier = taskIdentifier
+            self.kind = kind
+            self.earliestBeginDate = earliestBeginDate
+            self.storedFailure = OutOfLine(failure)
+            self.asksForRedirects = asksForRedirects
+            self.asksForResponses = asksForResponses
+        }
+
+        /// The task cannot run at all (an invalidated session, an unsupported task kind): it fails at start.
+        var failure: TransferError? { storedFailure.value }
     }
 
     /// What the engine runs on: the session's shared ``SessionEnvironment`` and the task's own parts.
@@ -93,13 +109,20 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
     // MARK: Confined to `executor`
 
     private var machine = TransferMachine<ByteBuffer>()
-    private var request: URLRequest
+    /// The request the task is loading: the spec's until a redirect, a resume or the app replaces it (kept out of
+    /// line only then, so that an engine does not carry a second copy of the request inline).
+    private var request: URLRequest {
+        get { replacedRequest.value ?? spec.request }
+        set { replacedRequest.value = newValue }
+    }
+    private var replacedRequest = OutOfLine<URLRequest>()
     private var pendingResponse: URLResponse?
     private var response: URLResponse?
     private var source: (any ResponseSource)?
     private var preparedSource: (any ResponseSource)?
     private var redirectCount = 0
-    /// A `multipart/x-mixed-replace` body being delivered part by part (data tasks).
+    /// A `multipart/x-mixed-replace` body being delivered part by part (data tasks); a reference, as most tasks have
+    /// none.
     private var multipart: MultipartReplaceDelivery?
     /// The body ended while a part's response still waited for the app.
     private var multipartEndPending = false
@@ -130,7 +153,8 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
     /// would ask. The engine's copy of the logger is its own, so its level cannot change underneath.
     private let logLevel: Logger.Level
     private var resourceClock: ResourceClock
-    private var beginTimer: Scheduled<Void>?
+    /// The `earliestBeginDate` timer (out of line: few tasks have one).
+    private var beginTimer = OutOfLine<Scheduled<Void>>()
     private var awaitingBegin = false
     private var pendingDecision: CheckedContinuation<TaskDecisionAnswer?, Never>?
     private var completed = false
@@ -152,7 +176,6 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
         self.spec = spec
         self.environment = environment
         self.sink = sink
-        self.request = spec.request
         var logger = environment.logger
         let logLevel = logger.logLevel
         if logLevel <= .debug { logger[metadataKey: "courier.task"] = "\(spec.taskIdentifier)" }
@@ -266,7 +289,7 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
         switch action {
         case .armBeginTimer:
             let delay = spec.earliestBeginDate?.timeIntervalSinceNow ?? 0
-            beginTimer = environment.timerLoop.scheduleTask(in: Self.timeAmount(delay)) { [self] in
+            beginTimer.value = environment.timerLoop.scheduleTask(in: Self.timeAmount(delay)) { [self] in
                 onExecutor { [self] in step { $0.beginTimerFired() } }
             }
         case .askToBegin:
@@ -648,8 +671,8 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
     // MARK: - Ending
 
     private func complete(_ outcome: TransferMachine<ByteBuffer>.Outcome) {
-        beginTimer?.cancel()
-        beginTimer = nil
+        beginTimer.value?.cancel()
+        beginTimer.value = nil
         resourceClock.stop()
         // The source's exchange holds the consumer, which holds this engine: let go of both, or each task would
         // leak its whole attempt.

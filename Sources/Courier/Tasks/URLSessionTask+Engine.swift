@@ -27,7 +27,7 @@ extension URLSessionTask {
         } else {
             isDelegateDataTask = false
         }
-        var request = state.currentRequest ?? URLRequest(url: URL(fileURLWithPath: "/"))
+        var request = currentRequest(in: state) ?? URLRequest(url: URL(fileURLWithPath: "/"))
         if case .webSocket = kind { request = URLSessionWebSocketTask.handshakeRequest(for: request) }
         let spec = TaskEngine.Spec(
             request: request,
@@ -35,7 +35,7 @@ extension URLSessionTask {
             kind: kind,
             earliestBeginDate: state.earliestBeginDate,
             failure: startFailure(
-                hasRequest: state.currentRequest != nil, createdOnInvalidSession: state.createdOnInvalidSession),
+                hasRequest: storedOriginalRequest != nil, createdOnInvalidSession: state.createdOnInvalidSession),
             asksForRedirects: has(URLSessionTaskDelegate.self),
             asksForResponses: isDelegateDataTask
         )

@@ -29,7 +29,9 @@ open class URLSessionTask: NSObject, NSCopying, ProgressReporting, @unchecked Se
         var lifecycle = TaskLifecycle()
         /// Set when the task was created on an invalidated session: it completes with an error when resumed.
         var createdOnInvalidSession = false
-        var currentRequest: URLRequest?
+        /// The current request when it is no longer the original (a redirect, a resumed download's range request):
+        /// out of line, so that a task carries one copy of its request inline. See ``URLSessionTask/currentRequest(in:)``.
+        var replacedRequest = OutOfLine<URLRequest>()
         var response: URLResponse?
         var error: URLError?
         var countOfBytesSent: Int64 = 0
@@ -57,7 +59,7 @@ open class URLSessionTask: NSObject, NSCopying, ProgressReporting, @unchecked Se
     let completionMode: TaskCompletionMode
 
     private let storedIdentifier: Int
-    private let storedOriginalRequest: URLRequest?
+    let storedOriginalRequest: URLRequest?
 
     /// An identifier unique among the tasks of the session.
     open var taskIdentifier: Int { storedIdentifier }
@@ -99,9 +101,7 @@ open class URLSessionTask: NSObject, NSCopying, ProgressReporting, @unchecked Se
         self.storedIdentifier = identifier
         self.storedOriginalRequest = request
         self.completionMode = completionMode
-        var initial = MutableState()
-        initial.currentRequest = request
-        self.mutable = NIOLockedValueBox(initial)
+        self.mutable = NIOLockedValueBox(MutableState())
         self.isDetached = false
         super.init()
     }
@@ -138,7 +138,12 @@ open class URLSessionTask: NSObject, NSCopying, ProgressReporting, @unchecked Se
     // MARK: - Public state
 
     /// The request currently being loaded (after redirects, the redirected request).
-    open var currentRequest: URLRequest? { mutable.withLockedValue { $0.currentRequest } }
+    open var currentRequest: URLRequest? { mutable.withLockedValue { currentRequest(in: $0) } }
+
+    /// The current request as `state` knows it: the original until the engine reports another.
+    func currentRequest(in state: MutableState) -> URLRequest? {
+        state.replacedRequest.value ?? storedOriginalRequest
+    }
 
     /// The response, once its head arrived.
     open var response: URLResponse? { mutable.withLockedValue { $0.response } }
