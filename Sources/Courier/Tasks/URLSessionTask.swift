@@ -50,6 +50,9 @@ open class URLSessionTask: NSObject, NSCopying, ProgressReporting, @unchecked Se
         /// The adapter the engine reports to (kept with the engine: the download task a data task became shares it).
         var adapter: TaskEventAdapter?
         var progressUnits: (total: Int64, completed: Int64) = (-1, 0)
+        /// The `Progress` object, made when first asked for (its setters may call observers: they are called after
+        /// the lock is released).
+        var progress: Progress?
     }
 
     let mutable: NIOLockedValueBox<MutableState>
@@ -71,23 +74,20 @@ open class URLSessionTask: NSObject, NSCopying, ProgressReporting, @unchecked Se
     /// Created on first use (a `Progress` costs more than a small request): the byte counts are kept by the task
     /// and reflected into the object from then on, so it reads the same as one made with the task.
     open var progress: Progress {
-        if let existing = progressBox.withLockedValue({ $0 }) { return existing }
+        if let existing = mutable.withLockedValue({ $0.progress }) { return existing }
         let created = Progress(totalUnitCount: -1)
-        let winner = progressBox.withLockedValue { box -> Progress in
-            if let raced = box { return raced }
-            box = created
-            return created
+        let (winner, units) = mutable.withLockedValue { state -> (Progress, (total: Int64, completed: Int64)) in
+            if let raced = state.progress { return (raced, state.progressUnits) }
+            state.progress = created
+            return (created, state.progressUnits)
         }
         if winner === created {
             bind(created)
-            let units = mutable.withLockedValue { $0.progressUnits }
             created.totalUnitCount = units.total
             created.completedUnitCount = units.completed
         }
         return winner
     }
-
-    private let progressBox = NIOLockedValueBox<Progress?>(nil)
 
     /// When the task was created: the start of its metrics' `taskInterval`, as on Darwin.
     let creationDate = Date()
@@ -304,11 +304,12 @@ open class URLSessionTask: NSObject, NSCopying, ProgressReporting, @unchecked Se
 
     /// Records progress units; the `Progress` object, if it was ever asked for, follows.
     func setProgress(total: Int64? = nil, completed: Int64? = nil) {
-        mutable.withLockedValue { state in
+        let progress = mutable.withLockedValue { state in
             if let total { state.progressUnits.total = total }
             if let completed { state.progressUnits.completed = completed }
+            return state.progress
         }
-        guard let progress = progressBox.withLockedValue({ $0 }) else { return }
+        guard let progress else { return }
         if let total { progress.totalUnitCount = total }
         if let completed { progress.completedUnitCount = completed }
     }
