@@ -29,8 +29,9 @@ open class URLSessionTask: NSObject, NSCopying, ProgressReporting, @unchecked Se
         var lifecycle = TaskLifecycle()
         /// Set when the task was created on an invalidated session: it completes with an error when resumed.
         var createdOnInvalidSession = false
-        /// The current request when it is no longer the original (a redirect, a resumed download's range request):
-        /// out of line, so that a task carries one copy of its request inline. See ``URLSessionTask/currentRequest(in:)``.
+        /// The current request once the engine reported another than the original (a redirect, a request the app
+        /// replaced): out of line, so that a task carries one copy of its request inline. See
+        /// ``URLSessionTask/currentRequest(in:)``.
         var replacedRequest = OutOfLine<URLRequest>()
         var response: URLResponse?
         var error: URLError?
@@ -83,8 +84,17 @@ open class URLSessionTask: NSObject, NSCopying, ProgressReporting, @unchecked Se
         }
         if winner === created {
             bind(created)
-            created.totalUnitCount = units.total
-            created.completedUnitCount = units.completed
+            // Outside the lock (setting a `Progress` calls its observers). A `setProgress` that ran meanwhile wrote
+            // its newer counts to `created` already and may have been overwritten here: write until the counts
+            // written are the task's current ones.
+            var written = units
+            while true {
+                created.totalUnitCount = written.total
+                created.completedUnitCount = written.completed
+                let current = mutable.withLockedValue { $0.progressUnits }
+                if current == written { break }
+                written = current
+            }
         }
         return winner
     }

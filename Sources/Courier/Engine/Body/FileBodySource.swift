@@ -9,6 +9,8 @@ import NIOPosix
     import Glibc
 #elseif canImport(Musl)
     import Musl
+#elseif canImport(Darwin)
+    import Darwin
 #endif
 
 /// A request body read from a file in chunks on NIO's thread pool; the file is never read whole.
@@ -37,49 +39,88 @@ struct FileBodySource: TransportBodySource {
         return try await NIOThreadPool.singleton.runIfActive { () throws -> FileBodyReader in
             let descriptor = open(path, O_RDONLY | O_CLOEXEC)
             guard descriptor >= 0 else {
+                let code = errno
                 throw TransferError.cannotOpenFile(
-                    "cannot open the file to upload: \(path): \(String(cString: strerror(errno)))")
+                    "cannot open the file to upload: \(path): \(String(cString: strerror(code)))")
             }
             return FileBodyReader(descriptor: descriptor)
         }
     }
 }
 
-/// Reads the chunks of one ``FileBodySource`` pass from the descriptor it owns. The body writer runs one read at a
-/// time and closes the reader only when no read runs.
+/// Reads the chunks of one ``FileBodySource`` pass from the descriptor it owns. The descriptor is closed once, by
+/// `close()` or when the reader goes away, and never while a read uses it: a `close()` during a read is carried out
+/// when the read ends, and a read after `close()` fails instead of reading whatever file reused the number.
 private final class FileBodyReader: TransportBodyReader {
+    private struct State {
+        var reading = false
+        var closeRequested = false
+        var closed = false
+    }
+
     private let descriptor: Int32
-    private let isOpen = NIOLockedValueBox(true)
+    private let state = NIOLockedValueBox(State())
 
     init(descriptor: Int32) {
         self.descriptor = descriptor
     }
 
     deinit {
-        close()
+        // Nothing reads any more: a running read holds the reader.
+        if !state.withLockedValue({ $0.closed }) { closeDescriptor(descriptor) }
     }
 
     func read(maxLength: Int) async throws -> ByteBuffer? {
+        let mayRead = state.withLockedValue { state in
+            guard !state.closeRequested, !state.reading else { return false }
+            state.reading = true
+            return true
+        }
+        guard mayRead else {
+            throw TransferError.cannotOpenFile("the file to upload was closed, or is being read, already")
+        }
         let descriptor = self.descriptor
-        return try await NIOThreadPool.singleton.runIfActive {
-            switch FileChunkReader.chunk(of: descriptor, maxLength: maxLength) {
-            case .bytes(let buffer):
-                return buffer
-            case .end:
-                return nil
-            case .failed(let code):
-                throw TransferError.cannotOpenFile(
-                    "reading the file to upload failed: \(String(cString: strerror(code)))")
+        let outcome: FileChunkReader.Outcome
+        do {
+            outcome = try await NIOThreadPool.singleton.runIfActive {
+                FileChunkReader.chunk(of: descriptor, maxLength: maxLength)
             }
+        } catch {
+            readEnded()
+            throw error
+        }
+        readEnded()
+        switch outcome {
+        case .bytes(let buffer):
+            return buffer
+        case .end:
+            return nil
+        case .failed(let code):
+            throw TransferError.cannotOpenFile(
+                "reading the file to upload failed: \(String(cString: strerror(code)))")
         }
     }
 
     func close() {
-        let wasOpen = isOpen.withLockedValue { isOpen in
-            defer { isOpen = false }
-            return isOpen
+        let closesNow = state.withLockedValue { state in
+            guard !state.closeRequested else { return false }
+            state.closeRequested = true
+            guard !state.reading else { return false }
+            state.closed = true
+            return true
         }
-        if wasOpen { closeDescriptor(descriptor) }
+        if closesNow { closeDescriptor(descriptor) }
+    }
+
+    /// A read ended: carry out a `close()` that came meanwhile.
+    private func readEnded() {
+        let closesNow = state.withLockedValue { state in
+            state.reading = false
+            guard state.closeRequested, !state.closed else { return false }
+            state.closed = true
+            return true
+        }
+        if closesNow { closeDescriptor(descriptor) }
     }
 }
 

@@ -4,6 +4,8 @@ import NIOCore
     import Glibc
 #elseif canImport(Musl)
     import Musl
+#elseif canImport(Darwin)
+    import Darwin
 #endif
 
 /// One `read(2)` of a file descriptor straight into a new `ByteBuffer`: no `Data` in between, and one system call
@@ -33,6 +35,10 @@ enum FileChunkReader {
             return max(result, 0)
         }
         if failure != 0 { return .failed(failure) }
-        return count == 0 ? .end : .bytes(buffer)
+        if count == 0 { return .end }
+        // A short read (a small file, the last chunk) would keep the whole `maxLength` of storage alive for as long
+        // as the chunk waits to be written: give it a buffer of its size.
+        if count < maxLength / 2 { return .bytes(ByteBuffer(buffer: buffer)) }
+        return .bytes(buffer)
     }
 }
