@@ -142,6 +142,6 @@ final class AsyncBytesSource: Sendable {
     }
 
     private func resumeEngine() {
-        task?.mutable.withLockedValue { $0.engine }?.backpressureChanged()
+        task?.mutable.withLock { $0.engine }?.backpressureChanged()
     }
 }

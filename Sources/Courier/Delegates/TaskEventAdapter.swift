@@ -1,6 +1,7 @@
 import CourierHTTP
 import Foundation
 import NIOConcurrencyHelpers
+import Synchronization
 
 /// Turns one task's ``TaskEvent``s into what the app sees: the task's counters and progress, delegate calls,
 /// completion handlers, async results and `AsyncBytes`. With ``TaskEventAdapter+Completion`` it is the only code
@@ -34,13 +35,13 @@ final class TaskEventAdapter: TaskEventSink, TaskHost {
         var engine: TaskEngine?
     }
 
-    private let state: NIOLockedValueBox<State>
+    private let state: Mutex<State>
 
     init(task: URLSessionTask) {
-        self.state = NIOLockedValueBox(State(task: task))
+        self.state = Mutex(State(task: task))
     }
 
-    var task: URLSessionTask { state.withLockedValue { $0.task } }
+    var task: URLSessionTask { state.withLock { $0.task } }
 
     /// Whether the task has a delegate to receive `didFinishCollecting` (the task's or the session's): without one,
     /// the engine records no transactions.
@@ -49,23 +50,23 @@ final class TaskEventAdapter: TaskEventSink, TaskHost {
     /// Whether the consumer wants the source paused: the delegate queue is behind, or `AsyncBytes` holds more than
     /// its reader took.
     var wantsSourcePaused: Bool {
-        let (backpressured, task) = state.withLockedValue { ($0.backpressured, $0.task) }
+        let (backpressured, task) = state.withLock { ($0.backpressured, $0.task) }
         if backpressured { return true }
         if case .stream(let source) = task.completionMode { return source.isHoldingBack }
         return false
     }
-    var engine: TaskEngine? { state.withLockedValue { $0.engine } }
+    var engine: TaskEngine? { state.withLock { $0.engine } }
 
     /// Whether the app has the task suspended now.
     var isSuspended: Bool { task.state == .suspended }
 
     func attach(_ engine: TaskEngine) {
-        state.withLockedValue { $0.engine = engine }
+        state.withLock { $0.engine = engine }
     }
 
     /// Remembers the handler of `cancel(byProducingResumeData:)`; it gets the resume data (or `nil`) at completion.
     func setResumeDataHandler(_ handler: @escaping @Sendable (Data?) -> Void) {
-        let unanswered: (@Sendable (Data?) -> Void)? = state.withLockedValue { state in
+        let unanswered: (@Sendable (Data?) -> Void)? = state.withLock { state in
             if state.completed { return handler }
             defer { state.resumeDataHandler = handler }
             return state.resumeDataHandler
@@ -96,7 +97,7 @@ final class TaskEventAdapter: TaskEventSink, TaskHost {
             waitingForConnectivity(task: task)
         case .response(let response):
             // A new response (the next part of a multipart/x-mixed-replace body) replaces what came before it.
-            if task.completionMode.collectsBody { state.withLockedValue { $0.body = Data() } }
+            if task.completionMode.collectsBody { state.withLock { $0.body = Data() } }
             record(response, task: task)
             if case .stream(let source) = task.completionMode { source.didReceive(response: response) }
         case .data(let data):
@@ -141,7 +142,7 @@ final class TaskEventAdapter: TaskEventSink, TaskHost {
         guard let delegate = task.resolvedDelegate(URLSessionTaskDelegate.self) else { return }
         let metrics = URLSessionTaskMetrics(
             record, taskInterval: DateInterval(start: min(task.creationDate, Date()), end: Date()))
-        state.withLockedValue { $0.metricsDelivered = true }
+        state.withLock { $0.metricsDelivered = true }
         let session = task.session
         session.dispatcher.async {
             delegate.urlSession(session, task: task, didFinishCollecting: metrics)
@@ -183,7 +184,7 @@ final class TaskEventAdapter: TaskEventSink, TaskHost {
         if task.progressTracksReceivedBytes { task.setProgress(completed: received) }
         switch task.completionMode {
         case .dataHandler, .collect:
-            state.withLockedValue { $0.body.append(data) }
+            state.withLock { $0.body.append(data) }
         case .stream(let source):
             if source.append(data) { engine?.backpressureChanged() }
         case .delegate:
@@ -225,7 +226,7 @@ final class TaskEventAdapter: TaskEventSink, TaskHost {
 
     private func deliverToDelegate(_ data: Data, task: URLSessionTask) {
         let count = data.count
-        let (pause, schedule): (Bool, Bool) = state.withLockedValue { state in
+        let (pause, schedule): (Bool, Bool) = state.withLock { state in
             state.outstandingDelegateBytes += count
             state.pendingDelegateData.append(data)
             let schedule = !state.delegateDeliveryScheduled
@@ -241,7 +242,7 @@ final class TaskEventAdapter: TaskEventSink, TaskHost {
 
     /// On the delegate queue: hands every waiting part to the delegate, in order.
     private func drainDelegateData() {
-        let (parts, task): ([Data], URLSessionTask) = state.withLockedValue { state in
+        let (parts, task): ([Data], URLSessionTask) = state.withLock { state in
             state.delegateDeliveryScheduled = false
             defer { state.pendingDelegateData = [] }
             return (state.pendingDelegateData, state.task)
@@ -256,7 +257,7 @@ final class TaskEventAdapter: TaskEventSink, TaskHost {
             }
             delivered += part.count
         }
-        let resume: Bool = state.withLockedValue { state in
+        let resume: Bool = state.withLock { state in
             state.outstandingDelegateBytes -= delivered
             let resume = state.backpressured && state.outstandingDelegateBytes <= Self.delegateHighWatermark / 2
             if resume { state.backpressured = false }
@@ -374,7 +375,7 @@ final class TaskEventAdapter: TaskEventSink, TaskHost {
             state.countOfBytesExpectedToReceive = expected
         }
         downloadTask.setProgress(total: expected)
-        state.withLockedValue { $0.task = downloadTask }
+        state.withLock { $0.task = downloadTask }
         dataTask.endSilently(removeFromSession: false)
         let dataDelegate = dataTask.resolvedDelegate(URLSessionDataDelegate.self)
         session.dispatcher.async {
@@ -421,7 +422,7 @@ final class TaskEventAdapter: TaskEventSink, TaskHost {
     // MARK: - Completion
 
     private func completed(_ result: TaskResult, task: URLSessionTask) {
-        let (body, resumeDataHandler, metricsDelivered) = state.withLockedValue { state in
+        let (body, resumeDataHandler, metricsDelivered) = state.withLock { state in
             defer {
                 state.body = Data()
                 state.resumeDataHandler = nil

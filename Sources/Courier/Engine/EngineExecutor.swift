@@ -1,5 +1,5 @@
-import NIOConcurrencyHelpers
 import NIOCore
+import Synchronization
 
 /// A serial executor for one task's engine: jobs run one at a time, in submission order, never concurrently.
 ///
@@ -10,21 +10,18 @@ import NIOCore
 /// non-blocking work.
 ///
 /// Jobs are values (the engine's ``TaskEngine/Job``), not closures, and the uncontended path queues nothing: a
-/// response's head, body part and end each cost no allocation here. Every caller passes the same `run` (the
-/// engine's job handler), so a job queued by one thread may run on another's.
-struct EngineExecutor<Job: Sendable>: Sendable {
-    private struct Queue {
-        /// Created at the first contention; most tasks never need it.
-        var jobs: CircularBuffer<Job>?
-        var draining = false
-    }
+/// response's head, body part and end each cost no allocation here. The lock is a `Mutex` stored inline in the
+/// engine (no lock object of its own to allocate, initialise and destroy for every task). Every caller passes the
+/// same `run` (the engine's job handler), so a job queued by one thread may run on another's.
+struct EngineExecutor<Job: Sendable>: ~Copyable, Sendable {
+    private let queue = Mutex(EngineJobQueue<Job>())
 
-    private let queue = NIOLockedValueBox(Queue())
+    init() {}
 
     /// Runs `job` with `run` after every job submitted before it: at once when no job runs, else later on the
     /// thread that runs the current one.
     func execute(_ job: Job, _ run: (Job) -> Void) {
-        let runsNow: Bool = queue.withLockedValue { queue in
+        let runsNow: Bool = queue.withLock { queue in
             if queue.draining {
                 if queue.jobs == nil { queue.jobs = CircularBuffer(initialCapacity: 4) }
                 queue.jobs!.append(job)
@@ -35,7 +32,7 @@ struct EngineExecutor<Job: Sendable>: Sendable {
         }
         guard runsNow else { return }
         run(job)
-        while let next = queue.withLockedValue({ queue -> Job? in
+        while let next = queue.withLock({ queue -> Job? in
             if let job = queue.jobs?.popFirst() { return job }
             queue.draining = false
             return nil
@@ -43,4 +40,12 @@ struct EngineExecutor<Job: Sendable>: Sendable {
             run(next)
         }
     }
+}
+
+/// The jobs an ``EngineExecutor`` holds while one runs. (Not nested in the executor: a private type nested in a
+/// generic noncopyable struct crashes the 6.3 compiler.)
+struct EngineJobQueue<Job: Sendable>: Sendable {
+    /// Created at the first contention; most tasks never need it.
+    var jobs: CircularBuffer<Job>?
+    var draining = false
 }

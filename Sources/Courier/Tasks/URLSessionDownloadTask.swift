@@ -23,10 +23,10 @@ open class URLSessionDownloadTask: URLSessionTask, @unchecked Sendable {
     /// resumed — a GET whose server sent a strong `ETag` or `Last-Modified` and accepts byte ranges, with bytes
     /// already written — else `nil`. The partial file is kept for resuming only when resume data is produced.
     open func cancel(byProducingResumeData completionHandler: @escaping @Sendable (Data?) -> Void) {
-        let action = mutable.withLockedValue { $0.lifecycle.cancel() }
+        let action = mutable.withLock { $0.lifecycle.cancel() }
         switch action {
         case .cancelTransfer:
-            let (engine, adapter) = mutable.withLockedValue { ($0.engine, $0.adapter) }
+            let (engine, adapter) = mutable.withLock { ($0.engine, $0.adapter) }
             if let engine, let adapter {
                 adapter.setResumeDataHandler(completionHandler)
                 engine.cancel(producingResumeData: true)

@@ -3,6 +3,7 @@ import CourierTransport
 import Foundation
 import Instrumentation
 import NIOConcurrencyHelpers
+import Synchronization
 
 /// A task in a URL session: one resource to load. Created suspended by a session's factory methods.
 open class URLSessionTask: NSObject, NSCopying, ProgressReporting, @unchecked Sendable {
@@ -56,7 +57,7 @@ open class URLSessionTask: NSObject, NSCopying, ProgressReporting, @unchecked Se
         var progress: Progress?
     }
 
-    let mutable: NIOLockedValueBox<MutableState>
+    let mutable: Mutex<MutableState>
     /// The session that created the task; held until the task completes.
     let session: URLSession
     /// How the task reports its outcome.
@@ -75,9 +76,9 @@ open class URLSessionTask: NSObject, NSCopying, ProgressReporting, @unchecked Se
     /// Created on first use (a `Progress` costs more than a small request): the byte counts are kept by the task
     /// and reflected into the object from then on, so it reads the same as one made with the task.
     open var progress: Progress {
-        if let existing = mutable.withLockedValue({ $0.progress }) { return existing }
+        if let existing = mutable.withLock({ $0.progress }) { return existing }
         let created = Progress(totalUnitCount: -1)
-        let (winner, units) = mutable.withLockedValue { state -> (Progress, (total: Int64, completed: Int64)) in
+        let (winner, units) = mutable.withLock { state -> (Progress, (total: Int64, completed: Int64)) in
             if let raced = state.progress { return (raced, state.progressUnits) }
             state.progress = created
             return (created, state.progressUnits)
@@ -91,7 +92,7 @@ open class URLSessionTask: NSObject, NSCopying, ProgressReporting, @unchecked Se
             while true {
                 created.totalUnitCount = written.total
                 created.completedUnitCount = written.completed
-                let current = mutable.withLockedValue { $0.progressUnits }
+                let current = mutable.withLock { $0.progressUnits }
                 if current == written { break }
                 written = current
             }
@@ -111,7 +112,7 @@ open class URLSessionTask: NSObject, NSCopying, ProgressReporting, @unchecked Se
         self.storedIdentifier = identifier
         self.storedOriginalRequest = request
         self.completionMode = completionMode
-        self.mutable = NIOLockedValueBox(MutableState())
+        self.mutable = Mutex(MutableState())
         self.isDetached = false
         super.init()
     }
@@ -128,7 +129,7 @@ open class URLSessionTask: NSObject, NSCopying, ProgressReporting, @unchecked Se
         self.storedOriginalRequest = nil
         self.completionMode = .delegate
         self.isDetached = true
-        self.mutable = NIOLockedValueBox(MutableState())
+        self.mutable = Mutex(MutableState())
         super.init()
     }
 
@@ -148,7 +149,7 @@ open class URLSessionTask: NSObject, NSCopying, ProgressReporting, @unchecked Se
     // MARK: - Public state
 
     /// The request currently being loaded (after redirects, the redirected request).
-    open var currentRequest: URLRequest? { mutable.withLockedValue { currentRequest(in: $0) } }
+    open var currentRequest: URLRequest? { mutable.withLock { currentRequest(in: $0) } }
 
     /// The current request as `state` knows it: the original until the engine reports another.
     func currentRequest(in state: MutableState) -> URLRequest? {
@@ -156,11 +157,11 @@ open class URLSessionTask: NSObject, NSCopying, ProgressReporting, @unchecked Se
     }
 
     /// The response, once its head arrived.
-    open var response: URLResponse? { mutable.withLockedValue { $0.response } }
+    open var response: URLResponse? { mutable.withLock { $0.response } }
 
     /// The task's state.
     open var state: URLSessionTask.State {
-        switch mutable.withLockedValue({ $0.lifecycle.state }) {
+        switch mutable.withLock({ $0.lifecycle.state }) {
         case .running: return .running
         case .suspended: return .suspended
         case .canceling: return .canceling
@@ -169,64 +170,64 @@ open class URLSessionTask: NSObject, NSCopying, ProgressReporting, @unchecked Se
     }
 
     /// Whether the session lists the task (see `TaskLifecycle.isOutstanding`).
-    var isOutstanding: Bool { mutable.withLockedValue { $0.lifecycle.isOutstanding } }
+    var isOutstanding: Bool { mutable.withLock { $0.lifecycle.isOutstanding } }
 
     /// The error the task completed with; `nil` while running or on success.
-    open var error: (any Error)? { mutable.withLockedValue { $0.error } }
+    open var error: (any Error)? { mutable.withLock { $0.error } }
 
     /// A description set by the app.
     open var taskDescription: String? {
-        get { mutable.withLockedValue { $0.taskDescription } }
-        set { mutable.withLockedValue { $0.taskDescription = newValue } }
+        get { mutable.withLock { $0.taskDescription } }
+        set { mutable.withLock { $0.taskDescription = newValue } }
     }
 
     /// The relative priority, from 0.0 to 1.0.
     open var priority: Float {
-        get { mutable.withLockedValue { $0.priority } }
-        set { mutable.withLockedValue { $0.priority = min(1, max(0, newValue)) } }
+        get { mutable.withLock { $0.priority } }
+        set { mutable.withLock { $0.priority = min(1, max(0, newValue)) } }
     }
 
     /// Body bytes sent so far.
-    open var countOfBytesSent: Int64 { mutable.withLockedValue { $0.countOfBytesSent } }
+    open var countOfBytesSent: Int64 { mutable.withLock { $0.countOfBytesSent } }
     /// Body bytes received so far (as received, before content decoding is counted by Darwin; Courier counts
     /// the delivered bytes).
-    open var countOfBytesReceived: Int64 { mutable.withLockedValue { $0.countOfBytesReceived } }
+    open var countOfBytesReceived: Int64 { mutable.withLock { $0.countOfBytesReceived } }
     /// Body bytes the task expects to send, or ``NSURLSessionTransferSizeUnknown``.
-    open var countOfBytesExpectedToSend: Int64 { mutable.withLockedValue { $0.countOfBytesExpectedToSend } }
+    open var countOfBytesExpectedToSend: Int64 { mutable.withLock { $0.countOfBytesExpectedToSend } }
     /// Body bytes the task expects to receive (from `Content-Length`), or ``NSURLSessionTransferSizeUnknown``.
     open var countOfBytesExpectedToReceive: Int64 {
-        mutable.withLockedValue { $0.countOfBytesExpectedToReceive }
+        mutable.withLock { $0.countOfBytesExpectedToReceive }
     }
 
     /// The app's estimate of the bytes to send (a scheduling hint).
     open var countOfBytesClientExpectsToSend: Int64 {
-        get { mutable.withLockedValue { $0.countOfBytesClientExpectsToSend } }
-        set { mutable.withLockedValue { $0.countOfBytesClientExpectsToSend = newValue } }
+        get { mutable.withLock { $0.countOfBytesClientExpectsToSend } }
+        set { mutable.withLock { $0.countOfBytesClientExpectsToSend = newValue } }
     }
 
     /// The app's estimate of the bytes to receive (a scheduling hint).
     open var countOfBytesClientExpectsToReceive: Int64 {
-        get { mutable.withLockedValue { $0.countOfBytesClientExpectsToReceive } }
-        set { mutable.withLockedValue { $0.countOfBytesClientExpectsToReceive = newValue } }
+        get { mutable.withLock { $0.countOfBytesClientExpectsToReceive } }
+        set { mutable.withLock { $0.countOfBytesClientExpectsToReceive = newValue } }
     }
 
     /// The earliest date the task may start; a resumed task waits until then.
     open var earliestBeginDate: Date? {
-        get { mutable.withLockedValue { $0.earliestBeginDate } }
-        set { mutable.withLockedValue { $0.earliestBeginDate = newValue } }
+        get { mutable.withLock { $0.earliestBeginDate } }
+        set { mutable.withLock { $0.earliestBeginDate = newValue } }
     }
 
     /// A delegate for this task only; it receives the task's events in place of the session delegate for the
     /// protocols it adopts.
     open var delegate: (any URLSessionTaskDelegate)? {
-        get { mutable.withLockedValue { $0.delegate } }
-        set { mutable.withLockedValue { $0.delegate = newValue } }
+        get { mutable.withLock { $0.delegate } }
+        set { mutable.withLock { $0.delegate = newValue } }
     }
 
     /// Whether data is delivered as it arrives (the only mode Courier implements; setting `false` is recorded).
     open var prefersIncrementalDelivery: Bool {
-        get { mutable.withLockedValue { $0.prefersIncrementalDelivery } }
-        set { mutable.withLockedValue { $0.prefersIncrementalDelivery = newValue } }
+        get { mutable.withLock { $0.prefersIncrementalDelivery } }
+        set { mutable.withLock { $0.prefersIncrementalDelivery = newValue } }
     }
 
     // MARK: - Control
@@ -236,7 +237,7 @@ open class URLSessionTask: NSObject, NSCopying, ProgressReporting, @unchecked Se
         // The engine is created in the same critical section that moves the state to running, so a cancel() or
         // suspend() racing with the first resume() always finds it; if one reaches the engine before the start
         // job, the start job finds the machine no longer idle and does nothing.
-        let (starting, proceeding): (TaskEngine?, TaskEngine?) = mutable.withLockedValue { state in
+        let (starting, proceeding): (TaskEngine?, TaskEngine?) = mutable.withLock { state in
             switch state.lifecycle.resume() {
             case .start:
                 let (engine, adapter) = makeEngine(state: state)
@@ -255,18 +256,18 @@ open class URLSessionTask: NSObject, NSCopying, ProgressReporting, @unchecked Se
 
     /// Pauses the task: no bytes are read and no timer fires until ``resume()``.
     open func suspend() {
-        let action = mutable.withLockedValue { $0.lifecycle.suspend() }
+        let action = mutable.withLock { $0.lifecycle.suspend() }
         if action == .pause {
-            mutable.withLockedValue { $0.engine }?.suspensionChanged()
+            mutable.withLock { $0.engine }?.suspensionChanged()
         }
     }
 
     /// Cancels the task; it completes with `URLError(.cancelled)`, also when it was never resumed.
     open func cancel() {
-        let action = mutable.withLockedValue { $0.lifecycle.cancel() }
+        let action = mutable.withLock { $0.lifecycle.cancel() }
         switch action {
         case .cancelTransfer:
-            mutable.withLockedValue { $0.engine }?.cancel()
+            mutable.withLock { $0.engine }?.cancel()
         case .completeWithoutTransfer:
             let url = originalRequest?.url
             complete(with: URLErrorMapping.urlError(.cancelled, failingURL: url), body: nil)
@@ -279,12 +280,12 @@ open class URLSessionTask: NSObject, NSCopying, ProgressReporting, @unchecked Se
 
     /// Updates counters and progress under the task's lock.
     func update(_ change: (inout MutableState) -> Void) {
-        mutable.withLockedValue(change)
+        mutable.withLock { state in change(&state) }
     }
 
     /// Ends the task exactly once: records the outcome and delivers it through the completion mode.
     func complete(with error: URLError?, body: Data?, file: URL? = nil) {
-        let shouldDeliver: Bool = mutable.withLockedValue { state in
+        let shouldDeliver: Bool = mutable.withLock { state in
             guard state.lifecycle.complete() == .deliverCompletion else { return false }
             state.error = error
             state.engine = nil
@@ -292,7 +293,7 @@ open class URLSessionTask: NSObject, NSCopying, ProgressReporting, @unchecked Se
             return true
         }
         guard shouldDeliver else { return }
-        let units = mutable.withLockedValue { $0.progressUnits }
+        let units = mutable.withLock { $0.progressUnits }
         let total = units.total < 0 || units.completed > units.total ? max(units.completed, 0) : units.total
         setProgress(total: total, completed: total)
         TaskEventAdapter.deliverCompletion(task: self, error: error, body: body, file: file)
@@ -300,7 +301,7 @@ open class URLSessionTask: NSObject, NSCopying, ProgressReporting, @unchecked Se
 
     /// Ends the task without any delivery (a data task that became a download task).
     func endSilently(removeFromSession: Bool = true) {
-        let ended: Bool = mutable.withLockedValue { state in
+        let ended: Bool = mutable.withLock { state in
             guard state.lifecycle.complete() == .deliverCompletion else { return false }
             state.engine = nil
             state.adapter = nil
@@ -314,7 +315,7 @@ open class URLSessionTask: NSObject, NSCopying, ProgressReporting, @unchecked Se
 
     /// Records progress units; the `Progress` object, if it was ever asked for, follows.
     func setProgress(total: Int64? = nil, completed: Int64? = nil) {
-        let progress = mutable.withLockedValue { state in
+        let progress = mutable.withLock { state in
             if let total { state.progressUnits.total = total }
             if let completed { state.progressUnits.completed = completed }
             return state.progress

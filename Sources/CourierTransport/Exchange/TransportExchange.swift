@@ -2,6 +2,7 @@ import CourierHTTP
 import Foundation
 import NIOConcurrencyHelpers
 import NIOCore
+import Synchronization
 
 /// One request on its way through the pool: the request side of the transport boundary (async-http-client's
 /// executable request is the model). The pool leases it an ``ExchangeExecutor`` (a connection, or later a stream
@@ -57,12 +58,12 @@ public final class TransportExchange: ExchangeHandle, Sendable {
         var timeline: NIOLockedValueBox<TransportTimeline>?
     }
 
-    private let state = NIOLockedValueBox(State())
+    private let state = Mutex(State())
 
     /// Filled on the executor's event loop while the exchange runs. Made when first used: a request waiting in the
     /// pool's queue carries none (a timeline is some 300 bytes, and a queue can hold thousands of requests).
     var timeline: NIOLockedValueBox<TransportTimeline> {
-        state.withLockedValue { state in
+        state.withLock { state in
             if let timeline = state.timeline { return timeline }
             let made = NIOLockedValueBox(TransportTimeline(fetchStart: fetchStart))
             state.timeline = made
@@ -92,7 +93,7 @@ public final class TransportExchange: ExchangeHandle, Sendable {
             case failNow
             case cancelOn(any ExchangeExecutor)
         }
-        let next: Next = state.withLockedValue { state in
+        let next: Next = state.withLock { state in
             if state.cancellation == nil { state.cancellation = error }
             switch state.phase {
             case .created, .waiting, .awaitingConnectivity:
@@ -123,7 +124,7 @@ public final class TransportExchange: ExchangeHandle, Sendable {
     public func resume() { setPaused(false) }
 
     private func setPaused(_ paused: Bool) {
-        let executor: (any ExchangeExecutor)? = state.withLockedValue { state in
+        let executor: (any ExchangeExecutor)? = state.withLock { state in
             state.paused = paused
             if case .leased(let executor) = state.phase { return executor }
             return nil
@@ -138,7 +139,7 @@ public final class TransportExchange: ExchangeHandle, Sendable {
             case done
             case drainOn(any ExchangeExecutor)
         }
-        let next: Next = state.withLockedValue { state in
+        let next: Next = state.withLock { state in
             switch state.phase {
             case .created, .waiting, .awaitingConnectivity:
                 state.phase = .finished
@@ -163,18 +164,18 @@ public final class TransportExchange: ExchangeHandle, Sendable {
     }
 
     /// The cancellation asked for, if any (the handler checks it before sending).
-    var pendingCancellation: TransferError? { state.withLockedValue { $0.cancellation } }
+    var pendingCancellation: TransferError? { state.withLock { $0.cancellation } }
 
     // MARK: - Pool and handler side
 
-    var isPausedForHandler: Bool { state.withLockedValue { $0.paused } }
+    var isPausedForHandler: Bool { state.withLock { $0.paused } }
 
     /// The request waits in the pool's queue. The request timeout covers the wait too: a request that gets
     /// no connection within it fails with `timedOut` instead of waiting forever.
     func markWaiting() {
         // The scheduler's clock (a test's embedded loop runs on its own).
         let deadline = deadlines.loop.now + request.idleTimeout
-        state.withLockedValue { state in
+        state.withLock { state in
             guard case .created = state.phase else { return }
             state.phase = .waiting
             state.waitTimer?.cancel(deadlines)
@@ -185,7 +186,7 @@ public final class TransportExchange: ExchangeHandle, Sendable {
     }
 
     private func waitTimedOut() {
-        let stillWaiting: Bool = state.withLockedValue { state in
+        let stillWaiting: Bool = state.withLock { state in
             guard case .waiting = state.phase else { return false }
             state.phase = .finished
             return true
@@ -197,7 +198,7 @@ public final class TransportExchange: ExchangeHandle, Sendable {
 
     /// The pool leased `executor` to this exchange; `false` if the exchange was cancelled meanwhile.
     func attach(_ executor: any ExchangeExecutor) -> Bool {
-        state.withLockedValue { state in
+        state.withLock { state in
             guard state.cancellation == nil else { return false }
             switch state.phase {
             case .created, .waiting:
@@ -218,7 +219,7 @@ public final class TransportExchange: ExchangeHandle, Sendable {
             connectionFailed(error, retryable: false)
             return
         }
-        let isFirst: Bool? = state.withLockedValue { state in
+        let isFirst: Bool? = state.withLock { state in
             guard state.cancellation == nil else { return nil }
             switch state.phase {
             case .created, .waiting: break
@@ -242,7 +243,7 @@ public final class TransportExchange: ExchangeHandle, Sendable {
     }
 
     private func connectivityWaitEnded() {
-        let retry: Bool = state.withLockedValue { state in
+        let retry: Bool = state.withLock { state in
             guard case .awaitingConnectivity = state.phase, state.cancellation == nil else { return false }
             state.phase = .created
             state.waitTimer = nil
@@ -253,7 +254,7 @@ public final class TransportExchange: ExchangeHandle, Sendable {
 
     /// The connection failed this exchange.
     func connectionFailed(_ error: TransferError, retryable: Bool) {
-        let retry: Bool? = state.withLockedValue { state in
+        let retry: Bool? = state.withLock { state in
             if case .finished = state.phase { return nil }
             // A waiter the pool failed: its wait is over (a deadline left behind would end a later wait early).
             state.waitTimer?.cancel(deadlines)
@@ -276,7 +277,7 @@ public final class TransportExchange: ExchangeHandle, Sendable {
     /// The proxy refused the `CONNECT` tunnel: its answer is the exchange's response (without a body: the proxy's
     /// connection is gone), so that the engine's stages see a `407` as for any other request.
     func tunnelRefused(_ refusal: ProxyTunnelRefusal) {
-        let open: Bool = state.withLockedValue { state in
+        let open: Bool = state.withLock { state in
             if case .finished = state.phase { return false }
             state.phase = .finished
             return true
@@ -293,7 +294,7 @@ public final class TransportExchange: ExchangeHandle, Sendable {
 
     /// The response ended normally.
     func finish() {
-        let wasOpen: Bool = state.withLockedValue { state in
+        let wasOpen: Bool = state.withLock { state in
             if case .finished = state.phase { return false }
             state.phase = .finished
             return true
@@ -305,7 +306,7 @@ public final class TransportExchange: ExchangeHandle, Sendable {
     /// else to the consumer. Either way the timeline goes to the consumer first, for observers (a drained redirect's
     /// exchange is one of the task's transactions too).
     private func report(_ result: Result<Void, TransferError>) {
-        let completion: (@Sendable () -> Void)? = state.withLockedValue { state in
+        let completion: (@Sendable () -> Void)? = state.withLock { state in
             defer { state.drainCompletion = nil }
             return state.drainCompletion
         }

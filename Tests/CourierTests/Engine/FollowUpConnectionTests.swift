@@ -62,7 +62,7 @@ struct FollowUpConnectionTests {
             let done = AsyncFlag()
             let task = session.dataTask(with: server.url("/bye")) { _, _, _ in done.set() }
             task.resume()
-            weak let engine = task.mutable.withLockedValue { $0.engine }
+            weak let engine = task.mutable.withLock { $0.engine }
             #expect(engine != nil)
             await done.wait()
             try await waitUntil { engine == nil }

@@ -52,9 +52,11 @@ struct ErrorPathTests {
 
     @Test func slowTrickleHitsTheResourceTimeoutNotTheRequestTimeout() async throws {
         try await withServer { server in
+            // 100 bytes 200 ms apart: 20 s of trickle against a 0.5 s resource timeout, so that a machine stalled for
+            // seconds (a full parallel suite on two cores) still cannot finish the body before the timer fires.
             var trickle = MockResponse.ok(Data(repeating: 1, count: 100))
             trickle.chunkSize = 1
-            trickle.chunkDelay = .milliseconds(20)
+            trickle.chunkDelay = .milliseconds(200)
             server.route("/trickle", response: trickle)
             let session = makeSession { configuration in
                 configuration.timeoutIntervalForRequest = 1

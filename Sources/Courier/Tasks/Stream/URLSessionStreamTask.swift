@@ -59,7 +59,7 @@ open class URLSessionStreamTask: URLSessionTask, @unchecked Sendable {
             session: session, request: URLRequest(url: Self.url(host: hostName, port: port)), identifier: identifier,
             completionMode: .delegate)
         relay.attach(self)
-        _ = mutable.withLockedValue { $0.lifecycle.resume() }
+        _ = mutable.withLock { $0.lifecycle.resume() }
         connection.adopt(upgraded)
     }
 
@@ -156,7 +156,7 @@ open class URLSessionStreamTask: URLSessionTask, @unchecked Sendable {
 
     /// Starts the task: opens the connection (once). Calls made before run once it is up.
     open override func resume() {
-        let (action, createdOnInvalidSession) = mutable.withLockedValue {
+        let (action, createdOnInvalidSession) = mutable.withLock {
             ($0.lifecycle.resume(), $0.createdOnInvalidSession)
         }
         guard action == .start else { return }
@@ -170,7 +170,7 @@ open class URLSessionStreamTask: URLSessionTask, @unchecked Sendable {
     /// Cancels the task: pending and later calls fail with `URLError(.cancelled)`, the connection closes, and the
     /// task completes with `URLError(.cancelled)`.
     open override func cancel() {
-        let action = mutable.withLockedValue { $0.lifecycle.cancel() }
+        let action = mutable.withLock { $0.lifecycle.cancel() }
         switch action {
         case .cancelTransfer, .completeWithoutTransfer:
             connection.cancel(.cancelled("the stream task was cancelled"))
