@@ -1,4 +1,5 @@
 import NIOConcurrencyHelpers
+import Synchronization
 
 /// The unfinished tasks of a session and its invalidation flag; the only lock on the task path besides each
 /// task's own.
@@ -10,11 +11,11 @@ final class TaskRegistry: Sendable {
         var invalidationDelivered = false
     }
 
-    private let state = NIOLockedValueBox(State())
+    private let state = Mutex(State())
 
     /// A new task identifier, unique in the session.
     func nextIdentifier() -> Int {
-        state.withLockedValue { state in
+        state.withLock { state in
             defer { state.nextIdentifier += 1 }
             return state.nextIdentifier
         }
@@ -22,7 +23,7 @@ final class TaskRegistry: Sendable {
 
     /// Adds `task`; `false` if the session is invalidated.
     func insert(_ task: URLSessionTask) -> Bool {
-        state.withLockedValue { state in
+        state.withLock { state in
             if state.invalidated { return false }
             state.tasks[task.taskIdentifier] = task
             return true
@@ -31,7 +32,7 @@ final class TaskRegistry: Sendable {
 
     /// Removes `task`; `true` when this made an invalidated session empty (time to report invalidation).
     func remove(_ task: URLSessionTask) -> Bool {
-        state.withLockedValue { state in
+        state.withLock { state in
             guard state.tasks.removeValue(forKey: task.taskIdentifier) != nil else { return false }
             return takeInvalidationIfDue(&state)
         }
@@ -40,7 +41,7 @@ final class TaskRegistry: Sendable {
     /// Puts `new` in place of `old` in one step, also on an invalidated session: a data task that becomes a
     /// download task hands over its place, so the session's invalidation waits for the download.
     func replace(_ old: URLSessionTask, with new: URLSessionTask) {
-        state.withLockedValue { state in
+        state.withLock { state in
             state.tasks.removeValue(forKey: old.taskIdentifier)
             state.tasks[new.taskIdentifier] = new
         }
@@ -48,7 +49,7 @@ final class TaskRegistry: Sendable {
 
     /// Marks the session invalidated; `true` when no task is left (time to report invalidation).
     func invalidate() -> Bool {
-        state.withLockedValue { state in
+        state.withLock { state in
             if state.invalidated { return false }
             state.invalidated = true
             return takeInvalidationIfDue(&state)
@@ -57,7 +58,7 @@ final class TaskRegistry: Sendable {
 
     /// The unfinished tasks, in creation order.
     func allTasks() -> [URLSessionTask] {
-        state.withLockedValue { state in
+        state.withLock { state in
             state.tasks.values.sorted { $0.taskIdentifier < $1.taskIdentifier }
         }
     }

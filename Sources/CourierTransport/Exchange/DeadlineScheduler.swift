@@ -1,6 +1,7 @@
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
+import Synchronization
 
 /// Deadlines of many tasks and exchanges behind one timer: tasks' resource timeouts, and requests waiting in the
 /// pool for a connection.
@@ -33,7 +34,7 @@ public final class DeadlineScheduler: Sendable {
     }
 
     public let loop: any EventLoop
-    private let state = NIOLockedValueBox(State())
+    private let state = Mutex(State())
 
     public init(loop: any EventLoop) {
         self.loop = loop
@@ -41,7 +42,7 @@ public final class DeadlineScheduler: Sendable {
 
     /// Calls `action` (on the scheduler's loop) at `deadline`, unless cancelled first.
     public func schedule(at deadline: NIODeadline, _ action: @escaping @Sendable () -> Void) -> Token {
-        state.withLockedValue { state in
+        state.withLock { state in
             state.nextID += 1
             let id = state.nextID
             state.entries[id] = Entry(deadline: deadline, action: action)
@@ -55,11 +56,11 @@ public final class DeadlineScheduler: Sendable {
     /// Forgets a deadline (the task ended or paused its clock). The armed timer is left alone: when it fires
     /// with nothing due, it only re-arms.
     public func cancel(_ token: Token) {
-        state.withLockedValue { _ = $0.entries.removeValue(forKey: token.id) }
+        state.withLock { _ = $0.entries.removeValue(forKey: token.id) }
     }
 
     /// The number of registered deadlines (for tests).
-    public var count: Int { state.withLockedValue { $0.entries.count } }
+    public var count: Int { state.withLock { $0.entries.count } }
 
     private func arm(_ state: inout State, at deadline: NIODeadline) {
         state.timer?.cancel()
@@ -69,7 +70,7 @@ public final class DeadlineScheduler: Sendable {
 
     private func fire() {
         let now = loop.now
-        let due: [@Sendable () -> Void] = state.withLockedValue { state in
+        let due: [@Sendable () -> Void] = state.withLock { state in
             state.timer = nil
             state.armedAt = nil
             var due: [@Sendable () -> Void] = []

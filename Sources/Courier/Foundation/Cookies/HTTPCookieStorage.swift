@@ -2,6 +2,7 @@ import CourierHTTP
 import CourierStore
 import Foundation
 import NIOConcurrencyHelpers
+import Synchronization
 
 /// A container that stores cookies and hands out the ones that apply to a URL.
 ///
@@ -112,7 +113,7 @@ open class HTTPCookieStorage: NSObject, @unchecked Sendable {
     /// indexed by domain, so a full storage costs a request no more than an empty one.
     public static let maximumCookies = 10_000
 
-    private let state = NIOLockedValueBox(State())
+    private let state = Mutex(State())
     /// Where the cookies persist; `nil` for an in-memory storage.
     private let jar: CookieJarFile?
 
@@ -129,7 +130,7 @@ open class HTTPCookieStorage: NSObject, @unchecked Sendable {
         super.init()
         let loaded = jar?.load() ?? []
         let now = Date()
-        state.withLockedValue { state in
+        state.withLock { state in
             for (cookie, created) in loaded where !cookie.isExpired(at: now) {
                 if let existing = state.byIdentity[Identity(cookie)] { state.remove(existing) }
                 _ = state.insert(cookie, created: created)
@@ -171,7 +172,7 @@ open class HTTPCookieStorage: NSObject, @unchecked Sendable {
     ///
     /// - Parameter identifier: The identifier of the group container.
     open class func sharedCookieStorage(forGroupContainerIdentifier identifier: String) -> HTTPCookieStorage {
-        groupCookieStorages.withLockedValue { storages in
+        groupCookieStorages.withLock { storages in
             if let existing = storages[identifier] {
                 return existing
             }
@@ -183,9 +184,9 @@ open class HTTPCookieStorage: NSObject, @unchecked Sendable {
 
     /// The storage's cookie accept policy. Defaults to ``HTTPCookie/AcceptPolicy/always``.
     open var cookieAcceptPolicy: HTTPCookie.AcceptPolicy {
-        get { state.withLockedValue { $0.acceptPolicy } }
+        get { state.withLock { $0.acceptPolicy } }
         set {
-            let changed = state.withLockedValue { state in
+            let changed = state.withLock { state in
                 defer { state.acceptPolicy = newValue }
                 return state.acceptPolicy != newValue
             }
@@ -195,12 +196,12 @@ open class HTTPCookieStorage: NSObject, @unchecked Sendable {
 
     /// Whether the storage holds no cookie (a cheap check the engine makes before matching cookies).
     package var isEmpty: Bool {
-        state.withLockedValue { $0.entries.isEmpty }
+        state.withLock { $0.entries.isEmpty }
     }
 
     /// All cookies in the storage, in the order they were first stored.
     open var cookies: [HTTPCookie]? {
-        state.withLockedValue { state in
+        state.withLock { state in
             state.entries.values.sorted { $0.sequence < $1.sequence }.map(\.cookie)
         }
     }
@@ -219,7 +220,7 @@ open class HTTPCookieStorage: NSObject, @unchecked Sendable {
     /// (RFC 6265 §5.3 step 11).
     private func store(_ cookie: HTTPCookie) -> Change {
         let now = Date()
-        return state.withLockedValue { state -> Change in
+        return state.withLock { state -> Change in
             var change = Change()
             guard state.acceptPolicy != .never else { return change }
             let existing = state.byIdentity[Identity(cookie)]
@@ -250,7 +251,7 @@ open class HTTPCookieStorage: NSObject, @unchecked Sendable {
     ///
     /// - Parameter cookie: The cookie to remove.
     open func deleteCookie(_ cookie: HTTPCookie) {
-        let change = state.withLockedValue { state -> Change in
+        let change = state.withLock { state -> Change in
             var change = Change()
             if let existing = state.byIdentity[Identity(cookie)], let removed = state.remove(existing) {
                 change.deleted.append(removed)
@@ -264,7 +265,7 @@ open class HTTPCookieStorage: NSObject, @unchecked Sendable {
     ///
     /// - Parameter date: The earliest storage date of the cookies to remove.
     open func removeCookies(since date: Date) {
-        let change = state.withLockedValue { state -> Change in
+        let change = state.withLock { state -> Change in
             var change = Change()
             for (sequence, entry) in state.entries where entry.created >= date {
                 if let removed = state.remove(sequence) { change.deleted.append(removed) }
@@ -312,7 +313,7 @@ open class HTTPCookieStorage: NSObject, @unchecked Sendable {
 
     /// The class, its address and the number of cookies stored, like `<Courier.HTTPCookieStorage: 0x…> { 3 cookies }`.
     open override var description: String {
-        let count = state.withLockedValue { $0.entries.count }
+        let count = state.withLock { $0.entries.count }
         return super.description + " { \(count) cookie\(count == 1 ? "" : "s") }"
     }
 
@@ -337,7 +338,7 @@ open class HTTPCookieStorage: NSObject, @unchecked Sendable {
         let isSecureScheme = CookieMatching.isSecureScheme(URL.scheme)
         let now = Date()
         let candidates = Self.candidateDomains(of: host)
-        let matching = state.withLockedValue { state in
+        let matching = state.withLock { state in
             var found: [Entry] = []
             for domain in candidates {
                 guard let sequences = state.byDomain[domain] else { continue }
@@ -424,4 +425,4 @@ private let processCookieStorage: HTTPCookieStorage = {
     }
     return storage
 }()
-private let groupCookieStorages = NIOLockedValueBox<[String: HTTPCookieStorage]>([:])
+private let groupCookieStorages = Mutex<[String: HTTPCookieStorage]>([:])
