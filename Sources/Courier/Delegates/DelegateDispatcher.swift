@@ -1,6 +1,6 @@
 import Foundation
-import NIOConcurrencyHelpers
 import NIOCore
+import Synchronization
 
 /// The only code that touches a session's `delegateQueue`.
 ///
@@ -12,7 +12,7 @@ final class DelegateDispatcher: Sendable {
     private static let batchLimit = 64
 
     let queue: OperationQueue
-    private let state = NIOLockedValueBox<(jobs: CircularBuffer<@Sendable () -> Void>, draining: Bool)>(
+    private let state = Mutex<(jobs: CircularBuffer<@Sendable () -> Void>, draining: Bool)>(
         (CircularBuffer(initialCapacity: 16), false)
     )
 
@@ -22,7 +22,7 @@ final class DelegateDispatcher: Sendable {
 
     /// Runs `job` on the delegate queue after every job submitted before it.
     func async(_ job: @escaping @Sendable () -> Void) {
-        let startDrain: Bool = state.withLockedValue { state in
+        let startDrain: Bool = state.withLock { state in
             state.jobs.append(job)
             if state.draining { return false }
             state.draining = true
@@ -37,7 +37,7 @@ final class DelegateDispatcher: Sendable {
 
     private func drain() {
         for _ in 0..<Self.batchLimit {
-            let job: (@Sendable () -> Void)? = state.withLockedValue { state in
+            let job: (@Sendable () -> Void)? = state.withLock { state in
                 if let job = state.jobs.popFirst() { return job }
                 state.draining = false
                 return nil

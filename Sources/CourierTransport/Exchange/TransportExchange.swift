@@ -55,17 +55,17 @@ public final class TransportExchange: ExchangeHandle, Sendable {
         /// Connection attempts that failed for lack of connectivity.
         var connectivityFailures = 0
         /// See ``timeline``.
-        var timeline: NIOLockedValueBox<TransportTimeline>?
+        var timeline: TimelineBox?
     }
 
     private let state = Mutex(State())
 
     /// Filled on the executor's event loop while the exchange runs. Made when first used: a request waiting in the
     /// pool's queue carries none (a timeline is some 300 bytes, and a queue can hold thousands of requests).
-    var timeline: NIOLockedValueBox<TransportTimeline> {
+    var timeline: TimelineBox {
         state.withLock { state in
             if let timeline = state.timeline { return timeline }
-            let made = NIOLockedValueBox(TransportTimeline(fetchStart: fetchStart))
+            let made = TimelineBox(TransportTimeline(fetchStart: fetchStart))
             state.timeline = made
             return made
         }
@@ -325,4 +325,19 @@ public final class TransportExchange: ExchangeHandle, Sendable {
 extension TransportExchange: Hashable {
     public static func == (lhs: TransportExchange, rhs: TransportExchange) -> Bool { lhs === rhs }
     public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+}
+
+/// An exchange's timeline behind an inline lock: filled on the connection's event loop, read when the exchange
+/// reports (a class of its own so that a queued exchange carries none of its 300 bytes).
+final class TimelineBox: Sendable {
+    private let timeline: Mutex<TransportTimeline>
+
+    init(_ timeline: TransportTimeline) {
+        self.timeline = Mutex(timeline)
+    }
+
+    /// Reads or changes the timeline under its lock.
+    func withLockedValue<Result: Sendable>(_ body: (inout TransportTimeline) -> Result) -> Result {
+        timeline.withLock { body(&$0) }
+    }
 }
