@@ -29,8 +29,16 @@ enum DownloadPlacement {
     }
 
     /// Removes `folder` and what is in it.
-    static func removeFolder(_ folder: URL) {
-        try? FileManager.default.removeItem(at: folder)
+    ///
+    /// A download being cancelled may still remove or close its file in the folder meanwhile, and `FileManager`
+    /// gives up on the whole folder when an entry vanishes under it: it tries again for up to a second.
+    static func removeFolder(_ folder: URL, attempts: Int = 50) {
+        for _ in 0..<attempts {
+            try? FileManager.default.removeItem(at: folder)
+            var status = stat()
+            if lstat(folder.path, &status) != 0 { return }
+            usleep(20_000)
+        }
     }
 
     /// Removes `folder` when nothing is left in it.

@@ -122,3 +122,31 @@ struct CLIReplaceableDestinationTests {
         #expect(DownloadPlacement.isReplaceable(file))
     }
 }
+
+/// The run's private download folder goes away at the end (or on an interruption) even while a cancelled download
+/// still removes its own file in it.
+@Suite("courier: removing the run's folder")
+struct CLIRunFolderRemovalTests {
+    @Test func aFolderWhoseFilesVanishMeanwhileIsStillRemoved() throws {
+        for _ in 0..<10 {
+            let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+                ".courier-test-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: false)
+            let names = (0..<400).map { "part-\($0)" }
+            for name in names {
+                let path = folder.appendingPathComponent(name).path
+                _ = FileManager.default.createFile(atPath: path, contents: Data([1]))
+            }
+            // Another thread removes the files as a cancelled download removes its own.
+            let remover = Thread {
+                for name in names.reversed() { unlink(folder.appendingPathComponent(name).path) }
+            }
+            remover.start()
+            DownloadPlacement.removeFolder(folder)
+            var status = stat()
+            let remains = lstat(folder.path, &status) == 0
+            #expect(!remains)
+            if remains { try? FileManager.default.removeItem(at: folder) }
+        }
+    }
+}
