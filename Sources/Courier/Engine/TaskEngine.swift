@@ -182,7 +182,7 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
         self.logger = logger
         self.logLevel = logLevel
         self.resourceClock = ResourceClock(
-            timeout: Self.timeAmount(environment.configuration.timeoutIntervalForResource),
+            timeout: Self.timeAmount(environment.stageSettings.resourceTimeout),
             scheduler: environment.deadlines)
     }
 
@@ -389,7 +389,7 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
                 var transportRequest = try TransportRequestBuilder.make(
                     from: prepared,
                     upload: uploadBody,
-                    configuration: environment.configuration,
+                    settings: environment.stageSettings,
                     tls: environment.identityStorage == nil
                         ? environment.tls
                         : ClientCertificateCredentials.settings(
@@ -397,7 +397,6 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
                             storage: environment.identityStorage),
                     trustEvaluator: environment.trustEvaluator,
                     clientCertificateProvider: environment.clientCertificateProvider,
-                    proxyRules: environment.stageSettings.proxyRules,
                     takesConnectionOver: isWebSocket || upgradesData,
                     body: bodyState,
                     bodyStreams: environment.host

@@ -17,11 +17,10 @@ enum TransportRequestBuilder {
     static func make(
         from request: URLRequest,
         upload: UploadBody?,
-        configuration: URLSessionConfiguration,
+        settings: StageSettings,
         tls: TLSSettings,
         trustEvaluator: (any ServerTrustEvaluator)? = nil,
         clientCertificateProvider: (any ClientCertificateProvider)? = nil,
-        proxyRules: ProxyRules = ProxyRules(),
         takesConnectionOver: Bool = false,
         body bodyState: BodyState = BodyState(),
         bodyStreams: any TaskHost
@@ -45,19 +44,20 @@ enum TransportRequestBuilder {
             bodyState.dropped
             ? .none
             : try makeBody(request: request, upload: upload, bodyState: bodyState, bodyStreams: bodyStreams)
+        let timeout = effectiveTimeout(request: request, sessionTimeout: settings.requestTimeout)
         var transportRequest = try TransportRequest(
             method: method,
             url: url,
             headers: headers,
             body: body,
-            idleTimeout: TaskEngine.timeAmount(effectiveTimeout(request: request, configuration: configuration)),
+            idleTimeout: TaskEngine.timeAmount(timeout),
             tls: tls,
             trustEvaluator: trustEvaluator
         )
         transportRequest.clientCertificateProvider = clientCertificateProvider
-        transportRequest.maximumDecompressionRatio = configuration.courierMaximumDecompressionRatio
-        transportRequest.waitsForConnectivity = configuration.waitsForConnectivity
-        if let proxy = proxyRules.proxy(for: url) {
+        transportRequest.maximumDecompressionRatio = settings.maximumDecompressionRatio
+        transportRequest.waitsForConnectivity = settings.waitsForConnectivity
+        if let proxy = settings.proxyRules.proxy(for: url) {
             try route(&transportRequest, through: proxy, tunnel: takesConnectionOver)
         }
         return transportRequest
@@ -129,8 +129,8 @@ enum TransportRequestBuilder {
 
     /// Darwin uses the request's `timeoutInterval` when the app changed it from the default (60 s), else the
     /// session's `timeoutIntervalForRequest`.
-    static func effectiveTimeout(request: URLRequest, configuration: URLSessionConfiguration) -> TimeInterval {
-        request.timeoutInterval != 60 ? request.timeoutInterval : configuration.timeoutIntervalForRequest
+    static func effectiveTimeout(request: URLRequest, sessionTimeout: TimeInterval) -> TimeInterval {
+        request.timeoutInterval != 60 ? request.timeoutInterval : sessionTimeout
     }
 
     static func tlsSettings(_ configuration: URLSessionConfiguration) -> TLSSettings {

@@ -3,6 +3,7 @@ import CourierTransport
 import Foundation
 import Logging
 import NIOConcurrencyHelpers
+import Synchronization
 
 /// An object that coordinates a group of related network data transfer tasks — Apple's `URLSession`, on
 /// SwiftNIO.
@@ -22,8 +23,8 @@ open class URLSession: NSObject, @unchecked Sendable {
     )
 
     private let storedConfiguration: URLSessionConfiguration
-    private let delegateBox: NIOLockedValueBox<(any URLSessionDelegate)?>
-    private let descriptionBox = NIOLockedValueBox<String?>(nil)
+    private let delegateBox: Mutex<(any URLSessionDelegate)?>
+    private let descriptionBox = Mutex<String?>(nil)
     /// The queue on which delegate methods and completion handlers run.
     open var delegateQueue: OperationQueue { storedDelegateQueue }
     private let storedDelegateQueue: OperationQueue
@@ -59,12 +60,12 @@ open class URLSession: NSObject, @unchecked Sendable {
     }
 
     /// The session's delegate; `nil` after the session became invalid.
-    open var delegate: (any URLSessionDelegate)? { delegateBox.withLockedValue { $0 } }
+    open var delegate: (any URLSessionDelegate)? { delegateBox.withLock { $0 } }
 
     /// A description of the session, for debugging.
     open var sessionDescription: String? {
-        get { descriptionBox.withLockedValue { $0 } }
-        set { descriptionBox.withLockedValue { $0 = newValue } }
+        get { descriptionBox.withLock { $0 } }
+        set { descriptionBox.withLock { $0 = newValue } }
     }
 
     /// Creates a session with `configuration` and no delegate.
@@ -102,7 +103,7 @@ open class URLSession: NSObject, @unchecked Sendable {
     ) {
         let copied = configuration.copy() as? URLSessionConfiguration ?? configuration
         self.storedConfiguration = copied
-        self.delegateBox = NIOLockedValueBox(delegate)
+        self.delegateBox = Mutex(delegate)
         let delegateQueue: OperationQueue
         if let queue {
             delegateQueue = queue
@@ -201,7 +202,7 @@ open class URLSession: NSObject, @unchecked Sendable {
         dispatcher.async { [self] in
             delegate?.urlSession(self, didBecomeInvalidWithError: nil)
             // The session releases its delegate once the delegate was told.
-            delegateBox.withLockedValue { $0 = nil }
+            delegateBox.withLock { $0 = nil }
         }
     }
 

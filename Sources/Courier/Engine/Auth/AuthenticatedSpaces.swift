@@ -1,5 +1,6 @@
 import Foundation
 import NIOConcurrencyHelpers
+import Synchronization
 
 /// The Basic protection spaces a session authenticated in, so that later requests to them send their credential
 /// at once, as Darwin does, instead of drawing a 401 first.
@@ -18,14 +19,14 @@ final class AuthenticatedSpaces: Sendable {
         var space: AuthenticationQuestion.Space
     }
 
-    private let entries = NIOLockedValueBox<Set<Entry>>([])
+    private let entries = Mutex<Set<Entry>>([])
 
     /// Whether no space is known (the common case: nothing to look up).
-    var isEmpty: Bool { entries.withLockedValue { $0.isEmpty } }
+    var isEmpty: Bool { entries.withLock { $0.isEmpty } }
 
     /// Forgets every space (`URLSession.reset`).
     func removeAll() {
-        entries.withLockedValue { $0.removeAll() }
+        entries.withLock { $0.removeAll() }
     }
 
     /// Remembers that `space` authenticated `url`.
@@ -34,14 +35,14 @@ final class AuthenticatedSpaces: Sendable {
         let entry = Entry(
             scheme: origin.scheme, host: origin.host, port: origin.port, pathPrefix: Self.directory(of: url),
             space: space)
-        entries.withLockedValue { _ = $0.insert(entry) }
+        entries.withLock { _ = $0.insert(entry) }
     }
 
     /// The space whose origin matches `url` and whose path prefix is the longest prefix of its path.
     func space(for url: URL) -> AuthenticationQuestion.Space? {
         guard let origin = Self.origin(of: url) else { return nil }
         let path = url.path.isEmpty ? "/" : url.path
-        return entries.withLockedValue { entries in
+        return entries.withLock { entries in
             entries.filter {
                 $0.scheme == origin.scheme && $0.host == origin.host && $0.port == origin.port
                     && path.hasPrefix($0.pathPrefix)

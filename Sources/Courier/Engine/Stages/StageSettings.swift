@@ -1,7 +1,8 @@
 import CourierHTTP
 import Foundation
 
-/// What the request stages read from the session's configuration, read once when the session is created.
+/// What the engine and its stages read from the session's configuration for every request, read once when the session
+/// is created.
 ///
 /// The session keeps its own copy of the configuration and never changes it, so nothing here can go stale; reading
 /// it once saves every request the configuration's locks, the `AnyClass` casts of `protocolClasses` and the
@@ -21,8 +22,18 @@ final class StageSettings: Sendable {
     /// Which proxy each URL goes through: `connectionProxyDictionary`, or, when the configuration has none, the
     /// environment (`http_proxy`, `https_proxy`, `all_proxy`, `no_proxy`), read when the session is created.
     let proxyRules: ProxyRules
+    /// `timeoutIntervalForRequest` and `timeoutIntervalForResource`.
+    let requestTimeout: TimeInterval
+    let resourceTimeout: TimeInterval
+    /// `courierMaximumDecompressionRatio`.
+    let maximumDecompressionRatio: Int?
+    let waitsForConnectivity: Bool
 
     init(_ configuration: URLSessionConfiguration) {
+        requestTimeout = configuration.timeoutIntervalForRequest
+        resourceTimeout = configuration.timeoutIntervalForResource
+        maximumDecompressionRatio = configuration.courierMaximumDecompressionRatio
+        waitsForConnectivity = configuration.waitsForConnectivity
         protocolClasses = (configuration.protocolClasses ?? []).compactMap { $0 as? URLProtocol.Type }
         additionalHeaders = (configuration.httpAdditionalHeaders ?? [:]).compactMap { key, value in
             guard let name = key.base as? String else { return nil }

@@ -1,5 +1,6 @@
 import Foundation
 import NIOConcurrencyHelpers
+import Synchronization
 
 /// An abstract class that handles the loading of protocol-specific URL data.
 ///
@@ -190,7 +191,7 @@ open class URLProtocol: NSObject, @unchecked Sendable {
     open class func registerClass(_ protocolClass: AnyClass) -> Bool {
         guard let protocolType = protocolClass as? URLProtocol.Type else { return false }
         let identifier = ObjectIdentifier(protocolType)
-        registeredProtocolClasses.withLockedValue { classes in
+        registeredProtocolClasses.withLock { classes in
             classes.removeAll { ObjectIdentifier($0) == identifier }
             classes.insert(protocolType, at: 0)
         }
@@ -202,14 +203,14 @@ open class URLProtocol: NSObject, @unchecked Sendable {
     /// - Parameter protocolClass: The class to unregister.
     open class func unregisterClass(_ protocolClass: AnyClass) {
         let identifier = ObjectIdentifier(protocolClass)
-        registeredProtocolClasses.withLockedValue { classes in
+        registeredProtocolClasses.withLock { classes in
             classes.removeAll { ObjectIdentifier($0) == identifier }
         }
     }
 
     /// A snapshot of the registered classes in the order they are consulted: most recently registered first.
     package static var registeredClasses: [URLProtocol.Type] {
-        registeredProtocolClasses.withLockedValue { $0 }
+        registeredProtocolClasses.withLock { $0 }
     }
 
     /// A request to stand in for a task that has none (never the case for the tasks Courier creates).
@@ -221,4 +222,4 @@ open class URLProtocol: NSObject, @unchecked Sendable {
 }
 
 /// The classes registered with ``URLProtocol/registerClass(_:)``, most recently registered first.
-private let registeredProtocolClasses = NIOLockedValueBox<[URLProtocol.Type]>([])
+private let registeredProtocolClasses = Mutex<[URLProtocol.Type]>([])
