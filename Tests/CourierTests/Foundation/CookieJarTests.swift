@@ -76,6 +76,20 @@ struct CookieJarTests {
         #expect(reopened.cookies?.map(\.name) == ["kept"])
     }
 
+    @Test func aDeletionReachesAJarAnotherProcessCreatedMeanwhile() throws {
+        let directory = folder()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        // Both start before the jar exists; the other one creates it with a persistent "x".
+        let here = HTTPCookieStorage(persistentIn: directory)
+        let other = HTTPCookieStorage(persistentIn: directory)
+        other.setCookie(Self.cookie("x"))
+        other.flushToDisk()
+        // Here "x" becomes a session cookie, which deletes its persistent row.
+        here.setCookie(Self.cookie("x", expires: nil))
+        here.flushToDisk()
+        #expect(HTTPCookieStorage(persistentIn: directory).cookies?.map(\.name) == [])
+    }
+
     @Test func aCorruptJarIsMovedAsideAndTheStorageWorks() throws {
         let directory = folder()
         defer { try? FileManager.default.removeItem(at: directory) }

@@ -88,8 +88,11 @@ final class CookieJarFile: Sendable {
             case .unusable:
                 return
             case .notYetCreated(let folder):
-                // Removals alone have nothing to remove from a jar that does not exist.
-                guard !saving.isEmpty else { return }
+                // Removals alone have nothing to remove from a jar that does not exist, unless another process
+                // created it since: a cookie deleted here (a logout) must not survive there.
+                let createdElsewhere = FileManager.default.fileExists(
+                    atPath: folder.appendingPathComponent(CookieDatabase.fileName).path)
+                guard !saving.isEmpty || createdElsewhere else { return }
                 let opened = Self.open(folder)
                 database.withLockedValue { $0 = opened.map(Database.open) ?? .unusable }
                 guard let opened else { return }
