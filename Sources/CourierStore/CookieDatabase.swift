@@ -31,13 +31,9 @@ package final class CookieDatabase: Sendable {
     /// The database's file name in its folder.
     package static let fileName = "Cookies.db"
 
-    /// Whether the file did not exist before this object opened it (a first run).
-    package let isNew: Bool
-
     /// Opens the jar in `folder` (made private if needed).
     package init(folder: URL, logger: Logger) throws {
         let url = folder.appendingPathComponent(Self.fileName)
-        isNew = !FileManager.default.fileExists(atPath: url.path)
         database = try StoreDatabase(at: url, migrator: Self.migrator, logger: logger)
     }
 
