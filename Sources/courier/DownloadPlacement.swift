@@ -32,8 +32,8 @@ enum DownloadPlacement {
     ///
     /// A download being cancelled may still remove or close its file in the folder meanwhile, and `FileManager`
     /// gives up on the whole folder when an entry vanishes under it: it tries again for up to a second.
-    static func removeFolder(_ folder: URL, attempts: Int = 50) {
-        for _ in 0..<attempts {
+    static func removeFolder(_ folder: URL) {
+        for _ in 0..<50 {
             try? FileManager.default.removeItem(at: folder)
             var status = stat()
             if lstat(folder.path, &status) != 0 { return }

@@ -40,7 +40,10 @@ public struct Endpoint: Hashable, Sendable, CustomStringConvertible {
         guard let schemeName = url.lowercasedScheme else {
             throw .badURL("the URL has no scheme: \(url.absoluteString)")
         }
-        if Scheme(rawValue: schemeName) == nil, let scheme = Self.unixSocketSchemes[schemeName] {
+        guard let scheme = Scheme(rawValue: schemeName) else {
+            guard let socketScheme = Self.unixSocketSchemes[schemeName] else {
+                throw .unsupportedURL("the scheme \(schemeName) is not supported")
+            }
             guard let encoded = url.host(percentEncoded: true), !encoded.isEmpty,
                 let path = encoded.removingPercentEncoding, path.hasPrefix("/")
             else {
@@ -48,11 +51,8 @@ public struct Endpoint: Hashable, Sendable, CustomStringConvertible {
                     "the \(schemeName) URL \(url.absoluteString) needs the socket's absolute path, percent-encoded, as its host"
                 )
             }
-            self.init(scheme: scheme, host: "localhost", port: scheme.defaultPort, unixSocketPath: path)
+            self.init(scheme: socketScheme, host: "localhost", port: socketScheme.defaultPort, unixSocketPath: path)
             return
-        }
-        guard let scheme = Scheme(rawValue: schemeName) else {
-            throw .unsupportedURL("the scheme \(schemeName) is not supported")
         }
         guard var host = url.host, !host.isEmpty else {
             throw .badURL("the URL has no host: \(url.absoluteString)")
