@@ -238,6 +238,12 @@ final class TransferRunner: Sendable {
             _ = done.wait(timeout: .now() + 5)
         } else {
             handler?.abandon()
+            // The cancelled download still finishes with its file on its own queue (and may make the folder again
+            // for it): the folder is removed once the task completed, or after two seconds at most.
+            if let task = handler?.task {
+                let deadline = Date(timeIntervalSinceNow: 2)
+                while task.state != .completed, Date() < deadline { usleep(10_000) }
+            }
         }
         cleanUp()
     }
