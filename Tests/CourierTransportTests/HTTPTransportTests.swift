@@ -33,7 +33,10 @@ struct HTTPTransportTests {
         let evaluator = RecordingEvaluator(answer: answer)
         let transport = HTTPTransport()
         let consumer = CollectingConsumer()
-        transport.execute(try makeRequest(server.url("/t"), evaluator: evaluator), consumer: consumer)
+        // A minute rather than the default 10 s: a machine that stalls for seconds under the whole suite must not
+        // turn the answer into a timeout.
+        let request = try makeRequest(server.url("/t"), timeout: .seconds(60), evaluator: evaluator)
+        transport.execute(request, consumer: consumer)
         let outcome = await consumer.outcome()
         let asked = evaluator.asked.withLockedValue { $0 }
         #expect(asked.count == 1)
