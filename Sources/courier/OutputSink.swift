@@ -17,7 +17,8 @@ import NIOConcurrencyHelpers
 /// file is replaced in one step, and left untouched, byte for byte, when the transfer fails or the tool is
 /// interrupted. A destination that is a symbolic link is resolved first, so the link stays and its target is
 /// replaced (as curl writes through links). A destination that exists but is not a regular file — `/dev/null`, a
-/// FIFO, a terminal — is written directly, as curl does: it cannot be replaced, and must not be.
+/// FIFO, a terminal — or that is reached through `/proc` (`/dev/stdout`) is written directly, as curl does: it cannot
+/// be replaced, and must not be (``DownloadPlacement/isReplaceable(_:)`` decides, for downloads too).
 final class OutputSink: Sendable {
     private enum State {
         case writing
@@ -48,12 +49,17 @@ final class OutputSink: Sendable {
             return
         }
         let requested = URL(fileURLWithPath: path)
-        var info = stat()
-        if stat(requested.path, &info) == 0, (info.st_mode & S_IFMT) != S_IFREG {
-            guard (info.st_mode & S_IFMT) != S_IFDIR else {
+        // The same test as a download's: a regular file reached through `/proc` (`/dev/stdout` when the shell
+        // redirected the output to a file) is written, not replaced; a rename would swap the file the shell's
+        // descriptor still writes to for a new one.
+        if !DownloadPlacement.isReplaceable(requested) {
+            var info = stat()
+            if stat(requested.path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR {
                 throw Self.posixError(EISDIR, path: requested.path)
             }
-            let descriptor = open(requested.path, O_WRONLY | O_CLOEXEC)
+            // Appending: a file the shell opened with `>>` keeps what it had (with `>` it is empty anyway); devices
+            // and FIFOs ignore the flag.
+            let descriptor = open(requested.path, O_WRONLY | O_APPEND | O_CLOEXEC)
             guard descriptor >= 0 else { throw Self.posixError(errno, path: requested.path) }
             handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
             destination = nil

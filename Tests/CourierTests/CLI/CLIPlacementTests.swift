@@ -150,3 +150,61 @@ struct CLIRunFolderRemovalTests {
         }
     }
 }
+
+/// A regular file reached through `/proc` — what `-o /dev/stdout` names when the shell redirected the output to a
+/// file — is written through the descriptor's file, never replaced by a rename (which would leave the shell's
+/// descriptor writing to a file no longer in the folder, and the output in a new file with the sink's mode).
+@Suite("courier: output written through /proc")
+struct CLIOutputThroughProcTests {
+    /// A file opened as a shell's `>` or `>>` would, and the `/proc/self/fd/N` and `/dev/fd/N` names of it.
+    private func openedFile(containing text: String) throws -> (file: URL, descriptor: Int32) {
+        let folder = try makeTemporaryDirectory()
+        let file = folder.appendingPathComponent("redirected")
+        try Data(text.utf8).write(to: file)
+        let descriptor = open(file.path, O_WRONLY | O_APPEND | O_CLOEXEC)
+        try #require(descriptor >= 0)
+        return (file, descriptor)
+    }
+
+    private func inode(_ path: String) -> ino_t? {
+        var info = stat()
+        return stat(path, &info) == 0 ? info.st_ino : nil
+    }
+
+    @Test func aDescriptorsFileIsNotReplaceable() throws {
+        let (file, descriptor) = try openedFile(containing: "")
+        defer {
+            close(descriptor)
+            try? FileManager.default.removeItem(at: file.deletingLastPathComponent())
+        }
+        for path in ["/proc/self/fd/\(descriptor)", "/dev/fd/\(descriptor)"] {
+            #expect(!DownloadPlacement.isReplaceable(URL(fileURLWithPath: path)), "\(path)")
+        }
+    }
+
+    @Test(arguments: ["/proc/self/fd/", "/dev/fd/"])
+    func theSinkWritesIntoTheRedirectedFile(prefix: String) throws {
+        let (file, descriptor) = try openedFile(containing: "kept;")
+        defer {
+            close(descriptor)
+            try? FileManager.default.removeItem(at: file.deletingLastPathComponent())
+        }
+        let before = inode(file.path)
+        let sink = try OutputSink(path: prefix + "\(descriptor)")
+        #expect(sink.isDirect)
+        try sink.write(Data("written".utf8))
+        try sink.commit()
+        // The same file (the shell's descriptor still names it), with what it had kept and the body after it.
+        #expect(inode(file.path) == before)
+        #expect(try String(contentsOf: file, encoding: .utf8) == "kept;written")
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: file.deletingLastPathComponent().path) == ["redirected"]
+        )
+    }
+
+    @Test func aFolderIsRefused() throws {
+        let folder = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        #expect(throws: (any Error).self) { try OutputSink(path: folder.path) }
+    }
+}
