@@ -51,12 +51,16 @@ enum DownloadPlacement {
     /// file gets, then renamed. The destination is never open half-written.
     ///
     /// With `replacing` false an existing file is left alone and the placement fails with `EEXIST` (`-O -J`: the
-    /// server chose the name). `link` is link(2); tests pass one that fails as on a file system without hard links.
+    /// server chose the name). `link` is link(2) and `renameNoReplace` renameat2(2) with `RENAME_NOREPLACE`; tests
+    /// pass ones that fail as on a file system without them. Files made beside the destination meanwhile (a claim, a
+    /// copy across file systems) are tracked by `cleanup`, which removes them when the run is interrupted.
     static func place(
         _ location: URL,
         at destination: URL,
         replacing: Bool = true,
-        link: (String, String) -> Int32 = systemLink
+        cleanup: PlacementCleanup = PlacementCleanup(),
+        link: (String, String) -> Int32 = systemLink,
+        renameNoReplace: (String, String) -> Int32 = systemRenameNoReplace
     ) throws -> URL {
         let target = try OutputSink.resolveDestination(destination)
         let descriptor = open(location.path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
@@ -73,20 +77,29 @@ enum DownloadPlacement {
             }
             let failure = errno
             guard Self.hasNoHardLinks(failure) else { throw OutputSink.posixError(failure, path: target.path) }
-            // A file system without hard links (FAT, some network and FUSE ones): the name is claimed by creating
-            // it exclusively, then the complete file is renamed over that claim.
+            // A file system without hard links (FAT, some network and FUSE ones): renameat2's RENAME_NOREPLACE is
+            // as safe, where the file system has it.
+            if renameNoReplace(location.path, target.path) == 0 { return target }
+            let renameFailure = errno
+            guard Self.cannotRenameWithoutReplacing(renameFailure) else {
+                throw OutputSink.posixError(renameFailure, path: target.path)
+            }
+            // Neither: the name is claimed by creating it exclusively, then the complete file is renamed over that
+            // claim. An interruption meanwhile removes the claim (`cleanup`) instead of leaving an empty file.
             let claim = open(target.path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
             guard claim >= 0 else { throw OutputSink.posixError(errno, path: target.path) }
             close(claim)
+            try cleanup.track(target.path)
             do {
-                try put(location, descriptor: descriptor, at: target, mode: mode)
+                try put(location, descriptor: descriptor, at: target, mode: mode, cleanup: cleanup)
             } catch {
+                cleanup.forget(target.path)
                 unlink(target.path)
                 throw error
             }
             return target
         }
-        try put(location, descriptor: descriptor, at: target, mode: mode)
+        try put(location, descriptor: descriptor, at: target, mode: mode, cleanup: cleanup)
         return target
     }
 
@@ -94,18 +107,51 @@ enum DownloadPlacement {
         link(existing, new)
     }
 
-    /// Whether link(2) failed because the file system cannot make hard links, rather than because of the target.
-    static func hasNoHardLinks(_ error: Int32) -> Bool {
-        [EPERM, EOPNOTSUPP, ENOTSUP, EMLINK, ENOSYS, EXDEV].contains(error)
+    /// renameat2(2) with `RENAME_NOREPLACE`, looked up at run time (the C library's module does not declare it);
+    /// `ENOSYS` where the C library lacks it.
+    static func systemRenameNoReplace(_ existing: String, _ new: String) -> Int32 {
+        guard let renameat2 = renameAt2 else {
+            errno = ENOSYS
+            return -1
+        }
+        return renameat2(AT_FDCWD, existing, AT_FDCWD, new, renameNoReplaceFlag)
+    }
+
+    private typealias RenameAt2 =
+        @convention(c) (
+            Int32, UnsafePointer<CChar>, Int32, UnsafePointer<CChar>, UInt32
+        ) -> Int32
+
+    /// `RENAME_NOREPLACE` of `<linux/fs.h>`.
+    private static let renameNoReplaceFlag: UInt32 = 1
+
+    private static let renameAt2: RenameAt2? = {
+        #if os(Linux)
+            return dlsym(nil, "renameat2").map { unsafeBitCast($0, to: RenameAt2.self) }
+        #else
+            return nil
+        #endif
+    }()
+
+    /// Whether renameat2(2) failed because the flag or the call is not supported here (or the two names are on
+    /// different file systems), rather than because of the target.
+    static func cannotRenameWithoutReplacing(_ error: Int32) -> Bool {
+        [EINVAL, ENOSYS, EOPNOTSUPP, ENOTSUP, EXDEV].contains(error)
     }
 
     /// Renames the synced file at `location` (open as `descriptor`) to `target`; across file systems (a bind
-    /// mount), a complete copy beside the target is renamed instead.
-    private static func put(_ location: URL, descriptor: Int32, at target: URL, mode: mode_t) throws {
-        if rename(location.path, target.path) == 0 { return }
-        guard errno == EXDEV else { throw OutputSink.posixError(errno, path: target.path) }
+    /// mount), a complete copy beside the target is renamed instead, tracked by `cleanup` while it is made.
+    private static func put(
+        _ location: URL, descriptor: Int32, at target: URL, mode: mode_t, cleanup: PlacementCleanup
+    ) throws {
+        switch cleanup.rename(location.path, to: target.path) {
+        case nil: return
+        case EXDEV?: break
+        case let failure?: throw OutputSink.posixError(failure, path: target.path)
+        }
         let (temporary, output) = try OutputSink.createTemporary(beside: target)
         do {
+            try cleanup.track(temporary.path)
             let source = FileHandle(fileDescriptor: descriptor, closeOnDealloc: false)
             let sink = FileHandle(fileDescriptor: output, closeOnDealloc: true)
             while let chunk = try source.read(upToCount: 1 << 20), !chunk.isEmpty {
@@ -114,13 +160,19 @@ enum DownloadPlacement {
             try sink.synchronize()
             fchmod(output, mode)
             try sink.close()
-            guard rename(temporary.path, target.path) == 0 else {
-                throw OutputSink.posixError(errno, path: target.path)
+            if let failure = cleanup.rename(temporary.path, to: target.path) {
+                throw OutputSink.posixError(failure, path: target.path)
             }
         } catch {
+            cleanup.forget(temporary.path)
             unlink(temporary.path)
             throw error
         }
+    }
+
+    /// Whether link(2) failed because the file system cannot make hard links, rather than because of the target.
+    static func hasNoHardLinks(_ error: Int32) -> Bool {
+        [EPERM, EOPNOTSUPP, ENOTSUP, EMLINK, ENOSYS, EXDEV].contains(error)
     }
 
     /// Whether a download may be placed at `url` by a rename: a regular file or nothing there. A device, a FIFO, a

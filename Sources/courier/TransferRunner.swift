@@ -66,6 +66,8 @@ final class TransferRunner: Sendable {
     private let madeFolder = NIOLockedValueBox<(url: URL, ownedByRun: Bool)?>(nil)
     /// The output file when its name is known before the response (all but `-O -J`, whose name comes with it).
     private let knownDestination: URL?
+    /// The files a placement makes beside the destination while it runs, removed on an interruption.
+    private let placementCleanup = PlacementCleanup()
 
     init(
         job: TransferJob, settings: TransferSettings, pool: SessionPool, delegate: SessionDelegate,
@@ -229,6 +231,8 @@ final class TransferRunner: Sendable {
             state.interrupted = true
             return state.handler
         }
+        // A placement under way leaves no claim or copy beside the user's files, and none starts from now on.
+        placementCleanup.abandon()
         if settings.continueDownloads, let knownDestination, let task = handler?.task as? URLSessionDownloadTask {
             let done = DispatchSemaphore(value: 0)
             task.cancel(byProducingResumeData: { data in
@@ -257,12 +261,15 @@ final class TransferRunner: Sendable {
         let mode: TaskHandler.Mode
         if folder != nil {
             task = resumeData.map { session.downloadTask(withResumeData: $0) } ?? session.downloadTask(with: request)
-            mode = .download(place: { [job, knownDestination] location, response in
-                if let knownDestination { return try DownloadPlacement.place(location, at: knownDestination) }
+            mode = .download(place: { [job, knownDestination, placementCleanup] location, response in
+                if let knownDestination {
+                    return try DownloadPlacement.place(location, at: knownDestination, cleanup: placementCleanup)
+                }
                 guard case .remoteName(let directory, _) = job.output else { return nil }
                 // -J: the server names the file; it never replaces one that exists (as curl -J).
                 let named = directory.appendingPathComponent(DownloadPlacement.safeFileName(response.suggestedFilename))
-                return try DownloadPlacement.place(location, at: named, replacing: false)
+                return try DownloadPlacement.place(
+                    location, at: named, replacing: false, cleanup: placementCleanup)
             })
         } else {
             task = session.dataTask(with: request)

@@ -27,14 +27,25 @@ struct CLIPlacementTests {
         return location
     }
 
-    @Test(arguments: [EPERM, EOPNOTSUPP])
-    func withoutHardLinksTheFileIsStillPlaced(code: Int32) throws {
+    /// A renameat2(2) that fails with `code`, as where `RENAME_NOREPLACE` is not supported.
+    private static func failingRename(_ code: Int32) -> (String, String) -> Int32 {
+        { _, _ in
+            errno = code
+            return -1
+        }
+    }
+
+    /// Without hard links, by renameat2's `RENAME_NOREPLACE` (the system's) or, without that too, by claiming the
+    /// name first.
+    @Test(arguments: [EPERM, EOPNOTSUPP], [nil, EINVAL, ENOSYS])
+    func withoutHardLinksTheFileIsStillPlaced(code: Int32, renameFailure: Int32?) throws {
         let folder = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: folder) }
         let location = try download(in: folder, "complete body")
         let target = folder.appendingPathComponent("chosen.txt")
         let placed = try DownloadPlacement.place(
-            location, at: target, replacing: false, link: Self.failingLink(code))
+            location, at: target, replacing: false, link: Self.failingLink(code),
+            renameNoReplace: renameFailure.map(Self.failingRename) ?? DownloadPlacement.systemRenameNoReplace)
         #expect(placed.path == target.path)
         #expect(try String(contentsOf: target, encoding: .utf8) == "complete body")
         #expect(!FileManager.default.fileExists(atPath: location.path))
@@ -43,14 +54,17 @@ struct CLIPlacementTests {
         #expect(info.st_mode & 0o777 == OutputSink.finalMode(for: folder.appendingPathComponent("absent")))
     }
 
-    @Test func withoutHardLinksAnExistingFileIsLeftAlone() throws {
+    @Test(arguments: [nil, EINVAL])
+    func withoutHardLinksAnExistingFileIsLeftAlone(renameFailure: Int32?) throws {
         let folder = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: folder) }
         let location = try download(in: folder, "new body")
         let target = folder.appendingPathComponent("chosen.txt")
         try Data("the user's file".utf8).write(to: target)
         #expect(throws: (any Error).self) {
-            try DownloadPlacement.place(location, at: target, replacing: false, link: Self.failingLink(EPERM))
+            try DownloadPlacement.place(
+                location, at: target, replacing: false, link: Self.failingLink(EPERM),
+                renameNoReplace: renameFailure.map(Self.failingRename) ?? DownloadPlacement.systemRenameNoReplace)
         }
         #expect(try String(contentsOf: target, encoding: .utf8) == "the user's file")
         #expect(FileManager.default.fileExists(atPath: location.path))
@@ -68,6 +82,43 @@ struct CLIPlacementTests {
         }
         #expect(!FileManager.default.fileExists(atPath: target.path))
         #expect(FileManager.default.fileExists(atPath: location.path))
+    }
+
+    /// The system's renameat2 with `RENAME_NOREPLACE` (found at run time): a free name is taken, a taken one is
+    /// refused with `EEXIST`.
+    @Test func renameWithoutReplacingRefusesATakenName() throws {
+        let folder = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let source = try download(in: folder, "body")
+        let taken = folder.appendingPathComponent("taken")
+        try Data("kept".utf8).write(to: taken)
+        #expect(DownloadPlacement.systemRenameNoReplace(source.path, taken.path) == -1)
+        #expect(errno == EEXIST)
+        #expect(try String(contentsOf: taken, encoding: .utf8) == "kept")
+        let free = folder.appendingPathComponent("free")
+        #expect(DownloadPlacement.systemRenameNoReplace(source.path, free.path) == 0)
+        #expect(try String(contentsOf: free, encoding: .utf8) == "body")
+    }
+
+    /// An interruption that comes while the name is claimed (no hard links, no `RENAME_NOREPLACE`) removes the claim:
+    /// no empty file is left under the server's name, and nothing is placed after it.
+    @Test func anInterruptionDuringAClaimLeavesNoEmptyFile() throws {
+        let folder = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let location = try download(in: folder, "body")
+        let target = folder.appendingPathComponent("chosen.txt")
+        let cleanup = PlacementCleanup()
+        #expect(throws: (any Error).self) {
+            try DownloadPlacement.place(
+                location, at: target, replacing: false, cleanup: cleanup, link: Self.failingLink(EPERM),
+                renameNoReplace: { _, _ in
+                    cleanup.abandon()  // the signal arrives here
+                    errno = EINVAL
+                    return -1
+                })
+        }
+        #expect(!FileManager.default.fileExists(atPath: target.path))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["download.tmp"])
     }
 
     @Test func withHardLinksAnExistingFileIsLeftAloneAndANewOneIsPlaced() throws {
@@ -206,5 +257,46 @@ struct CLIOutputThroughProcTests {
         let folder = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: folder) }
         #expect(throws: (any Error).self) { try OutputSink(path: folder.path) }
+    }
+}
+
+/// What an interruption removes of a placement under way, and what it never touches.
+@Suite("courier: placement cleanup on interruption")
+struct CLIPlacementCleanupTests {
+    @Test func aTrackedFileIsRemovedAndLaterOnesAreRefused() throws {
+        let folder = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let claim = folder.appendingPathComponent("claim")
+        try Data().write(to: claim)
+        let cleanup = PlacementCleanup()
+        try cleanup.track(claim.path)
+        cleanup.abandon()
+        #expect(!FileManager.default.fileExists(atPath: claim.path))
+        let late = folder.appendingPathComponent("late")
+        try Data().write(to: late)
+        #expect(throws: (any Error).self) { try cleanup.track(late.path) }
+        #expect(!FileManager.default.fileExists(atPath: late.path))
+    }
+
+    /// A file renamed into place is the user's: a later interruption leaves it, and one that came first stops the
+    /// rename (the source stays where the run's folder removal finds it).
+    @Test func aRenamedFileIsNeverRemoved() throws {
+        let folder = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let copy = folder.appendingPathComponent(".chosen.courier-x")
+        let target = folder.appendingPathComponent("chosen")
+        try Data("complete".utf8).write(to: copy)
+        try Data().write(to: target)  // a claim
+        let cleanup = PlacementCleanup()
+        try cleanup.track(target.path)
+        try cleanup.track(copy.path)
+        #expect(cleanup.rename(copy.path, to: target.path) == nil)
+        cleanup.abandon()
+        #expect(try String(contentsOf: target, encoding: .utf8) == "complete")
+
+        let another = folder.appendingPathComponent("another")
+        try Data("x".utf8).write(to: another)
+        #expect(cleanup.rename(another.path, to: folder.appendingPathComponent("moved").path) == ECANCELED)
+        #expect(FileManager.default.fileExists(atPath: another.path))
     }
 }

@@ -1,0 +1,76 @@
+import Foundation
+import NIOConcurrencyHelpers
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// The files a download's placement makes outside the run's folder while it runs — the empty file that claims a
+/// server-chosen name on a file system without hard links, the copy made beside the destination across file
+/// systems — so that an interruption removes them instead of leaving an empty or partial file next to the user's.
+///
+/// A file is either still tracked (and removed by ``abandon()``) or renamed into place, never both: the final rename
+/// happens under the same lock as the removal, so an interruption can never remove a file that has just become the
+/// user's complete download.
+final class PlacementCleanup: Sendable {
+    private struct State {
+        var paths: Set<String> = []
+        var abandoned = false
+    }
+
+    private let state = NIOLockedValueBox(State())
+
+    init() {}
+
+    /// Starts tracking `path`, a file just created; throws (and removes it) when the run was already interrupted.
+    func track(_ path: String) throws {
+        let abandoned = state.withLockedValue { state in
+            if !state.abandoned { state.paths.insert(path) }
+            return state.abandoned
+        }
+        if abandoned {
+            unlink(path)
+            throw OutputSink.posixError(ECANCELED, path: path)
+        }
+    }
+
+    /// Stops tracking `paths` without touching them (they were removed or handed on).
+    func forget(_ paths: String...) {
+        state.withLockedValue { state in
+            for path in paths { state.paths.remove(path) }
+        }
+    }
+
+    /// Renames `source` to `target` unless the run was interrupted, and stops tracking both: the file is the user's
+    /// from then on. Returns `nil`, or the error: `ECANCELED` after an interruption, the rename's otherwise.
+    func rename(_ source: String, to target: String) -> Int32? {
+        state.withLockedValue { state in
+            // Held across the rename(2): an interruption waits for it rather than removing what it produced.
+            guard !state.abandoned else { return ECANCELED }
+            guard renameFile(source, target) == 0 else { return errno }
+            state.paths.remove(source)
+            state.paths.remove(target)
+            return nil
+        }
+    }
+
+    /// The process is being interrupted: removes every tracked file, and refuses any later ``track(_:)`` and
+    /// ``rename(_:to:)``.
+    func abandon() {
+        let paths = state.withLockedValue { state in
+            state.abandoned = true
+            defer { state.paths = [] }
+            return state.paths
+        }
+        for path in paths { unlink(path) }
+    }
+}
+
+/// rename(2), named apart from ``PlacementCleanup/rename(_:to:)``.
+private func renameFile(_ source: String, _ target: String) -> Int32 {
+    rename(source, target)
+}
