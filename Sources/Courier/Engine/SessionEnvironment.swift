@@ -24,6 +24,9 @@ final class SessionEnvironment: Sendable {
     let logger: Logger
     /// The session's tracer and metrics, when either is bootstrapped (`nil` costs nothing).
     let telemetry: SessionTelemetry?
+    /// The connection-level settings every request of the session starts from, made once and shared by the
+    /// session's transport requests (a request that changes one gets a copy).
+    let connectionOptions: TransportRequest.ConnectionOptions
 
     init(
         configuration: URLSessionConfiguration,
@@ -47,5 +50,9 @@ final class SessionEnvironment: Sendable {
         self.identityStorage = identityStorage
         self.logger = logger
         self.telemetry = telemetry
+        self.connectionOptions = TransportRequest.ConnectionOptions(
+            tls: tls, trustEvaluator: trustEvaluator, clientCertificateProvider: clientCertificateProvider,
+            maximumDecompressionRatio: stageSettings.maximumDecompressionRatio,
+            waitsForConnectivity: stageSettings.waitsForConnectivity)
     }
 }

@@ -74,12 +74,12 @@ extension TaskEngine {
         )
         if let fields {
             for field in fields { resumed.setValue(field.value, forHTTPHeaderField: field.name) }
-            resumeProgress.value = ResumeProgress(partial: data.partialDownload, partialFile: partial)
+            resumeProgress = ResumeProgress(partial: data.partialDownload, partialFile: partial)
         } else {
             // Nothing can be resumed safely: start over, and say so through didResumeAtOffset(0, …).
             try? FileManager.default.removeItem(at: partial)
             releaseUnopenedPartialFile()
-            resumeProgress.value = .fromZero
+            resumeProgress = .fromZero
         }
         return resumed
     }
@@ -87,7 +87,7 @@ extension TaskEngine {
     /// The request without range fields, when the response to a range request says the partial file cannot be
     /// continued and the whole resource must be asked for again; `nil` otherwise.
     func resumeRetry(for response: HTTPURLResponse) -> URLRequest? {
-        guard let resume = resumeProgress.value, let partial = resume.partial, partial.offset > 0,
+        guard let resume = resumeProgress, let partial = resume.partial, partial.offset > 0,
             let file = resume.partialFile
         else {
             return nil
@@ -98,7 +98,7 @@ extension TaskEngine {
         guard case .retryWithoutRange = decision else { return nil }
         Self.discardPartialFile(file)
         claimedPartialFile = nil
-        resumeProgress.value = .fromZero
+        resumeProgress = .fromZero
         var plain = currentRequest
         plain.setValue(nil, forHTTPHeaderField: "Range")
         plain.setValue(nil, forHTTPHeaderField: "If-Range")
@@ -108,11 +108,11 @@ extension TaskEngine {
     /// Opens the download file for the final response: a fresh file, or the partial one when the server sent
     /// the rest of a resumed download.
     func openDownload(for response: HTTPURLResponse, in download: DownloadSink) {
-        guard let resume = resumeProgress.value else {
+        guard let resume = resumeProgress else {
             download.open()
             return
         }
-        resumeProgress.value = nil
+        resumeProgress = nil
         // The partial file now belongs to the download file (append) or to its deletion (any other answer), which
         // release it.
         claimedPartialFile = nil
@@ -163,9 +163,11 @@ extension TaskEngine {
     /// can be resumed (asked for, or a transient failure), else deletes the file.
     func finishDownload(_ download: DownloadSink, after error: URLError, producingResumeData: Bool) {
         let wantsResumeData = producingResumeData || Self.resumableFailures.contains(error.code)
+        // The file is gone before the task completes: an app (or a command) that exits on completion leaves none.
         guard wantsResumeData, let response = lastResponse as? HTTPURLResponse else {
-            download.discard()
-            finishEmitting(TaskResult(error: error, file: nil, resumeData: nil))
+            download.discard { [self] in
+                later { engine in engine.finishEmitting(TaskResult(error: error, file: nil, resumeData: nil)) }
+            }
             return
         }
         let request = currentRequest
@@ -185,13 +187,15 @@ extension TaskEngine {
                 } else {
                     nil
                 }
-            if resumeData == nil { download.discard() }
             var userInfo = error.userInfo
             if let resumeData { userInfo[NSURLSessionDownloadTaskResumeData] = resumeData }
             let final = URLError(error.code, userInfo: userInfo)
-            later { engine in
-                engine.finishEmitting(TaskResult(error: final, file: nil, resumeData: resumeData))
+            let complete: @Sendable () -> Void = { [self] in
+                later { engine in
+                    engine.finishEmitting(TaskResult(error: final, file: nil, resumeData: resumeData))
+                }
             }
+            if resumeData == nil { download.discard(then: complete) } else { complete() }
         }
     }
 

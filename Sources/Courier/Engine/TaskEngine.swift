@@ -25,12 +25,13 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
     struct Spec: Sendable {
         enum Kind: Sendable {
             case data
-            case upload(UploadBody)
+            /// Indirect, as the cases below: every engine would otherwise carry room for the largest payload.
+            indirect case upload(UploadBody)
             /// Indirect: the resume state is large and rare, and every engine would otherwise carry its room.
             indirect case download(resume: DownloadResumeState?)
             /// A WebSocket task's opening handshake: the request asks to take its connection over, which the
             /// transport leaves in the upgrade's slot when the server switches protocols.
-            case webSocket(WebSocketUpgrade)
+            indirect case webSocket(WebSocketUpgrade)
         }
 
         var request: URLRequest
@@ -120,16 +121,8 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
     private var response: URLResponse?
     private var source: (any ResponseSource)?
     private var preparedSource: (any ResponseSource)?
-    private var redirectCount = 0
-    /// A `multipart/x-mixed-replace` body being delivered part by part (data tasks); a reference, as most tasks have
-    /// none.
-    private var multipart: MultipartReplaceDelivery?
-    /// The body ended while a part's response still waited for the app.
-    private var multipartEndPending = false
     /// The task's transactions, when its sink collects metrics (`nil`: nothing is recorded).
     private var transactions: [TransactionRecord]?
-    /// The task's HTTP authentication, from its first 401 or 407 on.
-    private var authentication: AuthenticationState?
     /// The task's HTTP caching, made at the first attempt when the session has a `urlCache` (not for downloads).
     private var cacheTransaction: CacheTransaction?
     private var madeCacheTransaction = false
@@ -139,11 +132,6 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
     /// For a data task whose request asks to upgrade: the slot a switched connection is left in, for
     /// `.becomeStream`.
     let dataUpgrade: ConnectionUpgrade?
-    /// The request a custom `URLProtocol` was redirected to, for this attempt's response side (rare and large: out
-    /// of line).
-    fileprivate var protocolRedirect = OutOfLine<URLRequest>()
-    /// Whether `taskIsWaitingForConnectivity` was reported (once per task).
-    fileprivate var reportedWaitingForConnectivity = false
     private var bodyState = TransportRequestBuilder.BodyState()
     /// The task's span and metrics, when the session's telemetry is active.
     private var telemetry: TaskTelemetry?
@@ -153,19 +141,13 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
     /// would ask. The engine's copy of the logger is its own, so its level cannot change underneath.
     private let logLevel: Logger.Level
     private var resourceClock: ResourceClock
-    /// The `earliestBeginDate` timer (out of line: few tasks have one).
-    private var beginTimer = OutOfLine<Scheduled<Void>>()
-    private var awaitingBegin = false
-    private var pendingDecision: CheckedContinuation<TaskDecisionAnswer?, Never>?
     private var completed = false
     var receivedBytes: Int64 = 0
     var expectedToReceive: Int64 = NSURLSessionTransferSizeUnknown
     /// Download tasks stream the body into a file.
     var download: DownloadSink?
-    /// A resumed download waiting for the response to its range request.
-    var resumeProgress = OutOfLine<ResumeProgress>()
-    /// A partial file this task claimed for resuming and has not opened yet (see `DownloadDirectory.claim`).
-    var claimedPartialFile: URL?
+    /// What few tasks need (redirects, authentication, decisions, delays, resumes), made at its first write.
+    var rareState: RareState?
 
     init(spec: Spec, environment: Environment, sink: any TaskEventSink) {
         if case .data = spec.kind, spec.request.value(forHTTPHeaderField: "Upgrade") != nil {
@@ -289,7 +271,7 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
         switch action {
         case .armBeginTimer:
             let delay = spec.earliestBeginDate?.timeIntervalSinceNow ?? 0
-            beginTimer.value = environment.timerLoop.scheduleTask(in: Self.timeAmount(delay)) { [self] in
+            beginTimer = environment.timerLoop.scheduleTask(in: Self.timeAmount(delay)) { [self] in
                 onExecutor { [self] in step { $0.beginTimerFired() } }
             }
         case .askToBegin:
@@ -390,13 +372,7 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
                     from: prepared,
                     upload: uploadBody,
                     settings: environment.stageSettings,
-                    tls: environment.identityStorage == nil
-                        ? environment.tls
-                        : ClientCertificateCredentials.settings(
-                            environment.tls, for: prepared.url ?? URL(fileURLWithPath: "/"),
-                            storage: environment.identityStorage),
-                    trustEvaluator: environment.trustEvaluator,
-                    clientCertificateProvider: environment.clientCertificateProvider,
+                    options: connectionOptions(for: prepared),
                     takesConnectionOver: isWebSocket || upgradesData,
                     body: bodyState,
                     bodyStreams: environment.host
@@ -424,6 +400,18 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
             }
             step { $0.prepared(attempt: attempt) }
         }
+    }
+
+    /// The session's shared connection options, or a copy with the client identity the credential storage holds
+    /// for the request's protection space.
+    private func connectionOptions(for request: URLRequest) -> TransportRequest.ConnectionOptions {
+        var options = environment.session.connectionOptions
+        guard environment.identityStorage != nil else { return options }
+        let tls = ClientCertificateCredentials.settings(
+            environment.tls, for: request.url ?? URL(fileURLWithPath: "/"), storage: environment.identityStorage)
+        // Most requests find no identity: they keep sharing the session's options instead of copying them.
+        if tls != options.tls { options.tls = tls }
+        return options
     }
 
     private var uploadBody: UploadBody? {
@@ -495,7 +483,7 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
     }
 
     private func followUp(_ next: URLRequest, dropsBody: Bool, attempt: Int, isRedirect: Bool = true) {
-        protocolRedirect.value = nil
+        protocolRedirect = nil
         if isRedirect { redirectCount += 1 }
         telemetry?.followedUp(to: next.url, isRedirect: isRedirect)
         if dropsBody { bodyState.dropped = true }
@@ -506,7 +494,7 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
     }
 
     private func accept(_ accepted: URLResponse, attempt: Int) {
-        protocolRedirect.value = nil
+        protocolRedirect = nil
         if download != nil, let http = accepted as? HTTPURLResponse, let retry = resumeRetry(for: http) {
             // The server cannot continue the partial file: ask again for the whole resource.
             followUp(retry, dropsBody: false, attempt: attempt)
@@ -593,7 +581,6 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
     }
 
     /// The finished download's file.
-    private var downloadedFile: URL?
 
     // MARK: - multipart/x-mixed-replace
 
@@ -670,8 +657,8 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
     // MARK: - Ending
 
     private func complete(_ outcome: TransferMachine<ByteBuffer>.Outcome) {
-        beginTimer.value?.cancel()
-        beginTimer.value = nil
+        beginTimer?.cancel()
+        beginTimer = nil
         resourceClock.stop()
         // The source's exchange holds the consumer, which holds this engine: let go of both, or each task would
         // leak its whole attempt.
@@ -772,7 +759,7 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
             authenticatedSpaces: environment.authenticatedSpaces,
             uploadBody: uploadBody,
             cache: currentCacheTransaction(),
-            protocolRedirect: protocolRedirect.value
+            protocolRedirect: protocolRedirect
         )
     }
 
@@ -910,7 +897,7 @@ private struct AttemptConsumer: ResponseSourceConsumer {
     }
 
     func sourceDidRedirect(to request: URLRequest, response: URLResponse) {
-        engine.sourceEvent(attempt: attempt) { engine in engine.protocolRedirect.value = request }
+        engine.sourceEvent(attempt: attempt) { engine in engine.protocolRedirect = request }
         engine.submit(.head(response, attempt: attempt))
     }
 

@@ -18,9 +18,7 @@ enum TransportRequestBuilder {
         from request: URLRequest,
         upload: UploadBody?,
         settings: StageSettings,
-        tls: TLSSettings,
-        trustEvaluator: (any ServerTrustEvaluator)? = nil,
-        clientCertificateProvider: (any ClientCertificateProvider)? = nil,
+        options: TransportRequest.ConnectionOptions,
         takesConnectionOver: Bool = false,
         body bodyState: BodyState = BodyState(),
         bodyStreams: any TaskHost
@@ -30,15 +28,15 @@ enum TransportRequestBuilder {
         guard Token.isToken(method) else {
             throw .badURL("the method \(method) is not a valid HTTP method")
         }
-        var headers: [(String, String)] = []
-        headers.reserveCapacity(request.headerFields.count + 1)
-        for field in request.headerFields {
+        // The request's own array of fields is handed on as it is (no copy per request) unless a value changes.
+        var headers = request.headerFields.pairs
+        for (index, field) in headers.enumerated() {
             // A line break or NUL in a field would let the value smuggle in fields or a second request; a line fold
             // that setValue accepted is unfolded, since a sender must not generate one (RFC 9112 §5.2).
-            guard Token.isToken(field.name), let value = FieldValue.unfolded(field.value) else {
-                throw .badURL("the header field \(field.name) is not a valid name or contains a line break or NUL")
+            guard Token.isToken(field.0), let value = FieldValue.unfolded(field.1) else {
+                throw .badURL("the header field \(field.0) is not a valid name or contains a line break or NUL")
             }
-            headers.append((field.name, value))
+            if value != field.1 { headers[index].1 = value }
         }
         let body =
             bodyState.dropped
@@ -51,12 +49,8 @@ enum TransportRequestBuilder {
             headers: headers,
             body: body,
             idleTimeout: TaskEngine.timeAmount(timeout),
-            tls: tls,
-            trustEvaluator: trustEvaluator
+            options: options
         )
-        transportRequest.clientCertificateProvider = clientCertificateProvider
-        transportRequest.maximumDecompressionRatio = settings.maximumDecompressionRatio
-        transportRequest.waitsForConnectivity = settings.waitsForConnectivity
         if let proxy = settings.proxyRules.proxy(for: url) {
             try route(&transportRequest, through: proxy, tunnel: takesConnectionOver)
         }

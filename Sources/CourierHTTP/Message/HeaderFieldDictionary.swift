@@ -8,12 +8,9 @@ public struct HeaderFieldDictionary: Hashable, Sendable, Sequence, ExpressibleBy
     /// One header field as stored: the name in its first-inserted casing, and the value.
     public typealias Element = (name: String, value: String)
 
-    fileprivate struct Field: Hashable, Sendable {
-        var name: String
-        var value: String
-    }
-
-    private var fields: [Field] = []
+    /// Name and value, in order. Unlabelled pairs, the transport's own form of header fields: ``pairs`` hands the
+    /// array over without copying it.
+    private var fields: [(String, String)] = []
 
     /// Creates an empty header field dictionary.
     public init() {}
@@ -59,20 +56,23 @@ public struct HeaderFieldDictionary: Hashable, Sendable, Sequence, ExpressibleBy
     }
 
     /// The number of header fields.
+    /// The fields in order, as the transport takes them (the same storage: no copy is made).
+    public var pairs: [(String, String)] { fields }
+
     public var count: Int { fields.count }
 
     /// Whether the dictionary contains no header field.
     public var isEmpty: Bool { fields.isEmpty }
 
     /// The header field names in insertion order, in their first-inserted casing.
-    public var names: [String] { fields.map(\.name) }
+    public var names: [String] { fields.map(\.0) }
 
     /// The header fields as a Swift dictionary keyed by name in its first-inserted casing.
     public var dictionary: [String: String] {
         var result: [String: String] = [:]
         result.reserveCapacity(fields.count)
-        for field in fields {
-            result[field.name] = field.value
+        for (name, value) in fields {
+            result[name] = value
         }
         return result
     }
@@ -85,17 +85,17 @@ public struct HeaderFieldDictionary: Hashable, Sendable, Sequence, ExpressibleBy
     /// - Parameter name: The header field name.
     public subscript(name: String) -> String? {
         get {
-            index(of: name).map { fields[$0].value }
+            index(of: name).map { fields[$0].1 }
         }
         set {
             let existing = index(of: name)
             switch (existing, newValue) {
             case (let index?, let value?):
-                fields[index].value = value
+                fields[index].1 = value
             case (let index?, nil):
                 fields.remove(at: index)
             case (nil, let value?):
-                fields.append(Field(name: name, value: value))
+                fields.append((name, value))
             case (nil, nil):
                 break
             }
@@ -112,9 +112,9 @@ public struct HeaderFieldDictionary: Hashable, Sendable, Sequence, ExpressibleBy
     ///   - name: The header field name, compared case-insensitively.
     public mutating func add(_ value: String, for name: String) {
         if let index = index(of: name) {
-            fields[index].value += ", " + value
+            fields[index].1 += ", " + value
         } else {
-            fields.append(Field(name: name, value: value))
+            fields.append((name, value))
         }
     }
 
@@ -130,7 +130,7 @@ public struct HeaderFieldDictionary: Hashable, Sendable, Sequence, ExpressibleBy
     @discardableResult
     public mutating func removeValue(for name: String) -> String? {
         guard let index = index(of: name) else { return nil }
-        return fields.remove(at: index).value
+        return fields.remove(at: index).1
     }
 
     /// Whether a header field with the given name is present.
@@ -147,18 +147,18 @@ public struct HeaderFieldDictionary: Hashable, Sendable, Sequence, ExpressibleBy
 
     /// An iterator over the fields of a ``HeaderFieldDictionary`` in insertion order.
     public struct Iterator: IteratorProtocol {
-        fileprivate var base: IndexingIterator<[Field]>
+        fileprivate var base: IndexingIterator<[(String, String)]>
 
         /// Returns the next header field, or `nil` at the end.
         public mutating func next() -> (name: String, value: String)? {
-            base.next().map { (name: $0.name, value: $0.value) }
+            base.next().map { (name: $0.0, value: $0.1) }
         }
     }
 
     /// Whether two dictionaries hold the same values for the same names, ignoring order and name casing.
     public static func == (lhs: HeaderFieldDictionary, rhs: HeaderFieldDictionary) -> Bool {
         guard lhs.fields.count == rhs.fields.count else { return false }
-        for field in lhs.fields where rhs[field.name] != field.value {
+        for (name, value) in lhs.fields where rhs[name] != value {
             return false
         }
         return true
@@ -166,7 +166,7 @@ public struct HeaderFieldDictionary: Hashable, Sendable, Sequence, ExpressibleBy
 
     /// Hashes the fields, ignoring order and name casing, consistently with `==`.
     public func hash(into hasher: inout Hasher) {
-        let canonical = fields.map { (HeaderName.canonical($0.name), $0.value) }.sorted { $0.0 < $1.0 }
+        let canonical = fields.map { (HeaderName.canonical($0.0), $0.1) }.sorted { $0.0 < $1.0 }
         hasher.combine(canonical.count)
         for (name, value) in canonical {
             hasher.combine(name)
@@ -175,6 +175,6 @@ public struct HeaderFieldDictionary: Hashable, Sendable, Sequence, ExpressibleBy
     }
 
     private func index(of name: String) -> Int? {
-        fields.firstIndex { HeaderName.equal($0.name, name) }
+        fields.firstIndex { HeaderName.equal($0.0, name) }
     }
 }

@@ -2,6 +2,7 @@ import CourierHTTP
 import CourierMockServer
 import CourierTestSupport
 import Foundation
+import NIOConcurrencyHelpers
 import Testing
 
 @testable import Courier
@@ -369,5 +370,63 @@ private final class CompletionDelegate: NSObject, URLSessionTaskDelegate, @unche
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         onComplete()
+    }
+}
+
+/// A discarded download's file is gone before the task is told it may complete: an app or a command that exits
+/// on the completion leaves no file behind. (The engine completed a failed download without waiting for the
+/// removal, and `courier get -C -` once left a `CFNetworkDownload_*.tmp` in its folder that way.)
+@Suite("Download discard completes after the file is gone")
+struct DownloadDiscardOrderTests {
+    @Test func theCompletionWaitsForTheRemoval() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let fileQueue = DispatchQueue(label: "test.download.files")
+        let sink = DownloadSink(
+            directory: directory, fileQueueTarget: fileQueue, onBackpressure: {}, onWrite: { _, _ in },
+            onFailure: { _ in })
+        sink.open()
+        sink.append(Data("partial body".utf8))
+        let written = await withCheckedContinuation { continuation in
+            fileQueue.async { continuation.resume(returning: filesIn(directory).count) }
+        }
+        #expect(written == 1)
+        // The file's queue is held: the removal cannot run, so neither may the completion.
+        fileQueue.suspend()
+        let completed = NIOLockedValueBox(false)
+        let done = DispatchSemaphore(value: 0)
+        sink.discard {
+            completed.withLockedValue { $0 = true }
+            done.signal()
+        }
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(!completed.withLockedValue { $0 })
+        #expect(filesIn(directory).count == 1)
+        fileQueue.resume()
+        #expect(done.wait(timeout: .now() + 10) == .success)
+        #expect(filesIn(directory).isEmpty)
+    }
+}
+
+extension DownloadDiscardOrderTests {
+    /// End to end: a download that breaks off with no way to resume (no validator) has no file left in the folder
+    /// when its failure is delivered.
+    @Test func aFailedDownloadHasNoFileLeftAtItsCompletion() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try await withServer { server in
+            var broken = MockResponse(body: .pattern(length: 300_000))
+            broken.closeAfterBodyBytes = 100_000
+            server.route("/b", response: broken)
+            let session = makeSession { $0.courierDownloadDirectory = directory }
+            for _ in 0..<5 {
+                let leftAtCompletion: [String] = await withCheckedContinuation { continuation in
+                    session.downloadTask(with: server.url("/b")) { _, _, _ in
+                        continuation.resume(returning: filesIn(directory))
+                    }.resume()
+                }
+                #expect(leftAtCompletion.isEmpty)
+            }
+        }
     }
 }

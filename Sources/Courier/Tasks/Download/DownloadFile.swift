@@ -20,7 +20,7 @@ final class DownloadFile: @unchecked Sendable {
 
     /// The file's location.
     let url: URL
-    private let queue = DispatchQueue(label: "courier.download.file")
+    private let queue: DispatchQueue
     // Touched only on `queue`.
     private var handle: FileHandle?
     private var failure: TransferError?
@@ -29,8 +29,12 @@ final class DownloadFile: @unchecked Sendable {
 
     /// A new, empty file named `name` in `directory` (created on the queue; failures reach the next operation).
     /// The folder is created or checked to be private first (see ``DownloadDirectory``).
-    init(directory: URL, name: String = DownloadFile.makeName()) {
+    ///
+    /// `target` is the queue the file's own serial queue runs on (a global queue by default; tests pass one they can
+    /// suspend).
+    init(directory: URL, name: String = DownloadFile.makeName(), target: DispatchQueue? = nil) {
         self.url = directory.appendingPathComponent(name, isDirectory: false)
+        self.queue = DispatchQueue(label: "courier.download.file", target: target)
         let url = self.url
         queue.async { [self] in
             do throws(TransferError) {
@@ -47,6 +51,7 @@ final class DownloadFile: @unchecked Sendable {
     /// file that is not regular, or one owned by another user is refused.
     init(existing url: URL, keepingFirst length: Int64) {
         self.url = url
+        self.queue = DispatchQueue(label: "courier.download.file")
         queue.async { [self] in
             do {
                 let handle = try DownloadDirectory.openPartialFile(at: url)
@@ -76,6 +81,7 @@ final class DownloadFile: @unchecked Sendable {
     /// hand in devices such as `/dev/full`, which the engine would refuse as a partial file).
     init(url: URL, handle: FileHandle) {
         self.url = url
+        self.queue = DispatchQueue(label: "courier.download.file")
         queue.async { [self] in
             self.handle = handle
         }

@@ -29,13 +29,18 @@ final class DownloadSink: Sendable {
     /// Writing failed; the task must end with this error.
     let onFailure: @Sendable (TransferError) -> Void
 
+    /// The queue a new file's operations run on (see ``DownloadFile/init(directory:name:target:)``).
+    private let fileQueueTarget: DispatchQueue?
+
     init(
         directory: URL,
+        fileQueueTarget: DispatchQueue? = nil,
         onBackpressure: @escaping @Sendable () -> Void,
         onWrite: @escaping @Sendable (Int64, Int64) -> Void,
         onFailure: @escaping @Sendable (TransferError) -> Void
     ) {
         self.directory = directory
+        self.fileQueueTarget = fileQueueTarget
         self.onBackpressure = onBackpressure
         self.onWrite = onWrite
         self.onFailure = onFailure
@@ -47,13 +52,14 @@ final class DownloadSink: Sendable {
     /// Starts writing a new file, or continues `existing` (resume) after `offset` bytes.
     func open(existing: URL? = nil, offset: Int64 = 0) {
         let directory = self.directory
+        let target = fileQueueTarget
         let opened: DownloadFile? = state.withLockedValue { state in
             guard !state.ended else { return nil }
             let file =
                 if let existing {
                     DownloadFile(existing: existing, keepingFirst: offset)
                 } else {
-                    DownloadFile(directory: directory)
+                    DownloadFile(directory: directory, target: target)
                 }
             state.file = file
             state.written = offset
@@ -127,9 +133,14 @@ final class DownloadSink: Sendable {
         }
     }
 
-    /// Deletes the file: no partial file is left where a complete one was promised.
-    func discard() {
-        end()?.remove()
+    /// Deletes the file: no partial file is left where a complete one was promised. `completion` runs once the file
+    /// is gone (on the file's queue).
+    func discard(then completion: (@Sendable () -> Void)? = nil) {
+        guard let file = end() else {
+            completion?()
+            return
+        }
+        file.remove(completion)
     }
 
     /// Marks the download ended and returns its file, if one was opened.
