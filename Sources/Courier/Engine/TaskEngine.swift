@@ -34,7 +34,9 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
             indirect case webSocket(WebSocketUpgrade)
         }
 
-        var request: URLRequest
+        /// The request the task starts with; shared with the task object, which keeps it as its original request.
+        var request: URLRequest { sharedRequest.request }
+        private let sharedRequest: SharedRequest
         /// The task's identifier, for logs.
         var taskIdentifier: Int
         var kind: Kind
@@ -48,7 +50,17 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
             request: URLRequest, taskIdentifier: Int, kind: Kind, earliestBeginDate: Date?, failure: TransferError?,
             asksForRedirects: Bool, asksForResponses: Bool
         ) {
-            self.request = request
+            self.init(
+                sharedRequest: SharedRequest(request), taskIdentifier: taskIdentifier, kind: kind,
+                earliestBeginDate: earliestBeginDate, failure: failure, asksForRedirects: asksForRedirects,
+                asksForResponses: asksForResponses)
+        }
+
+        init(
+            sharedRequest: SharedRequest, taskIdentifier: Int, kind: Kind, earliestBeginDate: Date?,
+            failure: TransferError?, asksForRedirects: Bool, asksForResponses: Bool
+        ) {
+            self.sharedRequest = sharedRequest
             self.taskIdentifier = taskIdentifier
             self.kind = kind
             self.earliestBeginDate = earliestBeginDate

@@ -27,10 +27,18 @@ extension URLSessionTask {
         } else {
             isDelegateDataTask = false
         }
-        var request = currentRequest(in: state) ?? URLRequest(url: URL(fileURLWithPath: "/"))
-        if case .webSocket = kind { request = URLSessionWebSocketTask.handshakeRequest(for: request) }
+        // The engine shares the task's box of the original request unless it starts from another one.
+        let request: SharedRequest
+        if case .webSocket = kind {
+            let current = currentRequest(in: state) ?? URLRequest(url: URL(fileURLWithPath: "/"))
+            request = SharedRequest(URLSessionWebSocketTask.handshakeRequest(for: current))
+        } else if let replaced = state.replacedRequest.value {
+            request = SharedRequest(replaced)
+        } else {
+            request = originalRequestBox ?? SharedRequest(URLRequest(url: URL(fileURLWithPath: "/")))
+        }
         let spec = TaskEngine.Spec(
-            request: request,
+            sharedRequest: request,
             taskIdentifier: taskIdentifier,
             kind: kind,
             earliestBeginDate: state.earliestBeginDate,

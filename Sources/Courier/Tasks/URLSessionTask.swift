@@ -40,21 +40,73 @@ open class URLSessionTask: NSObject, NSCopying, ProgressReporting, @unchecked Se
         var countOfBytesReceived: Int64 = 0
         var countOfBytesExpectedToSend: Int64 = 0
         var countOfBytesExpectedToReceive: Int64 = 0
-        var countOfBytesClientExpectsToSend: Int64 = NSURLSessionTransferSizeUnknown
-        var countOfBytesClientExpectsToReceive: Int64 = NSURLSessionTransferSizeUnknown
-        var taskDescription: String?
-        var priority: Float = URLSessionTask.defaultPriority
-        var earliestBeginDate: Date?
         var delegate: (any URLSessionTaskDelegate)?
-        var prefersIncrementalDelivery = true
         /// The engine running the task, from the first `resume()` until it completes.
         var engine: TaskEngine?
         /// The adapter the engine reports to (kept with the engine: the download task a data task became shares it).
         var adapter: TaskEventAdapter?
         var progressUnits: (total: Int64, completed: Int64) = (-1, 0)
-        /// The `Progress` object, made when first asked for (its setters may call observers: they are called after
-        /// the lock is released).
-        var progress: Progress?
+        /// What the app rarely sets, out of line: a queued task carries a reference instead of room for all of it.
+        private var settings = OutOfLine<RareSettings>()
+
+        struct RareSettings: Sendable {
+            var countOfBytesClientExpectsToSend: Int64 = NSURLSessionTransferSizeUnknown
+            var countOfBytesClientExpectsToReceive: Int64 = NSURLSessionTransferSizeUnknown
+            var taskDescription: String?
+            var priority: Float = URLSessionTask.defaultPriority
+            var earliestBeginDate: Date?
+            var prefersIncrementalDelivery = true
+            /// The `Progress` object, made when first asked for (its setters may call observers: they are called
+            /// after the lock is released).
+            var progress: Progress?
+        }
+
+        private var rare: RareSettings { settings.value ?? RareSettings() }
+
+        /// Changes the rare settings; a value equal to the default is not given a box of its own.
+        private mutating func setRare(isDefault: Bool, _ change: (inout RareSettings) -> Void) {
+            if isDefault, settings.value == nil { return }
+            var changed = rare
+            change(&changed)
+            settings.value = changed
+        }
+
+        var countOfBytesClientExpectsToSend: Int64 {
+            get { rare.countOfBytesClientExpectsToSend }
+            set {
+                setRare(isDefault: newValue == NSURLSessionTransferSizeUnknown) {
+                    $0.countOfBytesClientExpectsToSend = newValue
+                }
+            }
+        }
+        var countOfBytesClientExpectsToReceive: Int64 {
+            get { rare.countOfBytesClientExpectsToReceive }
+            set {
+                setRare(isDefault: newValue == NSURLSessionTransferSizeUnknown) {
+                    $0.countOfBytesClientExpectsToReceive = newValue
+                }
+            }
+        }
+        var taskDescription: String? {
+            get { rare.taskDescription }
+            set { setRare(isDefault: newValue == nil) { $0.taskDescription = newValue } }
+        }
+        var priority: Float {
+            get { rare.priority }
+            set { setRare(isDefault: newValue == URLSessionTask.defaultPriority) { $0.priority = newValue } }
+        }
+        var earliestBeginDate: Date? {
+            get { rare.earliestBeginDate }
+            set { setRare(isDefault: newValue == nil) { $0.earliestBeginDate = newValue } }
+        }
+        var prefersIncrementalDelivery: Bool {
+            get { rare.prefersIncrementalDelivery }
+            set { setRare(isDefault: newValue) { $0.prefersIncrementalDelivery = newValue } }
+        }
+        var progress: Progress? {
+            get { settings.value?.progress }
+            set { setRare(isDefault: newValue == nil) { $0.progress = newValue } }
+        }
     }
 
     let mutable: Mutex<MutableState>
@@ -64,7 +116,9 @@ open class URLSessionTask: NSObject, NSCopying, ProgressReporting, @unchecked Se
     let completionMode: TaskCompletionMode
 
     private let storedIdentifier: Int
-    let storedOriginalRequest: URLRequest?
+    /// The original request, in a box the task's engine shares (a queued task then carries one copy of it, not two).
+    let originalRequestBox: SharedRequest?
+    var storedOriginalRequest: URLRequest? { originalRequestBox?.request }
 
     /// An identifier unique among the tasks of the session.
     open var taskIdentifier: Int { storedIdentifier }
@@ -110,7 +164,7 @@ open class URLSessionTask: NSObject, NSCopying, ProgressReporting, @unchecked Se
         self.creationContext = session.telemetry.tracer == nil ? nil : ServiceContext.current
         self.session = session
         self.storedIdentifier = identifier
-        self.storedOriginalRequest = request
+        self.originalRequestBox = SharedRequest(request)
         self.completionMode = completionMode
         self.mutable = Mutex(MutableState())
         self.isDetached = false
@@ -126,7 +180,7 @@ open class URLSessionTask: NSObject, NSCopying, ProgressReporting, @unchecked Se
         self.creationContext = nil
         self.session = URLSession.shared
         self.storedIdentifier = 0
-        self.storedOriginalRequest = nil
+        self.originalRequestBox = nil
         self.completionMode = .delegate
         self.isDetached = true
         self.mutable = Mutex(MutableState())

@@ -3,8 +3,9 @@ import CourierHTTP
 /// What the task engine needs from a network: run one request and stream its response to a consumer.
 ///
 /// ``HTTPTransport`` is the real one (a connection pool over SwiftNIO); engine tests use a fake that scripts
-/// responses without sockets. One transport serves one session.
-public protocol Transport: Sendable {
+/// responses without sockets. One transport serves one session. A class: every request's source holds its session's
+/// transport, and a class reference is a third of an existential's inline buffer.
+public protocol Transport: AnyObject, Sendable {
     /// Starts `request`; its events go to `consumer` (see ``TransportResponseConsumer`` for their order). The
     /// handle cancels, pauses, resumes or drains it.
     func execute(_ request: TransportRequest, consumer: any TransportResponseConsumer) -> any ExchangeHandle

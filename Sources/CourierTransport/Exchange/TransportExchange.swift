@@ -33,7 +33,8 @@ public final class TransportExchange: ExchangeHandle, Sendable {
     /// the next connection attempt when there was no network.
     private enum WaitTimer {
         case queued(DeadlineScheduler.Token)
-        case backOff(Scheduled<Void>)
+        /// Indirect: rare (no network), and every queued exchange would otherwise carry its room.
+        indirect case backOff(Scheduled<Void>)
 
         func cancel(_ deadlines: DeadlineScheduler) {
             switch self {
@@ -49,13 +50,23 @@ public final class TransportExchange: ExchangeHandle, Sendable {
         var retries = 0
         var waitTimer: WaitTimer?
         /// Set by `cancel()` in any phase, so that a cancel racing with a lease or a retry always wins.
-        var cancellation: TransferError?
+        var cancellation: TransferError? {
+            get { cancellationBox?.error }
+            set { cancellationBox = newValue.map(CancellationBox.init) }
+        }
+        /// Out of line: an error takes 40 bytes, and a queued exchange seldom has one.
+        private var cancellationBox: CancellationBox?
         /// Set by `drain`: the consumer hears nothing more, and this runs when the connection is free or closed.
         var drainCompletion: (@Sendable () -> Void)?
         /// Connection attempts that failed for lack of connectivity.
         var connectivityFailures = 0
         /// See ``timeline``.
         var timeline: TimelineBox?
+    }
+
+    private final class CancellationBox: Sendable {
+        let error: TransferError
+        init(_ error: TransferError) { self.error = error }
     }
 
     private let state = Mutex(State())
