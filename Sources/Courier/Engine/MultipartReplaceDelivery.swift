@@ -28,15 +28,21 @@ final class MultipartReplaceDelivery {
     /// Whether a part's response waits for the app (the source stays paused meanwhile).
     var isDeciding: Bool { decidingAbout != nil }
 
-    /// Delivery for `response` when it is `multipart/x-mixed-replace` with a boundary; else `nil`.
-    init?(_ response: URLResponse, asksForResponses: Bool) {
+    /// Delivery for `response` when it is `multipart/x-mixed-replace` with a boundary; else `nil`. A factory rather
+    /// than a failable initializer: a class's failable initializer allocates the object before it can fail, and
+    /// every response is asked.
+    static func make(for response: URLResponse, asksForResponses: Bool) -> MultipartReplaceDelivery? {
         guard let http = response as? HTTPURLResponse,
             let contentType = http.value(forHTTPHeaderField: "Content-Type"),
             Self.mayBeMultipart(contentType),
             let parser = MultipartReplaceParser(contentType: contentType)
         else { return nil }
+        return MultipartReplaceDelivery(parser: parser, outer: http, asksForResponses: asksForResponses)
+    }
+
+    private init(parser: MultipartReplaceParser, outer: HTTPURLResponse, asksForResponses: Bool) {
         self.parser = parser
-        self.outer = http
+        self.outer = outer
         self.asksForResponses = asksForResponses
     }
 

@@ -39,58 +39,90 @@ extension TaskEngine {
         return made
     }
 
-    /// Writes `value` at `path` of the rare state, without making the state for a value equal to the default.
-    private func setRare<Value>(_ path: ReferenceWritableKeyPath<RareState, Value>, _ value: Value, isDefault: Bool) {
-        if isDefault, rareState == nil { return }
-        writableRareState[keyPath: path] = value
-    }
-
+    // Each setter leaves the state unmade for a default value (most writes on the hot path clear what was never
+    // set), and writes the property directly: no key path, which would cost a runtime lookup on every request.
     var redirectCount: Int {
         get { rareState?.redirectCount ?? 0 }
-        set { setRare(\.redirectCount, newValue, isDefault: newValue == 0) }
+        set {
+            if newValue == 0, rareState == nil { return }
+            writableRareState.redirectCount = newValue
+        }
     }
     var multipart: MultipartReplaceDelivery? {
         get { rareState?.multipart }
-        set { setRare(\.multipart, newValue, isDefault: newValue == nil) }
+        set {
+            if newValue == nil, rareState == nil { return }
+            writableRareState.multipart = newValue
+        }
     }
     var multipartEndPending: Bool {
         get { rareState?.multipartEndPending ?? false }
-        set { setRare(\.multipartEndPending, newValue, isDefault: !newValue) }
+        set {
+            if !newValue, rareState == nil { return }
+            writableRareState.multipartEndPending = newValue
+        }
     }
     var authentication: AuthenticationState? {
         get { rareState?.authentication }
-        set { setRare(\.authentication, newValue, isDefault: newValue == nil) }
+        set {
+            if newValue == nil, rareState == nil { return }
+            writableRareState.authentication = newValue
+        }
     }
     var protocolRedirect: URLRequest? {
         get { rareState?.protocolRedirect }
-        set { setRare(\.protocolRedirect, newValue, isDefault: newValue == nil) }
+        set {
+            if newValue == nil, rareState == nil { return }
+            writableRareState.protocolRedirect = newValue
+        }
     }
     var reportedWaitingForConnectivity: Bool {
         get { rareState?.reportedWaitingForConnectivity ?? false }
-        set { setRare(\.reportedWaitingForConnectivity, newValue, isDefault: !newValue) }
+        set {
+            if !newValue, rareState == nil { return }
+            writableRareState.reportedWaitingForConnectivity = newValue
+        }
     }
     var beginTimer: Scheduled<Void>? {
         get { rareState?.beginTimer }
-        set { setRare(\.beginTimer, newValue, isDefault: newValue == nil) }
+        set {
+            if newValue == nil, rareState == nil { return }
+            writableRareState.beginTimer = newValue
+        }
     }
     var awaitingBegin: Bool {
         get { rareState?.awaitingBegin ?? false }
-        set { setRare(\.awaitingBegin, newValue, isDefault: !newValue) }
+        set {
+            if !newValue, rareState == nil { return }
+            writableRareState.awaitingBegin = newValue
+        }
     }
     var pendingDecision: CheckedContinuation<TaskDecisionAnswer?, Never>? {
         get { rareState?.pendingDecision }
-        set { setRare(\.pendingDecision, newValue, isDefault: newValue == nil) }
+        set {
+            if newValue == nil, rareState == nil { return }
+            writableRareState.pendingDecision = newValue
+        }
     }
     var resumeProgress: ResumeProgress? {
         get { rareState?.resumeProgress }
-        set { setRare(\.resumeProgress, newValue, isDefault: newValue == nil) }
+        set {
+            if newValue == nil, rareState == nil { return }
+            writableRareState.resumeProgress = newValue
+        }
     }
     var claimedPartialFile: URL? {
         get { rareState?.claimedPartialFile }
-        set { setRare(\.claimedPartialFile, newValue, isDefault: newValue == nil) }
+        set {
+            if newValue == nil, rareState == nil { return }
+            writableRareState.claimedPartialFile = newValue
+        }
     }
     var downloadedFile: URL? {
         get { rareState?.downloadedFile }
-        set { setRare(\.downloadedFile, newValue, isDefault: newValue == nil) }
+        set {
+            if newValue == nil, rareState == nil { return }
+            writableRareState.downloadedFile = newValue
+        }
     }
 }

@@ -521,7 +521,7 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
         expectedToReceive = response.expectedContentLength
         emit(.response(response))
         if download == nil {
-            multipart = MultipartReplaceDelivery(response, asksForResponses: spec.asksForResponses)
+            multipart = MultipartReplaceDelivery.make(for: response, asksForResponses: spec.asksForResponses)
             // A stream of replacing parts is not a document to cache.
             if multipart != nil { cacheRecording = nil }
         }
