@@ -20,6 +20,9 @@ final class PlacementCleanup: Sendable {
     private struct State {
         var paths: Set<String> = []
         var abandoned = false
+        /// What ``abandon()`` removed: a rename from or onto one of these must not happen any more (a claim removed
+        /// from under a name leaves the name free for someone else's file).
+        var removed: Set<String> = []
     }
 
     private let state = NIOLockedValueBox(State())
@@ -45,12 +48,14 @@ final class PlacementCleanup: Sendable {
         }
     }
 
-    /// Renames `source` to `target` unless the run was interrupted, and stops tracking both: the file is the user's
-    /// from then on. Returns `nil`, or the error: `ECANCELED` after an interruption, the rename's otherwise.
+    /// Renames `source` to `target`, and stops tracking both: the file is the user's from then on. Returns `nil`, or
+    /// the error: `ECANCELED` when an interruption removed either (a claim or a copy), the rename's otherwise. A
+    /// complete download renamed straight into place after an interruption is still placed: there is nothing of it
+    /// to clean up, and refusing would only lose it.
     func rename(_ source: String, to target: String) -> Int32? {
         state.withLockedValue { state in
             // Held across the rename(2): an interruption waits for it rather than removing what it produced.
-            guard !state.abandoned else { return ECANCELED }
+            guard !state.removed.contains(source), !state.removed.contains(target) else { return ECANCELED }
             guard renameFile(source, target) == 0 else { return errno }
             state.paths.remove(source)
             state.paths.remove(target)
@@ -58,15 +63,16 @@ final class PlacementCleanup: Sendable {
         }
     }
 
-    /// The process is being interrupted: removes every tracked file, and refuses any later ``track(_:)`` and
-    /// ``rename(_:to:)``.
+    /// The process is being interrupted: removes every tracked file, refuses any later ``track(_:)``, and any
+    /// ``rename(_:to:)`` from or onto a removed file.
     func abandon() {
-        let paths = state.withLockedValue { state in
+        state.withLockedValue { state in
             state.abandoned = true
-            defer { state.paths = [] }
-            return state.paths
+            // Unlinked under the lock, so that a rename cannot slip in between the removal and its record.
+            for path in state.paths { unlink(path) }
+            state.removed.formUnion(state.paths)
+            state.paths = []
         }
-        for path in paths { unlink(path) }
     }
 }
 

@@ -178,6 +178,21 @@ struct CLIReplaceableDestinationTests {
 /// still removes its own file in it.
 @Suite("courier: removing the run's folder")
 struct CLIRunFolderRemovalTests {
+    /// The retry itself, without a race: a removal that gives up twice (as `FileManager`'s does when an entry
+    /// vanishes under it) is tried again until the folder is gone.
+    @Test func aRemovalThatGivesUpIsTriedAgain() throws {
+        let folder = try makeTemporaryDirectory()
+        _ = FileManager.default.createFile(atPath: folder.appendingPathComponent("part").path, contents: Data([1]))
+        var attempts = 0
+        DownloadPlacement.removeFolder(folder) { url in
+            attempts += 1
+            if attempts <= 2 { throw CocoaError(.fileNoSuchFile) }
+            try FileManager.default.removeItem(at: url)
+        }
+        #expect(attempts == 3)
+        #expect(!FileManager.default.fileExists(atPath: folder.path))
+    }
+
     @Test func aFolderWhoseFilesVanishMeanwhileIsStillRemoved() throws {
         for _ in 0..<10 {
             let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
@@ -278,8 +293,8 @@ struct CLIPlacementCleanupTests {
         #expect(!FileManager.default.fileExists(atPath: late.path))
     }
 
-    /// A file renamed into place is the user's: a later interruption leaves it, and one that came first stops the
-    /// rename (the source stays where the run's folder removal finds it).
+    /// A file renamed into place is the user's: a later interruption leaves it; one that came first stops a rename
+    /// onto a claim it removed, but not a complete download's own rename into place.
     @Test func aRenamedFileIsNeverRemoved() throws {
         let folder = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -294,9 +309,18 @@ struct CLIPlacementCleanupTests {
         cleanup.abandon()
         #expect(try String(contentsOf: target, encoding: .utf8) == "complete")
 
+        let claimed = folder.appendingPathComponent("claimed")
+        let later = PlacementCleanup()
+        try Data().write(to: claimed)
+        try later.track(claimed.path)
+        later.abandon()
         let another = folder.appendingPathComponent("another")
         try Data("x".utf8).write(to: another)
-        #expect(cleanup.rename(another.path, to: folder.appendingPathComponent("moved").path) == ECANCELED)
+        #expect(later.rename(another.path, to: claimed.path) == ECANCELED)
         #expect(FileManager.default.fileExists(atPath: another.path))
+        #expect(!FileManager.default.fileExists(atPath: claimed.path))
+        let moved = folder.appendingPathComponent("moved")
+        #expect(later.rename(another.path, to: moved.path) == nil)
+        #expect(try String(contentsOf: moved, encoding: .utf8) == "x")
     }
 }
