@@ -418,11 +418,12 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
     /// for the request's protection space.
     private func connectionOptions(for request: URLRequest) -> TransportRequest.ConnectionOptions {
         var options = environment.session.connectionOptions
-        guard environment.identityStorage != nil else { return options }
-        let tls = ClientCertificateCredentials.settings(
-            environment.tls, for: request.url ?? URL(fileURLWithPath: "/"), storage: environment.identityStorage)
         // Most requests find no identity: they keep sharing the session's options instead of copying them.
-        if tls != options.tls { options.tls = tls }
+        if let tls = ClientCertificateCredentials.identitySettings(
+            environment.tls, for: request.url ?? URL(fileURLWithPath: "/"), storage: environment.identityStorage)
+        {
+            options.tls = tls
+        }
         return options
     }
 

@@ -51,7 +51,7 @@ enum TransportRequestBuilder {
             idleTimeout: TaskEngine.timeAmount(timeout),
             options: options
         )
-        if let proxy = settings.proxyRules.proxy(for: url) {
+        if settings.routesThroughProxies, let proxy = settings.proxyRules.proxy(for: url) {
             try route(&transportRequest, through: proxy, tunnel: takesConnectionOver)
         }
         return transportRequest

@@ -35,10 +35,16 @@ enum ClientCertificateCredentials {
     /// The TLS settings of a request from a session without a delegate: with the storage's default identity for the
     /// request's origin, presented if the server asks. Storages that never held an identity cost one check.
     static func settings(_ settings: TLSSettings, for url: URL, storage: URLCredentialStorage?) -> TLSSettings {
+        identitySettings(settings, for: url, storage: storage) ?? settings
+    }
+
+    /// `settings` with the identity the storage holds for `url`'s protection space, or `nil` when it holds none
+    /// (most requests: the caller then keeps the settings it shares, without comparing them).
+    static func identitySettings(_ settings: TLSSettings, for url: URL, storage: URLCredentialStorage?) -> TLSSettings? {
         guard let storage, storage.holdsIdentities, let endpoint = try? Endpoint(url: url), endpoint.scheme == .https,
             let credential = storage.defaultCredential(for: space(host: endpoint.host, port: endpoint.port)),
             let identity = credential.identity
-        else { return settings }
+        else { return nil }
         var settings = settings
         settings.clientIdentity = clientIdentity(of: identity, intermediates: credential.certificates)
         return settings

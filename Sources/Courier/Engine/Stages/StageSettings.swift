@@ -22,6 +22,9 @@ final class StageSettings: Sendable {
     /// Which proxy each URL goes through: `connectionProxyDictionary`, or, when the configuration has none, the
     /// environment (`http_proxy`, `https_proxy`, `all_proxy`, `no_proxy`), read when the session is created.
     let proxyRules: ProxyRules
+    /// Whether `proxyRules` names any proxy, decided once: most sessions have none, and every request asks.
+    var routesThroughProxies: Bool { !proxyRulesAreEmpty }
+    private let proxyRulesAreEmpty: Bool
     /// `timeoutIntervalForRequest` and `timeoutIntervalForResource`.
     let requestTimeout: TimeInterval
     let resourceTimeout: TimeInterval
@@ -58,5 +61,6 @@ final class StageSettings: Sendable {
             }
             proxyRules = ProxyRules(environment: variables)
         }
+        proxyRulesAreEmpty = proxyRules.isEmpty
     }
 }
