@@ -40,7 +40,8 @@ enum ClientCertificateCredentials {
 
     /// `settings` with the identity the storage holds for `url`'s protection space, or `nil` when it holds none
     /// (most requests: the caller then keeps the settings it shares, without comparing them).
-    static func identitySettings(_ settings: TLSSettings, for url: URL, storage: URLCredentialStorage?) -> TLSSettings? {
+    static func identitySettings(_ settings: TLSSettings, for url: URL, storage: URLCredentialStorage?) -> TLSSettings?
+    {
         guard let storage, storage.holdsIdentities, let endpoint = try? Endpoint(url: url), endpoint.scheme == .https,
             let credential = storage.defaultCredential(for: space(host: endpoint.host, port: endpoint.port)),
             let identity = credential.identity
