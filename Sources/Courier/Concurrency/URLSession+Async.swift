@@ -48,7 +48,9 @@ extension URLSession {
     ) async throws -> (Data, URLResponse) {
         let box = TaskBox()
         return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { continuation in
+            // Unchecked: the task's completion runs exactly once (`CompletionOnce`), and the checked kind costs every
+            // call an object of its own.
+            try await withUnsafeThrowingContinuation { continuation in
                 let task = make(
                     .collect { result in
                         box.release()
@@ -124,7 +126,8 @@ extension URLSession {
     ) async throws -> (URL, URLResponse) {
         let box = TaskBox()
         return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { continuation in
+            // Unchecked, as in `collect`.
+            try await withUnsafeThrowingContinuation { continuation in
                 let task = make(
                     .downloadCollect { result in
                         box.release()

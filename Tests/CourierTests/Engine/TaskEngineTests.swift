@@ -264,10 +264,10 @@ struct TaskEngineTests {
     }
 }
 
-/// Polls `condition` (the fake records calls from the engine's executor) for up to `timeout`: ten seconds by default,
-/// as a machine running the whole suite on 2 cores can stall a test for seconds (it returns as soon as the
-/// condition holds, so passing tests do not wait).
-func waitUntil(timeout: Duration = .seconds(10), _ condition: () -> Bool) async throws {
+/// Polls `condition` (the fake records calls from the engine's executor) for up to `timeout`: thirty seconds by
+/// default, as a machine running the whole suite on 2 cores can stall every test for seconds (11–12 s seen, which
+/// the earlier ten did not cover); it returns as soon as the condition holds, so passing tests do not wait.
+func waitUntil(timeout: Duration = .seconds(30), _ condition: () -> Bool) async throws {
     let deadline = ContinuousClock.now + timeout
     while !condition() {
         if ContinuousClock.now > deadline {
