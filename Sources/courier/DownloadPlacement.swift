@@ -96,8 +96,7 @@ enum DownloadPlacement {
             do {
                 try put(location, descriptor: descriptor, at: target, mode: mode, cleanup: cleanup)
             } catch {
-                cleanup.forget(target.path)
-                unlink(target.path)
+                cleanup.removeIfTracked(target.path)
                 throw error
             }
             return target
@@ -153,10 +152,11 @@ enum DownloadPlacement {
         case let failure?: throw OutputSink.posixError(failure, path: target.path)
         }
         let (temporary, output) = try OutputSink.createTemporary(beside: target)
+        // Owned by the handle from here on, whatever fails next.
+        let sink = FileHandle(fileDescriptor: output, closeOnDealloc: true)
         do {
             try cleanup.track(temporary.path)
             let source = FileHandle(fileDescriptor: descriptor, closeOnDealloc: false)
-            let sink = FileHandle(fileDescriptor: output, closeOnDealloc: true)
             while let chunk = try source.read(upToCount: 1 << 20), !chunk.isEmpty {
                 try sink.write(contentsOf: chunk)
             }
@@ -167,8 +167,7 @@ enum DownloadPlacement {
                 throw OutputSink.posixError(failure, path: target.path)
             }
         } catch {
-            cleanup.forget(temporary.path)
-            unlink(temporary.path)
+            cleanup.removeIfTracked(temporary.path)
             throw error
         }
     }

@@ -57,9 +57,13 @@ final class OutputSink: Sendable {
             if stat(requested.path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR {
                 throw Self.posixError(EISDIR, path: requested.path)
             }
-            // Appending: a file the shell opened with `>>` keeps what it had (with `>` it is empty anyway); devices
-            // and FIFOs ignore the flag.
-            let descriptor = open(requested.path, O_WRONLY | O_APPEND | O_CLOEXEC)
+            // One of this process's own descriptors (`/dev/stdout`, `/dev/fd/N`, `/proc/self/fd/N`) is duplicated,
+            // so that the body and what the tool writes to standard output itself (`-w`, another URL's body) share
+            // one position in the file. Anything else is opened appending: a file the shell opened with `>>` keeps
+            // what it had; devices and FIFOs ignore the flag.
+            let descriptor =
+                Self.ownDescriptor(reachedBy: requested.path).map { fcntl($0, F_DUPFD_CLOEXEC, 0) }
+                ?? open(requested.path, O_WRONLY | O_APPEND | O_CLOEXEC)
             guard descriptor >= 0 else { throw Self.posixError(errno, path: requested.path) }
             handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
             destination = nil
@@ -136,6 +140,24 @@ final class OutputSink: Sendable {
     }
 
     // MARK: - Helpers
+
+    /// The descriptor of this process that `path` names through `/proc` (`/dev/stdout` → `/proc/self/fd/1`,
+    /// `/dev/fd/N`, `/proc/self/fd/N`, `/proc/PID/fd/N` with this process's id), if it does and it is open.
+    static func ownDescriptor(reachedBy path: String) -> Int32? {
+        var path = URL(fileURLWithPath: path).standardizedFileURL.path
+        // Links are followed one at a time up to /proc's own entry, whose link leads to the file behind it.
+        for _ in 0..<40 {
+            let url = URL(fileURLWithPath: path)
+            let folder = url.deletingLastPathComponent().resolvingSymlinksInPath().path
+            if folder == "/proc/self/fd" || folder == "/proc/\(getpid())/fd" {
+                guard let number = Int32(url.lastPathComponent), fcntl(number, F_GETFD) != -1 else { return nil }
+                return number
+            }
+            guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: path) else { return nil }
+            path = target.hasPrefix("/") ? target : URL(fileURLWithPath: folder).appendingPathComponent(target).path
+        }
+        return nil
+    }
 
     /// A new file `.NAME.courier-XXXXXX` in the destination's folder, created exclusively.
     static func createTemporary(beside destination: URL) throws -> (URL, Int32) {

@@ -41,10 +41,11 @@ final class PlacementCleanup: Sendable {
         }
     }
 
-    /// Stops tracking `paths` without touching them (they were removed or handed on).
-    func forget(_ paths: String...) {
+    /// A placement that failed gives up a file it made: removed if still tracked. One an interruption already
+    /// removed is not touched again (its name may belong to someone else's file by now).
+    func removeIfTracked(_ path: String) {
         state.withLockedValue { state in
-            for path in paths { state.paths.remove(path) }
+            if state.paths.remove(path) != nil { unlink(path) }
         }
     }
 

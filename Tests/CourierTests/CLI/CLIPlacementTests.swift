@@ -268,6 +268,32 @@ struct CLIOutputThroughProcTests {
         )
     }
 
+    /// The body and what the process writes to the same descriptor afterwards (`-w`, another URL's body) share one
+    /// position: a file the shell opened with `>` (not appending) gets both, in order, neither over the other.
+    @Test(arguments: ["/proc/self/fd/", "/dev/fd/"])
+    func theBodyAndLaterWritesShareThePosition(prefix: String) throws {
+        let folder = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent("redirected")
+        let descriptor = open(file.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        try #require(descriptor >= 0)
+        defer { close(descriptor) }
+        #expect(OutputSink.ownDescriptor(reachedBy: prefix + "\(descriptor)") == descriptor)
+        let sink = try OutputSink(path: prefix + "\(descriptor)")
+        try sink.write(Data("body".utf8))
+        try sink.commit()
+        #expect(write(descriptor, "+written", 8) == 8)
+        #expect(try String(contentsOf: file, encoding: .utf8) == "body+written")
+    }
+
+    @Test func aFileThatIsNoDescriptorOfOursIsNotOne() throws {
+        let folder = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        #expect(OutputSink.ownDescriptor(reachedBy: folder.appendingPathComponent("plain").path) == nil)
+        #expect(OutputSink.ownDescriptor(reachedBy: "/dev/null") == nil)
+        #expect(OutputSink.ownDescriptor(reachedBy: "/proc/self/fd/987654") == nil)
+    }
+
     @Test func aFolderIsRefused() throws {
         let folder = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -291,6 +317,29 @@ struct CLIPlacementCleanupTests {
         try Data().write(to: late)
         #expect(throws: (any Error).self) { try cleanup.track(late.path) }
         #expect(!FileManager.default.fileExists(atPath: late.path))
+    }
+
+    /// A failed placement removes only what is still its own: after an interruption removed a claim, the name may be
+    /// another file's (another transfer of the run placed one there), and that file stays.
+    @Test func aFailedPlacementLeavesANameTheInterruptionFreed() throws {
+        let folder = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let claim = folder.appendingPathComponent("chosen.txt")
+        try Data().write(to: claim)
+        let cleanup = PlacementCleanup()
+        try cleanup.track(claim.path)
+        cleanup.abandon()
+        #expect(!FileManager.default.fileExists(atPath: claim.path))
+        try Data("another transfer's file".utf8).write(to: claim)
+        cleanup.removeIfTracked(claim.path)
+        #expect(try String(contentsOf: claim, encoding: .utf8) == "another transfer's file")
+
+        let stillOurs = folder.appendingPathComponent("ours")
+        try Data().write(to: stillOurs)
+        let running = PlacementCleanup()
+        try running.track(stillOurs.path)
+        running.removeIfTracked(stillOurs.path)
+        #expect(!FileManager.default.fileExists(atPath: stillOurs.path))
     }
 
     /// A file renamed into place is the user's: a later interruption leaves it; one that came first stops a rename
