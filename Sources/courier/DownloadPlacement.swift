@@ -89,10 +89,12 @@ enum DownloadPlacement {
             }
             // Neither: the name is claimed by creating it exclusively, then the complete file is renamed over that
             // claim. An interruption meanwhile removes the claim (`cleanup`) instead of leaving an empty file.
-            let claim = open(target.path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
-            guard claim >= 0 else { throw OutputSink.posixError(errno, path: target.path) }
+            let (_, claim) = try cleanup.createTracked {
+                let claim = open(target.path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+                guard claim >= 0 else { throw OutputSink.posixError(errno, path: target.path) }
+                return (target, claim)
+            }
             close(claim)
-            try cleanup.track(target.path)
             do {
                 try put(location, descriptor: descriptor, at: target, mode: mode, cleanup: cleanup)
             } catch {
@@ -151,11 +153,10 @@ enum DownloadPlacement {
         case EXDEV?: break
         case let failure?: throw OutputSink.posixError(failure, path: target.path)
         }
-        let (temporary, output) = try OutputSink.createTemporary(beside: target)
+        let (temporary, output) = try cleanup.createTracked { try OutputSink.createTemporary(beside: target) }
         // Owned by the handle from here on, whatever fails next.
         let sink = FileHandle(fileDescriptor: output, closeOnDealloc: true)
         do {
-            try cleanup.track(temporary.path)
             let source = FileHandle(fileDescriptor: descriptor, closeOnDealloc: false)
             while let chunk = try source.read(upToCount: 1 << 20), !chunk.isEmpty {
                 try sink.write(contentsOf: chunk)

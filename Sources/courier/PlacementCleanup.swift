@@ -29,15 +29,15 @@ final class PlacementCleanup: Sendable {
 
     init() {}
 
-    /// Starts tracking `path`, a file just created; throws (and removes it) when the run was already interrupted.
-    func track(_ path: String) throws {
-        let abandoned = state.withLockedValue { state in
-            if !state.abandoned { state.paths.insert(path) }
-            return state.abandoned
-        }
-        if abandoned {
-            unlink(path)
-            throw OutputSink.posixError(ECANCELED, path: path)
+    /// Creates a file with `create` (an exclusive `open(2)`, which returns its path and descriptor) and tracks it in
+    /// one step, under the lock an interruption takes: no moment exists in which the file is made but not yet known
+    /// to the cleanup. Throws `ECANCELED` without creating anything after an interruption.
+    func createTracked(_ create: () throws -> (URL, Int32)) throws -> (URL, Int32) {
+        try state.withLockedValue { state in
+            guard !state.abandoned else { throw OutputSink.posixError(ECANCELED, path: "") }
+            let made = try create()
+            state.paths.insert(made.0.path)
+            return made
         }
     }
 
@@ -64,7 +64,7 @@ final class PlacementCleanup: Sendable {
         }
     }
 
-    /// The process is being interrupted: removes every tracked file, refuses any later ``track(_:)``, and any
+    /// The process is being interrupted: removes every tracked file, refuses any later ``createTracked(_:)``, and any
     /// ``rename(_:to:)`` from or onto a removed file.
     func abandon() {
         state.withLockedValue { state in

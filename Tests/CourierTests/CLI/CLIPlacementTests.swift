@@ -304,18 +304,27 @@ struct CLIOutputThroughProcTests {
 /// What an interruption removes of a placement under way, and what it never touches.
 @Suite("courier: placement cleanup on interruption")
 struct CLIPlacementCleanupTests {
+    /// Makes `url` through `cleanup` (as a claim or a copy is made), with `contents`.
+    private func make(_ url: URL, _ contents: String = "", in cleanup: PlacementCleanup) throws {
+        let (_, descriptor) = try cleanup.createTracked {
+            let descriptor = open(url.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+            guard descriptor >= 0 else { throw POSIXError(.EEXIST) }
+            return (url, descriptor)
+        }
+        defer { close(descriptor) }
+        _ = contents.utf8CString.withUnsafeBufferPointer { write(descriptor, $0.baseAddress, $0.count - 1) }
+    }
+
     @Test func aTrackedFileIsRemovedAndLaterOnesAreRefused() throws {
         let folder = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: folder) }
         let claim = folder.appendingPathComponent("claim")
-        try Data().write(to: claim)
         let cleanup = PlacementCleanup()
-        try cleanup.track(claim.path)
+        try make(claim, in: cleanup)
         cleanup.abandon()
         #expect(!FileManager.default.fileExists(atPath: claim.path))
         let late = folder.appendingPathComponent("late")
-        try Data().write(to: late)
-        #expect(throws: (any Error).self) { try cleanup.track(late.path) }
+        #expect(throws: (any Error).self) { try make(late, in: cleanup) }
         #expect(!FileManager.default.fileExists(atPath: late.path))
     }
 
@@ -325,9 +334,8 @@ struct CLIPlacementCleanupTests {
         let folder = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: folder) }
         let claim = folder.appendingPathComponent("chosen.txt")
-        try Data().write(to: claim)
         let cleanup = PlacementCleanup()
-        try cleanup.track(claim.path)
+        try make(claim, in: cleanup)
         cleanup.abandon()
         #expect(!FileManager.default.fileExists(atPath: claim.path))
         try Data("another transfer's file".utf8).write(to: claim)
@@ -335,9 +343,8 @@ struct CLIPlacementCleanupTests {
         #expect(try String(contentsOf: claim, encoding: .utf8) == "another transfer's file")
 
         let stillOurs = folder.appendingPathComponent("ours")
-        try Data().write(to: stillOurs)
         let running = PlacementCleanup()
-        try running.track(stillOurs.path)
+        try make(stillOurs, in: running)
         running.removeIfTracked(stillOurs.path)
         #expect(!FileManager.default.fileExists(atPath: stillOurs.path))
     }
@@ -349,19 +356,16 @@ struct CLIPlacementCleanupTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         let copy = folder.appendingPathComponent(".chosen.courier-x")
         let target = folder.appendingPathComponent("chosen")
-        try Data("complete".utf8).write(to: copy)
-        try Data().write(to: target)  // a claim
         let cleanup = PlacementCleanup()
-        try cleanup.track(target.path)
-        try cleanup.track(copy.path)
+        try make(target, in: cleanup)  // a claim
+        try make(copy, "complete", in: cleanup)
         #expect(cleanup.rename(copy.path, to: target.path) == nil)
         cleanup.abandon()
         #expect(try String(contentsOf: target, encoding: .utf8) == "complete")
 
         let claimed = folder.appendingPathComponent("claimed")
         let later = PlacementCleanup()
-        try Data().write(to: claimed)
-        try later.track(claimed.path)
+        try make(claimed, in: later)
         later.abandon()
         let another = folder.appendingPathComponent("another")
         try Data("x".utf8).write(to: another)
