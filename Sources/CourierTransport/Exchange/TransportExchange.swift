@@ -51,22 +51,17 @@ public final class TransportExchange: ExchangeHandle, Sendable {
         var waitTimer: WaitTimer?
         /// Set by `cancel()` in any phase, so that a cancel racing with a lease or a retry always wins.
         var cancellation: TransferError? {
-            get { cancellationBox?.error }
-            set { cancellationBox = newValue.map(CancellationBox.init) }
+            get { cancellationBox?.value }
+            set { cancellationBox = newValue.map(CopyOnWriteBox.init) }
         }
         /// Out of line: an error takes 40 bytes, and a queued exchange seldom has one.
-        private var cancellationBox: CancellationBox?
+        private var cancellationBox: CopyOnWriteBox<TransferError>?
         /// Set by `drain`: the consumer hears nothing more, and this runs when the connection is free or closed.
         var drainCompletion: (@Sendable () -> Void)?
         /// Connection attempts that failed for lack of connectivity.
         var connectivityFailures = 0
         /// See ``timeline``.
         var timeline: TimelineBox?
-    }
-
-    private final class CancellationBox: Sendable {
-        let error: TransferError
-        init(_ error: TransferError) { self.error = error }
     }
 
     private let state = Mutex(State())

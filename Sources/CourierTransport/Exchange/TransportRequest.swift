@@ -23,60 +23,51 @@ public struct TransportRequest: Sendable {
         var options: ConnectionOptions
     }
 
-    /// The fields' box, shared between copies until one of them changes.
-    private final class Storage: @unchecked Sendable {
-        // `@unchecked`: a storage is changed only through a uniquely referenced request (see `update`), so a shared
-        // one is never written.
-        var fields: Fields
-        init(_ fields: Fields) { self.fields = fields }
-    }
+    /// The fields, shared between copies until one of them changes.
+    private var storage: CopyOnWriteBox<Fields>
 
-    private var storage: Storage
-
-    /// Changes the fields, copying the box first when another request shares it.
     private mutating func update(_ change: (inout Fields) -> Void) {
-        if !isKnownUniquelyReferenced(&storage) { storage = Storage(storage.fields) }
-        change(&storage.fields)
+        storage.update(change)
     }
 
     /// The method, e.g. `GET`.
     public var method: String {
-        get { storage.fields.method }
+        get { storage.value.method }
         set { update { $0.method = newValue } }
     }
     /// The absolute URL; only `http` and `https` reach the transport.
     public var url: URL {
-        get { storage.fields.url }
+        get { storage.value.url }
         set { update { $0.url = newValue } }
     }
     /// Where to connect.
     public var endpoint: Endpoint {
-        get { storage.fields.endpoint }
+        get { storage.value.endpoint }
         set { update { $0.endpoint = newValue } }
     }
     /// The request-target written on the request line (`/path?query`).
     public var target: String {
-        get { storage.fields.target }
+        get { storage.value.target }
         set { update { $0.target = newValue } }
     }
     /// Header fields in the order they are written. `Host` is added by the transport when absent.
     public var headers: [(String, String)] {
-        get { storage.fields.headers }
+        get { storage.value.headers }
         set { update { $0.headers = newValue } }
     }
     /// The request body.
     public var body: TransportRequestBody {
-        get { storage.fields.body }
+        get { storage.value.body }
         set { update { $0.body = newValue } }
     }
     /// How long the connection may stay silent (no byte sent or received) before the request times out.
     public var idleTimeout: TimeAmount {
-        get { storage.fields.idleTimeout }
+        get { storage.value.idleTimeout }
         set { update { $0.idleTimeout = newValue } }
     }
     /// The connection-level settings below, as one shareable value.
     public var options: ConnectionOptions {
-        get { storage.fields.options }
+        get { storage.value.options }
         set { update { $0.options = newValue } }
     }
     /// TLS settings for `https`.
@@ -153,7 +144,7 @@ public struct TransportRequest: Sendable {
         idleTimeout: TimeAmount,
         options: ConnectionOptions
     ) throws(TransferError) {
-        storage = Storage(
+        storage = CopyOnWriteBox(
             Fields(
                 method: method, url: url, endpoint: try Endpoint(url: url), target: Endpoint.requestTarget(of: url),
                 headers: headers, body: body, idleTimeout: idleTimeout, options: options))
@@ -177,17 +168,10 @@ public struct TransportRequest: Sendable {
             var upgrade: ConnectionUpgrade? = nil
         }
 
-        private final class Box: @unchecked Sendable {
-            // `@unchecked`: as `Storage` above, changed only while uniquely referenced.
-            var values: Values
-            init(_ values: Values) { self.values = values }
-        }
-
-        private var box: Box
+        private var box: CopyOnWriteBox<Values>
 
         private mutating func update(_ change: (inout Values) -> Void) {
-            if !isKnownUniquelyReferenced(&box) { box = Box(box.values) }
-            change(&box.values)
+            box.update(change)
         }
 
         /// Options with the given TLS settings and trust evaluator, and the defaults for the rest.
@@ -198,7 +182,7 @@ public struct TransportRequest: Sendable {
             maximumDecompressionRatio: Int? = ContentCoding.defaultMaximumDecompressionRatio,
             waitsForConnectivity: Bool = false
         ) {
-            box = Box(
+            box = CopyOnWriteBox(
                 Values(
                     tls: tls, trustEvaluator: trustEvaluator, clientCertificateProvider: clientCertificateProvider,
                     maximumDecompressionRatio: maximumDecompressionRatio, waitsForConnectivity: waitsForConnectivity))
@@ -206,42 +190,42 @@ public struct TransportRequest: Sendable {
 
         /// See ``TransportRequest/tls``.
         public var tls: TLSSettings {
-            get { box.values.tls }
+            get { box.value.tls }
             set { update { $0.tls = newValue } }
         }
         /// See ``TransportRequest/trustEvaluator``.
         public var trustEvaluator: (any ServerTrustEvaluator)? {
-            get { box.values.trustEvaluator }
+            get { box.value.trustEvaluator }
             set { update { $0.trustEvaluator = newValue } }
         }
         /// See ``TransportRequest/clientCertificateProvider``.
         public var clientCertificateProvider: (any ClientCertificateProvider)? {
-            get { box.values.clientCertificateProvider }
+            get { box.value.clientCertificateProvider }
             set { update { $0.clientCertificateProvider = newValue } }
         }
         /// See ``TransportRequest/maximumDecompressionRatio``.
         public var maximumDecompressionRatio: Int? {
-            get { box.values.maximumDecompressionRatio }
+            get { box.value.maximumDecompressionRatio }
             set { update { $0.maximumDecompressionRatio = newValue } }
         }
         /// See ``TransportRequest/proxy``.
         public var proxy: ProxyServer? {
-            get { box.values.proxy }
+            get { box.value.proxy }
             set { update { $0.proxy = newValue } }
         }
         /// See ``TransportRequest/tunnelAuthorization``.
         public var tunnelAuthorization: String? {
-            get { box.values.tunnelAuthorization }
+            get { box.value.tunnelAuthorization }
             set { update { $0.tunnelAuthorization = newValue } }
         }
         /// See ``TransportRequest/waitsForConnectivity``.
         public var waitsForConnectivity: Bool {
-            get { box.values.waitsForConnectivity }
+            get { box.value.waitsForConnectivity }
             set { update { $0.waitsForConnectivity = newValue } }
         }
         /// See ``TransportRequest/upgrade``.
         public var upgrade: ConnectionUpgrade? {
-            get { box.values.upgrade }
+            get { box.value.upgrade }
             set { update { $0.upgrade = newValue } }
         }
     }
