@@ -184,18 +184,35 @@ enum DownloadPlacement {
     /// descriptor keeps writing to the old one) are written directly instead. A regular file elsewhere under `/dev`
     /// (`/dev/shm`) is an ordinary file.
     static func isReplaceable(_ url: URL) -> Bool {
-        var path = url.standardizedFileURL.path
-        // Each link of a chain is followed by hand, checking the folder it lives in: resolving the whole path at once
-        // would step through /proc's links to the file behind them and hide that /proc was on the way.
-        for _ in 0..<40 {
-            let folder = URL(fileURLWithPath: path).deletingLastPathComponent().resolvingSymlinksInPath().path
-            if folder == "/proc" || folder.hasPrefix("/proc/") { return false }
-            guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: path) else { break }
-            path = target.hasPrefix("/") ? target : URL(fileURLWithPath: folder).appendingPathComponent(target).path
-        }
+        guard case .path(let path) = followLinks(from: url) else { return false }
         var info = stat()
         guard stat(path, &info) == 0 else { return true }
         return (info.st_mode & S_IFMT) == S_IFREG
+    }
+
+    /// Where a path leads when its symbolic links are followed.
+    enum LinkEnd: Equatable {
+        /// An entry inside `/proc` (its folder, with links resolved, and its name): `/proc`'s links lead to the file
+        /// behind them, which is not what the path names.
+        case proc(folder: String, name: String)
+        /// A path outside `/proc`, after the last link.
+        case path(String)
+    }
+
+    /// Follows `url`'s links one at a time, checking the folder each lives in: resolving the whole path at once
+    /// would step through `/proc`'s links to the file behind them and hide that `/proc` was on the way.
+    static func followLinks(from url: URL) -> LinkEnd {
+        var path = url.standardizedFileURL.path
+        for _ in 0..<40 {
+            let current = URL(fileURLWithPath: path)
+            let folder = current.deletingLastPathComponent().resolvingSymlinksInPath().path
+            if folder == "/proc" || folder.hasPrefix("/proc/") {
+                return .proc(folder: folder, name: current.lastPathComponent)
+            }
+            guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: path) else { break }
+            path = target.hasPrefix("/") ? target : URL(fileURLWithPath: folder).appendingPathComponent(target).path
+        }
+        return .path(path)
     }
 
     /// A plain file name for `-O`: the last path component of the server's suggestion, without control characters,

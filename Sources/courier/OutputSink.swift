@@ -144,19 +144,11 @@ final class OutputSink: Sendable {
     /// The descriptor of this process that `path` names through `/proc` (`/dev/stdout` → `/proc/self/fd/1`,
     /// `/dev/fd/N`, `/proc/self/fd/N`, `/proc/PID/fd/N` with this process's id), if it does and it is open.
     static func ownDescriptor(reachedBy path: String) -> Int32? {
-        var path = URL(fileURLWithPath: path).standardizedFileURL.path
-        // Links are followed one at a time up to /proc's own entry, whose link leads to the file behind it.
-        for _ in 0..<40 {
-            let url = URL(fileURLWithPath: path)
-            let folder = url.deletingLastPathComponent().resolvingSymlinksInPath().path
-            if folder == "/proc/self/fd" || folder == "/proc/\(getpid())/fd" {
-                guard let number = Int32(url.lastPathComponent), fcntl(number, F_GETFD) != -1 else { return nil }
-                return number
-            }
-            guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: path) else { return nil }
-            path = target.hasPrefix("/") ? target : URL(fileURLWithPath: folder).appendingPathComponent(target).path
-        }
-        return nil
+        guard case .proc(let folder, let name) = DownloadPlacement.followLinks(from: URL(fileURLWithPath: path)),
+            folder == "/proc/self/fd" || folder == "/proc/\(getpid())/fd",
+            let number = Int32(name), fcntl(number, F_GETFD) != -1
+        else { return nil }
+        return number
     }
 
     /// A new file `.NAME.courier-XXXXXX` in the destination's folder, created exclusively.
