@@ -94,8 +94,6 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
         var transport: any Transport { session.transport }
         var tls: TLSSettings { session.tls }
         var authenticatedSpaces: AuthenticatedSpaces { session.authenticatedSpaces }
-        var trustEvaluator: (any ServerTrustEvaluator)? { session.trustEvaluator }
-        var clientCertificateProvider: (any ClientCertificateProvider)? { session.clientCertificateProvider }
         var identityStorage: URLCredentialStorage? { session.identityStorage }
         var logger: Logger { session.logger }
         var telemetry: SessionTelemetry? { session.telemetry }
