@@ -95,6 +95,18 @@ enum StageChain {
         return .success(.proceed(current))
     }
 
+    /// Whether every response stage surely lets `response` through unchanged (each stage's
+    /// ``ResponseStage/passes(_:_:)``): the engine then delivers it without running the side, as it does for most
+    /// responses.
+    static func responseSidePasses(
+        _ response: URLResponse,
+        _ facts: ResponseStageFacts,
+        stages: [any ResponseStage] = responseStages
+    ) -> Bool {
+        for stage in stages where !type(of: stage).passes(response, facts) { return false }
+        return true
+    }
+
     /// Runs the response side over `response`, with the same split as ``runRequestSide(_:stages:context:)``.
     /// A stage that asks for a follow-up ends the side; `.proceedAsDownload` is carried to the end.
     static func runResponseSide(

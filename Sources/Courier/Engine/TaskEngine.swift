@@ -437,6 +437,17 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
         if authentication == nil, let http = response as? HTTPURLResponse, AuthenticationStage.isChallenge(http) {
             authentication = AuthenticationState()
         }
+        let facts = ResponseStageFacts(
+            storesCookies: environment.stageSettings.cookieStorage != nil,
+            hasProtocolRedirect: protocolRedirect != nil,
+            authentication: authentication,
+            caches: currentCacheTransaction() != nil,
+            asksForResponses: asksForResponses
+        )
+        if StageChain.responseSidePasses(response, facts) {
+            responseSideDone(.success(.proceed(response)), attempt: attempt)
+            return
+        }
         switch StageChain.runResponseSide(response, context: makeContext()) {
         case .done(let result):
             // Still inside this job, before any body part or failure that arrived meanwhile (they find the response
@@ -755,6 +766,9 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
     /// The accepted response, once there is one.
     var lastResponse: URLResponse? { response }
 
+    /// Whether the app decides on each response: a data task with a delegate (a download has no such decision).
+    private var asksForResponses: Bool { spec.asksForResponses && download == nil }
+
     private func makeContext() -> StageContext {
         StageContext(
             configuration: environment.configuration,
@@ -763,7 +777,7 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
             currentRequest: request,
             redirectCount: redirectCount,
             asksForRedirects: spec.asksForRedirects,
-            asksForResponses: spec.asksForResponses && download == nil,
+            asksForResponses: asksForResponses,
             // The context lives only while the chain runs: holding the engine strongly makes no lasting cycle.
             decider: self,
             authentication: authentication,

@@ -28,8 +28,16 @@ import Foundation
 /// a 401) is stored in the session's `urlCredentialStorage` unless its persistence is `.none`. The delegate and a
 /// custom storage are user code, so the stage waits (``process(_:in:)``) whenever it has to ask or store.
 struct AuthenticationStage: ResponseStage {
+    /// Not a challenge the task can answer, and no credential sent with this attempt waits for its outcome.
+    static func passes(_ response: URLResponse, _ facts: ResponseStageFacts) -> Bool {
+        guard let http = response as? HTTPURLResponse, let authentication = facts.authentication else { return true }
+        return !isChallenge(http) && !authentication.hasCredentialInFlight
+    }
+
     func immediate(_ response: URLResponse, in context: StageContext) throws(TransferError) -> ResponseStep? {
-        guard let http = response as? HTTPURLResponse else { return .proceed(response) }
+        guard !Self.passes(response, ResponseStageFacts(context)), let http = response as? HTTPURLResponse else {
+            return .proceed(response)
+        }
         if Self.isChallenge(http), context.authentication != nil, !Self.answerableChallenges(in: http).isEmpty {
             return nil
         }

@@ -11,8 +11,15 @@ import Foundation
 /// - A successful unsafe request (`POST`, `PUT`, `DELETE`, `PATCH`, …) removes the stored response of its URL, and
 ///   of its `Location` and `Content-Location` on the same origin (§4.4).
 struct CacheStorageStage: ResponseStage {
+    /// The task does not cache, or the response is not HTTP.
+    static func passes(_ response: URLResponse, _ facts: ResponseStageFacts) -> Bool {
+        !facts.caches || !(response is HTTPURLResponse)
+    }
+
     func immediate(_ response: URLResponse, in context: StageContext) throws(TransferError) -> ResponseStep? {
-        guard let transaction = context.cache, let http = response as? HTTPURLResponse else {
+        guard !Self.passes(response, ResponseStageFacts(context)), let transaction = context.cache,
+            let http = response as? HTTPURLResponse
+        else {
             return .proceed(response)
         }
         let method = (context.currentRequest.httpMethod ?? "GET").uppercased()

@@ -6,7 +6,15 @@ import Foundation
 /// app's delegate, when there is one, may follow it, change it, or refuse it (the redirect response is then
 /// delivered as the final one).
 struct RedirectStage: ResponseStage {
+    /// Neither a protocol's redirect nor a redirect status.
+    static func passes(_ response: URLResponse, _ facts: ResponseStageFacts) -> Bool {
+        guard !facts.hasProtocolRedirect else { return false }
+        guard let http = response as? HTTPURLResponse else { return true }
+        return !RedirectPolicy.isRedirectStatus(http.statusCode)
+    }
+
     func immediate(_ response: URLResponse, in context: StageContext) throws(TransferError) -> ResponseStep? {
+        if Self.passes(response, ResponseStageFacts(context)) { return .proceed(response) }
         if let redirected = context.protocolRedirect {
             if context.redirectCount + 1 > RedirectPolicy.maximumRedirects {
                 throw .httpTooManyRedirects("too many HTTP redirects")

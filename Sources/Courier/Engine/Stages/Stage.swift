@@ -39,6 +39,11 @@ protocol RequestStage: Sendable {
 protocol ResponseStage: Sendable {
     func immediate(_ response: URLResponse, in context: StageContext) throws(TransferError) -> ResponseStep?
     func process(_ response: URLResponse, in context: StageContext) async throws(TransferError) -> ResponseStep
+    /// Whether the stage surely lets `response` through unchanged, judged from `facts` alone, before any
+    /// ``StageContext`` is made (see ``StageChain/responseSidePasses(_:_:)``). May answer `false` when unsure;
+    /// never `true` when ``immediate(_:in:)`` would answer anything but `.proceed(response)`. Each stage's
+    /// `immediate` starts with this check, so the two cannot drift apart.
+    static func passes(_ response: URLResponse, _ facts: ResponseStageFacts) -> Bool
 }
 
 extension RequestStage {
@@ -49,6 +54,9 @@ extension RequestStage {
 }
 
 extension ResponseStage {
+    /// A stage that does not say when it has nothing to do: the chain always runs it.
+    static func passes(_ response: URLResponse, _ facts: ResponseStageFacts) -> Bool { false }
+
     /// A stage that never waits.
     func process(_ response: URLResponse, in context: StageContext) async throws(TransferError) -> ResponseStep {
         try immediate(response, in: context) ?? .proceed(response)
