@@ -116,8 +116,8 @@ struct ResponseSidePassTests {
                 let context = context(situation, decider: decider)
                 guard StageChain.responseSidePasses(response, ResponseStageFacts(context)) else { continue }
                 plain += 1
-                guard case .done(.success(.proceed(let delivered))) = StageChain.runResponseSide(response, context: context)
-                else {
+                let run = StageChain.runResponseSide(response, context: context)
+                guard case .done(.success(.proceed(let delivered))) = run else {
                     Issue.record("\(name) in \(situation) was called plain, but the chain did not pass it on at once")
                     continue
                 }
