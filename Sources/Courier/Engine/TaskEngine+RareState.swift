@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import NIOCore
 
 /// The engine's state that most tasks never touch — redirects, authentication, a decision waited for, an
@@ -28,6 +29,8 @@ final class RareState {
     var claimedPartialFile: URL?
     /// The finished download's file.
     var downloadedFile: URL?
+    /// The session's logger with the task's identifiers, kept only when debug lines are on.
+    var debugLogger: Logger?
 }
 
 extension TaskEngine {
@@ -123,6 +126,15 @@ extension TaskEngine {
         set {
             if newValue == nil, rareState == nil { return }
             writableRareState.downloadedFile = newValue
+        }
+    }
+    /// Most engines never log: a logger of their own (a copy of the handler's existential and the label) would be
+    /// carried by every queued request.
+    var debugLogger: Logger? {
+        get { rareState?.debugLogger }
+        set {
+            if newValue == nil, rareState == nil { return }
+            writableRareState.debugLogger = newValue
         }
     }
 }

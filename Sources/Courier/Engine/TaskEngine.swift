@@ -145,10 +145,8 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
     private var bodyState = TransportRequestBuilder.BodyState()
     /// The task's span and metrics, when the session's telemetry is active.
     private var telemetry: TaskTelemetry?
-    /// The session's logger, with the task's identifiers as metadata when debug lines are on.
-    private var logger: Logger
-    /// `logger`'s level, read once: asking the logger copies its handler out of the existential, and every job
-    /// would ask. The engine's copy of the logger is its own, so its level cannot change underneath.
+    /// The session logger's level, read once: asking a logger copies its handler out of the existential, and every
+    /// job would ask. Only when it lets debug lines out does the engine keep a logger of its own (``debugLogger``).
     private let logLevel: Logger.Level
     private var resourceClock: ResourceClock
     private var completed = false
@@ -168,14 +166,16 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
         self.spec = spec
         self.environment = environment
         self.sink = sink
-        var logger = environment.logger
-        let logLevel = logger.logLevel
-        if logLevel <= .debug { logger[metadataKey: "courier.task"] = "\(spec.taskIdentifier)" }
-        self.logger = logger
-        self.logLevel = logLevel
+        let logger = environment.logger
+        self.logLevel = logger.logLevel
         self.resourceClock = ResourceClock(
             timeout: Self.timeAmount(environment.stageSettings.resourceTimeout),
             scheduler: environment.deadlines)
+        if logLevel <= .debug {
+            var taskLogger = logger
+            taskLogger[metadataKey: "courier.task"] = "\(spec.taskIdentifier)"
+            debugLogger = taskLogger
+        }
     }
 
     // MARK: - Control (any thread)
@@ -196,7 +196,7 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
                 session: sessionTelemetry, request: request, parent: environment.creationContext ?? .topLevel,
                 isDownload: isDownload)
             if logLevel <= .debug, let traceID = started.traceID {
-                logger[metadataKey: "trace_id"] = "\(traceID)"
+                debugLogger?[metadataKey: "trace_id"] = "\(traceID)"
             }
             telemetry = started
         }
@@ -394,7 +394,7 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
                 }
                 telemetry?.inject(into: &transportRequest.headers)
                 if logLevel <= .trace {
-                    logger.trace(
+                    debugLogger?.trace(
                         "request head",
                         metadata: [
                             "head":
@@ -841,7 +841,7 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
             if transactions != nil { updateTransaction(attempt) { $0.response = response } }
             if logLevel <= .trace, let http = response as? HTTPURLResponse {
                 let fields = http.allHeaderFields.map { ("\($0.key)", "\($0.value)") }
-                logger.trace(
+                debugLogger?.trace(
                     "response head",
                     metadata: ["head": "\(LogRedaction.head("HTTP \(http.statusCode)", fields: fields))"])
             }
@@ -880,7 +880,7 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
         line: UInt = #line
     ) {
         guard logLevel <= .debug else { return }
-        logger.debug(message(), metadata: metadata(), file: file, function: function, line: line)
+        debugLogger?.debug(message(), metadata: metadata(), file: file, function: function, line: line)
     }
 
     static func timeAmount(_ interval: TimeInterval) -> TimeAmount {
