@@ -239,6 +239,24 @@ struct HTTP1ClientHandlerEarlyCloseTests {
         #expect(consumer.error?.detail == "the session was invalidated")
     }
 
+    /// A request without a body has no body writer: its end goes out with the head. When that write fails on a
+    /// reused connection (the socket closes under it, as NIO closes a channel whose write failed), the idempotent
+    /// request is retried as for any stale keep-alive connection; on a fresh one it fails as a lost connection.
+    @Test(arguments: [true, false])
+    func aFailedWriteOfABodilessRequest(isReused: Bool) throws {
+        let harness = try HTTP1Harness()
+        harness.pool.shutdown()
+        try harness.channel.pipeline.syncOperations.addHandler(FailingWrites(), position: .first)
+        let consumer = RecordingConsumer()
+        _ = try harness.start(HTTP1TestPipeline.request(), consumer: consumer, isReused: isReused)
+        if isReused {
+            #expect(consumer.events == [.failed(.cancelled)])
+            #expect(consumer.error?.detail == "the session was invalidated")
+        } else {
+            #expect(consumer.events == [.failed(.networkConnectionLost)])
+        }
+    }
+
     /// The same close is reported as `networkConnectionLost`, without a retry, on a fresh connection or for a
     /// request that is not idempotent.
     @Test(arguments: [("GET", false), ("POST", true)])
@@ -487,5 +505,16 @@ struct HTTP1ClientHandlerTimeoutTests {
         #expect(consumer.events == [.head(200), .body("01"), .failed(.cancelled)])
         #expect(!harness.channel.isActive)
         try harness.finish()
+    }
+}
+
+/// A socket whose writes fail: the channel closes first and the write's promise fails after, in the order NIO
+/// uses when a write to a socket fails.
+private final class FailingWrites: ChannelOutboundHandler {
+    typealias OutboundIn = IOData
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        context.close(promise: nil)
+        promise?.fail(IOError(errnoCode: EPIPE, reason: "write"))
     }
 }

@@ -25,7 +25,10 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private final class Active {
         let exchange: TransportExchange
         let isReused: Bool
-        let bodyWriter: HTTP1RequestBodyWriter
+        /// Sends the body; `nil` for a request without one (most are), whose end goes out with its head.
+        let bodyWriter: HTTP1RequestBodyWriter?
+        /// The end of a request without a body was written.
+        var endWritten = false
         var headReceived = false
         /// A `101` to a request that takes the connection over: the handover happens at the head's end.
         var switchingProtocols = false
@@ -44,13 +47,16 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
         var timeline: TransportTimeline
 
         init(
-            exchange: TransportExchange, isReused: Bool, bodyWriter: HTTP1RequestBodyWriter, timeline: TransportTimeline
+            exchange: TransportExchange, isReused: Bool, bodyWriter: HTTP1RequestBodyWriter?, timeline: TransportTimeline
         ) {
             self.exchange = exchange
             self.isReused = isReused
             self.bodyWriter = bodyWriter
             self.timeline = timeline
         }
+
+        /// Whether the whole request went out.
+        var requestWritten: Bool { bodyWriter?.isEnded ?? endWritten }
     }
 
     private enum State {
@@ -143,15 +149,23 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
         let expectsContinue = request.headers.contains {
             HeaderName.equal($0.0, "Expect") && HeaderName.equal($0.1, "100-continue")
         }
-        let writer = HTTP1RequestBodyWriter(
-            body: request.body,
-            context: context,
-            endpoint: endpoint,
-            expectsContinue: expectsContinue
-        )
-        writer.onProgress = { [weak self] count, total in self?.didSendBody(count: count, total: total) }
-        writer.onEnded = { [weak self] in self?.recordRequestEnd() }
-        writer.onFailed = { [weak self] error in self?.requestWriteFailed(error) }
+        // A request without a body needs no writer, its three callbacks and the promise of its end: the end is
+        // written with the head (a failed write fails the channel, and with it the exchange).
+        var writer: HTTP1RequestBodyWriter?
+        if case .none = request.body {
+            writer = nil
+        } else {
+            let bodyWriter = HTTP1RequestBodyWriter(
+                body: request.body,
+                context: context,
+                endpoint: endpoint,
+                expectsContinue: expectsContinue
+            )
+            bodyWriter.onProgress = { [weak self] count, total in self?.didSendBody(count: count, total: total) }
+            bodyWriter.onEnded = { [weak self] in self?.recordRequestEnd() }
+            bodyWriter.onFailed = { [weak self] error in self?.requestWriteFailed(error) }
+            writer = bodyWriter
+        }
         var timeline = exchange.timeline.withLockedValue { $0 }
         timeline.isReusedConnection = isReused
         timeline.isProxyConnection = exchange.request.proxy != nil
@@ -169,7 +183,13 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
         active.paused = exchange.isPausedForHandler
         state = .active(active)
         writeHead(request, context: context)
-        writer.begin()
+        if let writer {
+            writer.begin()
+        } else {
+            active.endWritten = true
+            context.writeAndFlush(NIOAny(HTTPClientRequestPart.end(nil)), promise: nil)
+            recordRequestEnd()
+        }
         armRequestTimer()
     }
 
@@ -189,7 +209,7 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
             fail(.cancelled("drained"), retryable: false)
             return
         }
-        guard active.bodyWriter.isEnded, active.keepAlive else {
+        guard active.requestWritten, active.keepAlive else {
             // The connection cannot serve another request anyway: close it now rather than read the rest.
             fail(.cancelled("drained a response whose connection cannot be reused"), retryable: false)
             return
@@ -258,7 +278,7 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
             if head.status.code >= 100 && head.status.code < 200 && head.status.code != 101 {
                 // Informational responses are never delivered as the response; 100 Continue is the body writer's.
                 if head.status.code == 100 {
-                    active.bodyWriter.continueReceived()
+                    active.bodyWriter?.continueReceived()
                 } else if active.drainBudget == nil {
                     active.exchange.consumer.transportDidReceiveInformationalHead(
                         makeHead(head, active: active, context: context))
@@ -285,7 +305,7 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
                     retryable: false)
                 return
             }
-            active.bodyWriter.finalResponseArrived()
+            active.bodyWriter?.finalResponseArrived()
             active.headReceived = true
             // "HTTP/1.1 200 " + reason, as the normalizer passed it on (a lenient head rewritten strictly).
             active.timeline.responseHeaderBytesReceived = Self.serializedSize(
@@ -384,8 +404,8 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
             // reset; a finished one closes by itself. Either way its slot in the pool is free.
             state = .closed
             active.exchange.timeline.withLockedValue { $0 = active.timeline }
-            if !active.bodyWriter.isEnded {
-                active.bodyWriter.abandon()
+            if !active.requestWritten {
+                active.bodyWriter?.abandon()
                 context?.close(promise: nil)
             }
             onReusable?()
@@ -396,7 +416,7 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
         // A connection that carried an upgrade request the server did not switch is not reused: many servers (and
         // llhttp) stop parsing a connection after an upgrade request, whatever they answered.
         let reusable =
-            active.keepAlive && active.bodyWriter.isEnded && isOpen && active.exchange.request.upgrade == nil
+            active.keepAlive && active.requestWritten && isOpen && active.exchange.request.upgrade == nil
         state = isOpen ? .idle : .closed
         active.exchange.timeline.withLockedValue { $0 = active.timeline }
         if reusable {
@@ -480,7 +500,7 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
         if case .active(let active) = state, context.channel.isWritable {
-            active.bodyWriter.writabilityChanged()
+            active.bodyWriter?.writabilityChanged()
         }
         context.fireChannelWritabilityChanged()
     }
@@ -493,7 +513,7 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
             // response then ends normally (see `endResponse`).
             active.keepAlive = false
         } else if case .active(let active) = state {
-            active.bodyWriter.abandon()
+            active.bodyWriter?.abandon()
             state = .closed
             active.exchange.timeline.withLockedValue { $0 = active.timeline }
             let retryable = active.isReused && !active.headReceived && active.exchange.request.isIdempotent
@@ -530,7 +550,7 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
         guard case .active(let active) = state else { return }
         state = .closed
         cancelRequestTimer()
-        active.bodyWriter.abandon()
+        active.bodyWriter?.abandon()
         active.exchange.timeline.withLockedValue { $0 = active.timeline }
         active.exchange.connectionFailed(error, retryable: retryable)
         context?.close(promise: nil)
