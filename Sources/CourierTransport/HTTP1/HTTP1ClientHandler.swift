@@ -47,7 +47,8 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
         var timeline: TransportTimeline
 
         init(
-            exchange: TransportExchange, isReused: Bool, bodyWriter: HTTP1RequestBodyWriter?, timeline: TransportTimeline
+            exchange: TransportExchange, isReused: Bool, bodyWriter: HTTP1RequestBodyWriter?,
+            timeline: TransportTimeline
         ) {
             self.exchange = exchange
             self.isReused = isReused
