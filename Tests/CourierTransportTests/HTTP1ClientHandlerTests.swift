@@ -414,6 +414,26 @@ struct HTTP1ClientHandlerTimelineTests {
         #expect(consumer.timelines == [timeline])
         try harness.finish()
     }
+
+    /// A request nobody observes the timeline of (no task metrics, telemetry or debug lines) gets none recorded:
+    /// the exchange's timeline stays as it was made and none is handed to the consumer, while the response is
+    /// delivered as usual and the connection is reused.
+    @Test func anUnobservedExchangeRecordsNoTimeline() throws {
+        let harness = try HTTP1Harness()
+        let consumer = RecordingConsumer()
+        var request = try HTTP1TestPipeline.request()
+        request.observesTimeline = false
+        let exchange = try harness.start(request, consumer: consumer)
+        try harness.receive("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello")
+        #expect(consumer.events == [.head(200), .body("hello"), .finished])
+        #expect(consumer.timelines.isEmpty)
+        let timeline = exchange.timeline.withLockedValue { $0 }
+        #expect(timeline.requestStart == nil)
+        #expect(timeline.responseEnd == nil)
+        #expect(timeline.responseBodyBytesReceived == 0)
+        #expect(harness.reusableCount == 1)
+        try harness.finish()
+    }
 }
 
 @Suite("HTTP1ClientHandler: request timeout")

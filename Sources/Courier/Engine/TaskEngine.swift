@@ -314,7 +314,7 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
             source?.start(
                 AttemptConsumer(
                     engine: self, attempt: attempt,
-                    observesTimelines: transactions != nil || telemetry != nil || logLevel <= .debug))
+                    observesTimelines: observesTimelines))
         case .pauseSource:
             source?.pause()
         case .resumeSource:
@@ -393,6 +393,7 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
                     transportRequest.tls.applicationProtocols = .http1
                 }
                 telemetry?.inject(into: &transportRequest.headers)
+                if !observesTimelines { transportRequest.observesTimeline = false }
                 if logLevel <= .trace {
                     debugLogger?.trace(
                         "request head",
@@ -765,6 +766,10 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
 
     /// The accepted response, once there is one.
     var lastResponse: URLResponse? { response }
+
+    /// Whether anything reads the exchanges' timelines: task metrics, telemetry or debug lines. When nothing does,
+    /// the transport records none.
+    private var observesTimelines: Bool { transactions != nil || telemetry != nil || logLevel <= .debug }
 
     /// Whether the app decides on each response: a data task with a delegate (a download has no such decision).
     private var asksForResponses: Bool { spec.asksForResponses && download == nil }

@@ -316,7 +316,7 @@ public final class TransportExchange: ExchangeHandle, Sendable {
             defer { state.drainCompletion = nil }
             return state.drainCompletion
         }
-        consumer.transportDidCollect(timeline.withLockedValue { $0 })
+        if request.observesTimeline { consumer.transportDidCollect(timeline.withLockedValue { $0 }) }
         if let completion {
             completion()
             return

@@ -21,6 +21,7 @@ public struct TransportRequest: Sendable {
         var body: TransportRequestBody
         var idleTimeout: TimeAmount
         var options: ConnectionOptions
+        var observesTimeline = true
     }
 
     /// The fields, shared between copies until one of them changes.
@@ -64,6 +65,12 @@ public struct TransportRequest: Sendable {
     public var idleTimeout: TimeAmount {
         get { storage.value.idleTimeout }
         set { update { $0.idleTimeout = newValue } }
+    }
+    /// Whether anyone reads the exchange's ``TransportTimeline`` (task metrics, telemetry, debug logs). When not, the
+    /// connection records none: no clock readings, byte counts or addresses, and no copies of its 300 bytes.
+    public var observesTimeline: Bool {
+        get { storage.value.observesTimeline }
+        set { update { $0.observesTimeline = newValue } }
     }
     /// The connection-level settings below, as one shareable value.
     public var options: ConnectionOptions {

@@ -44,11 +44,13 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
         /// Draining (a follow-up request wants this connection): bytes that may still be dropped before the
         /// connection is closed instead.
         var drainBudget: Int?
-        var timeline: TransportTimeline
+        /// `nil` when nobody observes the exchange's timeline (``TransportRequest/observesTimeline``): every
+        /// recording below then skips, clock reading included.
+        var timeline: TransportTimeline?
 
         init(
             exchange: TransportExchange, isReused: Bool, bodyWriter: HTTP1RequestBodyWriter?,
-            timeline: TransportTimeline
+            timeline: TransportTimeline?
         ) {
             self.exchange = exchange
             self.isReused = isReused
@@ -167,20 +169,9 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
             bodyWriter.onFailed = { [weak self] error in self?.requestWriteFailed(error) }
             writer = bodyWriter
         }
-        var timeline = exchange.timeline.withLockedValue { $0 }
-        timeline.isReusedConnection = isReused
-        timeline.isProxyConnection = exchange.request.proxy != nil
-        timeline.protocolName = protocolName
-        if !isReused, let establishment {
-            timeline.connectStart = establishment.connectStart
-            timeline.connectEnd = establishment.connectEnd
-            timeline.secureConnectionStart = establishment.secureConnectionStart
-            timeline.secureConnectionEnd = establishment.secureConnectionEnd
-        }
-        timeline.tlsProtocolVersion = establishment?.tlsProtocolVersion
-        recordAddresses(of: context.channel, into: &timeline)
-        timeline.requestStart = Date()
-        let active = Active(exchange: exchange, isReused: isReused, bodyWriter: writer, timeline: timeline)
+        let active = Active(
+            exchange: exchange, isReused: isReused, bodyWriter: writer,
+            timeline: request.observesTimeline ? startTimeline(of: exchange, isReused: isReused, context: context) : nil)
         active.paused = exchange.isPausedForHandler
         state = .active(active)
         writeHead(request, context: context)
@@ -293,7 +284,7 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 if asked, active.exchange.request.upgrade != nil, !isStream, active.drainBudget == nil {
                     active.headReceived = true
                     active.switchingProtocols = true
-                    active.timeline.responseStart = Date()
+                    active.timeline?.responseStart = Date()
                     cancelRequestTimer()
                     active.exchange.consumer.transportDidReceiveHead(makeHead(head, active: active, context: context))
                     return
@@ -309,10 +300,10 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
             active.bodyWriter?.finalResponseArrived()
             active.headReceived = true
             // "HTTP/1.1 200 " + reason, as the normalizer passed it on (a lenient head rewritten strictly).
-            active.timeline.responseHeaderBytesReceived = Self.serializedSize(
+            active.timeline?.responseHeaderBytesReceived = Self.serializedSize(
                 startLine: 13 + head.status.reasonPhrase.utf8.count, headers: head.headers)
             active.keepAlive = head.isKeepAlive
-            active.timeline.responseStart = Date()
+            active.timeline?.responseStart = Date()
             if let coding = ContentCoding.automaticDecoding(head.headers["Content-Encoding"]) {
                 active.decoder = ContentDecoder(
                     coding: coding,
@@ -322,7 +313,7 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
             guard active.drainBudget == nil else { return }
             active.exchange.consumer.transportDidReceiveHead(makeHead(head, active: active, context: context))
         case .body(let buffer):
-            active.timeline.responseBodyBytesReceived += Int64(buffer.readableBytes)
+            active.timeline?.responseBodyBytesReceived += Int64(buffer.readableBytes)
             if let budget = active.drainBudget {
                 if buffer.readableBytes > budget {
                     // Too much to drop: a new connection is cheaper than reading it.
@@ -336,7 +327,7 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 decoder.append(buffer)
                 decodeNextStep()
             } else {
-                active.timeline.responseBodyBytesDecoded += Int64(buffer.readableBytes)
+                active.timeline?.responseBodyBytesDecoded += Int64(buffer.readableBytes)
                 active.exchange.consumer.transportDidReceiveBodyPart(buffer)
             }
         case .end:
@@ -374,8 +365,8 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
             context.close(promise: nil)
             return
         }
-        active.timeline.responseEnd = Date()
-        active.exchange.timeline.withLockedValue { $0 = active.timeline }
+        active.timeline?.responseEnd = Date()
+        storeTimeline(of: active)
         let upgraded = UpgradedConnection(channel: context.channel, buffer: buffer)
         onUpgraded?()
         onUpgraded = nil
@@ -398,13 +389,13 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
             }
         }
         // The request timer stays for the connection's next exchange; if it fires first, it finds none and stops.
-        active.timeline.responseEnd = Date()
+        active.timeline?.responseEnd = Date()
         if isStream {
             cancelRequestTimer()  // a stream has no next exchange
             // A stream runs one exchange. One whose request is still being sent (the server answered early) is
             // reset; a finished one closes by itself. Either way its slot in the pool is free.
             state = .closed
-            active.exchange.timeline.withLockedValue { $0 = active.timeline }
+            storeTimeline(of: active)
             if !active.requestWritten {
                 active.bodyWriter?.abandon()
                 context?.close(promise: nil)
@@ -419,7 +410,7 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
         let reusable =
             active.keepAlive && active.requestWritten && isOpen && active.exchange.request.upgrade == nil
         state = isOpen ? .idle : .closed
-        active.exchange.timeline.withLockedValue { $0 = active.timeline }
+        storeTimeline(of: active)
         if reusable {
             armIdleTimer()
             onReusable?()
@@ -456,7 +447,7 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 fail(error, retryable: false)
                 return
             }
-            active.timeline.responseBodyBytesDecoded += Int64(output.readableBytes)
+            active.timeline?.responseBodyBytesDecoded += Int64(output.readableBytes)
             armRequestTimer()
             if output.readableBytes > 0 {
                 active.exchange.consumer.transportDidReceiveBodyPart(output)
@@ -516,7 +507,7 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
         } else if case .active(let active) = state {
             active.bodyWriter?.abandon()
             state = .closed
-            active.exchange.timeline.withLockedValue { $0 = active.timeline }
+            storeTimeline(of: active)
             let retryable = active.isReused && !active.headReceived && active.exchange.request.isIdempotent
             active.exchange.connectionFailed(
                 .networkConnectionLost("the connection to \(endpoint) closed before the response ended"),
@@ -552,7 +543,7 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
         state = .closed
         cancelRequestTimer()
         active.bodyWriter?.abandon()
-        active.exchange.timeline.withLockedValue { $0 = active.timeline }
+        storeTimeline(of: active)
         active.exchange.connectionFailed(error, retryable: retryable)
         context?.close(promise: nil)
     }
@@ -568,6 +559,33 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     private var addresses: Addresses?
+
+    /// The timeline of `exchange` as it starts on this connection: how the connection was made, and the request's
+    /// start.
+    private func startTimeline(
+        of exchange: TransportExchange, isReused: Bool, context: ChannelHandlerContext
+    ) -> TransportTimeline {
+        var timeline = exchange.timeline.withLockedValue { $0 }
+        timeline.isReusedConnection = isReused
+        timeline.isProxyConnection = exchange.request.proxy != nil
+        timeline.protocolName = protocolName
+        if !isReused, let establishment {
+            timeline.connectStart = establishment.connectStart
+            timeline.connectEnd = establishment.connectEnd
+            timeline.secureConnectionStart = establishment.secureConnectionStart
+            timeline.secureConnectionEnd = establishment.secureConnectionEnd
+        }
+        timeline.tlsProtocolVersion = establishment?.tlsProtocolVersion
+        recordAddresses(of: context.channel, into: &timeline)
+        timeline.requestStart = Date()
+        return timeline
+    }
+
+    /// Hands the recorded timeline to the exchange, which reports it to its consumer.
+    private func storeTimeline(of active: Active) {
+        guard let timeline = active.timeline else { return }
+        active.exchange.timeline.withLockedValue { $0 = timeline }
+    }
 
     private func recordAddresses(of channel: any Channel, into timeline: inout TransportTimeline) {
         if addresses == nil {
@@ -585,7 +603,7 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     private func recordRequestEnd() {
         guard case .active(let active) = state else { return }
-        active.timeline.requestEnd = Date()
+        active.timeline?.requestEnd = Date()
     }
 
     /// The bytes of a head on the wire: its start line and fields, each ended by CRLF, then the empty line.
@@ -624,7 +642,7 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
             headers: headers
         )
         if case .active(let active) = state {
-            active.timeline.requestHeaderBytesSent = Self.serializedSize(
+            active.timeline?.requestHeaderBytesSent = Self.serializedSize(
                 startLine: request.method.utf8.count + 1 + request.target.utf8.count + " HTTP/1.1".utf8.count,
                 headers: headers)
         }
@@ -634,7 +652,7 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     private func didSendBody(count: Int64, total: Int64) {
         guard case .active(let active) = state else { return }
-        active.timeline.requestBodyBytesSent = total
+        active.timeline?.requestBodyBytesSent = total
         armRequestTimer()
         active.exchange.consumer.transportDidSendBodyData(bytesSent: count, totalBytesSent: total)
     }
