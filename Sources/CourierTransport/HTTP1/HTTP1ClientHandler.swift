@@ -171,7 +171,8 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
         }
         let active = Active(
             exchange: exchange, isReused: isReused, bodyWriter: writer,
-            timeline: request.observesTimeline ? startTimeline(of: exchange, isReused: isReused, context: context) : nil)
+            timeline: request.observesTimeline ? startTimeline(of: exchange, isReused: isReused, context: context) : nil
+        )
         active.paused = exchange.isPausedForHandler
         state = .active(active)
         writeHead(request, context: context)
