@@ -13,7 +13,7 @@ final class SessionTelemetry: Sendable {
     let tracer: (any Tracer)?
     /// The metrics, unless the factory is the no-op one.
     let metrics: SessionMetrics?
-    /// The session's logger, with its `courier.session` metadata.
+    /// The session's logger, with its `courier.session` metadata when it lets debug lines out.
     let logger: Logger
     /// A number for the session, unique in the process, for log lines.
     let sessionID: Int
@@ -33,7 +33,9 @@ final class SessionTelemetry: Sendable {
             factory is NOOPMetricsHandler
             ? nil : SessionMetrics(factory: factory, includesHost: options.metricsIncludeHost)
         var logger = options.logger ?? Logger(label: "courier")
-        logger[metadataKey: "courier.session"] = "\(sessionID)"
+        // Courier's lines on this logger are all debug and trace lines. Above that level none is printed, and setting
+        // metadata costs a handler such as swift-log's `StreamLogHandler` a rendering of all of it, for every session.
+        if logger.logLevel <= .debug { logger[metadataKey: "courier.session"] = "\(sessionID)" }
         self.logger = logger
     }
 

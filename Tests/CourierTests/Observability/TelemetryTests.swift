@@ -332,3 +332,19 @@ struct CapturingLogHandler: LogHandler {
         records.append(LogRecords.Record(level: event.level, message: "\(event.message)", metadata: merged))
     }
 }
+
+@Suite("Session logger metadata")
+struct SessionLoggerMetadataTests {
+    /// The session's metadata goes on a logger that lets debug lines out (Courier's lines are all debug or trace);
+    /// one above that level prints none of them and is spared the handler's rendering of the metadata.
+    @Test(arguments: [(Logger.Level.debug, true), (.trace, true), (.info, false), (.error, false)])
+    func theSessionMetadataGoesOnLoggersThatPrintDebugLines(level: Logger.Level, tagged: Bool) {
+        var logger = Logger(label: "courier-test")
+        logger.logLevel = level
+        var options = CourierTelemetry()
+        options.logger = logger
+        let telemetry = SessionTelemetry(options: options)
+        #expect((telemetry.logger[metadataKey: "courier.session"] != nil) == tagged)
+        #expect(telemetry.logger.logLevel == level)
+    }
+}
