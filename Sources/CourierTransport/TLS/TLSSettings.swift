@@ -2,7 +2,8 @@ import NIOSSL
 
 /// The TLS options that distinguish one pool of connections from another.
 public struct TLSSettings: Hashable, Sendable {
-    /// Hashing the certificates' bytes on every pool lease costs more than the request: hash them once.
+    /// Hashing the certificates' bytes on every pool lease costs more than the request: hash them once, and only
+    /// their lengths and ends (see ``fingerprint(of:)``).
     private var certificatesHash: Int
     /// The lowest protocol version offered.
     public var minimumVersion: TLSVersion
@@ -46,7 +47,23 @@ public struct TLSSettings: Hashable, Sendable {
         self.minimumVersion = minimumVersion
         self.maximumVersion = maximumVersion
         self.additionalTrustedCertificatesDER = additionalTrustedCertificatesDER
-        self.certificatesHash = additionalTrustedCertificatesDER.hashValue
+        self.certificatesHash = Self.fingerprint(of: additionalTrustedCertificatesDER)
+    }
+
+    /// A hash of the certificates read from their lengths and last 64 bytes (a DER certificate ends with its
+    /// signature, which differs between any two certificates). Hashing every byte of a certificate cost each new
+    /// session about as much as a request; equality still compares every byte, so two certificates that share an
+    /// end only share a hash bucket.
+    static func fingerprint(of certificates: [[UInt8]]) -> Int {
+        var hasher = Hasher()
+        hasher.combine(certificates.count)
+        for certificate in certificates {
+            hasher.combine(certificate.count)
+            certificate.withUnsafeBytes { bytes in
+                hasher.combine(bytes: UnsafeRawBufferPointer(rebasing: bytes.suffix(64)))
+            }
+        }
+        return hasher.finalize()
     }
 
     public static func == (lhs: TLSSettings, rhs: TLSSettings) -> Bool {
