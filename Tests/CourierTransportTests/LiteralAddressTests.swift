@@ -11,8 +11,7 @@ struct LiteralAddressTests {
         ("127.0.0.1", "127.0.0.1"),
         ("10.1.2.3", "10.1.2.3"),
         ("::1", "::1"),
-        ("[::1]", "::1"),
-        ("[2001:DB8::A]", "2001:db8::a"),
+        ("2001:DB8::A", "2001:db8::a"),
     ])
     func aLiteralIsItsOwnAddress(host: String, address: String) throws {
         let resolved = try #require(ConnectionFactory.literalAddress(host, port: 8443))
@@ -21,7 +20,7 @@ struct LiteralAddressTests {
     }
 
     /// Names, scoped addresses and near-literals are left to the resolver.
-    @Test(arguments: ["localhost", "example.test", "cafe", "dead.beef", "fe80::1%eth0", "1.2.3", "", "[]", "[::1"])
+    @Test(arguments: ["localhost", "example.test", "cafe", "dead.beef", "fe80::1%eth0", "1.2.3", "256.1.1.1", "", ":::"])
     func anythingElseGoesToTheResolver(host: String) {
         #expect(ConnectionFactory.literalAddress(host, port: 80) == nil)
     }

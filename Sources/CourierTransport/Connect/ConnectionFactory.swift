@@ -170,9 +170,6 @@ struct ConnectionFactory: Sendable {
             }
     }
 
-    /// The HTTP/1.1 pipeline: encoder, the lenient-head normalizer, decoder and the exchange handler, with the raw
-    /// read activity watched ahead of TLS so that bytes that do not yet complete a record still count. On a
-    /// connection for an upgrade, the decoder hands on the bytes behind a `101` head when it is removed.
     /// Connects to `host`: an IP address literal directly, a name through the resolver. A literal needs no lookup,
     /// and the resolver would run `getaddrinfo` on another thread and hand its answer back to the event loop (a
     /// thread hop and a wake-up for every new connection to `127.0.0.1`).
@@ -181,20 +178,17 @@ struct ConnectionFactory: Sendable {
         return bootstrap.connect(host: host, port: port)
     }
 
-    /// The socket address of an IPv4 or IPv6 literal (in brackets or not), or `nil` for a name.
+    /// The socket address of `host` when it is an IPv4 or IPv6 literal (as `Endpoint` and `ProxyServer` keep
+    /// hosts: without brackets), or `nil` for a name. A scoped address (`fe80::1%eth0`) goes to the resolver, which
+    /// knows its interface: `SocketAddress(ipAddress:)` would drop the scope.
     static func literalAddress(_ host: String, port: Int) -> SocketAddress? {
-        var literal = Substring(host)
-        if literal.hasPrefix("["), literal.hasSuffix("]") { literal = literal.dropFirst().dropLast() }
-        // A literal has only digits, dots, colons and hex letters, so a name is never handed to `inet_pton`. A
-        // scoped address (`fe80::1%eth0`) goes to the resolver, which knows its interface.
-        let isLiteralShaped = literal.utf8.allSatisfy { byte in
-            let lower = byte | 0x20
-            return (byte >= 0x30 && byte <= 0x3A) || byte == 0x2E || (lower >= 0x61 && lower <= 0x66)
-        }
-        guard !literal.isEmpty, isLiteralShaped else { return nil }
-        return try? SocketAddress(ipAddress: String(literal), port: port)
+        guard CookieMatching.isIPAddress(host), !host.utf8.contains(UInt8(ascii: "%")) else { return nil }
+        return try? SocketAddress(ipAddress: host, port: port)
     }
 
+    /// The HTTP/1.1 pipeline: encoder, the lenient-head normalizer, decoder and the exchange handler, with the raw
+    /// read activity watched ahead of TLS so that bytes that do not yet complete a record still count. On a
+    /// connection for an upgrade, the decoder hands on the bytes behind a `101` head when it is removed.
     private static func addHTTP1Handlers(
         to channel: any Channel, endpoint: Endpoint, idleConnectionTimeout: TimeAmount, upgrades: Bool
     ) throws {
