@@ -20,7 +20,9 @@ struct LiteralAddressTests {
     }
 
     /// Names, scoped addresses and near-literals are left to the resolver.
-    @Test(arguments: ["localhost", "example.test", "cafe", "dead.beef", "fe80::1%eth0", "1.2.3", "256.1.1.1", "", ":::"])
+    @Test(arguments: [
+        "localhost", "example.test", "cafe", "dead.beef", "fe80::1%eth0", "1.2.3", "256.1.1.1", "", ":::",
+    ])
     func anythingElseGoesToTheResolver(host: String) {
         #expect(ConnectionFactory.literalAddress(host, port: 80) == nil)
     }
