@@ -42,99 +42,66 @@ extension TaskEngine {
         return made
     }
 
-    // Each setter leaves the state unmade for a default value (most writes on the hot path clear what was never
-    // set), and writes the property directly: no key path, which would cost a runtime lookup on every request.
+    /// Writes into the rare state, leaving it unmade for a default value (most writes on the hot path clear what was
+    /// never set). A closure rather than a key path: a key path costs a runtime lookup on every request, a closure
+    /// is inlined.
+    private func setRare(isDefault: Bool, _ write: (RareState) -> Void) {
+        if isDefault, rareState == nil { return }
+        write(writableRareState)
+    }
+
     var redirectCount: Int {
         get { rareState?.redirectCount ?? 0 }
-        set {
-            if newValue == 0, rareState == nil { return }
-            writableRareState.redirectCount = newValue
-        }
+        set { setRare(isDefault: newValue == 0) { $0.redirectCount = newValue } }
     }
     var multipart: MultipartReplaceDelivery? {
         get { rareState?.multipart }
-        set {
-            if newValue == nil, rareState == nil { return }
-            writableRareState.multipart = newValue
-        }
+        set { setRare(isDefault: newValue == nil) { $0.multipart = newValue } }
     }
     var multipartEndPending: Bool {
         get { rareState?.multipartEndPending ?? false }
-        set {
-            if !newValue, rareState == nil { return }
-            writableRareState.multipartEndPending = newValue
-        }
+        set { setRare(isDefault: !newValue) { $0.multipartEndPending = newValue } }
     }
     var authentication: AuthenticationState? {
         get { rareState?.authentication }
-        set {
-            if newValue == nil, rareState == nil { return }
-            writableRareState.authentication = newValue
-        }
+        set { setRare(isDefault: newValue == nil) { $0.authentication = newValue } }
     }
     var protocolRedirect: URLRequest? {
         get { rareState?.protocolRedirect }
-        set {
-            if newValue == nil, rareState == nil { return }
-            writableRareState.protocolRedirect = newValue
-        }
+        set { setRare(isDefault: newValue == nil) { $0.protocolRedirect = newValue } }
     }
     var reportedWaitingForConnectivity: Bool {
         get { rareState?.reportedWaitingForConnectivity ?? false }
-        set {
-            if !newValue, rareState == nil { return }
-            writableRareState.reportedWaitingForConnectivity = newValue
-        }
+        set { setRare(isDefault: !newValue) { $0.reportedWaitingForConnectivity = newValue } }
     }
     var beginTimer: Scheduled<Void>? {
         get { rareState?.beginTimer }
-        set {
-            if newValue == nil, rareState == nil { return }
-            writableRareState.beginTimer = newValue
-        }
+        set { setRare(isDefault: newValue == nil) { $0.beginTimer = newValue } }
     }
     var awaitingBegin: Bool {
         get { rareState?.awaitingBegin ?? false }
-        set {
-            if !newValue, rareState == nil { return }
-            writableRareState.awaitingBegin = newValue
-        }
+        set { setRare(isDefault: !newValue) { $0.awaitingBegin = newValue } }
     }
     var pendingDecision: CheckedContinuation<TaskDecisionAnswer?, Never>? {
         get { rareState?.pendingDecision }
-        set {
-            if newValue == nil, rareState == nil { return }
-            writableRareState.pendingDecision = newValue
-        }
+        set { setRare(isDefault: newValue == nil) { $0.pendingDecision = newValue } }
     }
     var resumeProgress: ResumeProgress? {
         get { rareState?.resumeProgress }
-        set {
-            if newValue == nil, rareState == nil { return }
-            writableRareState.resumeProgress = newValue
-        }
+        set { setRare(isDefault: newValue == nil) { $0.resumeProgress = newValue } }
     }
     var claimedPartialFile: URL? {
         get { rareState?.claimedPartialFile }
-        set {
-            if newValue == nil, rareState == nil { return }
-            writableRareState.claimedPartialFile = newValue
-        }
+        set { setRare(isDefault: newValue == nil) { $0.claimedPartialFile = newValue } }
     }
     var downloadedFile: URL? {
         get { rareState?.downloadedFile }
-        set {
-            if newValue == nil, rareState == nil { return }
-            writableRareState.downloadedFile = newValue
-        }
+        set { setRare(isDefault: newValue == nil) { $0.downloadedFile = newValue } }
     }
     /// Most engines never log: a logger of their own (a copy of the handler's existential and the label) would be
     /// carried by every queued request.
     var debugLogger: Logger? {
         get { rareState?.debugLogger }
-        set {
-            if newValue == nil, rareState == nil { return }
-            writableRareState.debugLogger = newValue
-        }
+        set { setRare(isDefault: newValue == nil) { $0.debugLogger = newValue } }
     }
 }

@@ -149,26 +149,7 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
             return
         }
         let request = exchange.request
-        let expectsContinue = request.headers.contains {
-            HeaderName.equal($0.0, "Expect") && HeaderName.equal($0.1, "100-continue")
-        }
-        // A request without a body needs no writer, its three callbacks and the promise of its end: the end is
-        // written with the head (a failed write fails the channel, and with it the exchange).
-        var writer: HTTP1RequestBodyWriter?
-        if case .none = request.body {
-            writer = nil
-        } else {
-            let bodyWriter = HTTP1RequestBodyWriter(
-                body: request.body,
-                context: context,
-                endpoint: endpoint,
-                expectsContinue: expectsContinue
-            )
-            bodyWriter.onProgress = { [weak self] count, total in self?.didSendBody(count: count, total: total) }
-            bodyWriter.onEnded = { [weak self] in self?.recordRequestEnd() }
-            bodyWriter.onFailed = { [weak self] error in self?.requestWriteFailed(error) }
-            writer = bodyWriter
-        }
+        let writer = makeBodyWriter(for: request, context: context)
         let active = Active(
             exchange: exchange, isReused: isReused, bodyWriter: writer,
             timeline: request.observesTimeline ? startTimeline(of: exchange, isReused: isReused, context: context) : nil
@@ -560,6 +541,24 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     private var addresses: Addresses?
+
+    /// The writer of `request`'s body, or `nil` for a request without one: it needs no writer, its three callbacks
+    /// and the promise of its end, as the end goes out with the head (a failed write fails the channel, and with it
+    /// the exchange).
+    private func makeBodyWriter(for request: TransportRequest, context: ChannelHandlerContext)
+        -> HTTP1RequestBodyWriter?
+    {
+        if case .none = request.body { return nil }
+        let expectsContinue = request.headers.contains {
+            HeaderName.equal($0.0, "Expect") && HeaderName.equal($0.1, "100-continue")
+        }
+        let writer = HTTP1RequestBodyWriter(
+            body: request.body, context: context, endpoint: endpoint, expectsContinue: expectsContinue)
+        writer.onProgress = { [weak self] count, total in self?.didSendBody(count: count, total: total) }
+        writer.onEnded = { [weak self] in self?.recordRequestEnd() }
+        writer.onFailed = { [weak self] error in self?.requestWriteFailed(error) }
+        return writer
+    }
 
     /// The timeline of `exchange` as it starts on this connection: how the connection was made, and the request's
     /// start.

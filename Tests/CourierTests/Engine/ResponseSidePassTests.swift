@@ -150,7 +150,9 @@ struct ResponseSidePassTests {
         ("200", Situation(caches: true)),
         ("200", Situation(asksForResponses: true)),
     ])
-    private func aResponseAStageActsOnDoesNotPass(_ name: String, _ situation: Situation) throws {
+    /// A response some stage acts on, or may act on (a 302 without `Location` is delivered as it is, but telling so
+    /// takes the request: the check is conservative), never passes.
+    private func aResponseAStageMayActOnDoesNotPass(_ name: String, _ situation: Situation) throws {
         let response = try #require(Self.responses.first { $0.0 == name }?.1)
         let facts = ResponseStageFacts(context(situation, decider: RecordingDecider()))
         #expect(!StageChain.responseSidePasses(response, facts))

@@ -11,7 +11,9 @@ struct DispositionStage: ResponseStage {
 
     func immediate(_ response: URLResponse, in context: StageContext) throws(TransferError) -> ResponseStep? {
         // A multipart/x-mixed-replace response is not asked about as a whole: the engine asks about each part.
-        guard context.asksForResponses, !MultipartReplaceDelivery.handles(response) else { return .proceed(response) }
+        guard !Self.passes(response, ResponseStageFacts(context)), !MultipartReplaceDelivery.handles(response) else {
+            return .proceed(response)
+        }
         return nil
     }
 

@@ -23,8 +23,7 @@ final class StageSettings: Sendable {
     /// environment (`http_proxy`, `https_proxy`, `all_proxy`, `no_proxy`), read when the session is created.
     let proxyRules: ProxyRules
     /// Whether `proxyRules` names any proxy, decided once: most sessions have none, and every request asks.
-    var routesThroughProxies: Bool { !proxyRulesAreEmpty }
-    private let proxyRulesAreEmpty: Bool
+    let routesThroughProxies: Bool
     /// `timeoutIntervalForRequest` and `timeoutIntervalForResource`.
     let requestTimeout: TimeInterval
     let resourceTimeout: TimeInterval
@@ -61,6 +60,6 @@ final class StageSettings: Sendable {
             }
             proxyRules = ProxyRules(environment: variables)
         }
-        proxyRulesAreEmpty = proxyRules.isEmpty
+        routesThroughProxies = !proxyRules.isEmpty
     }
 }
