@@ -315,14 +315,21 @@ struct CLIPlacementCleanupTests {
         _ = contents.utf8CString.withUnsafeBufferPointer { write(descriptor, $0.baseAddress, $0.count - 1) }
     }
 
-    @Test func aTrackedFileIsRemovedAndLaterOnesAreRefused() throws {
+    /// A claim named `name` in a new folder, made through a cleanup that an interruption then abandoned: the claim
+    /// must be gone.
+    private func abandonedClaim(_ name: String) throws -> (folder: URL, claim: URL, cleanup: PlacementCleanup) {
         let folder = try makeTemporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let claim = folder.appendingPathComponent("claim")
+        let claim = folder.appendingPathComponent(name)
         let cleanup = PlacementCleanup()
         try make(claim, in: cleanup)
         cleanup.abandon()
         #expect(!FileManager.default.fileExists(atPath: claim.path))
+        return (folder, claim, cleanup)
+    }
+
+    @Test func aTrackedFileIsRemovedAndLaterOnesAreRefused() throws {
+        let (folder, _, cleanup) = try abandonedClaim("claim")
+        defer { try? FileManager.default.removeItem(at: folder) }
         let late = folder.appendingPathComponent("late")
         #expect(throws: (any Error).self) { try make(late, in: cleanup) }
         #expect(!FileManager.default.fileExists(atPath: late.path))
@@ -331,13 +338,8 @@ struct CLIPlacementCleanupTests {
     /// A failed placement removes only what is still its own: after an interruption removed a claim, the name may be
     /// another file's (another transfer of the run placed one there), and that file stays.
     @Test func aFailedPlacementLeavesANameTheInterruptionFreed() throws {
-        let folder = try makeTemporaryDirectory()
+        let (folder, claim, cleanup) = try abandonedClaim("chosen.txt")
         defer { try? FileManager.default.removeItem(at: folder) }
-        let claim = folder.appendingPathComponent("chosen.txt")
-        let cleanup = PlacementCleanup()
-        try make(claim, in: cleanup)
-        cleanup.abandon()
-        #expect(!FileManager.default.fileExists(atPath: claim.path))
         try Data("another transfer's file".utf8).write(to: claim)
         cleanup.removeIfTracked(claim.path)
         #expect(try String(contentsOf: claim, encoding: .utf8) == "another transfer's file")
