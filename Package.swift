@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "CourierMockServer", targets: ["CourierMockServer"]),
         .library(name: "CourierManager", targets: ["CourierManager"]),
         .executable(name: "courier", targets: ["courier"]),
+        .executable(name: "courierd", targets: ["courierd"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
@@ -114,6 +115,15 @@ let package = Package(
                 .product(name: "SwiftASN1", package: "swift-asn1"),
             ]
         ),
+        // The background-transfer daemon: runs background sessions' tasks with Courier's own engine, out of the app.
+        .target(
+            name: "CourierDaemon",
+            dependencies: [
+                "Courier", "CourierHTTP", "CourierStore",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .executableTarget(name: "courierd", dependencies: ["CourierDaemon"]),
         .executableTarget(
             name: "courier",
             dependencies: [
@@ -159,7 +169,7 @@ let package = Package(
             name: "CourierTests",
             dependencies: [
                 "Courier", "CourierHTTP", "CourierTransport", "CourierStore", "CourierMockServer", "courier",
-                "CourierTestSupport",
+                "CourierTestSupport", "CourierDaemon", "courierd",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),

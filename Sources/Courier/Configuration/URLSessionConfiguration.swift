@@ -44,6 +44,7 @@ open class URLSessionConfiguration: NSObject, NSCopying, @unchecked Sendable {
         var courierMaximumDecompressionRatio: Int? = ContentCoding.defaultMaximumDecompressionRatio
         var courierTelemetry = CourierTelemetry()
         var courierAllowsHTTP2 = true
+        var backgroundEnvironment: [String: String]? = nil
     }
 
     private let settings: NIOLockedValueBox<Settings>
@@ -76,8 +77,12 @@ open class URLSessionConfiguration: NSObject, NSCopying, @unchecked Sendable {
 
     /// A new configuration for background transfers.
     ///
-    /// Courier runs background sessions in the process like any other; the identifier and launch-event settings
-    /// are recorded for API compatibility.
+    /// A session made with it hands its download tasks (and uploads from a file) to `courierd`, the per-user
+    /// background-transfer daemon, which carries them on while the app is suspended, exits or crashes, and hands
+    /// their events to the next session created with the same identifier, as `nsurlsessiond` does on Darwin. The
+    /// library starts the daemon when none runs. As on Darwin, data tasks, uploads from data or a stream, and
+    /// completion handlers are refused (the task fails with `URLError.unsupportedURL` saying so), and one process at
+    /// a time may use an identifier (`URLError.backgroundSessionInUseByAnotherProcess`).
     ///
     /// - Parameter identifier: The unique identifier of the background session.
     open class func background(withIdentifier identifier: String) -> URLSessionConfiguration {
@@ -296,6 +301,13 @@ open class URLSessionConfiguration: NSObject, NSCopying, @unchecked Sendable {
             settings.withLockedValue { $0.courierDownloadDirectory } ?? DownloadDirectory.defaultFolder
         }
         set { settings.withLockedValue { $0.courierDownloadDirectory = newValue } }
+    }
+
+    /// The environment a background session reads its folders and `COURIERD_PATH` from, and starts `courierd`
+    /// with (the process's when `nil`): tests give each session a daemon and folders of its own.
+    package var backgroundEnvironment: [String: String]? {
+        get { settings.withLockedValue { $0.backgroundEnvironment } }
+        set { settings.withLockedValue { $0.backgroundEnvironment = newValue } }
     }
 
     /// Courier extension: DER-encoded certificates trusted in addition to the system's trust store when

@@ -8,18 +8,18 @@ import Foundation
 // `URLError`'s user info beyond its failing URL, its description and resume data.
 
 /// A `URLRequest` as plain, codable values.
-struct CodableRequest: Codable, Hashable, Sendable {
-    var url: URL?
-    var method: String?
+package struct CodableRequest: Codable, Hashable, Sendable {
+    package var url: URL?
+    package var method: String?
     /// The header fields in order.
-    var headers: [[String]]
-    var body: Data?
-    var timeoutInterval: TimeInterval
-    var cachePolicy: UInt
-    var httpShouldHandleCookies: Bool
-    var mainDocumentURL: URL?
+    package var headers: [[String]]
+    package var body: Data?
+    package var timeoutInterval: TimeInterval
+    package var cachePolicy: UInt
+    package var httpShouldHandleCookies: Bool
+    package var mainDocumentURL: URL?
 
-    init(_ request: URLRequest) {
+    package init(_ request: URLRequest) {
         url = request.url
         method = request.httpMethod
         headers = request.headerFields.map { [$0.name, $0.value] }
@@ -30,7 +30,7 @@ struct CodableRequest: Codable, Hashable, Sendable {
         mainDocumentURL = request.mainDocumentURL
     }
 
-    var request: URLRequest {
+    package var request: URLRequest {
         var request = URLRequest(url: url ?? URL(fileURLWithPath: "/"), timeoutInterval: timeoutInterval)
         if url == nil { request.url = nil }
         request.httpMethod = method
@@ -46,17 +46,17 @@ struct CodableRequest: Codable, Hashable, Sendable {
 }
 
 /// A `URLResponse` (or `HTTPURLResponse`) as plain, codable values.
-struct CodableResponse: Codable, Hashable, Sendable {
-    var url: URL?
+package struct CodableResponse: Codable, Hashable, Sendable {
+    package var url: URL?
     /// Set for an HTTP response.
-    var statusCode: Int?
-    var httpVersion: String?
-    var headers: [[String]]
-    var mimeType: String?
-    var expectedContentLength: Int64
-    var textEncodingName: String?
+    package var statusCode: Int?
+    package var httpVersion: String?
+    package var headers: [[String]]
+    package var mimeType: String?
+    package var expectedContentLength: Int64
+    package var textEncodingName: String?
 
-    init(_ response: URLResponse) {
+    package init(_ response: URLResponse) {
         url = response.url
         mimeType = response.mimeType
         expectedContentLength = response.expectedContentLength
@@ -70,7 +70,7 @@ struct CodableResponse: Codable, Hashable, Sendable {
         }
     }
 
-    var response: URLResponse {
+    package var response: URLResponse {
         let target = url ?? URL(fileURLWithPath: "/")
         if let statusCode {
             let pairs = headers.compactMap { $0.count == 2 ? ($0[0], $0[1]) : nil }

@@ -21,6 +21,11 @@ final class TaskRegistry: Sendable {
         }
     }
 
+    /// Makes the next identifier at least `next` (a background session continues the daemon's numbering).
+    func advanceIdentifiers(to next: Int) {
+        state.withLock { $0.nextIdentifier = max($0.nextIdentifier, next) }
+    }
+
     /// Adds `task`; `false` if the session is invalidated.
     func insert(_ task: URLSessionTask) -> Bool {
         state.withLock { state in

@@ -33,8 +33,10 @@ open class URLSession: NSObject, @unchecked Sendable {
     let registry = TaskRegistry()
     /// The session's tracer, metrics and logger (see ``CourierTelemetry``).
     let telemetry: SessionTelemetry
-    /// Why no task of this session can run, read once from the configuration (a background identifier, a proxy).
+    /// Why no task of this session can run, read once from the configuration (a proxy setting Courier cannot honour).
     let configurationFailure: TransferError?
+    /// A background session's connection to `courierd`, which runs its tasks; `nil` for other sessions.
+    let backgroundClient: BackgroundSessionClient?
     /// Asks the delegate about new TLS connections (sessions with a delegate only).
     let trustEvaluator: SessionTrustEvaluator?
     /// What every task's engine runs on, made once (see ``SessionEnvironment``); the session's transport, TLS
@@ -118,6 +120,13 @@ open class URLSession: NSObject, @unchecked Sendable {
         let telemetry = SessionTelemetry(options: copied.courierTelemetry)
         self.telemetry = telemetry
         self.configurationFailure = Self.configurationFailure(copied)
+        self.backgroundClient =
+            isShared
+            ? nil
+            : copied.identifier.map {
+                BackgroundSessionClient(
+                    identifier: $0, environment: copied.backgroundEnvironment ?? ProcessInfo.processInfo.environment)
+            }
         let trustEvaluator =
             delegate == nil
             ? nil
@@ -145,6 +154,7 @@ open class URLSession: NSObject, @unchecked Sendable {
         )
         super.init()
         trustEvaluator?.attach(self)
+        backgroundClient?.attach(to: self)
         // Partial files of resume data never used would otherwise stay forever.
         DownloadDirectory.sweepInBackground(copied.courierDownloadDirectory)
     }
@@ -157,16 +167,16 @@ open class URLSession: NSObject, @unchecked Sendable {
 
     /// Why the configuration keeps every task from running, if it does.
     private static func configurationFailure(_ configuration: URLSessionConfiguration) -> TransferError? {
-        if configuration.identifier != nil {
-            return .unsupportedURL(
-                "background sessions need the courierd daemon, which is not available yet (a later Courier release)")
-        }
         if let setting = configuration.unsupportedProxySetting {
             return .unsupportedURL(
                 "connectionProxyDictionary enables \(setting), which Courier cannot honour yet (proxy "
                     + "auto-configuration); the request is not sent directly instead")
         }
         return nil
+    }
+
+    deinit {
+        backgroundClient?.detach()
     }
 
     /// The configuration as the session uses it (not a copy; never mutated).
@@ -199,6 +209,8 @@ open class URLSession: NSObject, @unchecked Sendable {
     /// Called when the last task of an invalidated session ended.
     func becomeInvalid() {
         transport.shutdown()
+        // A background session's identifier is free for a new session once this one is invalid.
+        backgroundClient?.detach()
         dispatcher.async { [self] in
             delegate?.urlSession(self, didBecomeInvalidWithError: nil)
             // The session releases its delegate once the delegate was told.

@@ -27,7 +27,10 @@ open class URLSessionDownloadTask: URLSessionTask, @unchecked Sendable {
         switch action {
         case .cancelTransfer:
             let (engine, adapter) = mutable.withLock { ($0.engine, $0.adapter) }
-            if let engine, let adapter {
+            if let background = session.backgroundClient, let adapter {
+                adapter.setResumeDataHandler(completionHandler)
+                background.send(.cancel(task: taskIdentifier, producingResumeData: true))
+            } else if let engine, let adapter {
                 adapter.setResumeDataHandler(completionHandler)
                 engine.cancel(producingResumeData: true)
             } else {

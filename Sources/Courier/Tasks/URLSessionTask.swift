@@ -291,27 +291,51 @@ open class URLSessionTask: NSObject, NSCopying, ProgressReporting, @unchecked Se
         // The engine is created in the same critical section that moves the state to running, so a cancel() or
         // suspend() racing with the first resume() always finds it; if one reaches the engine before the start
         // job, the start job finds the machine no longer idle and does nothing.
-        let (starting, proceeding): (TaskEngine?, TaskEngine?) = mutable.withLock { state in
+        let background = session.backgroundClient
+        let (starting, proceeding, remote): (TaskEngine?, TaskEngine?, TaskEventAdapter?) = mutable.withLock {
+            state in
             switch state.lifecycle.resume() {
             case .start:
+                if background != nil {
+                    let adapter = TaskEventAdapter(task: self)
+                    state.adapter = adapter
+                    return (nil, nil, adapter)
+                }
                 let (engine, adapter) = makeEngine(state: state)
                 state.engine = engine
                 state.adapter = adapter
-                return (engine, nil)
+                return (engine, nil, nil)
             case .proceed:
-                return (nil, state.engine)
+                if background != nil { background?.send(.resume(task: taskIdentifier)) }
+                return (nil, state.engine, nil)
             default:
-                return (nil, nil)
+                return (nil, nil, nil)
             }
+        }
+        if let background, let remote {
+            background.start(self, adapter: remote, configuration: session.sessionConfiguration)
         }
         starting?.start()
         proceeding?.suspensionChanged()
+    }
+
+    /// Makes this task the mirror of a transfer the background daemon already runs (started by an earlier
+    /// process): running (or suspended) without an engine, its events coming to `adapter`.
+    func adoptBackgroundTransfer(adapter: TaskEventAdapter, suspended: Bool) {
+        mutable.withLock { state in
+            _ = state.lifecycle.resume()
+            if suspended { _ = state.lifecycle.suspend() }
+            state.adapter = adapter
+        }
     }
 
     /// Pauses the task: no bytes are read and no timer fires until ``resume()``.
     open func suspend() {
         let action = mutable.withLock { $0.lifecycle.suspend() }
         if action == .pause {
+            if let background = session.backgroundClient {
+                background.send(.suspend(task: taskIdentifier))
+            }
             mutable.withLock { $0.engine }?.suspensionChanged()
         }
     }
@@ -321,6 +345,9 @@ open class URLSessionTask: NSObject, NSCopying, ProgressReporting, @unchecked Se
         let action = mutable.withLock { $0.lifecycle.cancel() }
         switch action {
         case .cancelTransfer:
+            if let background = session.backgroundClient {
+                background.send(.cancel(task: taskIdentifier, producingResumeData: false))
+            }
             mutable.withLock { $0.engine }?.cancel()
         case .completeWithoutTransfer:
             let url = originalRequest?.url

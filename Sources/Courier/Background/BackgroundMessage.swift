@@ -1,0 +1,188 @@
+import CourierHTTP
+import Foundation
+
+// The messages between a background session and `courierd`, as JSON in length-prefixed frames over the daemon's
+// Unix domain socket (``FrameChannel``). The app sends ``BackgroundRequest``s; the daemon answers with
+// ``BackgroundReply``s and sends events as the transfers run.
+
+/// What an app (or the `courier` command) asks of the daemon.
+package enum BackgroundRequest: Codable, Sendable, Equatable {
+    /// Attach to a session identifier: only one process at a time. The daemon answers `.attached` (then replays
+    /// the events the app has not received, then `.eventsDrained`) or `.refused`.
+    case attach(identifier: String, processID: Int32)
+    /// Create a task in the attached session and start it (the app's first `resume()`).
+    case create(BackgroundTaskSpec)
+    case resume(task: Int)
+    case suspend(task: Int)
+    case cancel(task: Int, producingResumeData: Bool)
+    /// The app's delegate received the journaled event `sequence`: the daemon forgets it (and its file).
+    case delivered(sequence: Int64)
+    /// The tasks of one identifier, or of all (`courier queue list`); no attachment needed.
+    case list(identifier: String?)
+    /// Cancel one task of any identifier (`courier queue cancel`); no attachment needed.
+    case cancelQueued(identifier: String, task: Int)
+    /// The daemon's process identifier and counts.
+    case status
+    /// Ask the daemon to exit (it continues every unfinished transfer when it starts again).
+    case stop
+}
+
+/// What the daemon sends to a client.
+package enum BackgroundReply: Codable, Sendable, Equatable {
+    /// The session is attached; task identifiers the app makes start at `nextTaskIdentifier`; `tasks` are the
+    /// session's unfinished tasks and the finished ones whose events the app has not received.
+    case attached(nextTaskIdentifier: Int, tasks: [BackgroundTaskSnapshot])
+    /// The request was refused; `code` is a `URLError.Code` raw value.
+    case refused(code: Int, reason: String)
+    case event(BackgroundEvent)
+    /// Every event queued while no app was attached has been sent.
+    case eventsDrained
+    case listed([BackgroundTaskSnapshot])
+    case status(processID: Int32, tasks: Int, clients: Int)
+}
+
+/// The configuration values a background task carries to the daemon (the rest of the configuration has no meaning
+/// out of the app's process: delegates, storages, protocol classes).
+package struct BackgroundTransferSettings: Codable, Sendable, Equatable {
+    package var timeoutIntervalForRequest: TimeInterval
+    package var timeoutIntervalForResource: TimeInterval
+    /// `httpAdditionalHeaders` with string names and values.
+    package var additionalHeaders: [[String]]
+    package var isDiscretionary: Bool
+    package var allowsExpensiveNetworkAccess: Bool
+
+    package init(
+        timeoutIntervalForRequest: TimeInterval, timeoutIntervalForResource: TimeInterval,
+        additionalHeaders: [[String]] = [], isDiscretionary: Bool = false, allowsExpensiveNetworkAccess: Bool = true
+    ) {
+        self.timeoutIntervalForRequest = timeoutIntervalForRequest
+        self.timeoutIntervalForResource = timeoutIntervalForResource
+        self.additionalHeaders = additionalHeaders
+        self.isDiscretionary = isDiscretionary
+        self.allowsExpensiveNetworkAccess = allowsExpensiveNetworkAccess
+    }
+}
+
+/// A task as the app creates it in the daemon.
+package struct BackgroundTaskSpec: Codable, Sendable, Equatable {
+    package enum Kind: Codable, Sendable, Equatable {
+        case download
+        /// An upload of the file at this path (the daemon reads it; it must stay until the task ends).
+        case uploadFile(String)
+    }
+
+    package var task: Int
+    package var kind: Kind
+    package var request: CodableRequest
+    /// `downloadTask(withResumeData:)`'s resume data.
+    package var resumeData: Data?
+    package var earliestBeginDate: Date?
+    package var countOfBytesClientExpectsToReceive: Int64
+    package var settings: BackgroundTransferSettings
+
+    package init(
+        task: Int, kind: Kind, request: CodableRequest, resumeData: Data? = nil, earliestBeginDate: Date? = nil,
+        countOfBytesClientExpectsToReceive: Int64 = -1, settings: BackgroundTransferSettings
+    ) {
+        self.task = task
+        self.kind = kind
+        self.request = request
+        self.resumeData = resumeData
+        self.earliestBeginDate = earliestBeginDate
+        self.countOfBytesClientExpectsToReceive = countOfBytesClientExpectsToReceive
+        self.settings = settings
+    }
+}
+
+/// A task as the daemon reports it.
+package struct BackgroundTaskSnapshot: Codable, Sendable, Equatable {
+    package enum State: String, Codable, Sendable {
+        /// Waiting for its `earliestBeginDate` or for a retry.
+        case waiting
+        case running
+        case suspended
+        /// Finished; its last events may still wait for the app.
+        case completed
+    }
+
+    package var identifier: String
+    package var task: Int
+    package var kind: BackgroundTaskSpec.Kind
+    package var originalRequest: CodableRequest
+    package var state: State
+    package var bytesReceived: Int64
+    package var bytesExpectedToReceive: Int64
+    package var response: CodableResponse?
+
+    package init(
+        identifier: String, task: Int, kind: BackgroundTaskSpec.Kind, originalRequest: CodableRequest, state: State,
+        bytesReceived: Int64, bytesExpectedToReceive: Int64, response: CodableResponse?
+    ) {
+        self.identifier = identifier
+        self.task = task
+        self.kind = kind
+        self.originalRequest = originalRequest
+        self.state = state
+        self.bytesReceived = bytesReceived
+        self.bytesExpectedToReceive = bytesExpectedToReceive
+        self.response = response
+    }
+}
+
+/// One event of one task. Journaled events (a ``sequence`` above 0) wait in the daemon until the app says it
+/// received them; progress events (sequence 0) go only to an attached app.
+package struct BackgroundEvent: Codable, Sendable, Equatable {
+    package enum Kind: Codable, Sendable, Equatable {
+        case response(CodableResponse)
+        /// The download continues at `offset` (0: it starts over).
+        case resumed(offset: Int64, expectedTotal: Int64)
+        case wrote(bytes: Int64, totalWritten: Int64, totalExpected: Int64)
+        case sent(bytes: Int64, totalSent: Int64, totalExpected: Int64)
+        case completed(BackgroundOutcome)
+    }
+
+    package var sequence: Int64
+    package var task: Int
+    package var kind: Kind
+
+    package init(sequence: Int64, task: Int, kind: Kind) {
+        self.sequence = sequence
+        self.task = task
+        self.kind = kind
+    }
+}
+
+/// How a background task ended.
+package struct BackgroundOutcome: Codable, Sendable, Equatable {
+    /// A `URLError.Code` raw value; `nil` on success.
+    package var errorCode: Int?
+    package var errorDescription: String?
+    package var failingURL: URL?
+    /// The finished download's file (the daemon's; the app may move it while its delegate runs).
+    package var file: String?
+    package var resumeData: Data?
+    /// The final response, when the task got one.
+    package var response: CodableResponse?
+
+    package init(
+        errorCode: Int? = nil, errorDescription: String? = nil, failingURL: URL? = nil, file: String? = nil,
+        resumeData: Data? = nil, response: CodableResponse? = nil
+    ) {
+        self.errorCode = errorCode
+        self.errorDescription = errorDescription
+        self.failingURL = failingURL
+        self.file = file
+        self.resumeData = resumeData
+        self.response = response
+    }
+
+    /// The error as the app sees it, with the failing URL, the description and resume data in its user info.
+    package var error: URLError? {
+        guard let errorCode else { return nil }
+        var userInfo: [String: Any] = [:]
+        if let resumeData { userInfo[NSURLSessionDownloadTaskResumeData] = resumeData }
+        return URLErrorMapping.urlError(
+            URLError.Code(rawValue: errorCode) ?? .unknown, failingURL: failingURL, description: errorDescription,
+            extraUserInfo: userInfo)
+    }
+}

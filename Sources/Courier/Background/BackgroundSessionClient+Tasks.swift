@@ -1,0 +1,108 @@
+import CourierHTTP
+import Foundation
+
+/// What the tasks of a background session ask of the daemon: creation at the first `resume()`, suspension,
+/// resumption and cancellation; and the task objects made for transfers an earlier process started.
+extension BackgroundSessionClient {
+    /// Why `task` cannot run in a background session, as Darwin refuses it there (Darwin raises an exception;
+    /// Courier fails the task with `unsupportedURL` and Darwin's words), or `nil`.
+    static func unsupportedReason(for task: URLSessionTask) -> String? {
+        switch task.completionMode {
+        case .delegate:
+            break
+        case .dataHandler, .downloadHandler:
+            return "Completion handler blocks are not supported in background sessions. Use a delegate instead."
+        case .collect, .stream, .downloadCollect:
+            return "async calls (data(for:), download(for:), bytes(for:)) are not supported in background sessions"
+        }
+        if let upload = task as? URLSessionUploadTask {
+            if case .file = upload.uploadBody { return nil }
+            return "Upload tasks from NSData or a stream are not supported in background sessions; upload from a file"
+        }
+        if task is URLSessionDownloadTask { return nil }
+        return "Data tasks are not supported in background sessions; use a download task"
+    }
+
+    /// Starts `task` in the daemon (its first `resume()`); its events go to `adapter`.
+    func start(_ task: URLSessionTask, adapter: TaskEventAdapter, configuration: URLSessionConfiguration) {
+        let url = task.originalRequest?.url
+        if let reason = Self.unsupportedReason(for: task) {
+            adapter.receive(.completed(Self.failure(.unsupportedURL(reason), url: url)))
+            return
+        }
+        if let failure {
+            adapter.receive(.completed(Self.failure(failure, url: url)))
+            return
+        }
+        let kind: BackgroundTaskSpec.Kind
+        if let upload = task as? URLSessionUploadTask, case .file(let file) = upload.uploadBody {
+            kind = .uploadFile(file.path)
+        } else {
+            kind = .download
+        }
+        let resumeData = (task as? URLSessionDownloadTask)?.resume?.resumeData.flatMap { try? $0.encoded() }
+        if (task as? URLSessionDownloadTask)?.resume != nil && resumeData == nil {
+            let reason = (task as? URLSessionDownloadTask)?.resume?.error
+            adapter.receive(
+                .completed(Self.failure(reason ?? .cannotDecodeRawData("the resume data cannot be used"), url: url)))
+            return
+        }
+        bind(Binding(task: task, adapter: adapter))
+        let spec = BackgroundTaskSpec(
+            task: task.taskIdentifier,
+            kind: kind,
+            request: CodableRequest(task.originalRequest ?? URLRequest(url: URL(fileURLWithPath: "/"))),
+            resumeData: resumeData,
+            earliestBeginDate: task.earliestBeginDate,
+            countOfBytesClientExpectsToReceive: task.countOfBytesClientExpectsToReceive,
+            settings: Self.settings(configuration)
+        )
+        send(.create(spec))
+    }
+
+    /// The configuration values that travel with a task.
+    static func settings(_ configuration: URLSessionConfiguration) -> BackgroundTransferSettings {
+        var headers: [[String]] = []
+        for (name, value) in configuration.httpAdditionalHeaders ?? [:] {
+            if let name = name as? String, let value = value as? String { headers.append([name, value]) }
+        }
+        return BackgroundTransferSettings(
+            timeoutIntervalForRequest: configuration.timeoutIntervalForRequest,
+            timeoutIntervalForResource: configuration.timeoutIntervalForResource,
+            additionalHeaders: headers.sorted { $0[0] < $1[0] },
+            isDiscretionary: configuration.isDiscretionary,
+            allowsExpensiveNetworkAccess: configuration.allowsExpensiveNetworkAccess
+        )
+    }
+
+    private static func failure(_ error: TransferError, url: URL?) -> TaskResult {
+        TaskResult(error: URLErrorMapping.urlError(from: error, failingURL: url), file: nil, resumeData: nil)
+    }
+
+    /// Makes task objects for the daemon's tasks this process does not have (started by an earlier process), so
+    /// that `getAllTasks` lists them and their events reach the delegate.
+    func adopt(_ snapshots: [BackgroundTaskSnapshot], in session: URLSession) {
+        for snapshot in snapshots where binding(for: snapshot.task) == nil {
+            let request = snapshot.originalRequest.request
+            let task: URLSessionTask
+            switch snapshot.kind {
+            case .download:
+                task = URLSessionDownloadTask(
+                    session: session, request: request, identifier: snapshot.task, completionMode: .delegate)
+            case .uploadFile(let path):
+                task = URLSessionUploadTask(
+                    session: session, request: request, identifier: snapshot.task, completionMode: .delegate,
+                    uploadBody: .file(URL(fileURLWithPath: path)))
+            }
+            let adapter = TaskEventAdapter(task: task)
+            task.adoptBackgroundTransfer(adapter: adapter, suspended: snapshot.state == .suspended)
+            task.update { state in
+                state.countOfBytesReceived = snapshot.bytesReceived
+                state.countOfBytesExpectedToReceive = snapshot.bytesExpectedToReceive
+                state.response = snapshot.response?.response
+            }
+            bind(Binding(task: task, adapter: adapter))
+            _ = session.registry.insert(task)
+        }
+    }
+}

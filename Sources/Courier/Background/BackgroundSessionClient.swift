@@ -1,0 +1,231 @@
+import CourierHTTP
+import CourierStore
+import Foundation
+import Synchronization
+
+/// The app's side of a background session: its connection to `courierd`, the tasks the daemon runs for it, and the
+/// events the daemon sends back, which it hands to each task's ``TaskEventAdapter`` — the same adapter an
+/// in-process task reports to, so delegate calls, counters and `Progress` behave the same.
+///
+/// The session attaches when it is created (one blocking round trip, as Darwin's background sessions talk to
+/// `nsurlsessiond`; up to ``DaemonLauncher/startTimeout`` when the daemon has to start). Events are read on a thread
+/// of the client's own and handed to adapters in order; a journaled event is acknowledged to the daemon from the
+/// delegate queue after the delegate call it caused has returned, so a crash before that replays it. When the
+/// daemon goes away (a crash, `kill -9`), the client starts it again and re-attaches: the daemon continues every
+/// transfer from its journal.
+final class BackgroundSessionClient: Sendable {
+    struct Binding {
+        var task: URLSessionTask
+        var adapter: TaskEventAdapter
+    }
+
+    private struct State {
+        var channel: FrameChannel?
+        /// Why the session cannot reach the daemon (tasks fail with it), while it cannot.
+        var failure: TransferError?
+        var tasks: [Int: Binding] = [:]
+        /// The highest journaled event handled: a replay after a reconnection is not handed on twice.
+        var lastSequence: Int64 = 0
+        var detached = false
+    }
+
+    let identifier: String
+    private let environment: [String: String]
+    private let location: BackgroundLocation
+    private let state = Mutex(State())
+    /// The session, for its delegate, dispatcher and registry; weak: the session owns the client.
+    private let owner = Mutex<WeakSession>(WeakSession())
+
+    init(identifier: String, environment: [String: String]) {
+        self.identifier = identifier
+        self.environment = environment
+        self.location = BackgroundLocation(environment: environment)
+    }
+
+    /// Connects, attaches and adopts the tasks the daemon runs for this identifier (blocking).
+    func attach(to session: URLSession) {
+        owner.withLock { $0.session = session }
+        switch connectAndAttach() {
+        case .success(let (channel, next, snapshots)):
+            session.registry.advanceIdentifiers(to: next)
+            adopt(snapshots, in: session)
+            state.withLock { $0.channel = channel }
+            startReading(channel)
+        case .failure(let error):
+            session.logger.error("background session \(identifier): \(error.detail)")
+            state.withLock { $0.failure = error }
+        }
+    }
+
+    /// Why tasks cannot run now, if they cannot.
+    var failure: TransferError? { state.withLock { $0.failure } }
+
+    /// Sends `request` on the current connection (dropped when there is none: the reconnection re-attaches and the
+    /// daemon's journal is the truth).
+    func send(_ request: BackgroundRequest) {
+        state.withLock { $0.channel }?.send(request)
+    }
+
+    /// Closes the connection for good without ending the tasks: the daemon carries on, as when the app exits.
+    func detach() {
+        let channel = state.withLock { state in
+            state.detached = true
+            return state.channel
+        }
+        channel?.shutDown()
+    }
+
+    func binding(for task: Int) -> Binding? {
+        state.withLock { $0.tasks[task] }
+    }
+
+    func bind(_ binding: Binding) {
+        state.withLock { $0.tasks[binding.task.taskIdentifier] = binding }
+    }
+
+    func unbind(_ task: Int) {
+        _ = state.withLock { $0.tasks.removeValue(forKey: task) }
+    }
+
+    // MARK: - Connection
+
+    private func connectAndAttach() -> Result<(FrameChannel, Int, [BackgroundTaskSnapshot]), TransferError> {
+        let channel: FrameChannel
+        do {
+            channel = try DaemonLauncher.connect(location: location, environment: environment)
+        } catch {
+            return .failure(error)
+        }
+        guard channel.sendNow(BackgroundRequest.attach(identifier: identifier, processID: getpid())) else {
+            return .failure(.urlError(.backgroundSessionWasDisconnected, "courierd closed the connection"))
+        }
+        switch channel.receive(BackgroundReply.self) {
+        case .attached(let next, let tasks):
+            return .success((channel, next, tasks))
+        case .refused(let code, let reason):
+            return .failure(.urlError(URLError.Code(rawValue: code) ?? .unknown, reason))
+        default:
+            return .failure(.urlError(.backgroundSessionWasDisconnected, "courierd did not answer the attach"))
+        }
+    }
+
+    private func startReading(_ channel: FrameChannel) {
+        let thread = Thread { [self] in
+            while let reply = channel.receive(BackgroundReply.self) {
+                handle(reply)
+            }
+            connectionEnded()
+        }
+        thread.name = "courier.background.\(identifier)"
+        thread.start()
+    }
+
+    /// The daemon went away: unless the app detached, start it again and re-attach (a few tries), else fail every
+    /// task that was waiting for it.
+    private func connectionEnded() {
+        let detached = state.withLock { state in
+            state.channel = nil
+            return state.detached
+        }
+        guard !detached, let session = owner.withLock({ $0.session }) else { return }
+        var lastError = TransferError.urlError(.backgroundSessionWasDisconnected, "the connection to courierd ended")
+        for attempt in 0..<5 {
+            usleep(UInt32(100_000 << attempt))
+            switch connectAndAttach() {
+            case .success(let (channel, next, snapshots)):
+                session.registry.advanceIdentifiers(to: next)
+                adopt(snapshots, in: session)
+                let stillDetached = state.withLock { state in
+                    if !state.detached { state.channel = channel }
+                    return state.detached
+                }
+                if stillDetached {
+                    channel.shutDown()
+                    return
+                }
+                startReading(channel)
+                return
+            case .failure(let error):
+                lastError = error
+            }
+        }
+        let orphans = state.withLock { state in
+            state.failure = lastError
+            defer { state.tasks = [:] }
+            return Array(state.tasks.values)
+        }
+        for orphan in orphans {
+            let error = URLErrorMapping.urlError(
+                .backgroundSessionWasDisconnected, failingURL: orphan.task.originalRequest?.url,
+                description: "lost courierd: \(lastError.detail)")
+            orphan.adapter.receive(.completed(TaskResult(error: error, file: nil, resumeData: nil)))
+        }
+    }
+
+    // MARK: - Events (on the reading thread, in order)
+
+    private func handle(_ reply: BackgroundReply) {
+        guard let session = owner.withLock({ $0.session }) else { return }
+        switch reply {
+        case .event(let event):
+            deliver(event, in: session)
+        case .eventsDrained:
+            session.dispatcher.async {
+                session.delegate?.urlSessionDidFinishEvents(
+                    forBackgroundURLSession: session)
+            }
+        case .attached, .refused, .listed, .status:
+            break
+        }
+    }
+
+    private func deliver(_ event: BackgroundEvent, in session: URLSession) {
+        if event.sequence > 0 {
+            let repeated = state.withLock { state in
+                defer { state.lastSequence = max(state.lastSequence, event.sequence) }
+                return event.sequence <= state.lastSequence
+            }
+            if repeated {
+                send(.delivered(sequence: event.sequence))
+                return
+            }
+        }
+        guard let binding = binding(for: event.task) else {
+            // A task this process does not know (it was not resumed here): acknowledge so the daemon forgets it.
+            if event.sequence > 0 { send(.delivered(sequence: event.sequence)) }
+            return
+        }
+        let adapter = binding.adapter
+        switch event.kind {
+        case .response(let response):
+            adapter.receive(.response(response.response))
+        case .resumed(let offset, let total):
+            adapter.receive(.downloadResumed(offset: offset, expectedTotal: total))
+        case .wrote(let bytes, let total, let expected):
+            adapter.receive(.downloadWrote(bytes: bytes, totalWritten: total, totalExpected: expected))
+        case .sent(let bytes, let total, let expected):
+            if binding.task.countOfBytesExpectedToSend != expected {
+                adapter.receive(.attemptStarted(expectedToSend: expected))
+            }
+            adapter.receive(.sentBodyData(bytesSent: bytes, totalBytesSent: total))
+        case .completed(let outcome):
+            if binding.task.response == nil, let response = outcome.response {
+                adapter.receive(.response(response.response))
+            }
+            unbind(event.task)
+            let file = outcome.file.map { URL(fileURLWithPath: $0) }
+            adapter.receive(.completed(TaskResult(error: outcome.error, file: file, resumeData: outcome.resumeData)))
+            // After the completion's delegate calls (queued before this job) have returned.
+            let sequence = event.sequence
+            session.dispatcher.async { [self] in
+                if let file { try? FileManager.default.removeItem(at: file) }
+                send(.delivered(sequence: sequence))
+            }
+        }
+    }
+}
+
+/// A weak reference to a session, in a lock.
+struct WeakSession: Sendable {
+    weak var session: URLSession?
+}

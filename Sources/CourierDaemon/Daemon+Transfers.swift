@@ -1,0 +1,365 @@
+import Courier
+import CourierHTTP
+import CourierStore
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Running the tasks: creation, scheduling, suspension and cancellation, durable checkpoints of downloads, retries,
+/// and each task's outcome. On the daemon's queue.
+extension Daemon: TransferAttemptObserver {
+    func create(_ spec: BackgroundTaskSpec, in identifier: String) {
+        let key = TaskKey(identifier: identifier, task: spec.task)
+        guard records[key] == nil else { return }
+        var record = TaskRecord(identifier: identifier, spec: spec, now: Date())
+        if let resumeData = spec.resumeData {
+            adoptPartialFile(of: resumeData, into: &record)
+        }
+        guard save(record) else {
+            let outcome = BackgroundOutcome(
+                errorCode: URLError.Code.cannotWriteToFile.rawValue,
+                errorDescription: "courierd cannot write its journal", failingURL: spec.request.url)
+            send(BackgroundEvent(sequence: 0, task: spec.task, kind: .completed(outcome)), to: identifier)
+            return
+        }
+        records[key] = record
+        pump()
+    }
+
+    func resume(_ key: TaskKey) {
+        guard var record = records[key], record.state == .suspended else { return }
+        record.state = .running
+        records[key] = record
+        _ = save(record)
+        if let attempt = attempts[key] { attempt.resume() } else { pump() }
+    }
+
+    func suspend(_ key: TaskKey) {
+        guard var record = records[key], record.state == .running || record.state == .waiting else { return }
+        record.state = .suspended
+        records[key] = record
+        _ = save(record)
+        attempts[key]?.suspend()
+    }
+
+    func cancel(_ key: TaskKey, producingResumeData: Bool) {
+        guard var record = records[key], record.state != .completed else { return }
+        if let attempt = attempts[key] {
+            record.cancelRequested = true
+            records[key] = record
+            attempt.cancel(producingResumeData: producingResumeData)
+            return
+        }
+        finish(
+            &record,
+            outcome: BackgroundOutcome(
+                errorCode: URLError.Code.cancelled.rawValue, errorDescription: "cancelled",
+                failingURL: record.spec.request.url))
+    }
+
+    /// Starts the tasks that may run now, up to the limit (discretionary tasks last), and sets a timer for the
+    /// next one that waits for its time.
+    func pump() {
+        let now = Date()
+        var ready: [TaskRecord] = []
+        var nextWake: Date?
+        for record in records.values where record.state == .running || record.state == .waiting {
+            guard attempts[record.key] == nil else { continue }
+            if let notBefore = record.notBefore, notBefore > now {
+                nextWake = min(nextWake ?? notBefore, notBefore)
+                continue
+            }
+            ready.append(record)
+        }
+        ready.sort {
+            ($0.spec.settings.isDiscretionary ? 1 : 0, $0.created) < ($1.spec.settings.isDiscretionary ? 1 : 0, $1.created)
+        }
+        for record in ready where attempts.count < settings.maximumTransfers {
+            startAttempt(record)
+        }
+        if let nextWake { schedulePump(at: nextWake) }
+    }
+
+    private func startAttempt(_ stored: TaskRecord) {
+        var record = stored
+        let key = record.key
+        if Date() >= record.deadline {
+            return finish(
+                &record,
+                outcome: BackgroundOutcome(
+                    errorCode: URLError.Code.timedOut.rawValue,
+                    errorDescription: "the background task's resource timeout passed", failingURL: record.spec.request.url))
+        }
+        let folder = location.transferFolder(key.identifier, task: key.task)
+        do {
+            try PrivateFolder.prepare(
+                location.sessionFolder(key.identifier), purpose: "background session folder", hint: "")
+            try PrivateFolder.prepare(folder, purpose: "background task folder", hint: "")
+        } catch {
+            return finish(
+                &record,
+                outcome: BackgroundOutcome(
+                    errorCode: URLError.Code.cannotCreateFile.rawValue, errorDescription: error.detail,
+                    failingURL: record.spec.request.url))
+        }
+        let resumeData = durableResumeData(record, folder: folder)
+        if resumeData == nil, record.partialFileName != nil || record.durableBytes > 0 {
+            // The partial file cannot be continued: start over, never splice.
+            record.partialFileName = nil
+            record.durableBytes = 0
+        }
+        record.state = .running
+        record.notBefore = nil
+        records[key] = record
+        _ = save(record)
+        let attempt = TransferAttempt(
+            key: key, record: record, folder: folder, finishedFile: finishedFile(for: key), resumeData: resumeData,
+            queue: queue, observer: self)
+        attempts[key] = attempt
+        checkpoints[key] = Checkpoint(bytes: record.durableBytes)
+        logger.info("task \(key.identifier)/\(key.task): attempt from byte \(record.durableBytes)")
+        attempt.start()
+        if record.state == .suspended { attempt.suspend() }
+    }
+
+    /// Resume data for the durable part of a download, after checking the partial file is still there and holds
+    /// at least that many bytes (extra bytes past the checkpoint are cut by the engine), or `nil`.
+    private func durableResumeData(_ record: TaskRecord, folder: URL) -> Data? {
+        guard case .download = record.spec.kind, let name = record.partialFileName, record.durableBytes > 0,
+            record.entityTag != nil || record.lastModified != nil,
+            let url = record.downloadURL ?? record.spec.request.url
+        else { return nil }
+        var info = stat()
+        guard lstat(folder.appendingPathComponent(name).path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG,
+            Int64(info.st_size) >= record.durableBytes
+        else { return nil }
+        let original = record.spec.request
+        var headers: [String: String] = [:]
+        for field in original.headers where field.count == 2 {
+            let name = field[0].lowercased()
+            if name != "range" && name != "if-range" { headers[field[0]] = field[1] }
+        }
+        guard
+            let stored = try? ResumeData.Request(
+                url: original.url ?? url, method: original.method ?? "GET", headers: headers,
+                timeoutInterval: original.timeoutInterval)
+        else { return nil }
+        return try? ResumeData(
+            downloadURL: url, bytesReceived: record.durableBytes, entityTag: record.entityTag,
+            serverDownloadDate: record.lastModified, tempFileName: name, originalRequest: stored,
+            currentRequest: stored, expectedTotalLength: record.expectedTotal
+        ).encoded()
+    }
+
+    /// Resume data the app handed in (from this daemon's cancelled or failed task): its partial file, left in
+    /// that task's folder, moves into the new task's folder and becomes its durable part.
+    private func adoptPartialFile(of resumeData: Data, into record: inout TaskRecord) {
+        guard let data = try? ResumeData(decoding: resumeData) else { return }
+        let sessionFolder = location.sessionFolder(record.identifier)
+        let target = location.transferFolder(record.identifier, task: record.spec.task)
+        let folders = (try? FileManager.default.contentsOfDirectory(atPath: sessionFolder.path)) ?? []
+        for folder in folders where folder.hasPrefix("task-") {
+            let source = sessionFolder.appendingPathComponent(folder).appendingPathComponent(data.tempFileName)
+            guard FileManager.default.fileExists(atPath: source.path) else { continue }
+            try? PrivateFolder.prepare(target, purpose: "background task folder", hint: "")
+            guard rename(source.path, target.appendingPathComponent(data.tempFileName).path) == 0 else { return }
+            record.partialFileName = data.tempFileName
+            record.durableBytes = data.bytesReceived
+            record.entityTag = data.entityTag
+            record.lastModified = data.serverDownloadDate
+            record.expectedTotal = data.expectedTotalLength ?? -1
+            record.downloadURL = data.downloadURL
+            return
+        }
+    }
+
+    // MARK: - Attempt events
+
+    func attemptReceivedResponse(_ key: TaskKey, attempt: TransferAttempt, response: URLResponse) {
+        guard attempts[key] === attempt, var record = records[key], record.response == nil else { return }
+        let codable = CodableResponse(response)
+        record.response = codable
+        records[key] = record
+        send(BackgroundEvent(sequence: 0, task: key.task, kind: .response(codable)), to: key.identifier)
+    }
+
+    func attemptResumed(_ key: TaskKey, attempt: TransferAttempt, offset: Int64, expectedTotal: Int64) {
+        guard attempts[key] === attempt, var record = records[key] else { return }
+        if offset == 0 {
+            // The server sent the whole representation again (the validator changed): the old bytes are gone.
+            record.partialFileName = nil
+            record.durableBytes = 0
+            record.entityTag = nil
+            record.lastModified = nil
+            checkpoints[key] = Checkpoint()
+            records[key] = record
+            _ = save(record)
+        }
+        send(
+            BackgroundEvent(sequence: 0, task: key.task, kind: .resumed(offset: offset, expectedTotal: expectedTotal)),
+            to: key.identifier)
+    }
+
+    func attemptWrote(_ key: TaskKey, attempt: TransferAttempt, bytes: Int64, total: Int64, expected: Int64) {
+        guard attempts[key] === attempt, var record = records[key] else { return }
+        if total > record.bytesReceived { record.failuresWithoutProgress = 0 }
+        record.bytesReceived = total
+        record.expectedTotal = expected
+        records[key] = record
+        send(
+            BackgroundEvent(
+                sequence: 0, task: key.task, kind: .wrote(bytes: bytes, totalWritten: total, totalExpected: expected)),
+            to: key.identifier)
+        let last = checkpoints[key] ?? Checkpoint()
+        if total - last.bytes >= settings.checkpointBytes
+            || (total > last.bytes && Date().timeIntervalSince(last.time) >= settings.checkpointInterval)
+        {
+            checkpoint(key, attempt: attempt)
+        }
+    }
+
+    func attemptSent(_ key: TaskKey, attempt: TransferAttempt, bytes: Int64, total: Int64, expected: Int64) {
+        guard attempts[key] === attempt else { return }
+        send(
+            BackgroundEvent(
+                sequence: 0, task: key.task, kind: .sent(bytes: bytes, totalSent: total, totalExpected: expected)),
+            to: key.identifier)
+    }
+
+    /// Flushes the partial file to disk and journals how many of its bytes are there, with the validators that
+    /// name the representation: after a crash the download continues from exactly there, or starts over.
+    private func checkpoint(_ key: TaskKey, attempt: TransferAttempt) {
+        guard var record = records[key], let response = attempt.task.response as? HTTPURLResponse,
+            let partial = Self.partialFile(in: attempt.folder)
+        else { return }
+        let descriptor = open(partial.path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        guard descriptor >= 0 else { return }
+        defer { close(descriptor) }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0, fsync(descriptor) == 0 else { return }
+        let validators = Resumability(
+            method: attempt.task.currentRequest?.httpMethod ?? "GET", status: response.statusCode,
+            responseHeader: { response.value(forHTTPHeaderField: $0) }, bytesReceived: Int64(info.st_size))
+        record.partialFileName = partial.lastPathComponent
+        record.durableBytes = validators == nil ? 0 : Int64(info.st_size)
+        record.entityTag = validators?.entityTag
+        record.lastModified = validators?.lastModified
+        record.downloadURL = attempt.task.currentRequest?.url
+        records[key] = record
+        checkpoints[key] = Checkpoint(bytes: record.bytesReceived, time: Date())
+        _ = save(record)
+    }
+
+    /// The one regular file in a task's folder: the partial download.
+    static func partialFile(in folder: URL) -> URL? {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
+        return names.filter { !$0.hasPrefix(".") }.map { folder.appendingPathComponent($0) }.first
+    }
+
+    func attemptEnded(_ key: TaskKey, attempt: TransferAttempt, file: URL?, error: URLError?) {
+        guard attempts[key] === attempt, var record = records[key] else { return }
+        attempts.removeValue(forKey: key)
+        checkpoints.removeValue(forKey: key)
+        attempt.finish()
+        defer { pump() }
+        let now = Date()
+        let url = attempt.task.currentRequest?.url ?? record.spec.request.url
+        if let error {
+            if record.cancelRequested || error.code == .cancelled {
+                return finish(&record, outcome: Self.outcome(error, url: url, response: record.response))
+            }
+            if let delay = retryPolicy.delay(
+                after: error, failuresWithoutProgress: record.failuresWithoutProgress, now: now,
+                deadline: record.deadline)
+            {
+                adoptResumeData(error.userInfo[NSURLSessionDownloadTaskResumeData] as? Data, into: &record)
+                return retry(&record, after: delay, reason: "\(error.code.rawValue)")
+            }
+            return finish(&record, outcome: Self.outcome(error, url: url, response: record.response))
+        }
+        if let http = attempt.task.response as? HTTPURLResponse,
+            let delay = retryPolicy.delay(
+                status: http.statusCode, retryAfter: http.value(forHTTPHeaderField: "Retry-After"), now: now,
+                deadline: record.deadline)
+        {
+            if let file { unlink(file.path) }
+            record.partialFileName = nil
+            record.durableBytes = 0
+            return retry(&record, after: delay, reason: "status \(http.statusCode)")
+        }
+        if case .download = record.spec.kind, file == nil {
+            return finish(
+                &record,
+                outcome: BackgroundOutcome(
+                    errorCode: URLError.Code.cannotMoveFile.rawValue,
+                    errorDescription: "courierd could not keep the finished download", failingURL: url,
+                    response: record.response))
+        }
+        finish(&record, outcome: BackgroundOutcome(file: file?.path, response: record.response))
+    }
+
+    /// A failed attempt's resume data is the new durable part (the engine flushed and kept the partial file).
+    private func adoptResumeData(_ resumeData: Data?, into record: inout TaskRecord) {
+        guard let resumeData, let data = try? ResumeData(decoding: resumeData) else { return }
+        record.partialFileName = data.tempFileName
+        record.durableBytes = data.bytesReceived
+        record.entityTag = data.entityTag
+        record.lastModified = data.serverDownloadDate
+        record.expectedTotal = data.expectedTotalLength ?? record.expectedTotal
+        record.downloadURL = data.downloadURL
+    }
+
+    private func retry(_ record: inout TaskRecord, after delay: TimeInterval, reason: String) {
+        record.failuresWithoutProgress += 1
+        record.state = record.state == .suspended ? .suspended : .waiting
+        record.notBefore = Date().addingTimeInterval(delay)
+        records[record.key] = record
+        _ = save(record)
+        logger.info(
+            "task \(record.identifier)/\(record.spec.task): retry in \(String(format: "%.2f", delay)) s (\(reason))")
+        schedulePump(at: record.notBefore ?? Date())
+    }
+
+    /// Ends a task: journals its outcome and the event for its app in one transaction, then sends it.
+    private func finish(_ record: inout TaskRecord, outcome: BackgroundOutcome) {
+        record.state = .completed
+        record.outcome = outcome
+        records[record.key] = record
+        let body = try? JSONEncoder().encode(BackgroundEvent.Kind.completed(outcome))
+        let sequence = save(record, event: body)
+        logger.info("task \(record.identifier)/\(record.spec.task): completed (error \(outcome.errorCode ?? 0))")
+        if let sequence {
+            send(BackgroundEvent(sequence: sequence, task: record.spec.task, kind: .completed(outcome)), to: record.identifier)
+        }
+    }
+
+    static func outcome(_ error: URLError, url: URL?, response: CodableResponse?) -> BackgroundOutcome {
+        BackgroundOutcome(
+            errorCode: error.code.rawValue,
+            errorDescription: error.userInfo[NSLocalizedDescriptionKey] as? String,
+            failingURL: url,
+            resumeData: error.userInfo[NSURLSessionDownloadTaskResumeData] as? Data,
+            response: response)
+    }
+
+    /// Writes `record` (and `event`) to the journal; `false` (or `nil`) when it could not.
+    @discardableResult
+    func save(_ record: TaskRecord) -> Bool {
+        save(record, event: nil) != nil
+    }
+
+    private func save(_ record: TaskRecord, event: Data?) -> Int64? {
+        do {
+            let encoded = try JSONEncoder().encode(record)
+            let row = JournalTask(
+                identifier: record.identifier, task: record.spec.task, finished: record.state == .completed,
+                record: encoded)
+            return try journal.save(row, appending: event) ?? 0
+        } catch {
+            logger.error("journal: cannot save task \(record.identifier)/\(record.spec.task): \(error)")
+            return nil
+        }
+    }
+}

@@ -1,0 +1,73 @@
+import Courier
+import CourierHTTP
+import CourierStore
+import Foundation
+import Logging
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// `courierd`'s process: takes the per-user lock, listens on the socket, recovers the journal, and serves each
+/// connection on a thread of its own. Connections from another user are closed at once (`SO_PEERCRED`).
+public enum DaemonServer {
+    /// Runs the daemon until it exits (idle, `stop`, or a signal). Returns only when another daemon already serves
+    /// this user.
+    public static func run(environment: [String: String] = ProcessInfo.processInfo.environment) throws {
+        let location = BackgroundLocation(environment: environment)
+        var logger = Logger(label: "courierd")
+        logger.logLevel = environment["COURIERD_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .info
+        try PrivateFolder.prepare(
+            location.runtimeFolder, purpose: "background runtime folder", hint: "(set XDG_RUNTIME_DIR)")
+        guard try takeLock(location) else {
+            logger.info("another courierd serves \(location.socket.path)")
+            return
+        }
+        let daemon = try Daemon(location: location, settings: DaemonSettings(environment: environment), logger: logger)
+        let listener = try UnixSocket.listen(at: location.socket.path)
+        try? PrivateFolder.replaceFile(at: location.pidFile, with: Data("\(getpid())\n".utf8))
+        logger.info("courierd \(getpid()) listening at \(location.socket.path)")
+        daemon.recover()
+        while let descriptor = UnixSocket.accept(on: listener) {
+            let channel = FrameChannel(descriptor: descriptor, label: "daemon")
+            let peer = channel.peerUserID
+            guard UnixSocket.admits(peer: peer) else {
+                logger.warning("refused a connection from uid \(peer.map { "\($0)" } ?? "unknown")")
+                channel.shutDown()
+                continue
+            }
+            let client = daemon.connected(channel)
+            Thread.detachNewThread {
+                while let request = channel.receive(BackgroundRequest.self) {
+                    daemon.received(request, from: client)
+                }
+                daemon.disconnected(client)
+            }
+        }
+    }
+
+    /// Takes the daemon's lock (held until the process exits). When another daemon holds it and answers on the
+    /// socket, returns `false`; when it holds it but does not answer, it is exiting: wait for it (a few seconds).
+    private static func takeLock(_ location: BackgroundLocation) throws -> Bool {
+        let descriptor = open(location.lockFile.path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else {
+            throw TransferError.cannotCreateFile(
+                "cannot open \(location.lockFile.path): \(PrivateFolder.describe(errno))")
+        }
+        let deadline = Date().addingTimeInterval(5)
+        while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
+            if case .success(let socket) = UnixSocket.connect(to: location.socket.path) {
+                close(socket)
+                close(descriptor)
+                return false
+            }
+            guard Date() < deadline else {
+                close(descriptor)
+                return false
+            }
+            usleep(50_000)
+        }
+        // Kept open (and locked) for the life of the process.
+        return true
+    }
+}

@@ -1,0 +1,32 @@
+import Foundation
+
+/// How `courierd` paces itself, from its environment (documented in the README's background section).
+public struct DaemonSettings: Sendable {
+    /// How long the daemon stays with no client and no transfer to run before it exits (`COURIERD_IDLE_TIMEOUT`,
+    /// seconds; default 60).
+    public var idleTimeout: TimeInterval
+    /// The first retry's delay after a transient failure, doubled after each failure that made no progress
+    /// (`COURIERD_RETRY_BASE`, seconds; default 1).
+    public var retryBase: TimeInterval
+    /// The longest delay between retries (`COURIERD_RETRY_MAX`, seconds; default 60).
+    public var retryMaximum: TimeInterval
+    /// How many transfers run at once (`COURIERD_MAX_TRANSFERS`; default 4).
+    public var maximumTransfers: Int
+    /// Bytes between two durable checkpoints of a download (flushed to disk, then journaled).
+    public var checkpointBytes: Int64 = 1 << 20
+    /// The longest time between two checkpoints of a download that is receiving bytes.
+    public var checkpointInterval: TimeInterval = 1
+
+    public init(environment: [String: String] = ProcessInfo.processInfo.environment) {
+        func number(_ name: String, _ fallback: Double) -> Double {
+            guard let text = environment[name], let value = Double(text), value.isFinite, value >= 0 else {
+                return fallback
+            }
+            return value
+        }
+        idleTimeout = number("COURIERD_IDLE_TIMEOUT", 60)
+        retryBase = number("COURIERD_RETRY_BASE", 1)
+        retryMaximum = number("COURIERD_RETRY_MAX", 60)
+        maximumTransfers = max(1, Int(number("COURIERD_MAX_TRANSFERS", 4)))
+    }
+}

@@ -1,0 +1,138 @@
+import CourierMockServer
+import Foundation
+import Synchronization
+import Testing
+
+@testable import Courier
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A daemon and folders of a test's own: background sessions made here start the built `courierd` with runtime and
+/// data folders in a temporary directory, short timers, and nothing shared with other tests. `tearDown()` kills
+/// the daemon and removes the folders.
+final class BackgroundFixture: Sendable {
+    let root: URL
+    let environment: [String: String]
+
+    init(idleTimeout: Double = 20) throws {
+        root = try makeTemporaryDirectory()
+        let daemon = courierBinary().deletingLastPathComponent().appendingPathComponent("courierd")
+        environment = [
+            "HOME": root.path,
+            "PATH": "/usr/bin:/bin",
+            "XDG_RUNTIME_DIR": root.appendingPathComponent("run").path,
+            "XDG_DATA_HOME": root.appendingPathComponent("data").path,
+            "COURIERD_PATH": daemon.path,
+            "COURIERD_IDLE_TIMEOUT": "\(idleTimeout)",
+            "COURIERD_RETRY_BASE": "0.05",
+            "COURIERD_RETRY_MAX": "0.5",
+        ]
+    }
+
+    func configuration(_ identifier: String) -> URLSessionConfiguration {
+        let configuration = URLSessionConfiguration.background(withIdentifier: identifier)
+        configuration.backgroundEnvironment = environment
+        return configuration
+    }
+
+    /// A background session (made on a thread of its own: attaching blocks until the daemon answers).
+    func session(_ identifier: String, delegate: BackgroundRecorder) async -> URLSession {
+        let configuration = configuration(identifier)
+        return await onOwnThread { URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil) }
+    }
+
+    /// The running daemon's process identifier, from its pid file.
+    var daemonPID: pid_t? {
+        let file = root.appendingPathComponent("run/courier/courierd.pid")
+        guard let text = try? String(contentsOf: file, encoding: .utf8) else { return nil }
+        return pid_t(text.trimmingCharacters(in: .whitespacesAndNewlines))
+    }
+
+    /// The session folder where the daemon keeps `identifier`'s files.
+    func sessionFolder(_ identifier: String) -> URL {
+        root.appendingPathComponent("data/courier/background").appendingPathComponent(identifier)
+    }
+
+    /// Kills the daemon (`SIGKILL`) and waits until it is gone.
+    func killDaemon() async {
+        guard let pid = daemonPID else { return }
+        kill(pid, SIGKILL)
+        for _ in 0..<200 where kill(pid, 0) == 0 {
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+    }
+
+    func tearDown() async {
+        await killDaemon()
+        try? FileManager.default.removeItem(at: root)
+    }
+
+    /// The daemon's log, for failure messages.
+    var daemonLog: String {
+        (try? String(contentsOf: root.appendingPathComponent("run/courier/courierd.log"), encoding: .utf8)) ?? ""
+    }
+}
+
+/// A background session's delegate that writes down every call, in order, and keeps each finished download's bytes.
+final class BackgroundRecorder: NSObject, URLSessionDownloadDelegate, Sendable {
+    struct Finished: Sendable {
+        var task: Int
+        var bytes: Data
+        var path: String
+    }
+
+    private struct State {
+        var events: [String] = []
+        var finished: [Finished] = []
+        var errors: [Int: URLError?] = [:]
+        var bytesWritten: [Int: Int64] = [:]
+        var drained = 0
+    }
+
+    private let state = Mutex(State())
+
+    var events: [String] { state.withLock { $0.events } }
+    var finished: [Finished] { state.withLock { $0.finished } }
+    var errors: [Int: URLError?] { state.withLock { $0.errors } }
+    var drainedCount: Int { state.withLock { $0.drained } }
+    func bytesWritten(_ task: Int) -> Int64 { state.withLock { $0.bytesWritten[task] ?? 0 } }
+
+    func urlSession(
+        _ session: URLSession, downloadTask: URLSessionDownloadTask, didWriteData bytesWritten: Int64,
+        totalBytesWritten: Int64, totalBytesExpectedToWrite: Int64
+    ) {
+        state.withLock { $0.bytesWritten[downloadTask.taskIdentifier] = totalBytesWritten }
+    }
+
+    func urlSession(_ session: URLSession, downloadTask: URLSessionDownloadTask, didFinishDownloadingTo location: URL) {
+        let bytes = (try? Data(contentsOf: location)) ?? Data()
+        state.withLock { state in
+            state.events.append("finished \(downloadTask.taskIdentifier)")
+            state.finished.append(Finished(task: downloadTask.taskIdentifier, bytes: bytes, path: location.path))
+        }
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        state.withLock { state in
+            state.events.append("completed \(task.taskIdentifier) \((error as? URLError)?.code.rawValue ?? 0)")
+            state.errors[task.taskIdentifier] = error as? URLError
+        }
+    }
+
+    func urlSessionDidFinishEvents(forBackgroundURLSession session: URLSession) {
+        state.withLock { state in
+            state.events.append("drained")
+            state.drained += 1
+        }
+    }
+
+    /// Waits until `count` tasks completed (or `timeout` passed).
+    func waitForCompletions(_ count: Int, timeout: Duration = .seconds(60)) async {
+        let deadline = ContinuousClock.now + timeout
+        while state.withLock({ $0.errors.count }) < count && ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+    }
+}
