@@ -178,8 +178,16 @@ extension Daemon: TransferAttemptObserver {
     // MARK: - Attempt events
 
     func attemptReceivedResponse(_ key: TaskKey, attempt: TransferAttempt, response: URLResponse) {
-        guard attempts[key] === attempt, var record = records[key], record.response == nil else { return }
         let codable = CodableResponse(response)
+        guard attempts[key] === attempt, var record = records[key], record.response != codable else { return }
+        // A response the daemon will retry is not the task's: the app never sees it.
+        if let http = response as? HTTPURLResponse,
+            retryPolicy.delay(
+                status: http.statusCode, retryAfter: http.value(forHTTPHeaderField: "Retry-After"), now: Date(),
+                deadline: record.deadline) != nil
+        {
+            return
+        }
         record.response = codable
         records[key] = record
         send(BackgroundEvent(sequence: 0, task: key.task, kind: .response(codable)), to: key.identifier)
@@ -333,6 +341,7 @@ extension Daemon: TransferAttemptObserver {
         if let sequence {
             send(BackgroundEvent(sequence: sequence, task: record.spec.task, kind: .completed(outcome)), to: record.identifier)
         }
+        awaitedTaskEnded(record.key)
     }
 
     static func outcome(_ error: URLError, url: URL?, response: CodableResponse?) -> BackgroundOutcome {

@@ -25,6 +25,9 @@ package final class Daemon: @unchecked Sendable {
     var checkpoints: [TaskKey: Checkpoint] = [:]
     var clients: [Int: DaemonClient] = [:]
     var attachments: [String: DaemonClient] = [:]
+    /// For each session attached while tasks of an earlier process were unfinished or had undelivered events: those
+    /// tasks. When the last one's events went out, the app is told (`urlSessionDidFinishEvents`).
+    var awaitingDrain: [String: Set<Int>] = [:]
     private var nextClient = 1
     /// When the daemon last had something to do (a client or a transfer).
     var lastBusy = Date()
@@ -78,6 +81,7 @@ package final class Daemon: @unchecked Sendable {
             clients.removeValue(forKey: client.serial)
             if let identifier = client.attached, attachments[identifier] === client {
                 attachments.removeValue(forKey: identifier)
+                awaitingDrain.removeValue(forKey: identifier)
                 logger.info("session \(identifier) detached")
             }
             lastBusy = Date()
@@ -93,8 +97,8 @@ package final class Daemon: @unchecked Sendable {
 
     private func handle(_ request: BackgroundRequest, from client: DaemonClient) {
         switch request {
-        case .attach(let identifier, let processID):
-            attach(client, to: identifier, processID: processID)
+        case .attach(let identifier, let processID, let reattaching):
+            attach(client, to: identifier, processID: processID, reattaching: reattaching)
         case .create(let spec):
             guard let identifier = client.attached else { return refuse(client, "attach first") }
             create(spec, in: identifier)
@@ -130,7 +134,7 @@ package final class Daemon: @unchecked Sendable {
         client.send(.refused(code: URLError.Code.unsupportedURL.rawValue, reason: reason))
     }
 
-    private func attach(_ client: DaemonClient, to identifier: String, processID: Int32) {
+    private func attach(_ client: DaemonClient, to identifier: String, processID: Int32, reattaching: Bool) {
         if let holder = attachments[identifier], holder !== client {
             client.send(
                 .refused(
@@ -150,7 +154,26 @@ package final class Daemon: @unchecked Sendable {
             guard let kind = try? decoder.decode(BackgroundEvent.Kind.self, from: event.body) else { continue }
             client.send(.event(BackgroundEvent(sequence: event.sequence, task: event.task, kind: kind)))
         }
-        if !pending.isEmpty { client.send(.eventsDrained) }
+        let unfinished = Set(tasks.filter { $0.state != .completed }.map(\.spec.task))
+        if reattaching {
+            return
+        } else if !unfinished.isEmpty {
+            awaitingDrain[identifier] = unfinished
+        } else if !pending.isEmpty {
+            client.send(.eventsDrained)
+        }
+    }
+
+    /// A task an attached app was waiting for ended (its completion went out): the last one tells the app that
+    /// every event of its earlier tasks was delivered.
+    func awaitedTaskEnded(_ key: TaskKey) {
+        guard var waiting = awaitingDrain[key.identifier], waiting.remove(key.task) != nil else { return }
+        if waiting.isEmpty {
+            awaitingDrain.removeValue(forKey: key.identifier)
+            attachments[key.identifier]?.send(.eventsDrained)
+        } else {
+            awaitingDrain[key.identifier] = waiting
+        }
     }
 
     private func delivered(_ sequence: Int64, identifier: String) {

@@ -8,8 +8,10 @@ import Foundation
 /// What an app (or the `courier` command) asks of the daemon.
 package enum BackgroundRequest: Codable, Sendable, Equatable {
     /// Attach to a session identifier: only one process at a time. The daemon answers `.attached` (then replays
-    /// the events the app has not received, then `.eventsDrained`) or `.refused`.
-    case attach(identifier: String, processID: Int32)
+    /// the events the app has not received and, once the tasks of an earlier process have all ended,
+    /// `.eventsDrained`) or `.refused`. `reattaching`: the same session again after the daemon restarted (it knows
+    /// its tasks; nothing is owed to an earlier process).
+    case attach(identifier: String, processID: Int32, reattaching: Bool)
     /// Create a task in the attached session and start it (the app's first `resume()`).
     case create(BackgroundTaskSpec)
     case resume(task: Int)

@@ -89,14 +89,14 @@ final class BackgroundSessionClient: Sendable {
 
     // MARK: - Connection
 
-    private func connectAndAttach() -> Result<(FrameChannel, Int, [BackgroundTaskSnapshot]), TransferError> {
+    private func connectAndAttach(reattaching: Bool = false) -> Result<(FrameChannel, Int, [BackgroundTaskSnapshot]), TransferError> {
         let channel: FrameChannel
         do {
             channel = try DaemonLauncher.connect(location: location, environment: environment)
         } catch {
             return .failure(error)
         }
-        guard channel.sendNow(BackgroundRequest.attach(identifier: identifier, processID: getpid())) else {
+        guard channel.sendNow(BackgroundRequest.attach(identifier: identifier, processID: getpid(), reattaching: reattaching)) else {
             return .failure(.urlError(.backgroundSessionWasDisconnected, "courierd closed the connection"))
         }
         switch channel.receive(BackgroundReply.self) {
@@ -131,7 +131,7 @@ final class BackgroundSessionClient: Sendable {
         var lastError = TransferError.urlError(.backgroundSessionWasDisconnected, "the connection to courierd ended")
         for attempt in 0..<5 {
             usleep(UInt32(100_000 << attempt))
-            switch connectAndAttach() {
+            switch connectAndAttach(reattaching: true) {
             case .success(let (channel, next, snapshots)):
                 session.registry.advanceIdentifiers(to: next)
                 adopt(snapshots, in: session)
@@ -209,7 +209,7 @@ final class BackgroundSessionClient: Sendable {
             }
             adapter.receive(.sentBodyData(bytesSent: bytes, totalBytesSent: total))
         case .completed(let outcome):
-            if binding.task.response == nil, let response = outcome.response {
+            if let response = outcome.response, binding.task.response.map(CodableResponse.init) != response {
                 adapter.receive(.response(response.response))
             }
             unbind(event.task)
