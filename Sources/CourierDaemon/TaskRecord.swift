@@ -52,7 +52,8 @@ struct TaskRecord: Codable, Sendable {
             state: state,
             bytesReceived: bytesReceived,
             bytesExpectedToReceive: expectedTotal,
-            response: response
+            response: response,
+            taskDescription: spec.taskDescription
         )
     }
 }

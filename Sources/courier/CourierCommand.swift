@@ -13,7 +13,7 @@ struct CourierCommand: AsyncParsableCommand {
             with a progress bar on the terminal, resumable downloads (-C -), retries (--retry) and parallel \
             transfers (-Z). Options follow curl's names. 'courier help get' describes every option.
             """,
-        subcommands: [GetCommand.self],
+        subcommands: [GetCommand.self, QueueCommand.self, DaemonCommand.self],
         defaultSubcommand: GetCommand.self
     )
 }

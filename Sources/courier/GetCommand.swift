@@ -43,6 +43,14 @@ struct GetCommand: AsyncParsableCommand {
     @OptionGroup(title: "Connection") var connectionOptions: ConnectionOptions
     @OptionGroup(title: "Retries and parallel transfers") var retryOptions: RetryOptions
 
+    @Option(
+        name: .customLong("background"),
+        help: ArgumentHelp(
+            "Queue the downloads with courierd in this background session and return at once; "
+                + "'courier queue wait <id>' saves the files. Only -o, -O and --output-dir apply.",
+            valueName: "id"))
+    var background: String?
+
     func run() async throws {
         do {
             let code = try await perform()
@@ -60,6 +68,9 @@ struct GetCommand: AsyncParsableCommand {
         _ = OutputSink.processUmask
         let settings = try makeSettings()
         let jobs = try makeJobs(settings: settings)
+        if let background {
+            return try await BackgroundQueueing.queue(jobs, identifier: background, quiet: outputOptions.silent)
+        }
         let board = ProgressBoard(enabled: settings.showProgress)
         let verboseLog = settings.verbose ? VerboseLog(board: board) : nil
         let delegate = SessionDelegate(trust: settings.trust, verboseLog: verboseLog)

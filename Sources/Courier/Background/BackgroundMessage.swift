@@ -81,11 +81,15 @@ package struct BackgroundTaskSpec: Codable, Sendable, Equatable {
     package var earliestBeginDate: Date?
     package var countOfBytesClientExpectsToReceive: Int64
     package var settings: BackgroundTransferSettings
+    /// `taskDescription`, which the task keeps across app launches (as on Darwin).
+    package var taskDescription: String?
 
     package init(
         task: Int, kind: Kind, request: CodableRequest, resumeData: Data? = nil, earliestBeginDate: Date? = nil,
-        countOfBytesClientExpectsToReceive: Int64 = -1, settings: BackgroundTransferSettings
+        countOfBytesClientExpectsToReceive: Int64 = -1, settings: BackgroundTransferSettings,
+        taskDescription: String? = nil
     ) {
+        self.taskDescription = taskDescription
         self.task = task
         self.kind = kind
         self.request = request
@@ -115,11 +119,13 @@ package struct BackgroundTaskSnapshot: Codable, Sendable, Equatable {
     package var bytesReceived: Int64
     package var bytesExpectedToReceive: Int64
     package var response: CodableResponse?
+    package var taskDescription: String?
 
     package init(
         identifier: String, task: Int, kind: BackgroundTaskSpec.Kind, originalRequest: CodableRequest, state: State,
-        bytesReceived: Int64, bytesExpectedToReceive: Int64, response: CodableResponse?
+        bytesReceived: Int64, bytesExpectedToReceive: Int64, response: CodableResponse?, taskDescription: String?
     ) {
+        self.taskDescription = taskDescription
         self.identifier = identifier
         self.task = task
         self.kind = kind

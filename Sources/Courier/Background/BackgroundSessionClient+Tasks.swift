@@ -55,7 +55,8 @@ extension BackgroundSessionClient {
             resumeData: resumeData,
             earliestBeginDate: task.earliestBeginDate,
             countOfBytesClientExpectsToReceive: task.countOfBytesClientExpectsToReceive,
-            settings: Self.settings(configuration)
+            settings: Self.settings(configuration),
+            taskDescription: task.taskDescription
         )
         send(.create(spec))
     }
@@ -96,6 +97,7 @@ extension BackgroundSessionClient {
             }
             let adapter = TaskEventAdapter(task: task)
             task.adoptBackgroundTransfer(adapter: adapter, suspended: snapshot.state == .suspended)
+            task.taskDescription = snapshot.taskDescription
             task.update { state in
                 state.countOfBytesReceived = snapshot.bytesReceived
                 state.countOfBytesExpectedToReceive = snapshot.bytesExpectedToReceive

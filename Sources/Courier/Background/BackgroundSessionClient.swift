@@ -60,9 +60,15 @@ final class BackgroundSessionClient: Sendable {
     /// Why tasks cannot run now, if they cannot.
     var failure: TransferError? { state.withLock { $0.failure } }
 
-    /// Sends `request` on the current connection (dropped when there is none: the reconnection re-attaches and the
-    /// daemon's journal is the truth).
+    /// Sends `request` on the current connection and returns once it is in the socket: like Darwin's message to
+    /// `nsurlsessiond`, a task resumed (or cancelled) just before the app exits still reaches the daemon. Dropped
+    /// when there is no connection: the reconnection re-attaches and the daemon's journal is the truth.
     func send(_ request: BackgroundRequest) {
+        _ = state.withLock { $0.channel }?.sendNow(request)
+    }
+
+    /// Sends `request` without waiting (acknowledgements, from the delegate queue).
+    func post(_ request: BackgroundRequest) {
         state.withLock { $0.channel }?.send(request)
     }
 
@@ -186,13 +192,13 @@ final class BackgroundSessionClient: Sendable {
                 return event.sequence <= state.lastSequence
             }
             if repeated {
-                send(.delivered(sequence: event.sequence))
+                post(.delivered(sequence: event.sequence))
                 return
             }
         }
         guard let binding = binding(for: event.task) else {
             // A task this process does not know (it was not resumed here): acknowledge so the daemon forgets it.
-            if event.sequence > 0 { send(.delivered(sequence: event.sequence)) }
+            if event.sequence > 0 { post(.delivered(sequence: event.sequence)) }
             return
         }
         let adapter = binding.adapter
@@ -219,7 +225,7 @@ final class BackgroundSessionClient: Sendable {
             let sequence = event.sequence
             session.dispatcher.async { [self] in
                 if let file { try? FileManager.default.removeItem(at: file) }
-                send(.delivered(sequence: sequence))
+                post(.delivered(sequence: sequence))
             }
         }
     }

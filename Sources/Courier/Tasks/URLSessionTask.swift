@@ -291,32 +291,46 @@ open class URLSessionTask: NSObject, NSCopying, ProgressReporting, @unchecked Se
         // The engine is created in the same critical section that moves the state to running, so a cancel() or
         // suspend() racing with the first resume() always finds it; if one reaches the engine before the start
         // job, the start job finds the machine no longer idle and does nothing.
-        let background = session.backgroundClient
-        let (starting, proceeding, remote): (TaskEngine?, TaskEngine?, TaskEventAdapter?) = mutable.withLock {
-            state in
+        if let background = session.backgroundClient {
+            resumeInBackground(background)
+            return
+        }
+        let (starting, proceeding): (TaskEngine?, TaskEngine?) = mutable.withLock { state in
             switch state.lifecycle.resume() {
             case .start:
-                if background != nil {
-                    let adapter = TaskEventAdapter(task: self)
-                    state.adapter = adapter
-                    return (nil, nil, adapter)
-                }
                 let (engine, adapter) = makeEngine(state: state)
                 state.engine = engine
                 state.adapter = adapter
-                return (engine, nil, nil)
+                return (engine, nil)
             case .proceed:
-                if background != nil { background?.send(.resume(task: taskIdentifier)) }
-                return (nil, state.engine, nil)
+                return (nil, state.engine)
             default:
-                return (nil, nil, nil)
+                return (nil, nil)
             }
-        }
-        if let background, let remote {
-            background.start(self, adapter: remote, configuration: session.sessionConfiguration)
         }
         starting?.start()
         proceeding?.suspensionChanged()
+    }
+
+    /// `resume()` in a background session: the first starts the task in the daemon, the next ones resume it there.
+    private func resumeInBackground(_ background: BackgroundSessionClient) {
+        let (starting, proceeding): (TaskEventAdapter?, Bool) = mutable.withLock { state in
+            switch state.lifecycle.resume() {
+            case .start:
+                let adapter = TaskEventAdapter(task: self)
+                state.adapter = adapter
+                return (adapter, false)
+            case .proceed:
+                return (nil, true)
+            default:
+                return (nil, false)
+            }
+        }
+        if let starting {
+            background.start(self, adapter: starting, configuration: session.sessionConfiguration)
+        } else if proceeding {
+            background.send(.resume(task: taskIdentifier))
+        }
     }
 
     /// Makes this task the mirror of a transfer the background daemon already runs (started by an earlier
