@@ -58,6 +58,7 @@ package final class Daemon: @unchecked Sendable {
                 records[record.key] = record
             }
             logger.info("recovered \(records.count) tasks")
+            sweep()
             pump()
             scheduleIdleCheck()
         }
@@ -187,7 +188,8 @@ package final class Daemon: @unchecked Sendable {
         for (key, record) in records where key.identifier == identifier && record.state == .completed {
             guard !remaining.contains(key.task) else { continue }
             records.removeValue(forKey: key)
-            removeFiles(of: key)
+            // A partial file the app holds resume data for stays until a task resumes it (or the sweep).
+            removeFiles(of: key, keepingPartial: record.outcome?.resumeData != nil)
         }
     }
 
@@ -196,12 +198,42 @@ package final class Daemon: @unchecked Sendable {
     }
 
     /// Deletes a task's folder and finished file (after its app received it, or the task ended without one).
-    func removeFiles(of key: TaskKey) {
+    func removeFiles(of key: TaskKey, keepingPartial: Bool = false) {
         let folder = location.transferFolder(key.identifier, task: key.task)
         let finished = finishedFile(for: key)
         DispatchQueue.global().async {
-            try? FileManager.default.removeItem(at: folder)
+            if !keepingPartial { try? FileManager.default.removeItem(at: folder) }
             unlink(finished.path)
+        }
+    }
+
+    /// How long a partial file kept for resume data waits for a task to resume it.
+    static let partialFileLifetime: TimeInterval = 7 * 24 * 3600
+
+    /// Deletes the folders of tasks the journal no longer has that were left for resume data longer than
+    /// ``partialFileLifetime``, and finished files no task owns (a crash between the rename and the journal).
+    func sweep() {
+        let known = Set(records.keys.map { BackgroundLocation.component($0.identifier) + "/task-\($0.task)" })
+        let knownFinished = Set(records.keys.map { BackgroundLocation.component($0.identifier) + "/finished-\($0.task).download" })
+        let data = location.dataFolder
+        DispatchQueue.global().async {
+            let manager = FileManager.default
+            let cutoff = Date().addingTimeInterval(-Self.partialFileLifetime)
+            for session in (try? manager.contentsOfDirectory(atPath: data.path)) ?? [] {
+                let folder = data.appendingPathComponent(session)
+                for name in (try? manager.contentsOfDirectory(atPath: folder.path)) ?? [] {
+                    let path = session + "/" + name
+                    let item = folder.appendingPathComponent(name)
+                    if name.hasPrefix("finished-"), !knownFinished.contains(path) {
+                        unlink(item.path)
+                    } else if name.hasPrefix("task-"), !known.contains(path),
+                        let modified = (try? manager.attributesOfItem(atPath: item.path))?[.modificationDate] as? Date,
+                        modified < cutoff
+                    {
+                        try? manager.removeItem(at: item)
+                    }
+                }
+            }
         }
     }
 

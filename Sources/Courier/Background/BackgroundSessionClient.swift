@@ -73,12 +73,18 @@ final class BackgroundSessionClient: Sendable {
     }
 
     /// Closes the connection for good without ending the tasks: the daemon carries on, as when the app exits.
+    /// Acknowledgements already queued on the delegate queue go out first (when the session still exists).
     func detach() {
         let channel = state.withLock { state in
             state.detached = true
             return state.channel
         }
-        channel?.shutDown()
+        guard let channel else { return }
+        if let session = owner.withLock({ $0.session }) {
+            session.dispatcher.async { channel.finish() }
+        } else {
+            channel.finish()
+        }
     }
 
     func binding(for task: Int) -> Binding? {
@@ -223,9 +229,11 @@ final class BackgroundSessionClient: Sendable {
             adapter.receive(.completed(TaskResult(error: outcome.error, file: file, resumeData: outcome.resumeData)))
             // After the completion's delegate calls (queued before this job) have returned.
             let sequence = event.sequence
-            session.dispatcher.async { [self] in
+            let channel = state.withLock { $0.channel }
+            session.dispatcher.async {
                 if let file { try? FileManager.default.removeItem(at: file) }
-                post(.delivered(sequence: sequence))
+                // The channel the event came on: a detach queued meanwhile closes it after this.
+                channel?.send(BackgroundRequest.delivered(sequence: sequence))
             }
         }
     }

@@ -62,7 +62,12 @@ package final class FrameChannel: Sendable {
         return message
     }
 
-    /// Ends the connection in both directions; a blocked `receive` returns `nil`.
+    /// Ends the connection once every message queued before has been written.
+    package func finish() {
+        writes.async { [self] in shutDown() }
+    }
+
+    /// Ends the connection in both directions at once; a blocked `receive` returns `nil`.
     package func shutDown() {
         let first = closed.withLockedValue { closed in
             defer { closed = true }

@@ -1,0 +1,164 @@
+import CourierMockServer
+import CourierTestSupport
+import Foundation
+import NIOConcurrencyHelpers
+import Testing
+
+@testable import Courier
+
+/// What an app does with its background tasks: uploads from a file, delayed starts, cancelling (with resume data),
+/// suspending, invalidating, and many tasks in several sessions.
+@Suite("Background sessions: tasks", .serialized)
+struct BackgroundTaskTests {
+    /// An upload from a file runs in the daemon; the server receives the file's bytes.
+    @Test func anUploadFromAFileRunsInTheDaemon() async throws {
+        let fixture = try BackgroundFixture()
+        try await withServer { server in
+            server.route("/upload", response: .ok("stored"))
+            let file = fixture.root.appendingPathComponent("body.bin")
+            let body = Data((0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+            try body.write(to: file)
+            let recorder = BackgroundRecorder()
+            let session = await fixture.session("app.upload", delegate: recorder)
+            var request = URLRequest(url: server.url("/upload"))
+            request.httpMethod = "POST"
+            let task = session.uploadTask(with: request, fromFile: file)
+            task.resume()
+            await recorder.waitForCompletions(1)
+            #expect(recorder.errors[task.taskIdentifier] == .some(nil), "\(fixture.daemonLog)")
+            #expect(server.requests(path: "/upload").first?.body == body)
+            #expect((task.response as? HTTPURLResponse)?.statusCode == 200)
+            #expect(task.countOfBytesSent == 300_000)
+            session.invalidateAndCancel()
+        }
+        await fixture.tearDown()
+    }
+
+    /// `earliestBeginDate` is honoured by the daemon: nothing is sent before it.
+    @Test func theDaemonWaitsForTheEarliestBeginDate() async throws {
+        let fixture = try BackgroundFixture()
+        try await withServer { server in
+            let asked = NIOLockedValueBox<Date?>(nil)
+            server.serveResource("/file", body: .pattern(length: 1000)) { _, _ in
+                asked.withLockedValue { $0 = $0 ?? Date() }
+            }
+            let recorder = BackgroundRecorder()
+            let session = await fixture.session("app.later", delegate: recorder)
+            let task = session.downloadTask(with: server.url("/file"))
+            let start = Date()
+            task.earliestBeginDate = start.addingTimeInterval(1)
+            task.resume()
+            await recorder.waitForCompletions(1)
+            let requested = try #require(asked.withLockedValue { $0 }, "\(fixture.daemonLog)")
+            #expect(requested.timeIntervalSince(start) >= 0.95)
+            #expect(recorder.finished.first?.bytes == MockBody.patternBytes(offset: 0, count: 1000))
+            session.invalidateAndCancel()
+        }
+        await fixture.tearDown()
+    }
+
+    /// `cancel(byProducingResumeData:)` in the daemon gives resume data; a new background task from it asks for
+    /// the rest and the file is whole.
+    @Test func resumeDataFromTheDaemonContinuesThere() async throws {
+        let fixture = try BackgroundFixture()
+        try await withServer { server in
+            BackgroundRecoveryTests.serveSlowly(server)
+            let recorder = BackgroundRecorder()
+            let session = await fixture.session("app.resume", delegate: recorder)
+            let first = session.downloadTask(with: server.url("/file"))
+            first.resume()
+            await BackgroundRecoveryTests.waitUntil { recorder.bytesWritten(1) > 1_000_000 }
+            let resumeData = await first.cancelByProducingResumeData()
+            let data = try #require(resumeData, "\(fixture.daemonLog)")
+            await recorder.waitForCompletions(1)
+            #expect(recorder.errors[1]??.code == .cancelled)
+            let second = session.downloadTask(withResumeData: data)
+            second.resume()
+            await recorder.waitForCompletions(2)
+            #expect(recorder.errors[second.taskIdentifier] == .some(nil), "\(fixture.daemonLog)")
+            let finished = try #require(recorder.finished.first { $0.task == second.taskIdentifier })
+            #expect(finished.bytes == MockBody.patternBytes(offset: 0, count: Int(BackgroundRecoveryTests.length)))
+            #expect(server.requests(path: "/file").last?.header("Range")?.hasPrefix("bytes=") == true)
+            session.invalidateAndCancel()
+        }
+        await fixture.tearDown()
+    }
+
+    /// `invalidateAndCancel` cancels the session's tasks in the daemon: a new session finds none.
+    @Test func invalidateAndCancelCancelsInTheDaemon() async throws {
+        let fixture = try BackgroundFixture()
+        try await withServer { server in
+            BackgroundRecoveryTests.serveSlowly(server)
+            let recorder = BackgroundRecorder()
+            let session = await fixture.session("app.cancel", delegate: recorder)
+            session.downloadTask(with: server.url("/file")).resume()
+            session.downloadTask(with: server.url("/file")).resume()
+            await BackgroundRecoveryTests.waitUntil { recorder.bytesWritten(1) > 100_000 }
+            session.invalidateAndCancel()
+            await recorder.waitForCompletions(2)
+            #expect(recorder.errors.values.allSatisfy { $0?.code == .cancelled })
+            // The daemon cancelled them and, once their events were acknowledged, forgot them.
+            await BackgroundRecoveryTests.waitUntil {
+                guard case .listed(let tasks) = try? BackgroundControl.ask(
+                    .list(identifier: "app.cancel"), environment: fixture.environment)
+                else { return false }
+                return tasks.isEmpty
+            }
+            let next = await fixture.session("app.cancel", delegate: BackgroundRecorder())
+            #expect(await next.allTasks.isEmpty)
+            next.invalidateAndCancel()
+        }
+        await fixture.tearDown()
+    }
+
+    /// A suspended background task stops receiving; resumed, it completes.
+    @Test func suspendAndResumeReachTheDaemon() async throws {
+        let fixture = try BackgroundFixture()
+        try await withServer { server in
+            BackgroundRecoveryTests.serveSlowly(server)
+            let recorder = BackgroundRecorder()
+            let session = await fixture.session("app.suspend", delegate: recorder)
+            let task = session.downloadTask(with: server.url("/file"))
+            task.resume()
+            await BackgroundRecoveryTests.waitUntil { recorder.bytesWritten(1) > 500_000 }
+            task.suspend()
+            try await Task.sleep(for: .milliseconds(300))
+            let paused = recorder.bytesWritten(1)
+            try await Task.sleep(for: .milliseconds(500))
+            #expect(recorder.bytesWritten(1) - paused < 1_000_000)
+            #expect(task.state == .suspended)
+            task.resume()
+            await recorder.waitForCompletions(1)
+            #expect(recorder.finished.first?.bytes.count == Int(BackgroundRecoveryTests.length))
+            session.invalidateAndCancel()
+        }
+        await fixture.tearDown()
+    }
+
+    /// 1,000 downloads queued across three identifiers: every one completes, each session sees only its own.
+    @Test func aThousandDownloadsInThreeSessions() async throws {
+        let fixture = try BackgroundFixture()
+        try await withServer { server in
+            server.serveResource("/small", body: .pattern(length: 2048))
+            let identifiers = ["app.a", "app.b", "app.c"]
+            var sessions: [(URLSession, BackgroundRecorder, Int)] = []
+            for (index, identifier) in identifiers.enumerated() {
+                let recorder = BackgroundRecorder()
+                let session = await fixture.session(identifier, delegate: recorder)
+                let count = index == 0 ? 334 : 333
+                for _ in 0..<count { session.downloadTask(with: server.url("/small")).resume() }
+                sessions.append((session, recorder, count))
+            }
+            for (session, recorder, count) in sessions {
+                await recorder.waitForCompletions(count, timeout: .seconds(120))
+                #expect(recorder.errors.count == count, "\(fixture.daemonLog.suffix(2000))")
+                #expect(recorder.errors.values.allSatisfy { $0 == nil })
+                #expect(recorder.finished.allSatisfy { $0.bytes == MockBody.patternBytes(offset: 0, count: 2048) })
+                #expect(Set(recorder.finished.map(\.task)) == Set(1...count))
+                session.invalidateAndCancel()
+            }
+            #expect(server.requests(path: "/small").count == 1000)
+        }
+        await fixture.tearDown()
+    }
+}
