@@ -342,6 +342,7 @@ extension Daemon: TransferAttemptObserver {
             send(BackgroundEvent(sequence: sequence, task: record.spec.task, kind: .completed(outcome)), to: record.identifier)
         }
         awaitedTaskEnded(record.key)
+        launchIfDetached(record.identifier)
     }
 
     static func outcome(_ error: URLError, url: URL?, response: CodableResponse?) -> BackgroundOutcome {

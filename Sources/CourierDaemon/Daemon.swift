@@ -28,6 +28,8 @@ package final class Daemon: @unchecked Sendable {
     /// For each session attached while tasks of an earlier process were unfinished or had undelivered events: those
     /// tasks. When the last one's events went out, the app is told (`urlSessionDidFinishEvents`).
     var awaitingDrain: [String: Set<Int>] = [:]
+    /// Sessions whose launch command ran and that no process attached to since.
+    var launched: Set<String> = []
     private var nextClient = 1
     /// When the daemon last had something to do (a client or a transfer).
     var lastBusy = Date()
@@ -98,8 +100,8 @@ package final class Daemon: @unchecked Sendable {
 
     private func handle(_ request: BackgroundRequest, from client: DaemonClient) {
         switch request {
-        case .attach(let identifier, let processID, let reattaching):
-            attach(client, to: identifier, processID: processID, reattaching: reattaching)
+        case .attach(let identifier, let processID, let reattaching, let launch):
+            attach(client, to: identifier, processID: processID, reattaching: reattaching, launch: launch)
         case .create(let spec):
             guard let identifier = client.attached else { return refuse(client, "attach first") }
             create(spec, in: identifier)
@@ -135,7 +137,9 @@ package final class Daemon: @unchecked Sendable {
         client.send(.refused(code: URLError.Code.unsupportedURL.rawValue, reason: reason))
     }
 
-    private func attach(_ client: DaemonClient, to identifier: String, processID: Int32, reattaching: Bool) {
+    private func attach(
+        _ client: DaemonClient, to identifier: String, processID: Int32, reattaching: Bool, launch: BackgroundLaunch?
+    ) {
         if let holder = attachments[identifier], holder !== client {
             client.send(
                 .refused(
@@ -145,6 +149,12 @@ package final class Daemon: @unchecked Sendable {
         }
         client.attached = identifier
         attachments[identifier] = client
+        launched.remove(identifier)
+        do {
+            try journal.setLaunch(launch.flatMap { try? JSONEncoder().encode($0) }, for: identifier)
+        } catch {
+            logger.error("journal: \(error)")
+        }
         logger.info("session \(identifier) attached by process \(processID)")
         let next = (try? journal.nextTaskIdentifier(for: identifier)) ?? 1
         let tasks = records.values.filter { $0.identifier == identifier }.sorted { $0.spec.task < $1.spec.task }

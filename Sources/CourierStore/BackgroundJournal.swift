@@ -59,7 +59,27 @@ package final class BackgroundJournal: Sendable {
                 table.column("body", .blob).notNull()
             }
         }
+        migrator.registerMigration("background-2") { db in
+            try db.alter(table: "session") { table in table.add(column: "launch", .blob) }
+        }
         return migrator
+    }
+
+    /// Remembers what to run when `identifier`'s tasks end with no process attached (`nil`: nothing).
+    package func setLaunch(_ launch: Data?, for identifier: String) throws {
+        try database.write { db in
+            try db.execute(
+                sql: "INSERT INTO session (identifier, nextTask, launch) VALUES (?, 1, ?) "
+                    + "ON CONFLICT(identifier) DO UPDATE SET launch = excluded.launch",
+                arguments: [identifier, launch])
+        }
+    }
+
+    /// What to run for `identifier` (see ``setLaunch(_:for:)``).
+    package func launch(for identifier: String) throws -> Data? {
+        try database.read { db in
+            try Data.fetchOne(db, sql: "SELECT launch FROM session WHERE identifier = ?", arguments: [identifier])
+        }
     }
 
     /// The next task identifier of a session (1 for a new one): identifiers are never reused, across app launches

@@ -11,7 +11,7 @@ package enum BackgroundRequest: Codable, Sendable, Equatable {
     /// the events the app has not received and, once the tasks of an earlier process have all ended,
     /// `.eventsDrained`) or `.refused`. `reattaching`: the same session again after the daemon restarted (it knows
     /// its tasks; nothing is owed to an earlier process).
-    case attach(identifier: String, processID: Int32, reattaching: Bool)
+    case attach(identifier: String, processID: Int32, reattaching: Bool, launch: BackgroundLaunch?)
     /// Create a task in the attached session and start it (the app's first `resume()`).
     case create(BackgroundTaskSpec)
     case resume(task: Int)
@@ -41,6 +41,20 @@ package enum BackgroundReply: Codable, Sendable, Equatable {
     case eventsDrained
     case listed([BackgroundTaskSnapshot])
     case status(processID: Int32, tasks: Int, clients: Int)
+}
+
+/// What `courierd` runs when a session's task ends with no process attached (`sessionSendsLaunchEvents` and
+/// `courierBackgroundLaunchCommand`).
+package struct BackgroundLaunch: Codable, Sendable, Equatable {
+    /// An absolute executable path, then its arguments.
+    package var command: [String]
+
+    package init?(command: [String]?, sendsLaunchEvents: Bool) {
+        guard sendsLaunchEvents, let command, let executable = command.first, executable.hasPrefix("/") else {
+            return nil
+        }
+        self.command = command
+    }
 }
 
 /// The configuration values a background task carries to the daemon (the rest of the configuration has no meaning

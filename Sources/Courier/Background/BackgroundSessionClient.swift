@@ -30,13 +30,16 @@ final class BackgroundSessionClient: Sendable {
     }
 
     let identifier: String
+    /// The session's launch command, registered with the daemon at each attach.
+    private let launch: BackgroundLaunch?
     private let environment: [String: String]
     private let location: BackgroundLocation
     private let state = Mutex(State())
     /// The session, for its delegate, dispatcher and registry; weak: the session owns the client.
     private let owner = Mutex<WeakSession>(WeakSession())
 
-    init(identifier: String, environment: [String: String]) {
+    init(identifier: String, environment: [String: String], launch: BackgroundLaunch?) {
+        self.launch = launch
         self.identifier = identifier
         self.environment = environment
         self.location = BackgroundLocation(environment: environment)
@@ -108,7 +111,8 @@ final class BackgroundSessionClient: Sendable {
         } catch {
             return .failure(error)
         }
-        guard channel.sendNow(BackgroundRequest.attach(identifier: identifier, processID: getpid(), reattaching: reattaching)) else {
+        guard channel.sendNow(BackgroundRequest.attach(
+                    identifier: identifier, processID: getpid(), reattaching: reattaching, launch: launch)) else {
             return .failure(.urlError(.backgroundSessionWasDisconnected, "courierd closed the connection"))
         }
         switch channel.receive(BackgroundReply.self) {

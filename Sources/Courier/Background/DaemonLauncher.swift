@@ -34,7 +34,13 @@ package enum DaemonLauncher {
                 "no courierd daemon is running and none was found to start (set COURIERD_PATH, or put courierd "
                     + "beside the executable or on PATH)")
         }
-        try spawn(executable, environment: environment, log: location.runtimeFolder.appendingPathComponent("courierd.log"))
+        do {
+            try DetachedProcess.spawn(
+                executable, arguments: [], environment: environment,
+                log: location.runtimeFolder.appendingPathComponent("courierd.log"))
+        } catch {
+            throw .cannotConnectToHost("cannot start courierd (\(executable)): \(UnixSocket.describe(error.code))")
+        }
         let deadline = Date().addingTimeInterval(startTimeout)
         var lastError = ENOENT
         while Date() < deadline {
@@ -64,41 +70,5 @@ package enum DaemonLauncher {
             candidates.append(String(folder) + "/courierd")
         }
         return candidates.first { access($0, X_OK) == 0 }
-    }
-
-    /// Starts `executable` detached, and reaps it when it exits (it is this process's child).
-    private static func spawn(_ executable: String, environment: [String: String], log: URL) throws(TransferError) {
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        // POSIX_SPAWN_SETSID (glibc 2.26), which Swift's Glibc module does not export.
-        let startsSession: Int32 = 0x80
-        posix_spawnattr_setflags(&attributes, Int16(startsSession | POSIX_SPAWN_SETSIGMASK))
-        var noSignals = sigset_t()
-        sigemptyset(&noSignals)
-        posix_spawnattr_setsigmask(&attributes, &noSignals)
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-        // The daemon's log, in its private runtime folder.
-        posix_spawn_file_actions_addopen(&actions, 2, log.path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW, 0o600)
-        var pid = pid_t()
-        let arguments: [UnsafeMutablePointer<CChar>?] = [strdup(executable), nil]
-        let variables: [UnsafeMutablePointer<CChar>?] = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer {
-            arguments.forEach { free($0) }
-            variables.forEach { free($0) }
-        }
-        let result = posix_spawn(&pid, executable, &actions, &attributes, arguments, variables)
-        guard result == 0 else {
-            throw .cannotConnectToHost("cannot start courierd (\(executable)): \(UnixSocket.describe(result))")
-        }
-        let child = pid
-        Thread.detachNewThread {
-            var status: Int32 = 0
-            while waitpid(child, &status, 0) < 0 && errno == EINTR {}
-        }
     }
 }

@@ -45,6 +45,7 @@ open class URLSessionConfiguration: NSObject, NSCopying, @unchecked Sendable {
         var courierTelemetry = CourierTelemetry()
         var courierAllowsHTTP2 = true
         var backgroundEnvironment: [String: String]? = nil
+        var courierBackgroundLaunchCommand: [String]? = nil
     }
 
     private let settings: NIOLockedValueBox<Settings>
@@ -182,7 +183,10 @@ open class URLSessionConfiguration: NSObject, NSCopying, @unchecked Sendable {
         set { settings.withLockedValue { $0.sharedContainerIdentifier = newValue } }
     }
 
-    /// Whether the app is resumed or launched when background tasks finish. Recorded only. Defaults to `true` for background configurations and `false` otherwise.
+    /// Whether the app is launched when background tasks finish while it is not running. Defaults to `true` for
+    /// background configurations and `false` otherwise. Linux has no app launcher: `courierd` runs
+    /// ``courierBackgroundLaunchCommand`` instead, when the session names one (without it, the events wait for the
+    /// next session with the identifier).
     open var sessionSendsLaunchEvents: Bool {
         get { settings.withLockedValue { $0.sessionSendsLaunchEvents } }
         set { settings.withLockedValue { $0.sessionSendsLaunchEvents = newValue } }
@@ -301,6 +305,16 @@ open class URLSessionConfiguration: NSObject, NSCopying, @unchecked Sendable {
             settings.withLockedValue { $0.courierDownloadDirectory } ?? DownloadDirectory.defaultFolder
         }
         set { settings.withLockedValue { $0.courierDownloadDirectory = newValue } }
+    }
+
+    /// Courier extension: the command `courierd` runs when a task of this background session ends while no process
+    /// has the session open and ``sessionSendsLaunchEvents`` is `true` — Linux's stand-in for Darwin relaunching the
+    /// app: the command (an absolute executable path, then its arguments) is expected to create a session with the
+    /// same identifier and a delegate, which then receives the waiting events. Started detached, with the daemon's
+    /// environment, at most once until a process attaches to the session. Defaults to `nil` (the events wait).
+    public var courierBackgroundLaunchCommand: [String]? {
+        get { settings.withLockedValue { $0.courierBackgroundLaunchCommand } }
+        set { settings.withLockedValue { $0.courierBackgroundLaunchCommand = newValue } }
     }
 
     /// The environment a background session reads its folders and `COURIERD_PATH` from, and starts `courierd`

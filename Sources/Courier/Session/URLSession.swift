@@ -125,7 +125,10 @@ open class URLSession: NSObject, @unchecked Sendable {
             ? nil
             : copied.identifier.map {
                 BackgroundSessionClient(
-                    identifier: $0, environment: copied.backgroundEnvironment ?? ProcessInfo.processInfo.environment)
+                    identifier: $0, environment: copied.backgroundEnvironment ?? ProcessInfo.processInfo.environment,
+                    launch: BackgroundLaunch(
+                        command: copied.courierBackgroundLaunchCommand,
+                        sendsLaunchEvents: copied.sessionSendsLaunchEvents))
             }
         let trustEvaluator =
             delegate == nil

@@ -3,6 +3,8 @@ import CourierTestSupport
 import Foundation
 import Testing
 
+@testable import Courier
+
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -81,6 +83,29 @@ struct BackgroundCLITests {
         #expect(String(decoding: stopped.stdout, as: UTF8.self) == "stopped courierd \(pid)\n")
         for _ in 0..<200 where kill(pid, 0) == 0 { try await Task.sleep(for: .milliseconds(10)) }
         #expect(kill(pid, 0) != 0)
+        await fixture.tearDown()
+    }
+
+    /// `sessionSendsLaunchEvents` with a launch command: the app leaves mid-transfer; when the download ends the
+    /// daemon runs the command (here `courier queue wait`), which attaches and saves the file.
+    @Test func theDaemonLaunchesTheAppForItsEvents() async throws {
+        let fixture = try BackgroundFixture()
+        try await withServer { server in
+            BackgroundRecoveryTests.serveSlowly(server)
+            let out = fixture.root.appendingPathComponent("launched.bin")
+            let configuration = fixture.configuration("cli.launch")
+            configuration.courierBackgroundLaunchCommand = [courierBinary().path, "queue", "wait", "-s", "cli.launch"]
+            let session = await onOwnThread {
+                URLSession(configuration: configuration, delegate: BackgroundRecorder(), delegateQueue: nil)
+            }
+            let task = session.downloadTask(with: server.url("/file"))
+            task.taskDescription = out.path
+            task.resume()
+            try #require(session.backgroundClient).detach()
+            await BackgroundRecoveryTests.waitUntil { FileManager.default.fileExists(atPath: out.path) }
+            #expect(try fileHoldsPattern(out, length: BackgroundRecoveryTests.length), "\(fixture.daemonLog)")
+            #expect(fixture.daemonLog.contains("launched \(courierBinary().path)"))
+        }
         await fixture.tearDown()
     }
 }
