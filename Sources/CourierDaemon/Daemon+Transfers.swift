@@ -74,7 +74,9 @@ extension Daemon: TransferAttemptObserver {
             ready.append(record)
         }
         ready.sort {
-            ($0.spec.settings.isDiscretionary ? 1 : 0, $0.created) < ($1.spec.settings.isDiscretionary ? 1 : 0, $1.created)
+            ($0.spec.settings.isDiscretionary ? 1 : 0, $0.created) < (
+                $1.spec.settings.isDiscretionary ? 1 : 0, $1.created
+            )
         }
         for record in ready where attempts.count < settings.maximumTransfers {
             startAttempt(record)
@@ -90,7 +92,8 @@ extension Daemon: TransferAttemptObserver {
                 &record,
                 outcome: BackgroundOutcome(
                     errorCode: URLError.Code.timedOut.rawValue,
-                    errorDescription: "the background task's resource timeout passed", failingURL: record.spec.request.url))
+                    errorDescription: "the background task's resource timeout passed",
+                    failingURL: record.spec.request.url))
         }
         let folder = location.transferFolder(key.identifier, task: key.task)
         do {
@@ -338,9 +341,11 @@ extension Daemon: TransferAttemptObserver {
         let body = try? JSONEncoder().encode(BackgroundEvent.Kind.completed(outcome))
         let sequence = save(record, event: body)
         logger.info("task \(record.identifier)/\(record.spec.task): completed (error \(outcome.errorCode ?? 0))")
-        if let sequence {
-            send(BackgroundEvent(sequence: sequence, task: record.spec.task, kind: .completed(outcome)), to: record.identifier)
-        }
+        // Not journaled (the journal cannot be written): an attached app still hears it now; sequence 0 is not
+        // acknowledged.
+        send(
+            BackgroundEvent(sequence: sequence ?? 0, task: record.spec.task, kind: .completed(outcome)),
+            to: record.identifier)
         awaitedTaskEnded(record.key)
         launchIfDetached(record.identifier)
     }

@@ -224,7 +224,8 @@ package final class Daemon: @unchecked Sendable {
     /// ``partialFileLifetime``, and finished files no task owns (a crash between the rename and the journal).
     func sweep() {
         let known = Set(records.keys.map { BackgroundLocation.component($0.identifier) + "/task-\($0.task)" })
-        let knownFinished = Set(records.keys.map { BackgroundLocation.component($0.identifier) + "/finished-\($0.task).download" })
+        let knownFinished = Set(
+            records.keys.map { BackgroundLocation.component($0.identifier) + "/finished-\($0.task).download" })
         let data = location.dataFolder
         DispatchQueue.global().async {
             let manager = FileManager.default

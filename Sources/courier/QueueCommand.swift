@@ -25,7 +25,9 @@ struct QueueCommand: AsyncParsableCommand {
             for task in tasks {
                 let total = task.bytesExpectedToReceive > 0 ? "/\(task.bytesExpectedToReceive)" : ""
                 let target = task.taskDescription ?? task.originalRequest.url?.absoluteString ?? ""
-                print("\(task.identifier)\t\(task.task)\t\(task.state.rawValue)\t\(task.bytesReceived)\(total)\t\(target)")
+                print(
+                    "\(task.identifier)\t\(task.task)\t\(task.state.rawValue)\t\(task.bytesReceived)\(total)\t\(target)"
+                )
             }
         }
     }
@@ -36,7 +38,9 @@ struct QueueCommand: AsyncParsableCommand {
         @Argument(help: ArgumentHelp("The task's number (see 'courier queue list').", valueName: "task"))
         var task: Int
 
-        @Option(name: .customLong("session"), help: ArgumentHelp("Its session, when the number is in several.", valueName: "id"))
+        @Option(
+            name: .customLong("session"),
+            help: ArgumentHelp("Its session, when the number is in several.", valueName: "id"))
         var identifier: String?
 
         func run() async throws {
@@ -47,7 +51,8 @@ struct QueueCommand: AsyncParsableCommand {
             guard let match = matches.first else { throw CLIError("no unfinished task \(task)") }
             guard matches.count == 1 else {
                 let sessions = matches.map(\.identifier).joined(separator: ", ")
-                throw CLIError("task \(task) is in several sessions (\(sessions)): name one with --session", exitCode: 2)
+                throw CLIError(
+                    "task \(task) is in several sessions (\(sessions)): name one with --session", exitCode: 2)
             }
             _ = try await BackgroundCommandSupport.ask(.cancelQueued(identifier: match.identifier, task: task))
             print("cancelled \(match.identifier) \(task)")

@@ -65,7 +65,9 @@ final class QueueWaitDelegate: NSObject, URLSessionDownloadDelegate, Sendable {
             state.completed += 1
             if error != nil { state.failed += 1 }
         }
-        if let error { report("task \(task.taskIdentifier) (\(task.taskDescription ?? "")): \(error.localizedDescription)") }
+        if let error {
+            report("task \(task.taskIdentifier) (\(task.taskDescription ?? "")): \(error.localizedDescription)")
+        }
     }
 
     func urlSessionDidFinishEvents(forBackgroundURLSession session: URLSession) {

@@ -104,15 +104,20 @@ final class BackgroundSessionClient: Sendable {
 
     // MARK: - Connection
 
-    private func connectAndAttach(reattaching: Bool = false) -> Result<(FrameChannel, Int, [BackgroundTaskSnapshot]), TransferError> {
+    private func connectAndAttach(reattaching: Bool = false) -> Result<
+        (FrameChannel, Int, [BackgroundTaskSnapshot]), TransferError
+    > {
         let channel: FrameChannel
         do {
             channel = try DaemonLauncher.connect(location: location, environment: environment)
         } catch {
             return .failure(error)
         }
-        guard channel.sendNow(BackgroundRequest.attach(
-                    identifier: identifier, processID: getpid(), reattaching: reattaching, launch: launch)) else {
+        guard
+            channel.sendNow(
+                BackgroundRequest.attach(
+                    identifier: identifier, processID: getpid(), reattaching: reattaching, launch: launch))
+        else {
             return .failure(.urlError(.backgroundSessionWasDisconnected, "courierd closed the connection"))
         }
         switch channel.receive(BackgroundReply.self) {
@@ -237,7 +242,7 @@ final class BackgroundSessionClient: Sendable {
             session.dispatcher.async {
                 if let file { try? FileManager.default.removeItem(at: file) }
                 // The channel the event came on: a detach queued meanwhile closes it after this.
-                channel?.send(BackgroundRequest.delivered(sequence: sequence))
+                if sequence > 0 { channel?.send(BackgroundRequest.delivered(sequence: sequence)) }
             }
         }
     }

@@ -39,8 +39,7 @@ package enum DetachedProcess {
         let argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
         let variables: [UnsafeMutablePointer<CChar>?] = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer {
-            argv.forEach { free($0) }
-            variables.forEach { free($0) }
+            for pointer in argv + variables { free(pointer) }
         }
         let result = posix_spawn(&pid, executable, &actions, &attributes, argv, variables)
         guard result == 0 else { throw UnixSocket.Failure(code: result) }

@@ -83,7 +83,9 @@ package final class FrameChannel: Sendable {
         let body = try JSONEncoder().encode(message)
         var frame = Data(capacity: body.count + 4)
         let length = UInt32(body.count)
-        frame.append(contentsOf: [UInt8(length >> 24), UInt8(length >> 16 & 0xFF), UInt8(length >> 8 & 0xFF), UInt8(length & 0xFF)])
+        frame.append(contentsOf: [
+            UInt8(length >> 24), UInt8(length >> 16 & 0xFF), UInt8(length >> 8 & 0xFF), UInt8(length & 0xFF),
+        ])
         frame.append(body)
         return frame
     }
@@ -92,7 +94,8 @@ package final class FrameChannel: Sendable {
         data.withUnsafeBytes { bytes in
             var offset = 0
             while offset < bytes.count {
-                let written = Glibc.send(descriptor, bytes.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL))
+                let written = Glibc.send(
+                    descriptor, bytes.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL))
                 if written < 0 {
                     if errno == EINTR { continue }
                     return false

@@ -16,8 +16,11 @@ struct ResumeProgress: Sendable {
 /// Download tasks: the file the body streams into, resuming from resume data, and resume data when a download
 /// fails. Everything here runs on the engine's executor; file I/O runs on the download file's own queue.
 extension TaskEngine {
-    /// Transient failures after which a download offers resume data.
-    static let resumableFailures: Set<URLError.Code> = [.networkConnectionLost, .timedOut, .notConnectedToInternet]
+    /// Failures after which a download offers resume data: transient network failures, and a write that failed (a
+    /// full disk: the bytes written before it can be continued once there is room).
+    static let resumableFailures: Set<URLError.Code> = [
+        .networkConnectionLost, .timedOut, .notConnectedToInternet, .cannotWriteToFile,
+    ]
 
     func makeDownloadSink() -> DownloadSink {
         DownloadSink(

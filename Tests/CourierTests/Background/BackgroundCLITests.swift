@@ -76,7 +76,10 @@ struct BackgroundCLITests {
         let none = try await runCourier(["daemon", "status"], environment: fixture.environment)
         #expect(String(decoding: none.stdout, as: UTF8.self) == "courierd is not running\n")
         _ = try await runCourier(
-            ["get", "--background", "cli.stop", "http://127.0.0.1:9/x", "-o", fixture.root.appendingPathComponent("x").path],
+            [
+                "get", "--background", "cli.stop", "http://127.0.0.1:9/x", "-o",
+                fixture.root.appendingPathComponent("x").path,
+            ],
             environment: fixture.environment)
         let pid = try #require(fixture.daemonPID)
         let stopped = try await runCourier(["daemon", "stop"], environment: fixture.environment)

@@ -106,14 +106,26 @@ struct BackgroundPiecesTests {
         let policy = RetryPolicy(base: 1, maximum: 60)
         let now = Date(timeIntervalSince1970: 1_000_000)
         let far = now.addingTimeInterval(3600)
-        #expect(policy.delay(after: URLError(.networkConnectionLost), failuresWithoutProgress: 0, now: now, deadline: far) == 1)
+        #expect(
+            policy.delay(after: URLError(.networkConnectionLost), failuresWithoutProgress: 0, now: now, deadline: far)
+                == 1)
         #expect(policy.delay(after: URLError(.timedOut), failuresWithoutProgress: 3, now: now, deadline: far) == 8)
-        #expect(policy.delay(after: URLError(.cannotConnectToHost), failuresWithoutProgress: 20, now: now, deadline: far) == 60)
-        #expect(policy.delay(after: URLError(.badServerResponse), failuresWithoutProgress: 0, now: now, deadline: far) == nil)
+        #expect(
+            policy.delay(after: URLError(.cannotConnectToHost), failuresWithoutProgress: 20, now: now, deadline: far)
+                == 60)
+        #expect(
+            policy.delay(after: URLError(.badServerResponse), failuresWithoutProgress: 0, now: now, deadline: far)
+                == nil)
         #expect(policy.delay(after: URLError(.cancelled), failuresWithoutProgress: 0, now: now, deadline: far) == nil)
-        #expect(policy.delay(after: URLError(.serverCertificateUntrusted), failuresWithoutProgress: 0, now: now, deadline: far) == nil)
+        #expect(
+            policy.delay(
+                after: URLError(.serverCertificateUntrusted), failuresWithoutProgress: 0, now: now, deadline: far)
+                == nil)
         // Past the deadline: the task ends.
-        #expect(policy.delay(after: URLError(.networkConnectionLost), failuresWithoutProgress: 0, now: now, deadline: now.addingTimeInterval(0.5)) == nil)
+        #expect(
+            policy.delay(
+                after: URLError(.networkConnectionLost), failuresWithoutProgress: 0, now: now,
+                deadline: now.addingTimeInterval(0.5)) == nil)
         #expect(policy.delay(status: 503, retryAfter: "7", now: now, deadline: far) == 7)
         #expect(policy.delay(status: 503, retryAfter: "Mon, 12 Jan 1970 13:47:00 GMT", now: now, deadline: far) == 20)
         #expect(policy.delay(status: 503, retryAfter: nil, now: now, deadline: far) == nil)
@@ -126,12 +138,15 @@ struct BackgroundPiecesTests {
     @Test func theJournalKeepsTasksAndEvents() throws {
         let folder = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let journal = try BackgroundJournal(at: folder.appendingPathComponent("j/journal.sqlite"), logger: Logger(label: "t"))
+        let journal = try BackgroundJournal(
+            at: folder.appendingPathComponent("j/journal.sqlite"), logger: Logger(label: "t"))
         #expect(try journal.nextTaskIdentifier(for: "a") == 1)
         try journal.save(JournalTask(identifier: "a", task: 1, finished: false, record: Data("one".utf8)))
         try journal.save(JournalTask(identifier: "b", task: 4, finished: false, record: Data("b4".utf8)))
         let first = try #require(
-            try journal.save(JournalTask(identifier: "a", task: 1, finished: true, record: Data("done".utf8)), appending: Data("e1".utf8)))
+            try journal.save(
+                JournalTask(identifier: "a", task: 1, finished: true, record: Data("done".utf8)),
+                appending: Data("e1".utf8)))
         #expect(try journal.nextTaskIdentifier(for: "a") == 2)
         #expect(try journal.nextTaskIdentifier(for: "b") == 5)
         #expect(try journal.tasks().map(\.identifier) == ["b"])
@@ -154,19 +169,24 @@ struct BackgroundPiecesTests {
         let folder = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: folder) }
         let live = folder.appendingPathComponent("live")
-        let journal = try BackgroundJournal(at: live.appendingPathComponent("journal.sqlite"), logger: Logger(label: "t"))
+        let journal = try BackgroundJournal(
+            at: live.appendingPathComponent("journal.sqlite"), logger: Logger(label: "t"))
         try journal.save(JournalTask(identifier: "a", task: 1, finished: false, record: Data("kept".utf8)))
-        try journal.save(JournalTask(identifier: "a", task: 2, finished: false, record: Data(repeating: 7, count: 20_000)))
+        try journal.save(
+            JournalTask(identifier: "a", task: 2, finished: false, record: Data(repeating: 7, count: 20_000)))
         // What the disk holds at the crash: the database and its log, the log's last frame cut short.
         let crash = folder.appendingPathComponent("crash")
-        try FileManager.default.createDirectory(at: crash, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try FileManager.default.createDirectory(
+            at: crash, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         for name in ["journal.sqlite", "journal.sqlite-wal"] {
-            try FileManager.default.copyItem(at: live.appendingPathComponent(name), to: crash.appendingPathComponent(name))
+            try FileManager.default.copyItem(
+                at: live.appendingPathComponent(name), to: crash.appendingPathComponent(name))
         }
         let wal = crash.appendingPathComponent("journal.sqlite-wal")
         let size = try #require(try FileManager.default.attributesOfItem(atPath: wal.path)[.size] as? Int)
         #expect(truncate(wal.path, off_t(size - 1000)) == 0)
-        let recovered = try BackgroundJournal(at: crash.appendingPathComponent("journal.sqlite"), logger: Logger(label: "t"))
+        let recovered = try BackgroundJournal(
+            at: crash.appendingPathComponent("journal.sqlite"), logger: Logger(label: "t"))
         let tasks = try recovered.tasks()
         #expect(tasks.first?.record == Data("kept".utf8))
         #expect(tasks.count == 1)

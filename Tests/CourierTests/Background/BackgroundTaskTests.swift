@@ -99,8 +99,9 @@ struct BackgroundTaskTests {
             #expect(recorder.errors.values.allSatisfy { $0?.code == .cancelled })
             // The daemon cancelled them and, once their events were acknowledged, forgot them.
             await BackgroundRecoveryTests.waitUntil {
-                guard case .listed(let tasks) = try? BackgroundControl.ask(
-                    .list(identifier: "app.cancel"), environment: fixture.environment)
+                guard
+                    case .listed(let tasks) = try? BackgroundControl.ask(
+                        .list(identifier: "app.cancel"), environment: fixture.environment)
                 else { return false }
                 return tasks.isEmpty
             }

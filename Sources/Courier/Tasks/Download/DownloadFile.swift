@@ -24,6 +24,8 @@ final class DownloadFile: @unchecked Sendable {
     // Touched only on `queue`.
     private var handle: FileHandle?
     private var failure: TransferError?
+    /// The failure was a write (a full disk): the bytes written before it are still good for resume data.
+    private var failedWriting = false
     /// The file was created or opened by this object, so it is ours to delete.
     private var opened = false
 
@@ -105,19 +107,21 @@ final class DownloadFile: @unchecked Sendable {
             } catch {
                 let problem = TransferError.cannotWriteToFile("writing the download file failed: \(error)")
                 failure = problem
+                failedWriting = true
                 completion(.failure(problem))
             }
         }
     }
 
-    /// Closes the file, keeping it.
+    /// Closes the file, keeping it. A failed write does not fail it: the bytes confirmed before it are intact (the
+    /// resume data counts only those, and a resume cuts anything after them).
     func close(_ completion: @escaping @Sendable (Result<Void, TransferError>) -> Void) {
         queue.async { [self] in
             do {
                 try handle?.close()
                 handle = nil
                 DownloadDirectory.release(url)
-                completion(failure.map { .failure($0) } ?? .success(()))
+                completion(failure.map { failedWriting ? .success(()) : .failure($0) } ?? .success(()))
             } catch {
                 completion(.failure(.cannotWriteToFile("closing the download file failed: \(error)")))
             }
