@@ -28,6 +28,9 @@ public struct MockResponse: Sendable {
     /// If set: write the head and only this many body bytes, then close the connection (a truncated body). Over
     /// HTTP/2 the stream is reset (`RST_STREAM` with `CANCEL`) instead.
     public var closeAfterBodyBytes: Int?
+    /// If set: write the head and only this many body bytes, then send nothing more and keep the connection open (a
+    /// server that stalls mid-body), until the client or ``MockServer/shutdown()`` closes it. HTTP/1.1 only.
+    public var stallAfterBodyBytes: Int?
     /// If set: write these bytes verbatim instead of a response, then close the connection (malformed responses).
     /// They are written ``chunkSize`` bytes at a time, ``chunkDelay`` apart. Over HTTP/2 they are read as an HTTP/1.1
     /// response and sent as HEADERS and DATA when they parse (the stream is reset with `CANCEL` if the response is

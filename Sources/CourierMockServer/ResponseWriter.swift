@@ -18,6 +18,8 @@ final class ResponseWriter {
     private let end: Int64
     /// End of the bytes actually sent (before `end` when the body is truncated).
     private let sendEnd: Int64
+    /// Where the body stalls for good (``MockResponse/stallAfterBodyBytes``), if it does.
+    private let stallAt: Int64?
     private var waitingForWritability = false
     private var scheduled: Scheduled<Void>?
     private var isCancelled = false
@@ -45,6 +47,7 @@ final class ResponseWriter {
         self.end = range.upperBound
         let truncated = response.closeAfterBodyBytes.map { range.lowerBound + Int64(max(0, $0)) }
         self.sendEnd = min(range.upperBound, truncated ?? range.upperBound)
+        self.stallAt = response.stallAfterBodyBytes.map { range.lowerBound + Int64(max(0, $0)) }
         self.closing = closing || response.closeAfterBodyBytes != nil
         self.head = ResponseHead(
             response: response,
@@ -115,12 +118,16 @@ final class ResponseWriter {
                 finish(writeTerminator: head.isChunked && sendEnd == end)
                 return
             }
+            if let stallAt, offset >= stallAt {
+                context.flush()
+                return
+            }
             guard context.channel.isWritable else {
                 waitingForWritability = true
                 context.flush()
                 return
             }
-            let count = Int(min(Int64(max(1, response.chunkSize)), sendEnd - offset))
+            let count = Int(min(Int64(max(1, response.chunkSize)), min(sendEnd, stallAt ?? sendEnd) - offset))
             var buffer = context.channel.allocator.buffer(capacity: count + 32)
             if head.isChunked {
                 buffer.writeString(String(count, radix: 16) + "\r\n")

@@ -31,11 +31,16 @@ enum BackgroundQueueing {
                 return task.taskIdentifier
             }
         }
-        // A task whose session could not reach the daemon failed at once; the delegate saw nothing else.
-        guard case .listed(let tasks) = try await BackgroundCommandSupport.ask(.list(identifier: identifier)) else {
-            throw CLIError("courierd did not take the downloads")
+        // Each task reached the daemon's socket before resume() returned; the daemon may still be reading it. A
+        // task whose session could not reach the daemon failed at once and never shows.
+        var known: Set<Int> = []
+        for _ in 0..<100 {
+            if case .listed(let tasks) = try await BackgroundCommandSupport.ask(.list(identifier: identifier)) {
+                known = Set(tasks.map(\.task))
+                if queued.allSatisfy(known.contains) { break }
+            }
+            try await Task.sleep(for: .milliseconds(20))
         }
-        let known = Set(tasks.map(\.task))
         for (number, destination) in zip(queued, destinations) {
             guard known.contains(number) else { throw CLIError("courierd did not take the download to \(destination)") }
             if !quiet { print("\(identifier)\t\(number)\t\(destination)") }

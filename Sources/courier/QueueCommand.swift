@@ -71,16 +71,20 @@ struct QueueCommand: AsyncParsableCommand {
         var silent = false
 
         func run() async throws {
+            let identifier = self.identifier
+            // What the daemon holds for the session now (later tasks are not waited for).
+            guard case .listed(let queued) = try await BackgroundCommandSupport.ask(.list(identifier: identifier)),
+                !queued.isEmpty
+            else { return }
             let board = ProgressBoard(enabled: !silent && Terminal.standardErrorIsTerminal)
             let delegate = QueueWaitDelegate(board: board, quiet: silent)
-            let identifier = self.identifier
             let session = await BackgroundCommandSupport.onThread {
                 URLSession(
                     configuration: .background(withIdentifier: identifier), delegate: delegate, delegateQueue: nil)
             }
-            let tasks = await session.allTasks
-            // Wait for every task listed at attach time and the delegate's calls for each.
-            while delegate.completed < tasks.count || (!tasks.isEmpty && !delegate.drained) {
+            // Every event owed to an earlier process has been delivered (`urlSessionDidFinishEvents`), or every
+            // task seen in the list has ended (each file saved before its completion).
+            while !delegate.drained && delegate.completed < queued.count {
                 try await Task.sleep(for: .milliseconds(50))
             }
             board.stop()

@@ -241,8 +241,9 @@ final class BackgroundSessionClient: Sendable {
             let channel = state.withLock { $0.channel }
             session.dispatcher.async {
                 if let file { try? FileManager.default.removeItem(at: file) }
-                // The channel the event came on: a detach queued meanwhile closes it after this.
-                if sequence > 0 { channel?.send(BackgroundRequest.delivered(sequence: sequence)) }
+                // On the channel the event came on (a detach queued meanwhile closes it after this), and into the
+                // socket before the job ends: an app that exits right after its delegate returned is not asked again.
+                if sequence > 0 { _ = channel?.sendNow(BackgroundRequest.delivered(sequence: sequence)) }
             }
         }
     }

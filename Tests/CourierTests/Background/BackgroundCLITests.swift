@@ -94,7 +94,7 @@ struct BackgroundCLITests {
     @Test func theDaemonLaunchesTheAppForItsEvents() async throws {
         let fixture = try BackgroundFixture()
         try await withServer { server in
-            BackgroundRecoveryTests.serveSlowly(server)
+            BackgroundRecoveryTests.serveLate(server)
             let out = fixture.root.appendingPathComponent("launched.bin")
             let configuration = fixture.configuration("cli.launch")
             configuration.courierBackgroundLaunchCommand = [courierBinary().path, "queue", "wait", "-s", "cli.launch"]
@@ -106,7 +106,8 @@ struct BackgroundCLITests {
             task.resume()
             try #require(session.backgroundClient).detach()
             await BackgroundRecoveryTests.waitUntil { FileManager.default.fileExists(atPath: out.path) }
-            #expect(try fileHoldsPattern(out, length: BackgroundRecoveryTests.length), "\(fixture.daemonLog)")
+            try #require(FileManager.default.fileExists(atPath: out.path), "\(fixture.daemonLog)")
+            #expect(try fileHoldsPattern(out, length: BackgroundRecoveryTests.length))
             #expect(fixture.daemonLog.contains("launched \(courierBinary().path)"))
         }
         await fixture.tearDown()

@@ -50,6 +50,16 @@ final class BackgroundFixture: Sendable {
         return pid_t(text.trimmingCharacters(in: .whitespacesAndNewlines))
     }
 
+    /// Waits until the daemon has no client but the one asking (a detached session's connection is gone).
+    func waitForNoClients() async {
+        let environment = self.environment
+        for _ in 0..<500 {
+            let reply = await onOwnThread { try? BackgroundControl.ask(.status, environment: environment) }
+            if case .status(_, _, let clients) = reply, clients <= 1 { return }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+    }
+
     /// The session folder where the daemon keeps `identifier`'s files.
     func sessionFolder(_ identifier: String) -> URL {
         root.appendingPathComponent("data/courier/background").appendingPathComponent(identifier)
@@ -135,4 +145,10 @@ final class BackgroundRecorder: NSObject, URLSessionDownloadDelegate, Sendable {
             try? await Task.sleep(for: .milliseconds(20))
         }
     }
+}
+
+/// Whether two bodies are equal, as a plain `Bool`: an `#expect(a == b)` on megabytes of data would make Swift
+/// Testing compute their difference when it fails, which takes minutes.
+func bytesAre(_ received: Data, _ expected: Data) -> Bool {
+    received == expected
 }

@@ -51,7 +51,7 @@ struct BackgroundTaskTests {
             await recorder.waitForCompletions(1)
             let requested = try #require(asked.withLockedValue { $0 }, "\(fixture.daemonLog)")
             #expect(requested.timeIntervalSince(start) >= 0.95)
-            #expect(recorder.finished.first?.bytes == MockBody.patternBytes(offset: 0, count: 1000))
+            #expect(bytesAre(recorder.finished.first?.bytes ?? Data(), MockBody.patternBytes(offset: 0, count: 1000)))
             session.invalidateAndCancel()
         }
         await fixture.tearDown()
@@ -62,7 +62,7 @@ struct BackgroundTaskTests {
     @Test func resumeDataFromTheDaemonContinuesThere() async throws {
         let fixture = try BackgroundFixture()
         try await withServer { server in
-            BackgroundRecoveryTests.serveSlowly(server)
+            BackgroundRecoveryTests.serveStalling(server)
             let recorder = BackgroundRecorder()
             let session = await fixture.session("app.resume", delegate: recorder)
             let first = session.downloadTask(with: server.url("/file"))
@@ -77,7 +77,8 @@ struct BackgroundTaskTests {
             await recorder.waitForCompletions(2)
             #expect(recorder.errors[second.taskIdentifier] == .some(nil), "\(fixture.daemonLog)")
             let finished = try #require(recorder.finished.first { $0.task == second.taskIdentifier })
-            #expect(finished.bytes == MockBody.patternBytes(offset: 0, count: Int(BackgroundRecoveryTests.length)))
+            #expect(
+                bytesAre(finished.bytes, MockBody.patternBytes(offset: 0, count: Int(BackgroundRecoveryTests.length))))
             #expect(server.requests(path: "/file").last?.header("Range")?.hasPrefix("bytes=") == true)
             session.invalidateAndCancel()
         }
@@ -88,7 +89,7 @@ struct BackgroundTaskTests {
     @Test func invalidateAndCancelCancelsInTheDaemon() async throws {
         let fixture = try BackgroundFixture()
         try await withServer { server in
-            BackgroundRecoveryTests.serveSlowly(server)
+            BackgroundRecoveryTests.serveStalling(server)
             let recorder = BackgroundRecorder()
             let session = await fixture.session("app.cancel", delegate: recorder)
             session.downloadTask(with: server.url("/file")).resume()

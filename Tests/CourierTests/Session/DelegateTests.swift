@@ -265,13 +265,28 @@ struct DelegateTests {
         }
     }
 
-    @Test func backgroundSessionsFailClearlyUntilTheDaemonExists() async throws {
+    /// A background session whose daemon cannot be found or started fails its tasks with a clear error, and
+    /// never falls back to running them in the app.
+    @Test func backgroundSessionsFailClearlyWithoutTheDaemon() async throws {
+        let folder = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: folder) }
         let configuration = URLSessionConfiguration.background(withIdentifier: "test.background")
-        let session = URLSession(configuration: configuration)
+        configuration.backgroundEnvironment = [
+            "XDG_RUNTIME_DIR": folder.path, "XDG_DATA_HOME": folder.path, "HOME": folder.path,
+            "COURIERD_PATH": folder.appendingPathComponent("no-such-courierd").path,
+        ]
+        let recorder = BackgroundRecorder()
+        let session = await onOwnThread {
+            URLSession(configuration: configuration, delegate: recorder, delegateQueue: nil)
+        }
         let url = try #require(URL(string: "http://127.0.0.1:9/"))
-        let outcome = await session.runDataTask(url)
-        #expect(outcome.urlError?.code == .unsupportedURL)
-        #expect(outcome.urlError?.localizedDescription.contains("courierd") == true)
+        session.downloadTask(with: url).resume()
+        await recorder.waitForCompletions(1)
+        let error = try #require(recorder.errors[1] ?? nil)
+        #expect(error.code == .cannotConnectToHost)
+        #expect(error.localizedDescription.contains("courierd"))
+        #expect(error.failingURL == url)
+        session.invalidateAndCancel()
     }
 }
 
