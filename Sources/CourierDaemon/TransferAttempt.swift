@@ -44,6 +44,15 @@ final class TransferAttempt: NSObject, URLSessionDownloadDelegate, URLSessionDat
             settings.additionalHeaders.compactMap { $0.count == 2 ? ($0[0], $0[1]) : nil },
             uniquingKeysWith: { _, last in last })
         configuration.allowsExpensiveNetworkAccess = settings.allowsExpensiveNetworkAccess
+        configuration.courierAdditionalTrustedCertificates = settings.additionalTrustedCertificates
+        if let minimum = settings.tlsMinimumVersion.flatMap(tls_protocol_version_t.init(rawValue:)) {
+            configuration.tlsMinimumSupportedProtocolVersion = minimum
+        }
+        if let maximum = settings.tlsMaximumVersion.flatMap(tls_protocol_version_t.init(rawValue:)) {
+            configuration.tlsMaximumSupportedProtocolVersion = maximum
+        }
+        configuration.courierAllowsHTTP2 = settings.allowsHTTP2
+        configuration.httpMaximumConnectionsPerHost = settings.maximumConnectionsPerHost
         configuration.courierDownloadDirectory = folder
         let delegateQueue = OperationQueue()
         delegateQueue.maxConcurrentOperationCount = 1

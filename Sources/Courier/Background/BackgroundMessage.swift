@@ -66,6 +66,13 @@ package struct BackgroundTransferSettings: Codable, Sendable, Equatable {
     package var additionalHeaders: [[String]]
     package var isDiscretionary: Bool
     package var allowsExpensiveNetworkAccess: Bool
+    /// `courierAdditionalTrustedCertificates` (DER).
+    package var additionalTrustedCertificates: [Data] = []
+    /// `tlsMinimumSupportedProtocolVersion` and `tlsMaximumSupportedProtocolVersion` raw values.
+    package var tlsMinimumVersion: UInt16?
+    package var tlsMaximumVersion: UInt16?
+    package var allowsHTTP2 = true
+    package var maximumConnectionsPerHost = 6
 
     package init(
         timeoutIntervalForRequest: TimeInterval, timeoutIntervalForResource: TimeInterval,

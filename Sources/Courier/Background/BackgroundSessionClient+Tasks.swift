@@ -67,13 +67,19 @@ extension BackgroundSessionClient {
         for (name, value) in configuration.httpAdditionalHeaders ?? [:] {
             if let name = name as? String, let value = value as? String { headers.append([name, value]) }
         }
-        return BackgroundTransferSettings(
+        var settings = BackgroundTransferSettings(
             timeoutIntervalForRequest: configuration.timeoutIntervalForRequest,
             timeoutIntervalForResource: configuration.timeoutIntervalForResource,
             additionalHeaders: headers.sorted { $0[0] < $1[0] },
             isDiscretionary: configuration.isDiscretionary,
             allowsExpensiveNetworkAccess: configuration.allowsExpensiveNetworkAccess
         )
+        settings.additionalTrustedCertificates = configuration.courierAdditionalTrustedCertificates
+        settings.tlsMinimumVersion = configuration.tlsMinimumSupportedProtocolVersion.rawValue
+        settings.tlsMaximumVersion = configuration.tlsMaximumSupportedProtocolVersion.rawValue
+        settings.allowsHTTP2 = configuration.courierAllowsHTTP2
+        settings.maximumConnectionsPerHost = configuration.httpMaximumConnectionsPerHost
+        return settings
     }
 
     private static func failure(_ error: TransferError, url: URL?) -> TaskResult {

@@ -163,4 +163,38 @@ struct BackgroundTaskTests {
         }
         await fixture.tearDown()
     }
+
+    /// The session's TLS settings travel with the task: over HTTPS with HTTP/2, the daemon trusts the session's
+    /// additional certificate, and without it the download fails as untrusted.
+    @Test func tlsSettingsTravelToTheDaemon() async throws {
+        let fixture = try BackgroundFixture()
+        try await withServer(.h2) { server in
+            server.serveResource("/file", body: .pattern(length: 500_000))
+            let recorder = BackgroundRecorder()
+            let configuration = fixture.configuration("app.tls")
+            configuration.courierAdditionalTrustedCertificates = [SharedTestTLS.authorityDER]
+            let session = await onOwnThread {
+                URLSession(configuration: configuration, delegate: recorder, delegateQueue: nil)
+            }
+            let trusted = session.downloadTask(with: server.url("/file"))
+            trusted.resume()
+            await recorder.waitForCompletions(1)
+            #expect(recorder.errors[1] == .some(nil), "\(fixture.daemonLog)")
+            #expect(
+                bytesAre(recorder.finished.first?.bytes ?? Data(), MockBody.patternBytes(offset: 0, count: 500_000)))
+            #expect(server.requests(path: "/file").first?.protocolName == "h2")
+            session.invalidateAndCancel()
+            await fixture.waitForNoClients()
+
+            let plain = BackgroundRecorder()
+            let untrusting = await fixture.session("app.tls", delegate: plain)
+            untrusting.downloadTask(with: server.url("/file")).resume()
+            await plain.waitForCompletions(1)
+            #expect(
+                plain.errors.values.first??.code == .serverCertificateUntrusted
+                    || plain.errors.values.first??.code == .serverCertificateHasUnknownRoot)
+            untrusting.invalidateAndCancel()
+        }
+        await fixture.tearDown()
+    }
 }
