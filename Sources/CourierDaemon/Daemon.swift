@@ -30,6 +30,10 @@ package final class Daemon: @unchecked Sendable {
     var awaitingDrain: [String: Set<Int>] = [:]
     /// Sessions whose launch command ran and that no process attached to since.
     var launched: Set<String> = []
+    /// Challenges sent to apps and not answered yet, and the credentials apps gave (see `Daemon+Challenges`).
+    var pendingChallenges: [UInt64: PendingChallenge] = [:]
+    var nextChallenge: UInt64 = 0
+    var rememberedCredentials: [CredentialKey: URLCredential] = [:]
     private var nextClient = 1
     /// When the daemon last had something to do (a client or a transfer).
     var lastBusy = Date()
@@ -85,6 +89,7 @@ package final class Daemon: @unchecked Sendable {
             if let identifier = client.attached, attachments[identifier] === client {
                 attachments.removeValue(forKey: identifier)
                 awaitingDrain.removeValue(forKey: identifier)
+                abandonChallenges(of: identifier)
                 logger.info("session \(identifier) detached")
             }
             lastBusy = Date()
@@ -120,6 +125,9 @@ package final class Daemon: @unchecked Sendable {
         case .delivered(let sequence):
             guard let identifier = client.attached else { return }
             delivered(sequence, identifier: identifier)
+        case .answer(let challenge, let answer):
+            guard let identifier = client.attached else { return }
+            answered(challenge, with: answer, from: identifier)
         case .list(let identifier):
             let listed = records.values.filter { identifier == nil || $0.identifier == identifier }
                 .sorted { ($0.identifier, $0.spec.task) < ($1.identifier, $1.spec.task) }

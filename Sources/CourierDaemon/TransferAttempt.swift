@@ -8,6 +8,9 @@ protocol TransferAttemptObserver: AnyObject, Sendable {
     func attemptWrote(_ key: TaskKey, attempt: TransferAttempt, bytes: Int64, total: Int64, expected: Int64)
     func attemptSent(_ key: TaskKey, attempt: TransferAttempt, bytes: Int64, total: Int64, expected: Int64)
     func attemptEnded(_ key: TaskKey, attempt: TransferAttempt, file: URL?, error: URLError?)
+    func attemptChallenged(
+        _ key: TaskKey, attempt: TransferAttempt, challenge: URLAuthenticationChallenge,
+        completion: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void)
 }
 
 /// One attempt at a background transfer, run by Courier's own engine: a session of its own whose download folder
@@ -121,6 +124,21 @@ final class TransferAttempt: NSObject, URLSessionDownloadDelegate, URLSessionDat
         queue.async { [self] in
             observer?.attemptSent(
                 key, attempt: self, bytes: bytesSent, total: totalBytesSent, expected: totalBytesExpectedToSend)
+        }
+    }
+
+    /// HTTP authentication goes to the daemon, which asks the attached app; server trust is evaluated by default
+    /// (with the session's trusted certificates), client certificates are not offered.
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
+        completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
+    ) {
+        let method = challenge.protectionSpace.authenticationMethod
+        guard method != NSURLAuthenticationMethodServerTrust, method != NSURLAuthenticationMethodClientCertificate
+        else { return completionHandler(.performDefaultHandling, nil) }
+        queue.async { [self] in
+            guard let observer else { return completionHandler(.performDefaultHandling, nil) }
+            observer.attemptChallenged(key, attempt: self, challenge: challenge, completion: completionHandler)
         }
     }
 

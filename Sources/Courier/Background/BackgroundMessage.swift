@@ -19,6 +19,8 @@ package enum BackgroundRequest: Codable, Sendable, Equatable {
     case cancel(task: Int, producingResumeData: Bool)
     /// The app's delegate received the journaled event `sequence`: the daemon forgets it (and its file).
     case delivered(sequence: Int64)
+    /// The app's delegate answered the challenge `id`.
+    case answer(challenge: UInt64, BackgroundChallengeAnswer)
     /// The tasks of one identifier, or of all (`courier queue list`); no attachment needed.
     case list(identifier: String?)
     /// Cancel one task of any identifier (`courier queue cancel`); no attachment needed.
@@ -37,6 +39,9 @@ package enum BackgroundReply: Codable, Sendable, Equatable {
     /// The request was refused; `code` is a `URLError.Code` raw value.
     case refused(code: Int, reason: String)
     case event(BackgroundEvent)
+    /// A task met an authentication challenge: the app's delegate is asked (the transfer waits for `.answer`, up to
+    /// a minute, then default handling).
+    case challenge(BackgroundChallenge)
     /// Every event queued while no app was attached has been sent.
     case eventsDrained
     case listed([BackgroundTaskSnapshot])

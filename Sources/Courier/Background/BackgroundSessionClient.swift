@@ -195,6 +195,8 @@ final class BackgroundSessionClient: Sendable {
                 session.delegate?.urlSessionDidFinishEvents(
                     forBackgroundURLSession: session)
             }
+        case .challenge(let challenge):
+            ask(challenge, in: session)
         case .attached, .refused, .listed, .status:
             break
         }
@@ -245,6 +247,25 @@ final class BackgroundSessionClient: Sendable {
                 // socket before the job ends: an app that exits right after its delegate returned is not asked again.
                 if sequence > 0 { _ = channel?.sendNow(BackgroundRequest.delivered(sequence: sequence)) }
             }
+        }
+    }
+}
+
+extension BackgroundSessionClient {
+    /// A task in the daemon met an authentication challenge: the task's delegate (or the session's) is asked on the
+    /// delegate queue, as for an in-process task; without one, default handling.
+    fileprivate func ask(_ question: BackgroundChallenge, in session: URLSession) {
+        let answerOnce = CompletionOnce()
+        let reply: @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void = { [self] in
+            guard answerOnce.claim() else { return }
+            send(.answer(challenge: question.id, BackgroundChallengeAnswer(disposition: $0, credential: $1)))
+        }
+        guard let task = binding(for: question.task)?.task,
+            let delegate = task.resolvedDelegate(URLSessionTaskDelegate.self)
+        else { return reply(.performDefaultHandling, nil) }
+        let challenge = question.challenge(sender: CompletionHandlerChallengeSender())
+        session.dispatcher.async {
+            delegate.urlSession(session, task: task, didReceive: challenge) { reply($0, $1) }
         }
     }
 }

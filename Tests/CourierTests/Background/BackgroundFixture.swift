@@ -102,6 +102,31 @@ final class BackgroundRecorder: NSObject, URLSessionDownloadDelegate, Sendable {
     }
 
     private let state = Mutex(State())
+    /// What the delegate answers to an authentication challenge (`nil`: default handling).
+    let credential: URLCredential?
+    private let challenges = Mutex<[String]>([])
+
+    init(credential: URLCredential? = nil) {
+        self.credential = credential
+    }
+
+    /// The challenges the delegate was asked about: "host realm failures".
+    var challengesSeen: [String] { challenges.withLock { $0 } }
+
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
+        completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
+    ) {
+        let space = challenge.protectionSpace
+        challenges.withLock {
+            $0.append("\(space.host) \(space.realm ?? "-") \(challenge.previousFailureCount)")
+        }
+        if let credential, challenge.previousFailureCount == 0 {
+            completionHandler(.useCredential, credential)
+        } else {
+            completionHandler(.performDefaultHandling, nil)
+        }
+    }
 
     var events: [String] { state.withLock { $0.events } }
     var finished: [Finished] { state.withLock { $0.finished } }

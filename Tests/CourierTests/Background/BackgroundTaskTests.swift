@@ -197,4 +197,61 @@ struct BackgroundTaskTests {
         }
         await fixture.tearDown()
     }
+
+    /// A 401 in the daemon goes to the attached app's delegate, whose credential is sent; the file is the protected
+    /// body. A later task, after the app left, is answered with the credential the app gave (kept for the session).
+    @Test func authenticationChallengesGoToTheApp() async throws {
+        let fixture = try BackgroundFixture()
+        try await withServer { server in
+            server.protect("/secret", user: "ada", password: "lovelace", realm: "vault", response: .ok("the plans"))
+            let recorder = BackgroundRecorder(
+                credential: URLCredential(user: "ada", password: "lovelace", persistence: .forSession))
+            let session = await fixture.session("app.auth", delegate: recorder)
+            session.downloadTask(with: server.url("/secret")).resume()
+            await recorder.waitForCompletions(1)
+            #expect(recorder.errors[1] == .some(nil), "\(fixture.daemonLog)")
+            #expect(recorder.finished.first?.bytes == Data("the plans".utf8))
+            #expect(recorder.challengesSeen == ["127.0.0.1 vault 0"])
+
+            // Without an app to ask: the credential the app gave answers.
+            let later = session.downloadTask(with: server.url("/secret"))
+            later.earliestBeginDate = Date().addingTimeInterval(0.5)
+            later.resume()
+            try #require(session.backgroundClient).detach()
+            await fixture.waitForNoClients()
+            let environment = fixture.environment
+            for _ in 0..<1000 {
+                let reply = await onOwnThread {
+                    try? BackgroundControl.ask(.list(identifier: "app.auth"), environment: environment)
+                }
+                if case .listed(let tasks) = reply, tasks.first(where: { $0.task == 2 })?.state == .completed { break }
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            let next = BackgroundRecorder()
+            let again = await fixture.session("app.auth", delegate: next)
+            await next.waitForCompletions(1)
+            #expect(next.finished.first?.bytes == Data("the plans".utf8), "\(fixture.daemonLog)")
+            #expect(next.challengesSeen.isEmpty)
+            again.invalidateAndCancel()
+        }
+        await fixture.tearDown()
+    }
+
+    /// With a delegate that does not answer with a credential, the 401 is the download's result.
+    @Test func anUnansweredChallengeLeavesThe401() async throws {
+        let fixture = try BackgroundFixture()
+        try await withServer { server in
+            server.protect("/secret", user: "ada", password: "lovelace", realm: "vault", response: .ok("the plans"))
+            let recorder = BackgroundRecorder()
+            let session = await fixture.session("app.noauth", delegate: recorder)
+            let task = session.downloadTask(with: server.url("/secret"))
+            task.resume()
+            await recorder.waitForCompletions(1)
+            #expect(recorder.errors[1] == .some(nil), "\(fixture.daemonLog)")
+            #expect((task.response as? HTTPURLResponse)?.statusCode == 401)
+            #expect(recorder.challengesSeen == ["127.0.0.1 vault 0"])
+            session.invalidateAndCancel()
+        }
+        await fixture.tearDown()
+    }
 }
