@@ -39,7 +39,8 @@ extension Daemon {
         }
         nextChallenge += 1
         let id = nextChallenge
-        pendingChallenges[id] = PendingChallenge(identifier: key.identifier, space: credentialKey, completion: completion)
+        pendingChallenges[id] = PendingChallenge(
+            identifier: key.identifier, space: credentialKey, completion: completion)
         client.send(.challenge(BackgroundChallenge(id: id, task: key.task, challenge: challenge)))
         queue.asyncAfter(deadline: .now() + Self.challengeTimeout) { [self] in
             guard let pending = pendingChallenges.removeValue(forKey: id) else { return }

@@ -38,9 +38,11 @@ package struct BackgroundChallenge: Codable, Sendable, Equatable {
     package var protectionSpace: URLProtectionSpace {
         isProxy
             ? URLProtectionSpace(
-                proxyHost: host, port: port, type: protocolName, realm: realm, authenticationMethod: authenticationMethod)
+                proxyHost: host, port: port, type: protocolName, realm: realm,
+                authenticationMethod: authenticationMethod)
             : URLProtectionSpace(
-                host: host, port: port, protocol: protocolName, realm: realm, authenticationMethod: authenticationMethod)
+                host: host, port: port, protocol: protocolName, realm: realm, authenticationMethod: authenticationMethod
+            )
     }
 
     /// The challenge the app's delegate sees.
