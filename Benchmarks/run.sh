@@ -6,7 +6,7 @@
 #   RUNS=7 Benchmarks/run.sh           more runs
 #   QUICK=1 Benchmarks/run.sh          smoke test: 1 run, small sizes, writes Benchmarks/results/RESULTS-quick.md
 #
-# Other settings (environment): SCENARIOS="a b c d e f g h i j k", CLIENTS="courier foundation ahc go" (also
+# Other settings (environment): SCENARIOS="a b c d e f g h i j k l", CLIENTS="courier foundation ahc go" (also
 # courier-telemetry: Courier with an in-memory tracer and metrics backend),
 # RESULTS=path/to/RESULTS.md, BENCH_TMP=dir (work directory; default: a new mktemp directory),
 # KEEP=1 (keep the work directory), SKIP_BUILD=1 (use the last release build), WRK_SECONDS=10 (how long wrk and
@@ -32,7 +32,7 @@ else
     RUNS="${RUNS:-5}"
     RESULTS="${RESULTS:-$here/RESULTS.md}"
 fi
-SCENARIOS="${SCENARIOS:-a b c d e f g h i j k}"
+SCENARIOS="${SCENARIOS:-a b c d e f g h i j k l}"
 CLIENTS="${CLIENTS:-courier foundation ahc go}"
 command_line="RUNS=$RUNS QUICK=$QUICK SCENARIOS='$SCENARIOS' CLIENTS='$CLIENTS'${SKIP_BUILD:+ SKIP_BUILD=$SKIP_BUILD} Benchmarks/run.sh"
 
@@ -65,6 +65,8 @@ fi
 if [ "${SKIP_BUILD:-0}" != 1 ]; then
     log "swift build -c release --package-path Benchmarks"
     swift build -c release --package-path "$here" >&2
+    # (l): the background daemon, from the Courier package, beside the clients.
+    swift build -c release --package-path "$here" --product courierd >&2
 fi
 bin="$(swift build -c release --package-path "$here" --show-bin-path)"
 # Go's net/http peer: the standard library only, built next to the Swift clients.
@@ -87,6 +89,8 @@ cleanup() {
         kill "$nginx_pid" 2>/dev/null || true
         for _ in $(seq 50); do kill -0 "$nginx_pid" 2>/dev/null || break; sleep 0.1; done
     fi
+    # (l)'s courierd, if a run started it.
+    if [ -f "$work/xdg-run/courier/courierd.pid" ]; then kill "$(cat "$work/xdg-run/courier/courierd.pid")" 2>/dev/null || true; fi
     if [ "${KEEP:-0}" != 1 ] && [ -z "${BENCH_TMP:-}" ]; then rm -rf "$work"; fi
 }
 trap cleanup EXIT

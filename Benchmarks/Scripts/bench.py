@@ -36,6 +36,7 @@ SCENARIOS = {
     "i": "10,000 64 B GETs started at once, one session, at most 64 connections",
     "j": "sequential 64 B GETs, a new session for each",
     "k": "10,000 64 B GETs queued at a server that never answers, one session, at most 64 connections",
+    "l": "1 GiB downloaded to a file by a background session (courierd)",
 }
 RATE = {"a", "b", "e", "g", "h", "i", "j"}
 # Scenarios without a reference tool (wrk cannot queue 10,000 requests or open a session per request).
@@ -43,11 +44,17 @@ NO_REFERENCE = {"i", "j", "k"}
 # Scenarios that measure memory, not speed.
 MEMORY = {"k"}
 REFERENCE_NAME = {"a": "wrk", "b": "wrk", "e": "wrk", "c": "curl", "d": "curl", "f": "curl", "g": "h2load",
-                  "h": "wrk at the proxy", "i": "none", "j": "none", "k": "none"}
+                  "h": "wrk at the proxy", "i": "none", "j": "none", "k": "none", "l": "curl"}
 # Scenarios whose notes say how many connections each process opened (nginx's count; (g) is about multiplexing).
 CONNECTIONS_NOTED = {"g"}
 # How the newer scenarios are run and checked, printed under their headings.
 SCENARIO_NOTES = {
+    "l": "The download of (c) through `URLSessionConfiguration.background(withIdentifier:)`: the transfer runs in "
+         "`courierd` (the release build beside the clients, started by the first run and reused by the next, as a "
+         "system's daemon is; its folders are the run's own), which journals and flushes a checkpoint every MiB, and "
+         "hands the file to the client's delegate, which moves it. The clock covers `resume()` to the completion. "
+         "The daemon's CPU time is not in the client's (it is not the client's waited-for child). Courier only: the "
+         "other clients have no background sessions (FoundationNetworking refuses them).",
     "g": "A listener of its own with HTTP/2 on (the one of (e) speaks HTTP/1.1 only); every client offers ALPN h2 "
          "and http/1.1 without any setting. Each client checks that it spoke h2: Courier from the task metrics "
          "(`networkProtocolName`) of one request, async-http-client from the `version` of every response. "
@@ -269,6 +276,9 @@ class Harness:
             TMPDIR=self.scratch,
             XDG_DATA_HOME=os.path.join(self.args.work, "xdg-data"),
             XDG_CACHE_HOME=os.path.join(self.args.work, "xdg-cache"),
+            # (l): the run's own courierd, the release build beside the clients.
+            XDG_RUNTIME_DIR=os.path.join(self.args.work, "xdg-run"),
+            COURIERD_PATH=os.path.join(self.args.bin, "courierd"),
         )
         code, out, err, cpu, rss, wall = run_process(argv, env=env)
         record = None
@@ -368,7 +378,7 @@ class Harness:
     def run_curl(self, scenario):
         fmt = "%{http_code} %{size_download} %{size_upload} %{time_total} %header{x-received-length}"
         target = os.path.join(self.scratch, "curl-download")
-        if scenario == "c":
+        if scenario in ("c", "l"):
             argv = ["curl", "-sS", "-o", target, "-w", fmt, f"{self.base}{self.args.big_path}"]
         elif scenario == "d":
             argv = ["curl", "-sS", "-o", "/dev/null", "-w", fmt, f"{self.base}{self.args.big_path}"]
@@ -380,7 +390,7 @@ class Harness:
         fields = out.split()
         try:
             status, downloaded, uploaded, seconds = int(fields[0]), int(fields[1]), int(fields[2]), float(fields[3])
-            if scenario == "c":
+            if scenario in ("c", "l"):
                 ok, size = status == 200 and os.path.getsize(target) == self.args.big_size, self.args.big_size
             elif scenario == "d":
                 ok, size = status == 200 and downloaded == self.args.big_size, self.args.big_size
@@ -718,6 +728,9 @@ def write_report(args, machine, started, finished, load_before, load_after, resu
     if "e" in results and "ahc" in results["e"]:
         target("(e) Courier ≥ 1.2× async-http-client req/s",
                ratio(results["e"].get("courier", {}), results["e"].get("ahc", {}), "requestsPerSecond"), 1.2)
+    if "l" in results and "c" in results:
+        target("(l) Courier's background download ≥ 0.90× its in-process download (c) MB/s",
+               ratio(results["l"].get("courier", {}), results["c"].get("courier", {}), "megabytesPerSecond"), 0.9)
     for scenario, threshold in [("c", 1.0), ("d", 1.0), ("f", 0.80)]:
         if scenario in results:
             target(f"({scenario}) Courier ≥ {threshold:.2f}× curl MB/s",

@@ -10,6 +10,9 @@ import Foundation
 /// Running the tasks: creation, scheduling, suspension and cancellation, durable checkpoints of downloads, retries,
 /// and each task's outcome. On the daemon's queue.
 extension Daemon: TransferAttemptObserver {
+    /// The shortest time between two progress messages of a task to its app.
+    static let progressInterval: TimeInterval = 0.05
+
     func create(_ spec: BackgroundTaskSpec, in identifier: String) {
         let key = TaskKey(identifier: identifier, task: spec.task)
         guard records[key] == nil else { return }
@@ -108,10 +111,10 @@ extension Daemon: TransferAttemptObserver {
                     failingURL: record.spec.request.url))
         }
         let resumeData = durableResumeData(record, folder: folder)
-        if resumeData == nil, record.partialFileName != nil || record.durableBytes > 0 {
+        let offset = resumeData == nil ? 0 : record.resumeOffset(boot: BootIdentifier.current)
+        if resumeData == nil, record.partialFileName != nil {
             // The partial file cannot be continued: start over, never splice.
-            record.partialFileName = nil
-            record.durableBytes = 0
+            record.forgetPartial()
         }
         record.state = .running
         record.notBefore = nil
@@ -119,10 +122,11 @@ extension Daemon: TransferAttemptObserver {
         _ = save(record)
         let attempt = TransferAttempt(
             key: key, record: record, folder: folder, finishedFile: finishedFile(for: key), resumeData: resumeData,
-            queue: queue, observer: self)
+            resumedFrom: offset, resumedFileName: record.partialFileName, queue: queue, observer: self)
         attempts[key] = attempt
-        checkpoints[key] = Checkpoint(bytes: record.durableBytes)
-        logger.info("task \(key.identifier)/\(key.task): attempt from byte \(record.durableBytes)")
+        checkpoints[key] = Checkpoint(bytes: offset, reported: offset)
+        scheduleProgressPoll()
+        logger.info("task \(key.identifier)/\(key.task): attempt from byte \(offset)")
         attempt.start()
         if record.state == .suspended { attempt.suspend() }
     }
@@ -130,13 +134,14 @@ extension Daemon: TransferAttemptObserver {
     /// Resume data for the durable part of a download, after checking the partial file is still there and holds
     /// at least that many bytes (extra bytes past the checkpoint are cut by the engine), or `nil`.
     private func durableResumeData(_ record: TaskRecord, folder: URL) -> Data? {
-        guard case .download = record.spec.kind, let name = record.partialFileName, record.durableBytes > 0,
+        let offset = record.resumeOffset(boot: BootIdentifier.current)
+        guard case .download = record.spec.kind, let name = record.partialFileName, offset > 0,
             record.entityTag != nil || record.lastModified != nil,
             let url = record.downloadURL ?? record.spec.request.url
         else { return nil }
         var info = stat()
         guard lstat(folder.appendingPathComponent(name).path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG,
-            Int64(info.st_size) >= record.durableBytes
+            Int64(info.st_size) >= offset
         else { return nil }
         let original = record.spec.request
         var headers: [String: String] = [:]
@@ -150,7 +155,7 @@ extension Daemon: TransferAttemptObserver {
                 timeoutInterval: original.timeoutInterval)
         else { return nil }
         return try? ResumeData(
-            downloadURL: url, bytesReceived: record.durableBytes, entityTag: record.entityTag,
+            downloadURL: url, bytesReceived: offset, entityTag: record.entityTag,
             serverDownloadDate: record.lastModified, tempFileName: name, originalRequest: stored,
             currentRequest: stored, expectedTotalLength: record.expectedTotal
         ).encoded()
@@ -168,23 +173,74 @@ extension Daemon: TransferAttemptObserver {
             guard FileManager.default.fileExists(atPath: source.path) else { continue }
             try? PrivateFolder.prepare(target, purpose: "background task folder", hint: "")
             guard rename(source.path, target.appendingPathComponent(data.tempFileName).path) == 0 else { return }
-            record.partialFileName = data.tempFileName
-            record.durableBytes = data.bytesReceived
-            record.entityTag = data.entityTag
-            record.lastModified = data.serverDownloadDate
-            record.expectedTotal = data.expectedTotalLength ?? -1
-            record.downloadURL = data.downloadURL
+            record.adoptPartial(data, boot: BootIdentifier.current)
             return
         }
     }
 
-    // MARK: - Attempt events
+    // MARK: - Progress
 
+    /// Polls every running attempt's counters every ``progressInterval`` while any runs: progress to the attached
+    /// apps, responses, and durable checkpoints.
+    func scheduleProgressPoll() {
+        guard !progressPollScheduled, !attempts.isEmpty else { return }
+        progressPollScheduled = true
+        queue.asyncAfter(deadline: .now() + Self.progressInterval) { [self] in
+            progressPollScheduled = false
+            for (key, attempt) in attempts {
+                polled(key, attempt: attempt, progress: attempt.poll())
+            }
+            scheduleProgressPoll()
+        }
+    }
+
+    private func polled(_ key: TaskKey, attempt: TransferAttempt, progress: AttemptProgress) {
+        if let response = progress.newResponse {
+            attemptReceivedResponse(key, attempt: attempt, response: response)
+        }
+        guard var record = records[key], var last = checkpoints[key] else { return }
+        if progress.sent > last.sent {
+            last.sent = progress.sent
+            checkpoints[key] = last
+            send(
+                BackgroundEvent(
+                    sequence: 0, task: key.task,
+                    kind: .sent(
+                        bytes: progress.sent - record.bytesSent, totalSent: progress.sent,
+                        totalExpected: progress.expectedToSend)),
+                to: key.identifier)
+            record.bytesSent = progress.sent
+            records[key] = record
+        }
+        guard progress.received > record.bytesReceived || progress.received < last.reported else { return }
+        let bytes = progress.received - last.reported
+        if progress.received > record.bytesReceived { record.failuresWithoutProgress = 0 }
+        record.bytesReceived = progress.received
+        record.expectedTotal = progress.expectedToReceive
+        records[key] = record
+        last.reported = progress.received
+        checkpoints[key] = last
+        // The checkpoint first: an app that hears of the bytes knows any checkpoint they were due is journaled.
+        if progress.received - last.bytes >= settings.checkpointBytes
+            || (progress.received > last.bytes && Date().timeIntervalSince(last.time) >= settings.checkpointInterval)
+        {
+            checkpoint(key, attempt: attempt)
+        }
+        send(
+            BackgroundEvent(
+                sequence: 0, task: key.task,
+                kind: .wrote(bytes: bytes, totalWritten: progress.received, totalExpected: progress.expectedToReceive)),
+            to: key.identifier)
+    }
+
+    /// The attempt's response: kept for the task and sent to the app, unless the daemon will retry it. The first
+    /// response of an attempt that continued a partial file says whether it was continued (206) or starts over.
     func attemptReceivedResponse(_ key: TaskKey, attempt: TransferAttempt, response: URLResponse) {
         let codable = CodableResponse(response)
         guard attempts[key] === attempt, var record = records[key], record.response != codable else { return }
+        let http = response as? HTTPURLResponse
         // A response the daemon will retry is not the task's: the app never sees it.
-        if let http = response as? HTTPURLResponse,
+        if let http,
             retryPolicy.delay(
                 status: http.statusCode, retryAfter: http.value(forHTTPHeaderField: "Retry-After"), now: Date(),
                 deadline: record.deadline) != nil
@@ -194,83 +250,88 @@ extension Daemon: TransferAttemptObserver {
         record.response = codable
         records[key] = record
         send(BackgroundEvent(sequence: 0, task: key.task, kind: .response(codable)), to: key.identifier)
-    }
-
-    func attemptResumed(_ key: TaskKey, attempt: TransferAttempt, offset: Int64, expectedTotal: Int64) {
-        guard attempts[key] === attempt, var record = records[key] else { return }
-        if offset == 0 {
+        guard attempt.resumedFrom > 0 else { return }
+        let continued = http?.statusCode == 206
+        if !continued {
             // The server sent the whole representation again (the validator changed): the old bytes are gone.
-            record.partialFileName = nil
-            record.durableBytes = 0
-            record.entityTag = nil
-            record.lastModified = nil
-            checkpoints[key] = Checkpoint()
+            record.forgetPartial()
             records[key] = record
+            checkpoints[key] = Checkpoint()
             _ = save(record)
         }
         send(
-            BackgroundEvent(sequence: 0, task: key.task, kind: .resumed(offset: offset, expectedTotal: expectedTotal)),
-            to: key.identifier)
-    }
-
-    func attemptWrote(_ key: TaskKey, attempt: TransferAttempt, bytes: Int64, total: Int64, expected: Int64) {
-        guard attempts[key] === attempt, var record = records[key] else { return }
-        if total > record.bytesReceived { record.failuresWithoutProgress = 0 }
-        record.bytesReceived = total
-        record.expectedTotal = expected
-        records[key] = record
-        send(
             BackgroundEvent(
-                sequence: 0, task: key.task, kind: .wrote(bytes: bytes, totalWritten: total, totalExpected: expected)),
-            to: key.identifier)
-        let last = checkpoints[key] ?? Checkpoint()
-        if total - last.bytes >= settings.checkpointBytes
-            || (total > last.bytes && Date().timeIntervalSince(last.time) >= settings.checkpointInterval)
-        {
-            checkpoint(key, attempt: attempt)
-        }
-    }
-
-    func attemptSent(_ key: TaskKey, attempt: TransferAttempt, bytes: Int64, total: Int64, expected: Int64) {
-        guard attempts[key] === attempt else { return }
-        send(
-            BackgroundEvent(
-                sequence: 0, task: key.task, kind: .sent(bytes: bytes, totalSent: total, totalExpected: expected)),
+                sequence: 0, task: key.task,
+                kind: .resumed(offset: continued ? attempt.resumedFrom : 0, expectedTotal: record.expectedTotal)),
             to: key.identifier)
     }
 
-    /// Flushes the partial file to disk and journals how many of its bytes are there, with the validators that
-    /// name the representation: after a crash the download continues from exactly there, or starts over.
+    /// Journals how many bytes of the partial file are written, with the validators that name the representation,
+    /// so that after a crash of the daemon the download continues from exactly there (or starts over). Every
+    /// ``DaemonSettings/flushInterval`` the file is also flushed to disk first, which a power cut cannot undo; the
+    /// written count alone is trusted only on the same boot of the machine (the page cache held it). A flush makes the
+    /// transfer wait for the disk: on this machine, one every 256 MiB cost a sixth of a 1 GiB loopback download.
     private func checkpoint(_ key: TaskKey, attempt: TransferAttempt) {
-        guard var record = records[key], let response = attempt.task.response as? HTTPURLResponse,
-            let partial = Self.partialFile(in: attempt.folder)
+        guard var record = records[key], var last = checkpoints[key],
+            let response = attempt.task.response as? HTTPURLResponse,
+            let partial = Self.partialFile(in: attempt.folder, for: attempt, response: response, record: record)
         else { return }
         let descriptor = open(partial.path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
         guard descriptor >= 0 else { return }
         defer { close(descriptor) }
         var info = stat()
-        guard fstat(descriptor, &info) == 0, fsync(descriptor) == 0 else { return }
+        guard fstat(descriptor, &info) == 0 else { return }
+        let size = Int64(info.st_size)
+        let flushes = Date().timeIntervalSince(last.flushed) >= settings.flushInterval
+        if flushes {
+            guard fdatasync(descriptor) == 0 else { return }
+            last.flushed = Date()
+        }
         let validators = Resumability(
             method: attempt.task.currentRequest?.httpMethod ?? "GET", status: response.statusCode,
-            responseHeader: { response.value(forHTTPHeaderField: $0) }, bytesReceived: Int64(info.st_size))
+            responseHeader: { response.value(forHTTPHeaderField: $0) }, bytesReceived: size)
+        guard let validators else {
+            record.forgetPartial()
+            records[key] = record
+            return
+        }
+        if record.partialFileName != partial.lastPathComponent { record.durableBytes = 0 }
         record.partialFileName = partial.lastPathComponent
-        record.durableBytes = validators == nil ? 0 : Int64(info.st_size)
-        record.entityTag = validators?.entityTag
-        record.lastModified = validators?.lastModified
+        record.writtenBytes = size
+        record.writtenBoot = BootIdentifier.current
+        if flushes { record.durableBytes = size }
+        record.entityTag = validators.entityTag
+        record.lastModified = validators.lastModified
         record.downloadURL = attempt.task.currentRequest?.url
         records[key] = record
-        checkpoints[key] = Checkpoint(bytes: record.bytesReceived, time: Date())
+        last.bytes = record.bytesReceived
+        last.time = Date()
+        checkpoints[key] = last
         _ = save(record)
     }
 
-    /// The one regular file in a task's folder: the partial download.
-    static func partialFile(in folder: URL) -> URL? {
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
-        return names.filter { !$0.hasPrefix(".") }.map { folder.appendingPathComponent($0) }.first
+    /// The partial file of the attempt's current response: the only file in the task's folder, and the one the
+    /// attempt continued when the response is a 206, never that one otherwise (the engine deletes it and starts a
+    /// new file; a checkpoint in between must not name the old bytes with the new validator). `nil` when unsure.
+    static func partialFile(
+        in folder: URL, for attempt: TransferAttempt, response: HTTPURLResponse, record: TaskRecord
+    ) -> URL? {
+        let names = ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []).filter {
+            !$0.hasPrefix(".")
+        }
+        guard names.count == 1, let name = names.first else { return nil }
+        if attempt.resumedFrom > 0, let continued = attempt.resumedFileName {
+            guard (response.statusCode == 206) == (name == continued) else { return nil }
+        }
+        return folder.appendingPathComponent(name)
     }
 
-    func attemptEnded(_ key: TaskKey, attempt: TransferAttempt, file: URL?, error: URLError?) {
-        guard attempts[key] === attempt, var record = records[key] else { return }
+    func attemptEnded(_ key: TaskKey, attempt: TransferAttempt, response: URLResponse?, file: URL?, error: URLError?) {
+        if let response { attemptReceivedResponse(key, attempt: attempt, response: response) }
+        guard attempts[key] === attempt else { return }
+        // The last progress, so that the app's counters end where the transfer did.
+        polled(key, attempt: attempt, progress: attempt.poll())
+        guard var record = records[key] else { return }
         attempts.removeValue(forKey: key)
         checkpoints.removeValue(forKey: key)
         attempt.finish()
@@ -296,8 +357,7 @@ extension Daemon: TransferAttemptObserver {
                 deadline: record.deadline)
         {
             if let file { unlink(file.path) }
-            record.partialFileName = nil
-            record.durableBytes = 0
+            record.forgetPartial()
             return retry(&record, after: delay, reason: "status \(http.statusCode)")
         }
         if case .download = record.spec.kind, file == nil {
@@ -314,12 +374,7 @@ extension Daemon: TransferAttemptObserver {
     /// A failed attempt's resume data is the new durable part (the engine flushed and kept the partial file).
     private func adoptResumeData(_ resumeData: Data?, into record: inout TaskRecord) {
         guard let resumeData, let data = try? ResumeData(decoding: resumeData) else { return }
-        record.partialFileName = data.tempFileName
-        record.durableBytes = data.bytesReceived
-        record.entityTag = data.entityTag
-        record.lastModified = data.serverDownloadDate
-        record.expectedTotal = data.expectedTotalLength ?? record.expectedTotal
-        record.downloadURL = data.downloadURL
+        record.adoptPartial(data, boot: BootIdentifier.current)
     }
 
     private func retry(_ record: inout TaskRecord, after delay: TimeInterval, reason: String) {

@@ -38,10 +38,17 @@ package final class Daemon: @unchecked Sendable {
     /// When the daemon last had something to do (a client or a transfer).
     var lastBusy = Date()
     private var pumpScheduled: Date?
+    var progressPollScheduled = false
 
+    /// A running download's last durable checkpoint, and the progress not yet sent to its app.
     struct Checkpoint {
         var bytes: Int64 = 0
         var time = Date()
+        /// The received count last reported to the app, and the sent count.
+        var reported: Int64 = 0
+        var sent: Int64 = 0
+        /// When the partial file was last flushed to disk.
+        var flushed = Date()
     }
 
     package init(location: BackgroundLocation, settings: DaemonSettings, logger: Logger) throws {

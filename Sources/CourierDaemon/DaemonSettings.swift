@@ -12,10 +12,16 @@ public struct DaemonSettings: Sendable {
     public var retryMaximum: TimeInterval
     /// How many transfers run at once (`COURIERD_MAX_TRANSFERS`; default 4).
     public var maximumTransfers: Int
-    /// Bytes between two durable checkpoints of a download (flushed to disk, then journaled).
-    public var checkpointBytes: Int64 = 1 << 20
-    /// The longest time between two checkpoints of a download that is receiving bytes.
-    public var checkpointInterval: TimeInterval = 1
+    /// How often a checkpoint also flushes the partial file to disk (`COURIERD_FLUSH_INTERVAL`, seconds; default 30,
+    /// the kernel's own writeback age): what a power cut can cost again.
+    public var flushInterval: TimeInterval
+    /// Bytes between two checkpoints of a download (journaled; see `flushInterval`)
+    /// (`COURIERD_CHECKPOINT_BYTES`; default 16 MiB): a crash of the daemon costs at most this much, or
+    /// ``checkpointInterval`` of transfer, again.
+    public var checkpointBytes: Int64
+    /// The longest time between two checkpoints of a download that is receiving bytes
+    /// (`COURIERD_CHECKPOINT_INTERVAL`, seconds; default 1).
+    public var checkpointInterval: TimeInterval
 
     public init(environment: [String: String] = ProcessInfo.processInfo.environment) {
         func number(_ name: String, _ fallback: Double) -> Double {
@@ -28,5 +34,8 @@ public struct DaemonSettings: Sendable {
         retryBase = number("COURIERD_RETRY_BASE", 1)
         retryMaximum = number("COURIERD_RETRY_MAX", 60)
         maximumTransfers = max(1, Int(number("COURIERD_MAX_TRANSFERS", 4)))
+        checkpointInterval = number("COURIERD_CHECKPOINT_INTERVAL", 1)
+        checkpointBytes = max(4096, Int64(number("COURIERD_CHECKPOINT_BYTES", Double(16 << 20))))
+        flushInterval = number("COURIERD_FLUSH_INTERVAL", 30)
     }
 }

@@ -1,4 +1,5 @@
 import Courier
+import CourierHTTP
 import Foundation
 
 /// Everything the daemon needs to continue one task after a crash, as it is journaled (JSON in the journal's
@@ -12,16 +13,21 @@ struct TaskRecord: Codable, Sendable {
     var notBefore: Date?
     /// Failures in a row that received no new byte.
     var failuresWithoutProgress = 0
-    /// The durable part of the download: a file in the task's folder whose first `durableBytes` bytes were flushed
-    /// to disk and belong to the representation named by the validators.
+    /// The partial download: a file in the task's folder whose first `writtenBytes` bytes were written (they
+    /// survive a crash of the daemon, in the page cache, as long as the machine does not restart: `writtenBoot`) and
+    /// whose first `durableBytes` were flushed to disk (they survive a power cut too), all of the representation
+    /// named by the validators.
     var partialFileName: String?
     var durableBytes: Int64 = 0
+    var writtenBytes: Int64 = 0
+    var writtenBoot: String?
     var entityTag: String?
     var lastModified: String?
     var expectedTotal: Int64 = -1
     /// The URL the bytes came from (after redirects).
     var downloadURL: URL?
     var bytesReceived: Int64 = 0
+    var bytesSent: Int64 = 0
     var response: CodableResponse?
     /// The app asked to cancel the running attempt.
     var cancelRequested = false
@@ -37,6 +43,23 @@ struct TaskRecord: Codable, Sendable {
     }
 
     var key: TaskKey { TaskKey(identifier: identifier, task: spec.task) }
+
+    /// Where the partial file can be continued from on a machine booted as `boot`: the written bytes when it has
+    /// not restarted since they were written, else only the flushed ones.
+    func resumeOffset(boot: String?) -> Int64 {
+        guard let boot, writtenBoot == boot else { return durableBytes }
+        return max(writtenBytes, durableBytes)
+    }
+
+    /// The partial file is gone or belongs to another representation: the download starts over.
+    mutating func forgetPartial() {
+        partialFileName = nil
+        durableBytes = 0
+        writtenBytes = 0
+        writtenBoot = nil
+        entityTag = nil
+        lastModified = nil
+    }
 
     /// The end of the task's resource timeout.
     var deadline: Date {
@@ -62,4 +85,32 @@ struct TaskRecord: Codable, Sendable {
 struct TaskKey: Hashable, Sendable {
     var identifier: String
     var task: Int
+}
+
+extension TaskRecord {
+    /// Takes the partial file of resume data (a failed attempt's, or the app's from an earlier task) as the one to
+    /// continue: its bytes were written on this boot; none is known to be flushed unless it is the same file.
+    mutating func adoptPartial(_ data: ResumeData, boot: String?) {
+        if partialFileName != data.tempFileName { durableBytes = 0 }
+        durableBytes = min(durableBytes, data.bytesReceived)
+        partialFileName = data.tempFileName
+        writtenBytes = data.bytesReceived
+        writtenBoot = boot
+        entityTag = data.entityTag
+        lastModified = data.serverDownloadDate
+        expectedTotal = data.expectedTotalLength ?? expectedTotal
+        downloadURL = data.downloadURL
+    }
+}
+
+/// This boot of the machine (`/proc/sys/kernel/random/boot_id`): bytes written but not flushed survive a crash of
+/// the daemon, never a restart of the machine.
+enum BootIdentifier {
+    static let current: String? = {
+        guard let text = try? String(contentsOfFile: "/proc/sys/kernel/random/boot_id", encoding: .utf8) else {
+            return nil
+        }
+        let identifier = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        return identifier.isEmpty ? nil : identifier
+    }()
 }

@@ -3,42 +3,83 @@ import Foundation
 
 /// What an attempt tells the daemon, on the daemon's queue.
 protocol TransferAttemptObserver: AnyObject, Sendable {
-    func attemptReceivedResponse(_ key: TaskKey, attempt: TransferAttempt, response: URLResponse)
-    func attemptResumed(_ key: TaskKey, attempt: TransferAttempt, offset: Int64, expectedTotal: Int64)
-    func attemptWrote(_ key: TaskKey, attempt: TransferAttempt, bytes: Int64, total: Int64, expected: Int64)
-    func attemptSent(_ key: TaskKey, attempt: TransferAttempt, bytes: Int64, total: Int64, expected: Int64)
-    func attemptEnded(_ key: TaskKey, attempt: TransferAttempt, file: URL?, error: URLError?)
+    func attemptEnded(_ key: TaskKey, attempt: TransferAttempt, response: URLResponse?, file: URL?, error: URLError?)
     func attemptChallenged(
         _ key: TaskKey, attempt: TransferAttempt, challenge: URLAuthenticationChallenge,
         completion: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void)
 }
 
+/// Where an attempt stands, read by the daemon's progress poll.
+struct AttemptProgress {
+    /// The task's response, when it is not the one the last poll saw.
+    var newResponse: URLResponse?
+    var received: Int64
+    var expectedToReceive: Int64
+    var sent: Int64
+    var expectedToSend: Int64
+}
+
 /// One attempt at a background transfer, run by Courier's own engine: a session of its own whose download folder
-/// is the task's folder (so the partial file is the only file there and can be found after a crash), a download or
-/// upload task, and a delegate that hands every event to the daemon's queue. A finished download is renamed into
-/// the session's folder before the delegate method returns (Courier deletes it afterwards).
-final class TransferAttempt: NSObject, URLSessionDownloadDelegate, URLSessionDataDelegate, @unchecked Sendable {
+/// is the task's folder (so the partial file is the only file there and can be found after a crash), and a download
+/// or upload task with a completion handler. The handler renames a finished download into the session's folder
+/// before it returns (Courier deletes the file afterwards) and hands the outcome to the daemon's queue. Progress is
+/// not delivered write by write (a delegate call for every 64 KiB costs a fifth of a loopback download's speed): the
+/// daemon polls the task's counters (``poll()``). Authentication challenges go to the daemon.
+final class TransferAttempt: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
     let key: TaskKey
     let folder: URL
+    /// The durable offset the attempt continues from (0 when it starts from the beginning), and its file's name.
+    let resumedFrom: Int64
+    let resumedFileName: String?
     private let queue: DispatchQueue
     private weak var observer: (any TransferAttemptObserver)?
     /// Where a finished download is moved.
     private let finishedFile: URL
     private var session: URLSession!
     private(set) var task: URLSessionTask!
-    /// Set on the delegate queue before `didCompleteWithError`.
-    private var movedFile: URL?
+    /// The response the last poll saw (on the daemon's queue).
+    private var polledResponse: URLResponse?
 
     init(
-        key: TaskKey, record: TaskRecord, folder: URL, finishedFile: URL, resumeData: Data?,
-        queue: DispatchQueue, observer: any TransferAttemptObserver
+        key: TaskKey, record: TaskRecord, folder: URL, finishedFile: URL, resumeData: Data?, resumedFrom: Int64,
+        resumedFileName: String?, queue: DispatchQueue, observer: any TransferAttemptObserver
     ) {
+        self.resumedFileName = resumeData == nil ? nil : resumedFileName
         self.key = key
         self.folder = folder
         self.finishedFile = finishedFile
+        self.resumedFrom = resumeData == nil ? 0 : resumedFrom
         self.queue = queue
         self.observer = observer
         super.init()
+        session = URLSession(
+            configuration: Self.configuration(for: record, folder: folder), delegate: self,
+            delegateQueue: Self.delegateQueue())
+        let request = record.spec.request.request
+        switch record.spec.kind {
+        case .download:
+            let handler: @Sendable (URL?, URLResponse?, (any Error)?) -> Void = {
+                [weak self] location, response, error in
+                self?.ended(location: location, response: response, error: error)
+            }
+            task =
+                resumeData.map { session.downloadTask(withResumeData: $0, completionHandler: handler) }
+                ?? session.downloadTask(with: request, completionHandler: handler)
+        case .uploadFile(let path):
+            task = session.uploadTask(with: request, fromFile: URL(fileURLWithPath: path)) {
+                [weak self] _, response, error in
+                self?.ended(location: nil, response: response, error: error)
+            }
+        }
+        if record.spec.countOfBytesClientExpectsToReceive >= 0 {
+            task.countOfBytesClientExpectsToReceive = record.spec.countOfBytesClientExpectsToReceive
+        }
+        task.priority =
+            record.spec.settings.isDiscretionary ? URLSessionTask.lowPriority : URLSessionTask.defaultPriority
+    }
+
+    /// The daemon's session for a task: the values the app's configuration carried, and the task's folder.
+    private static func configuration(for record: TaskRecord, folder: URL) -> URLSessionConfiguration {
         let configuration = URLSessionConfiguration.ephemeral
         let settings = record.spec.settings
         configuration.timeoutIntervalForRequest = settings.timeoutIntervalForRequest
@@ -57,20 +98,13 @@ final class TransferAttempt: NSObject, URLSessionDownloadDelegate, URLSessionDat
         configuration.courierAllowsHTTP2 = settings.allowsHTTP2
         configuration.httpMaximumConnectionsPerHost = settings.maximumConnectionsPerHost
         configuration.courierDownloadDirectory = folder
-        let delegateQueue = OperationQueue()
-        delegateQueue.maxConcurrentOperationCount = 1
-        session = URLSession(configuration: configuration, delegate: self, delegateQueue: delegateQueue)
-        let request = record.spec.request.request
-        switch record.spec.kind {
-        case .download:
-            task = resumeData.map { session.downloadTask(withResumeData: $0) } ?? session.downloadTask(with: request)
-        case .uploadFile(let path):
-            task = session.uploadTask(with: request, fromFile: URL(fileURLWithPath: path))
-        }
-        if record.spec.countOfBytesClientExpectsToReceive >= 0 {
-            task.countOfBytesClientExpectsToReceive = record.spec.countOfBytesClientExpectsToReceive
-        }
-        task.priority = settings.isDiscretionary ? URLSessionTask.lowPriority : URLSessionTask.defaultPriority
+        return configuration
+    }
+
+    private static func delegateQueue() -> OperationQueue {
+        let queue = OperationQueue()
+        queue.maxConcurrentOperationCount = 1
+        return queue
     }
 
     func start() { task.resume() }
@@ -90,40 +124,34 @@ final class TransferAttempt: NSObject, URLSessionDownloadDelegate, URLSessionDat
         session.finishTasksAndInvalidate()
     }
 
-    // MARK: - Delegate (on the attempt's delegate queue)
-
-    func urlSession(
-        _ session: URLSession, downloadTask: URLSessionDownloadTask, didResumeAtOffset fileOffset: Int64,
-        expectedTotalBytes: Int64
-    ) {
-        let response = downloadTask.response
-        queue.async { [self] in
-            guard let observer else { return }
-            if let response { observer.attemptReceivedResponse(key, attempt: self, response: response) }
-            observer.attemptResumed(key, attempt: self, offset: fileOffset, expectedTotal: expectedTotalBytes)
+    /// The task's counters now (on the daemon's queue).
+    func poll() -> AttemptProgress {
+        let response = task.response
+        var progress = AttemptProgress(
+            newResponse: nil, received: task.countOfBytesReceived,
+            expectedToReceive: task.countOfBytesExpectedToReceive, sent: task.countOfBytesSent,
+            expectedToSend: task.countOfBytesExpectedToSend)
+        if let response, response !== polledResponse {
+            polledResponse = response
+            progress.newResponse = response
         }
+        return progress
     }
 
-    func urlSession(
-        _ session: URLSession, downloadTask: URLSessionDownloadTask, didWriteData bytesWritten: Int64,
-        totalBytesWritten: Int64, totalBytesExpectedToWrite: Int64
-    ) {
-        let response = downloadTask.response
-        queue.async { [self] in
-            guard let observer else { return }
-            if let response { observer.attemptReceivedResponse(key, attempt: self, response: response) }
-            observer.attemptWrote(
-                key, attempt: self, bytes: bytesWritten, total: totalBytesWritten, expected: totalBytesExpectedToWrite)
-        }
-    }
+    // MARK: - Outcome and challenges (on the attempt's delegate queue)
 
-    func urlSession(
-        _ session: URLSession, task: URLSessionTask, didSendBodyData bytesSent: Int64, totalBytesSent: Int64,
-        totalBytesExpectedToSend: Int64
-    ) {
+    /// The task ended: a finished download is renamed out of Courier's way first (it deletes `location` when this
+    /// returns; same file system).
+    private func ended(location: URL?, response: URLResponse?, error: (any Error)?) {
+        var moved: URL?
+        if let location {
+            unlink(finishedFile.path)
+            if rename(location.path, finishedFile.path) == 0 { moved = finishedFile }
+        }
+        let file = moved
+        let failure = error.map { ($0 as? URLError) ?? URLError(.unknown) }
         queue.async { [self] in
-            observer?.attemptSent(
-                key, attempt: self, bytes: bytesSent, total: totalBytesSent, expected: totalBytesExpectedToSend)
+            observer?.attemptEnded(key, attempt: self, response: response, file: file, error: failure)
         }
     }
 
@@ -139,23 +167,6 @@ final class TransferAttempt: NSObject, URLSessionDownloadDelegate, URLSessionDat
         queue.async { [self] in
             guard let observer else { return completionHandler(.performDefaultHandling, nil) }
             observer.attemptChallenged(key, attempt: self, challenge: challenge, completion: completionHandler)
-        }
-    }
-
-    func urlSession(_ session: URLSession, downloadTask: URLSessionDownloadTask, didFinishDownloadingTo location: URL) {
-        // Courier deletes `location` when this method returns: keep it by renaming it (same file system).
-        unlink(finishedFile.path)
-        if rename(location.path, finishedFile.path) == 0 { movedFile = finishedFile }
-    }
-
-    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
-        let file = movedFile
-        let response = task.response
-        let failure = error.map { ($0 as? URLError) ?? URLError(.unknown) }
-        queue.async { [self] in
-            guard let observer else { return }
-            if let response { observer.attemptReceivedResponse(key, attempt: self, response: response) }
-            observer.attemptEnded(key, attempt: self, file: file, error: failure)
         }
     }
 }

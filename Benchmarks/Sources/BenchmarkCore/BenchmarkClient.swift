@@ -98,9 +98,17 @@ public protocol BenchmarkClient: Sendable {
 
     /// Releases the client (shuts its event loops down, invalidates the session).
     func shutdown() async throws
+
+    /// Scenario (l): downloads `url` to a file through a background session, whose transfer a daemon runs (Courier's
+    /// `courierd`); the other clients have none.
+    func backgroundDownload(_ url: URL) async throws -> Outcome
 }
 
 extension BenchmarkClient {
+    public func backgroundDownload(_ url: URL) async throws -> Outcome {
+        throw ScenarioUnsupported(kind: "n/a", reason: "\(Self.name) has no background sessions")
+    }
+
     /// Calls `sample` after every 1,000 of `count` started by `start`, and once more after the last.
     public static func startAll(count: Int, sample: () -> Void, _ start: (Int) throws -> Void) rethrows {
         for index in 0..<count {

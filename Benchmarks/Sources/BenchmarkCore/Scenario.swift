@@ -24,6 +24,9 @@ public enum Scenario: String, CaseIterable, Sendable {
     /// (k) 10,000 64-byte GETs queued, without a Swift task each, through one session of at most 64 connections to a
     /// server that never answers: what a queued request costs the client in memory, sampled every 1,000.
     case k
+    /// (l) The large file downloaded to a file by a background session: the transfer runs in Courier's daemon
+    /// (`courierd`), the file is handed to the app's delegate.
+    case l
 
     /// What the scenario does, for reports.
     public var summary: String {
@@ -39,6 +42,7 @@ public enum Scenario: String, CaseIterable, Sendable {
         case .i: return "10,000 64 B GETs started at once, at most 64 connections"
         case .j: return "sequential 64 B GETs, a new session for each"
         case .k: return "10,000 64 B GETs queued at a server that never answers, at most 64 connections"
+        case .l: return "large file downloaded to a file by a background session (courierd)"
         }
     }
 }

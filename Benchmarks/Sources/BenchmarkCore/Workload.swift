@@ -44,6 +44,9 @@ struct Workload: Sendable {
         case .d:
             let url = options.base.appendingPathComponent(String(options.bigPath.dropFirst()))
             try await transfer(into: &measurement) { try await client.stream(url) }
+        case .l:
+            let url = options.base.appendingPathComponent(String(options.bigPath.dropFirst()))
+            try await transfer(into: &measurement) { try await client.backgroundDownload(url) }
         case .f:
             guard let file = options.uploadFile else { throw UsageError(message: "scenario f needs --upload-file") }
             let size = try fileSize(file)

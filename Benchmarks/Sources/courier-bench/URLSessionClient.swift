@@ -30,6 +30,10 @@ final class URLSessionClient: BenchmarkClient, @unchecked Sendable {
     private let protocolProbe: ProtocolProbe?
     /// Scenario (h): responses are checked for the proxy's header.
     private let checksProxy: Bool
+    #if COURIER && !COURIER_TELEMETRY
+        /// Scenario (l): a background session, attached before the clock starts.
+        let background: BackgroundDownloader?
+    #endif
 
     init(settings: ClientSettings) async throws {
         let configuration = URLSessionConfiguration.default
@@ -60,6 +64,9 @@ final class URLSessionClient: BenchmarkClient, @unchecked Sendable {
         // Scenario (d) is the delegate way of reading a body: a data task whose delegate sees every piece.
         streamDelegate = settings.scenario == .d ? StreamDelegate() : nil
         session = URLSession(configuration: configuration, delegate: streamDelegate, delegateQueue: nil)
+        #if COURIER && !COURIER_TELEMETRY
+            background = settings.scenario == .l ? await BackgroundDownloader(scratch: settings.scratchDirectory) : nil
+        #endif
     }
 
     func get(_ url: URL) async throws -> Outcome {

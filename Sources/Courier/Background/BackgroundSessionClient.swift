@@ -27,6 +27,9 @@ final class BackgroundSessionClient: Sendable {
         /// The highest journaled event handled: a replay after a reconnection is not handed on twice.
         var lastSequence: Int64 = 0
         var detached = false
+        /// The reading thread is handing a message on: a detach meanwhile (the last task's completion invalidating
+        /// the session) closes the connection after it, behind the acknowledgements it queued.
+        var handling = false
     }
 
     let identifier: String
@@ -78,11 +81,15 @@ final class BackgroundSessionClient: Sendable {
     /// Closes the connection for good without ending the tasks: the daemon carries on, as when the app exits.
     /// Acknowledgements already queued on the delegate queue go out first (when the session still exists).
     func detach() {
-        let channel = state.withLock { state in
+        let channel: FrameChannel? = state.withLock { state in
             state.detached = true
-            return state.channel
+            return state.handling ? nil : state.channel
         }
-        guard let channel else { return }
+        if let channel { close(channel) }
+    }
+
+    /// Closes `channel` once the delegate queue ran what is queued on it (acknowledgements among it).
+    private func close(_ channel: FrameChannel) {
         if let session = owner.withLock({ $0.session }) {
             session.dispatcher.async { channel.finish() }
         } else {
@@ -133,7 +140,16 @@ final class BackgroundSessionClient: Sendable {
     private func startReading(_ channel: FrameChannel) {
         let thread = Thread { [self] in
             while let reply = channel.receive(BackgroundReply.self) {
+                state.withLock { $0.handling = true }
                 handle(reply)
+                let detached = state.withLock { state in
+                    state.handling = false
+                    return state.detached
+                }
+                if detached {
+                    close(channel)
+                    break
+                }
             }
             connectionEnded()
         }

@@ -28,6 +28,8 @@ final class BackgroundFixture: Sendable {
             "COURIERD_IDLE_TIMEOUT": "\(idleTimeout)",
             "COURIERD_RETRY_BASE": "0.05",
             "COURIERD_RETRY_MAX": "0.5",
+            // A durable checkpoint every MiB, so that a test stopping the daemon a few MiB in finds one.
+            "COURIERD_CHECKPOINT_BYTES": "\(1 << 20)",
         ]
     }
 

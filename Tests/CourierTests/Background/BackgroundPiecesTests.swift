@@ -194,4 +194,26 @@ struct BackgroundPiecesTests {
         try recovered.save(JournalTask(identifier: "a", task: 3, finished: false, record: Data("after".utf8)))
         #expect(try recovered.nextTaskIdentifier(for: "a") == 4)
     }
+
+    /// Bytes written but not flushed are trusted only on the boot that wrote them: after a restart of the machine
+    /// (a power cut) only the flushed part is continued, never bytes the disk may not hold.
+    @Test func theResumeOffsetTrustsUnflushedBytesOnlyOnTheSameBoot() {
+        let spec = BackgroundTaskSpec(
+            task: 1, kind: .download, request: CodableRequest(URLRequest(url: URL(string: "http://127.0.0.1/x")!)),
+            settings: BackgroundTransferSettings(timeoutIntervalForRequest: 60, timeoutIntervalForResource: 60))
+        var record = TaskRecord(identifier: "a", spec: spec, now: Date())
+        record.partialFileName = "part"
+        record.durableBytes = 1_000
+        record.writtenBytes = 5_000
+        record.writtenBoot = "boot-1"
+        #expect(record.resumeOffset(boot: "boot-1") == 5_000)
+        #expect(record.resumeOffset(boot: "boot-2") == 1_000)
+        #expect(record.resumeOffset(boot: nil) == 1_000)
+        record.writtenBytes = 500
+        #expect(record.resumeOffset(boot: "boot-1") == 1_000)
+        record.forgetPartial()
+        #expect(record.resumeOffset(boot: "boot-1") == 0)
+        #expect(record.partialFileName == nil && record.entityTag == nil)
+        #expect(BootIdentifier.current?.isEmpty == false)
+    }
 }

@@ -107,7 +107,7 @@ struct BackgroundTaskTests {
                 return tasks.isEmpty
             }
             let next = await fixture.session("app.cancel", delegate: BackgroundRecorder())
-            #expect(await next.allTasks.isEmpty)
+            #expect(await next.allTasks.isEmpty, "\(fixture.daemonLog)")
             next.invalidateAndCancel()
         }
         await fixture.tearDown()
