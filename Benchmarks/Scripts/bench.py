@@ -51,8 +51,8 @@ CONNECTIONS_NOTED = {"g"}
 SCENARIO_NOTES = {
     "l": "The download of (c) through `URLSessionConfiguration.background(withIdentifier:)`: the transfer runs in "
          "`courierd` (the release build beside the clients, started by the first run and reused by the next, as a "
-         "system's daemon is; its folders are the run's own), which journals and flushes a checkpoint every MiB, and "
-         "hands the file to the client's delegate, which moves it. The clock covers `resume()` to the completion. "
+         "system's daemon is; its folders are the run's own), which journals a checkpoint every 16 MiB or second and "
+         "flushes the partial file to disk every 30 s, and hands the file to the client's delegate, which moves it. The clock covers `resume()` to the completion. "
          "The daemon's CPU time is not in the client's (it is not the client's waited-for child). Courier only: the "
          "other clients have no background sessions (FoundationNetworking refuses them).",
     "g": "A listener of its own with HTTP/2 on (the one of (e) speaks HTTP/1.1 only); every client offers ALPN h2 "
