@@ -20,6 +20,7 @@ package enum BackgroundControl {
             channel = FrameChannel(descriptor: descriptor, label: "control")
         }
         defer { channel.shutDown() }
+        channel.setReceiveTimeout(seconds: BackgroundSessionClient.answerTimeout)
         guard channel.sendNow(request) else { return nil }
         return channel.receive(BackgroundReply.self)
     }

@@ -41,6 +41,9 @@ final class BackgroundSessionClient: Sendable {
     /// The session, for its delegate, dispatcher and registry; weak: the session owns the client.
     private let owner = Mutex<WeakSession>(WeakSession())
 
+    /// How long the app waits for the daemon's answer to an attach (or a one-off request).
+    static let answerTimeout = 30
+
     init(identifier: String, environment: [String: String], launch: BackgroundLaunch?) {
         self.launch = launch
         self.identifier = identifier
@@ -127,7 +130,11 @@ final class BackgroundSessionClient: Sendable {
         else {
             return .failure(.urlError(.backgroundSessionWasDisconnected, "courierd closed the connection"))
         }
-        switch channel.receive(BackgroundReply.self) {
+        // The answer comes at once from a live daemon; one that accepted and hangs must not hold the app for ever.
+        channel.setReceiveTimeout(seconds: Self.answerTimeout)
+        let reply = channel.receive(BackgroundReply.self)
+        channel.setReceiveTimeout(seconds: 0)
+        switch reply {
         case .attached(let next, let tasks):
             return .success((channel, next, tasks))
         case .refused(let code, let reason):

@@ -33,6 +33,13 @@ package final class FrameChannel: Sendable {
         close(descriptor)
     }
 
+    /// Makes a blocking ``receive(_:)`` give up after `seconds` (0: wait for ever): for a request that expects one
+    /// answer, so that a daemon that accepted but never answers cannot hold its caller for ever.
+    package func setReceiveTimeout(seconds: Int) {
+        var timeout = timeval(tv_sec: seconds, tv_usec: 0)
+        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    }
+
     /// Queues `message`; a failed send closes the channel (the reader then sees the end).
     package func send<Message: Encodable & Sendable>(_ message: Message) {
         guard let frame = try? Self.frame(message) else { return }
