@@ -15,7 +15,8 @@ extension Daemon: TransferAttemptObserver {
 
     func create(_ spec: BackgroundTaskSpec, in identifier: String) {
         let key = TaskKey(identifier: identifier, task: spec.task)
-        guard records[key] == nil else { return }
+        // Identifiers come from the app: a hostile one must not overflow the journal's numbering.
+        guard records[key] == nil, spec.task > 0, spec.task < Int(Int32.max) else { return }
         var record = TaskRecord(identifier: identifier, spec: spec, now: Date())
         if let resumeData = spec.resumeData {
             adoptPartialFile(of: resumeData, into: &record)
@@ -55,11 +56,14 @@ extension Daemon: TransferAttemptObserver {
             attempt.cancel(producingResumeData: producingResumeData)
             return
         }
+        // Waiting for a retry or its time: the partial file on disk still makes resume data when asked for.
+        let folder = location.transferFolder(key.identifier, task: key.task)
+        let resumeData = producingResumeData ? durableResumeData(record, folder: folder) : nil
         finish(
             &record,
             outcome: BackgroundOutcome(
                 errorCode: URLError.Code.cancelled.rawValue, errorDescription: "cancelled",
-                failingURL: record.spec.request.url))
+                failingURL: record.spec.request.url, resumeData: resumeData))
     }
 
     /// Starts the tasks that may run now, up to the limit (discretionary tasks last), and sets a timer for the
@@ -118,6 +122,8 @@ extension Daemon: TransferAttemptObserver {
         }
         record.state = .running
         record.notBefore = nil
+        // An upload starts over: its byte count with it.
+        record.bytesSent = 0
         records[key] = record
         _ = save(record)
         let attempt = TransferAttempt(
@@ -133,7 +139,7 @@ extension Daemon: TransferAttemptObserver {
 
     /// Resume data for the durable part of a download, after checking the partial file is still there and holds
     /// at least that many bytes (extra bytes past the checkpoint are cut by the engine), or `nil`.
-    private func durableResumeData(_ record: TaskRecord, folder: URL) -> Data? {
+    func durableResumeData(_ record: TaskRecord, folder: URL) -> Data? {
         let offset = record.resumeOffset(boot: BootIdentifier.current)
         guard case .download = record.spec.kind, let name = record.partialFileName, offset > 0,
             record.entityTag != nil || record.lastModified != nil,
@@ -168,7 +174,12 @@ extension Daemon: TransferAttemptObserver {
         let sessionFolder = location.sessionFolder(record.identifier)
         let target = location.transferFolder(record.identifier, task: record.spec.task)
         let folders = (try? FileManager.default.contentsOfDirectory(atPath: sessionFolder.path)) ?? []
-        for folder in folders where folder.hasPrefix("task-") {
+        // Never from a task that still runs: two tasks would write one file.
+        let running = Set(
+            records.values.filter { $0.identifier == record.identifier && $0.state != .completed }.map {
+                "task-\($0.spec.task)"
+            })
+        for folder in folders where folder.hasPrefix("task-") && !running.contains(folder) {
             let source = sessionFolder.appendingPathComponent(folder).appendingPathComponent(data.tempFileName)
             guard FileManager.default.fileExists(atPath: source.path) else { continue }
             try? PrivateFolder.prepare(target, purpose: "background task folder", hint: "")

@@ -165,10 +165,14 @@ package final class Daemon: @unchecked Sendable {
         client.attached = identifier
         attachments[identifier] = client
         launched.remove(identifier)
-        do {
-            try journal.setLaunch(launch.flatMap { try? JSONEncoder().encode($0) }, for: identifier)
-        } catch {
-            logger.error("journal: \(error)")
+        // A session without a launch command (`courier queue wait`, the usual command itself) keeps the one
+        // registered.
+        if let launch {
+            do {
+                try journal.setLaunch(try? JSONEncoder().encode(launch), for: identifier)
+            } catch {
+                logger.error("journal: \(error)")
+            }
         }
         logger.info("session \(identifier) attached by process \(processID)")
         let next = (try? journal.nextTaskIdentifier(for: identifier)) ?? 1

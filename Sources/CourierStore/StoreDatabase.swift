@@ -31,19 +31,24 @@ package final class StoreDatabase: Sendable {
     ///
     /// - Throws: When the folder is not private or cannot be made, or the database cannot be opened even after
     ///   moving a broken one aside (a read-only folder, a full disk).
-    package init(at url: URL, migrator: DatabaseMigrator, logger: Logger) throws {
+    ///
+    /// `flushesEachCommit` false sets `synchronous = NORMAL`: a commit is in the write-ahead log (and survives a crash of
+    /// the process) when it returns, and reaches the disk at the next checkpoint; a power cut may lose the last
+    /// commits, never the database's consistency. For a journal written many times a second, where a flush per
+    /// commit would load the whole machine's disk.
+    package init(at url: URL, migrator: DatabaseMigrator, logger: Logger, flushesEachCommit: Bool = true) throws {
         self.url = url
         let folder = url.deletingLastPathComponent()
         try PrivateFolder.prepare(folder, purpose: "store folder", hint: "(set XDG_CACHE_HOME or XDG_DATA_HOME)")
         do {
-            pool = try Self.open(url, migrator: migrator)
+            pool = try Self.open(url, migrator: migrator, flushesEachCommit: flushesEachCommit)
         } catch {
             guard Self.isUnreadable(error) else { throw error }
             let aside = url.appendingPathExtension("corrupt-\(Int(Date().timeIntervalSince1970))")
             logger.warning(
                 "the database \(url.path) cannot be read (\(error)); moved aside to \(aside.lastPathComponent)")
             Self.moveAside(url, to: aside)
-            pool = try Self.open(url, migrator: migrator)
+            pool = try Self.open(url, migrator: migrator, flushesEachCommit: flushesEachCommit)
         }
     }
 
@@ -61,11 +66,11 @@ package final class StoreDatabase: Sendable {
     /// migrations are checked and applied by each process in turn, so two processes that open a new file together
     /// can both find a table missing and the second fail to create it ("table already exists"), or find the file
     /// locked past the busy timeout while the other switches it to WAL. The second attempt sees the first's work.
-    private static func open(_ url: URL, migrator: DatabaseMigrator) throws -> DatabasePool {
+    private static func open(_ url: URL, migrator: DatabaseMigrator, flushesEachCommit: Bool) throws -> DatabasePool {
         var attempt = 1
         while true {
             do {
-                return try openOnce(url, migrator: migrator)
+                return try openOnce(url, migrator: migrator, flushesEachCommit: flushesEachCommit)
             } catch let error as DatabaseError where !isUnreadable(error) && attempt < 5 {
                 Thread.sleep(forTimeInterval: 0.05 * Double(attempt))
                 attempt += 1
@@ -73,9 +78,14 @@ package final class StoreDatabase: Sendable {
         }
     }
 
-    private static func openOnce(_ url: URL, migrator: DatabaseMigrator) throws -> DatabasePool {
+    private static func openOnce(
+        _ url: URL, migrator: DatabaseMigrator, flushesEachCommit: Bool
+    ) throws -> DatabasePool {
         try createPrivately(url)
         var configuration = Configuration()
+        if !flushesEachCommit {
+            configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = NORMAL") }
+        }
         configuration.busyMode = .timeout(busyTimeout)
         configuration.label = url.lastPathComponent
         let pool = try DatabasePool(path: url.path, configuration: configuration)

@@ -58,7 +58,16 @@ extension BackgroundSessionClient {
             settings: Self.settings(configuration),
             taskDescription: task.taskDescription
         )
-        send(.create(spec))
+        guard send(.create(spec)) else {
+            // The daemon is away (restarting): the task is not left waiting for a transfer nobody runs.
+            unbind(task.taskIdentifier)
+            adapter.receive(
+                .completed(
+                    Self.failure(
+                        .urlError(.backgroundSessionWasDisconnected, "courierd could not be reached to start the task"),
+                        url: url)))
+            return
+        }
     }
 
     /// The configuration values that travel with a task.

@@ -72,8 +72,9 @@ final class BackgroundSessionClient: Sendable {
     /// Sends `request` on the current connection and returns once it is in the socket: like Darwin's message to
     /// `nsurlsessiond`, a task resumed (or cancelled) just before the app exits still reaches the daemon. Dropped
     /// when there is no connection: the reconnection re-attaches and the daemon's journal is the truth.
-    func send(_ request: BackgroundRequest) {
-        _ = state.withLock { $0.channel }?.sendNow(request)
+    @discardableResult
+    func send(_ request: BackgroundRequest) -> Bool {
+        state.withLock { $0.channel }?.sendNow(request) ?? false
     }
 
     /// Sends `request` without waiting (acknowledgements, from the delegate queue).
