@@ -9,107 +9,111 @@ import Testing
     import Glibc
 #endif
 
-/// The app is a separate process (the `courier` command): it queues a download with the daemon and exits, or is
-/// killed; a later process collects the file.
-@Suite("Background sessions: the app as a process of its own", .serialized)
-struct BackgroundCLITests {
-    static let length: Int64 = 50_000_000
+extension BackgroundSuites {
+    /// The app is a separate process (the `courier` command): it queues a download with the daemon and exits, or is
+    /// killed; a later process collects the file.
+    @Suite("Background sessions: the app as a process of its own", .serialized)
+    struct BackgroundCLITests {
+        static let length: Int64 = 50_000_000
 
-    /// 50 MB, served slowly (about two seconds) to requests without `Range`.
-    static func serveSlowly(_ server: MockServer) {
-        server.serveResource("/big", body: .pattern(length: length)) { request, response in
-            guard request.header("Range") == nil else { return }
-            response.chunkSize = 256 * 1024
-            response.chunkDelay = .milliseconds(10)
-        }
-    }
-
-    /// `courier get --background` returns while the transfer runs; `queue list` shows it; `queue wait` in a new
-    /// process saves the file byte for byte.
-    @Test func aQueuedDownloadIsCollectedByALaterProcess() async throws {
-        let fixture = try BackgroundFixture()
-        try await withServer { server in
-            Self.serveSlowly(server)
-            let out = fixture.root.appendingPathComponent("big.bin")
-            let queued = try await runCourier(
-                ["get", "--background", "cli.one", server.url("/big").absoluteString, "-o", out.path],
-                environment: fixture.environment)
-            #expect(queued.status == 0, "\(queued.stderr)")
-            #expect(String(decoding: queued.stdout, as: UTF8.self) == "cli.one\t1\t\(out.path)\n")
-            #expect(!FileManager.default.fileExists(atPath: out.path))
-            let listed = try await runCourier(["queue", "list", "cli.one"], environment: fixture.environment)
-            #expect(String(decoding: listed.stdout, as: UTF8.self).hasPrefix("cli.one\t1\t"), "\(listed.stderr)")
-            let waited = try await runCourier(["queue", "wait", "cli.one"], environment: fixture.environment)
-            #expect(waited.status == 0, "\(waited.stderr)\n\(fixture.daemonLog)")
-            #expect(try fileHoldsPattern(out, length: Self.length))
-            let status = try await runCourier(["daemon", "status"], environment: fixture.environment)
-            #expect(String(decoding: status.stdout, as: UTF8.self).contains("0 tasks"), "\(status.stdout)")
-        }
-        await fixture.tearDown()
-    }
-
-    /// The collecting process is killed (`SIGKILL`) mid-transfer; the next one still receives the file, whole.
-    @Test func aKilledAppLosesNothing() async throws {
-        let fixture = try BackgroundFixture()
-        try await withServer { server in
-            Self.serveSlowly(server)
-            let out = fixture.root.appendingPathComponent("big.bin")
-            let queued = try await runCourier(
-                ["get", "--background", "cli.kill", server.url("/big").absoluteString, "-o", out.path],
-                environment: fixture.environment)
-            #expect(queued.status == 0, "\(queued.stderr)")
-            let waiter = try ChildProcess(
-                courierBinary().path, ["queue", "wait", "cli.kill"], environment: fixture.environment)
-            try await Task.sleep(for: .milliseconds(400))
-            waiter.send(SIGKILL)
-            #expect(await waiter.exitStatus() == 128 + SIGKILL)
-            let waited = try await runCourier(["queue", "wait", "cli.kill"], environment: fixture.environment)
-            #expect(waited.status == 0, "\(waited.stderr)\n\(fixture.daemonLog)")
-            #expect(try fileHoldsPattern(out, length: Self.length))
-        }
-        await fixture.tearDown()
-    }
-
-    /// `daemon stop` ends the daemon; `queue list` then says nothing runs.
-    @Test func theDaemonStopsOnRequest() async throws {
-        let fixture = try BackgroundFixture()
-        let none = try await runCourier(["daemon", "status"], environment: fixture.environment)
-        #expect(String(decoding: none.stdout, as: UTF8.self) == "courierd is not running\n")
-        _ = try await runCourier(
-            [
-                "get", "--background", "cli.stop", "http://127.0.0.1:9/x", "-o",
-                fixture.root.appendingPathComponent("x").path,
-            ],
-            environment: fixture.environment)
-        let pid = try #require(fixture.daemonPID)
-        let stopped = try await runCourier(["daemon", "stop"], environment: fixture.environment)
-        #expect(String(decoding: stopped.stdout, as: UTF8.self) == "stopped courierd \(pid)\n")
-        for _ in 0..<200 where kill(pid, 0) == 0 { try await Task.sleep(for: .milliseconds(10)) }
-        #expect(kill(pid, 0) != 0)
-        await fixture.tearDown()
-    }
-
-    /// `sessionSendsLaunchEvents` with a launch command: the app leaves mid-transfer; when the download ends the
-    /// daemon runs the command (here `courier queue wait`), which attaches and saves the file.
-    @Test func theDaemonLaunchesTheAppForItsEvents() async throws {
-        let fixture = try BackgroundFixture()
-        try await withServer { server in
-            BackgroundRecoveryTests.serveLate(server)
-            let out = fixture.root.appendingPathComponent("launched.bin")
-            let configuration = fixture.configuration("cli.launch")
-            configuration.courierBackgroundLaunchCommand = [courierBinary().path, "queue", "wait", "-s", "cli.launch"]
-            let session = await onOwnThread {
-                URLSession(configuration: configuration, delegate: BackgroundRecorder(), delegateQueue: nil)
+        /// 50 MB, served slowly (about two seconds) to requests without `Range`.
+        static func serveSlowly(_ server: MockServer) {
+            server.serveResource("/big", body: .pattern(length: length)) { request, response in
+                guard request.header("Range") == nil else { return }
+                response.chunkSize = 256 * 1024
+                response.chunkDelay = .milliseconds(10)
             }
-            let task = session.downloadTask(with: server.url("/file"))
-            task.taskDescription = out.path
-            task.resume()
-            try #require(session.backgroundClient).detach()
-            await BackgroundRecoveryTests.waitUntil { FileManager.default.fileExists(atPath: out.path) }
-            try #require(FileManager.default.fileExists(atPath: out.path), "\(fixture.daemonLog)")
-            #expect(try fileHoldsPattern(out, length: BackgroundRecoveryTests.length))
-            #expect(fixture.daemonLog.contains("launched \(courierBinary().path)"))
         }
-        await fixture.tearDown()
+
+        /// `courier get --background` returns while the transfer runs; `queue list` shows it; `queue wait` in a new
+        /// process saves the file byte for byte.
+        @Test func aQueuedDownloadIsCollectedByALaterProcess() async throws {
+            let fixture = try BackgroundFixture()
+            try await withServer { server in
+                Self.serveSlowly(server)
+                let out = fixture.root.appendingPathComponent("big.bin")
+                let queued = try await runCourier(
+                    ["get", "--background", "cli.one", server.url("/big").absoluteString, "-o", out.path],
+                    environment: fixture.environment)
+                #expect(queued.status == 0, "\(queued.stderr)")
+                #expect(String(decoding: queued.stdout, as: UTF8.self) == "cli.one\t1\t\(out.path)\n")
+                #expect(!FileManager.default.fileExists(atPath: out.path))
+                let listed = try await runCourier(["queue", "list", "cli.one"], environment: fixture.environment)
+                #expect(String(decoding: listed.stdout, as: UTF8.self).hasPrefix("cli.one\t1\t"), "\(listed.stderr)")
+                let waited = try await runCourier(["queue", "wait", "cli.one"], environment: fixture.environment)
+                #expect(waited.status == 0, "\(waited.stderr)\n\(fixture.daemonLog)")
+                #expect(try fileHoldsPattern(out, length: Self.length))
+                let status = try await runCourier(["daemon", "status"], environment: fixture.environment)
+                #expect(String(decoding: status.stdout, as: UTF8.self).contains("0 tasks"), "\(status.stdout)")
+            }
+            await fixture.tearDown()
+        }
+
+        /// The collecting process is killed (`SIGKILL`) mid-transfer; the next one still receives the file, whole.
+        @Test func aKilledAppLosesNothing() async throws {
+            let fixture = try BackgroundFixture()
+            try await withServer { server in
+                Self.serveSlowly(server)
+                let out = fixture.root.appendingPathComponent("big.bin")
+                let queued = try await runCourier(
+                    ["get", "--background", "cli.kill", server.url("/big").absoluteString, "-o", out.path],
+                    environment: fixture.environment)
+                #expect(queued.status == 0, "\(queued.stderr)")
+                let waiter = try ChildProcess(
+                    courierBinary().path, ["queue", "wait", "cli.kill"], environment: fixture.environment)
+                try await Task.sleep(for: .milliseconds(400))
+                waiter.send(SIGKILL)
+                #expect(await waiter.exitStatus() == 128 + SIGKILL)
+                let waited = try await runCourier(["queue", "wait", "cli.kill"], environment: fixture.environment)
+                #expect(waited.status == 0, "\(waited.stderr)\n\(fixture.daemonLog)")
+                #expect(try fileHoldsPattern(out, length: Self.length))
+            }
+            await fixture.tearDown()
+        }
+
+        /// `daemon stop` ends the daemon; `queue list` then says nothing runs.
+        @Test func theDaemonStopsOnRequest() async throws {
+            let fixture = try BackgroundFixture()
+            let none = try await runCourier(["daemon", "status"], environment: fixture.environment)
+            #expect(String(decoding: none.stdout, as: UTF8.self) == "courierd is not running\n")
+            _ = try await runCourier(
+                [
+                    "get", "--background", "cli.stop", "http://127.0.0.1:9/x", "-o",
+                    fixture.root.appendingPathComponent("x").path,
+                ],
+                environment: fixture.environment)
+            let pid = try #require(fixture.daemonPID)
+            let stopped = try await runCourier(["daemon", "stop"], environment: fixture.environment)
+            #expect(String(decoding: stopped.stdout, as: UTF8.self) == "stopped courierd \(pid)\n")
+            for _ in 0..<200 where kill(pid, 0) == 0 { try await Task.sleep(for: .milliseconds(10)) }
+            #expect(kill(pid, 0) != 0)
+            await fixture.tearDown()
+        }
+
+        /// `sessionSendsLaunchEvents` with a launch command: the app leaves mid-transfer; when the download ends the
+        /// daemon runs the command (here `courier queue wait`), which attaches and saves the file.
+        @Test func theDaemonLaunchesTheAppForItsEvents() async throws {
+            let fixture = try BackgroundFixture()
+            try await withServer { server in
+                BackgroundRecoveryTests.serveLate(server)
+                let out = fixture.root.appendingPathComponent("launched.bin")
+                let configuration = fixture.configuration("cli.launch")
+                configuration.courierBackgroundLaunchCommand = [
+                    courierBinary().path, "queue", "wait", "-s", "cli.launch",
+                ]
+                let session = await onOwnThread {
+                    URLSession(configuration: configuration, delegate: BackgroundRecorder(), delegateQueue: nil)
+                }
+                let task = session.downloadTask(with: server.url("/file"))
+                task.taskDescription = out.path
+                task.resume()
+                try #require(session.backgroundClient).detach()
+                await BackgroundRecoveryTests.waitUntil { FileManager.default.fileExists(atPath: out.path) }
+                try #require(FileManager.default.fileExists(atPath: out.path), "\(fixture.daemonLog)")
+                #expect(try fileHoldsPattern(out, length: BackgroundRecoveryTests.length))
+                #expect(fixture.daemonLog.contains("launched \(courierBinary().path)"))
+            }
+            await fixture.tearDown()
+        }
     }
 }

@@ -179,3 +179,8 @@ final class BackgroundRecorder: NSObject, URLSessionDownloadDelegate, Sendable {
 func bytesAre(_ received: Data, _ expected: Data) -> Bool {
     received == expected
 }
+
+/// Every background-session suite, one after another: each starts daemons and child processes, and together they
+/// loaded the two cores enough to upset other suites' timing.
+@Suite("Background sessions", .serialized)
+enum BackgroundSuites {}

@@ -10,210 +10,216 @@ import Testing
     import Glibc
 #endif
 
-/// The pieces of background sessions without a daemon: folder names, frames, the peer check, the retry rules and
-/// the journal.
-@Suite("Background sessions: the pieces")
-struct BackgroundPiecesTests {
-    /// Identifiers become one path component each, never `.`/`..` or a separator, and two identifiers never share one.
-    @Test func identifiersBecomeSafeDistinctFolderNames() {
-        let identifiers = ["app.one", "../etc", "..", ".", "", "a/b", "a%2Fb", "ünï", "a b", ".hidden", "a.b."]
-        let components = identifiers.map(BackgroundLocation.component)
-        #expect(Set(components).count == identifiers.count)
-        for component in components {
-            #expect(!component.contains("/") && component != "." && component != ".." && !component.isEmpty)
-            #expect(!component.hasPrefix("."))
+extension BackgroundSuites {
+    /// The pieces of background sessions without a daemon: folder names, frames, the peer check, the retry rules and
+    /// the journal.
+    @Suite("Background sessions: the pieces")
+    struct BackgroundPiecesTests {
+        /// Identifiers become one path component each, never `.`/`..` or a separator, and two identifiers never share one.
+        @Test func identifiersBecomeSafeDistinctFolderNames() {
+            let identifiers = ["app.one", "../etc", "..", ".", "", "a/b", "a%2Fb", "ünï", "a b", ".hidden", "a.b."]
+            let components = identifiers.map(BackgroundLocation.component)
+            #expect(Set(components).count == identifiers.count)
+            for component in components {
+                #expect(!component.contains("/") && component != "." && component != ".." && !component.isEmpty)
+                #expect(!component.hasPrefix("."))
+            }
+            #expect(BackgroundLocation.component("app.one") == "app.one")
         }
-        #expect(BackgroundLocation.component("app.one") == "app.one")
-    }
 
-    /// Without `XDG_RUNTIME_DIR` the runtime folder is `/tmp/courier-<uid>`.
-    @Test func theRuntimeFolderFallsBackToTmp() {
-        let location = BackgroundLocation(environment: ["HOME": "/home/x"])
-        #expect(location.runtimeFolder.path == "/tmp/courier-\(geteuid())")
-        #expect(location.dataFolder.path == "/home/x/.local/share/courier/background")
-        let set = BackgroundLocation(environment: ["XDG_RUNTIME_DIR": "/run/user/7", "XDG_DATA_HOME": "/d"])
-        #expect(set.socket.path == "/run/user/7/courier/courierd.sock")
-        #expect(set.journal.path == "/d/courier/background/journal.sqlite")
-    }
+        /// Without `XDG_RUNTIME_DIR` the runtime folder is `/tmp/courier-<uid>`.
+        @Test func theRuntimeFolderFallsBackToTmp() {
+            let location = BackgroundLocation(environment: ["HOME": "/home/x"])
+            #expect(location.runtimeFolder.path == "/tmp/courier-\(geteuid())")
+            #expect(location.dataFolder.path == "/home/x/.local/share/courier/background")
+            let set = BackgroundLocation(environment: ["XDG_RUNTIME_DIR": "/run/user/7", "XDG_DATA_HOME": "/d"])
+            #expect(set.socket.path == "/run/user/7/courier/courierd.sock")
+            #expect(set.journal.path == "/d/courier/background/journal.sqlite")
+        }
 
-    /// Messages survive the frame; an oversized length or bytes that do not decode end the connection.
-    @Test func framesCarryMessagesAndRefuseHostileOnes() throws {
-        var ends: [Int32] = [0, 0]
-        #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &ends) == 0)
-        let left = FrameChannel(descriptor: ends[0], label: "left")
-        let right = FrameChannel(descriptor: ends[1], label: "right")
-        let request = BackgroundRequest.cancel(task: 7, producingResumeData: true)
-        #expect(left.sendNow(request))
-        #expect(right.receive(BackgroundRequest.self) == request)
-        // A length over the limit: the reader gives up rather than allocating it.
-        var huge = Data([0x7F, 0xFF, 0xFF, 0xFF])
-        huge.append(contentsOf: [UInt8](repeating: 0x20, count: 16))
-        _ = huge.withUnsafeBytes { send(ends[0], $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-        #expect(right.receive(BackgroundRequest.self) == nil)
+        /// Messages survive the frame; an oversized length or bytes that do not decode end the connection.
+        @Test func framesCarryMessagesAndRefuseHostileOnes() throws {
+            var ends: [Int32] = [0, 0]
+            #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &ends) == 0)
+            let left = FrameChannel(descriptor: ends[0], label: "left")
+            let right = FrameChannel(descriptor: ends[1], label: "right")
+            let request = BackgroundRequest.cancel(task: 7, producingResumeData: true)
+            #expect(left.sendNow(request))
+            #expect(right.receive(BackgroundRequest.self) == request)
+            // A length over the limit: the reader gives up rather than allocating it.
+            var huge = Data([0x7F, 0xFF, 0xFF, 0xFF])
+            huge.append(contentsOf: [UInt8](repeating: 0x20, count: 16))
+            _ = huge.withUnsafeBytes { send(ends[0], $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            #expect(right.receive(BackgroundRequest.self) == nil)
 
-        var more: [Int32] = [0, 0]
-        #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &more) == 0)
-        let reader = FrameChannel(descriptor: more[1], label: "reader")
-        let garbage = Data([0, 0, 0, 5]) + Data("{oops".utf8)
-        _ = garbage.withUnsafeBytes { send(more[0], $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-        #expect(reader.receive(BackgroundRequest.self) == nil)
-        close(more[0])
-    }
+            var more: [Int32] = [0, 0]
+            #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &more) == 0)
+            let reader = FrameChannel(descriptor: more[1], label: "reader")
+            let garbage = Data([0, 0, 0, 5]) + Data("{oops".utf8)
+            _ = garbage.withUnsafeBytes { send(more[0], $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            #expect(reader.receive(BackgroundRequest.self) == nil)
+            close(more[0])
+        }
 
-    /// The daemon admits only its own user: the peer's uid comes from the kernel (`SO_PEERCRED`).
-    @Test func onlyTheSameUserIsAdmitted() throws {
-        #expect(UnixSocket.admits(peer: geteuid()))
-        #expect(!UnixSocket.admits(peer: nil))
-        #expect(!UnixSocket.admits(peer: 65534, owner: 1000))
-        #expect(!UnixSocket.admits(peer: 0, owner: 1000))
-        var ends: [Int32] = [0, 0]
-        #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &ends) == 0)
-        let channel = FrameChannel(descriptor: ends[0], label: "peer")
-        #expect(channel.peerUserID == geteuid())
-        close(ends[1])
-    }
+        /// The daemon admits only its own user: the peer's uid comes from the kernel (`SO_PEERCRED`).
+        @Test func onlyTheSameUserIsAdmitted() throws {
+            #expect(UnixSocket.admits(peer: geteuid()))
+            #expect(!UnixSocket.admits(peer: nil))
+            #expect(!UnixSocket.admits(peer: 65534, owner: 1000))
+            #expect(!UnixSocket.admits(peer: 0, owner: 1000))
+            var ends: [Int32] = [0, 0]
+            #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &ends) == 0)
+            let channel = FrameChannel(descriptor: ends[0], label: "peer")
+            #expect(channel.peerUserID == geteuid())
+            close(ends[1])
+        }
 
-    /// A connection made by another user (`nobody`, through `setpriv`) is seen as that user and refused. Needs root
-    /// and `setpriv` to switch users.
-    @Test(.enabled(if: geteuid() == 0 && access("/usr/bin/setpriv", X_OK) == 0))
-    func anotherUsersConnectionIsRefused() async throws {
-        let root = try makeTemporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: root) }
-        let folder = root.appendingPathComponent("courier")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        chmod(root.path, 0o755)
-        chmod(folder.path, 0o755)
-        chmod(root.deletingLastPathComponent().path, 0o1777)
-        let listener = try UnixSocket.listen(at: folder.appendingPathComponent("courierd.sock").path)
-        defer { close(listener) }
-        chmod(folder.appendingPathComponent("courierd.sock").path, 0o777)
-        let child = try ChildProcess(
-            "/usr/bin/setpriv",
-            ["--reuid=65534", "--regid=65534", "--clear-groups", courierBinary().path, "daemon", "status"],
-            environment: ["XDG_RUNTIME_DIR": root.path, "HOME": "/nonexistent", "PATH": "/usr/bin:/bin"])
-        let descriptor = await onOwnThread { UnixSocket.accept(on: listener) }
-        let accepted = try #require(descriptor)
-        let channel = FrameChannel(descriptor: accepted, label: "stranger")
-        #expect(channel.peerUserID == 65534)
-        #expect(!UnixSocket.admits(peer: channel.peerUserID))
-        channel.shutDown()
-        await child.exitStatus()
-    }
+        /// A connection made by another user (`nobody`, through `setpriv`) is seen as that user and refused. Needs root
+        /// and `setpriv` to switch users.
+        @Test(.enabled(if: geteuid() == 0 && access("/usr/bin/setpriv", X_OK) == 0))
+        func anotherUsersConnectionIsRefused() async throws {
+            let root = try makeTemporaryDirectory()
+            defer { try? FileManager.default.removeItem(at: root) }
+            let folder = root.appendingPathComponent("courier")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            chmod(root.path, 0o755)
+            chmod(folder.path, 0o755)
+            chmod(root.deletingLastPathComponent().path, 0o1777)
+            let listener = try UnixSocket.listen(at: folder.appendingPathComponent("courierd.sock").path)
+            defer { close(listener) }
+            chmod(folder.appendingPathComponent("courierd.sock").path, 0o777)
+            let child = try ChildProcess(
+                "/usr/bin/setpriv",
+                ["--reuid=65534", "--regid=65534", "--clear-groups", courierBinary().path, "daemon", "status"],
+                environment: ["XDG_RUNTIME_DIR": root.path, "HOME": "/nonexistent", "PATH": "/usr/bin:/bin"])
+            let descriptor = await onOwnThread { UnixSocket.accept(on: listener) }
+            let accepted = try #require(descriptor)
+            let channel = FrameChannel(descriptor: accepted, label: "stranger")
+            #expect(channel.peerUserID == 65534)
+            #expect(!UnixSocket.admits(peer: channel.peerUserID))
+            channel.shutDown()
+            await child.exitStatus()
+        }
 
-    /// Transient failures are retried with a doubling delay until the resource deadline; others end the task; a
-    /// `5xx` is retried only with a `Retry-After`.
-    @Test func theRetryRules() {
-        let policy = RetryPolicy(base: 1, maximum: 60)
-        let now = Date(timeIntervalSince1970: 1_000_000)
-        let far = now.addingTimeInterval(3600)
-        #expect(
-            policy.delay(after: URLError(.networkConnectionLost), failuresWithoutProgress: 0, now: now, deadline: far)
-                == 1)
-        #expect(policy.delay(after: URLError(.timedOut), failuresWithoutProgress: 3, now: now, deadline: far) == 8)
-        #expect(
-            policy.delay(after: URLError(.cannotConnectToHost), failuresWithoutProgress: 20, now: now, deadline: far)
-                == 60)
-        #expect(
-            policy.delay(after: URLError(.badServerResponse), failuresWithoutProgress: 0, now: now, deadline: far)
-                == nil)
-        #expect(policy.delay(after: URLError(.cancelled), failuresWithoutProgress: 0, now: now, deadline: far) == nil)
-        #expect(
-            policy.delay(
-                after: URLError(.serverCertificateUntrusted), failuresWithoutProgress: 0, now: now, deadline: far)
-                == nil)
-        // Past the deadline: the task ends.
-        #expect(
-            policy.delay(
-                after: URLError(.networkConnectionLost), failuresWithoutProgress: 0, now: now,
-                deadline: now.addingTimeInterval(0.5)) == nil)
-        #expect(policy.delay(status: 503, retryAfter: "7", now: now, deadline: far) == 7)
-        #expect(policy.delay(status: 503, retryAfter: "Mon, 12 Jan 1970 13:47:00 GMT", now: now, deadline: far) == 20)
-        #expect(policy.delay(status: 503, retryAfter: nil, now: now, deadline: far) == nil)
-        #expect(policy.delay(status: 503, retryAfter: "soon", now: now, deadline: far) == nil)
-        #expect(policy.delay(status: 404, retryAfter: "1", now: now, deadline: far) == nil)
-        #expect(policy.delay(status: 503, retryAfter: "7200", now: now, deadline: far) == nil)
-    }
+        /// Transient failures are retried with a doubling delay until the resource deadline; others end the task; a
+        /// `5xx` is retried only with a `Retry-After`.
+        @Test func theRetryRules() {
+            let policy = RetryPolicy(base: 1, maximum: 60)
+            let now = Date(timeIntervalSince1970: 1_000_000)
+            let far = now.addingTimeInterval(3600)
+            #expect(
+                policy.delay(
+                    after: URLError(.networkConnectionLost), failuresWithoutProgress: 0, now: now, deadline: far)
+                    == 1)
+            #expect(policy.delay(after: URLError(.timedOut), failuresWithoutProgress: 3, now: now, deadline: far) == 8)
+            #expect(
+                policy.delay(
+                    after: URLError(.cannotConnectToHost), failuresWithoutProgress: 20, now: now, deadline: far)
+                    == 60)
+            #expect(
+                policy.delay(after: URLError(.badServerResponse), failuresWithoutProgress: 0, now: now, deadline: far)
+                    == nil)
+            #expect(
+                policy.delay(after: URLError(.cancelled), failuresWithoutProgress: 0, now: now, deadline: far) == nil)
+            #expect(
+                policy.delay(
+                    after: URLError(.serverCertificateUntrusted), failuresWithoutProgress: 0, now: now, deadline: far)
+                    == nil)
+            // Past the deadline: the task ends.
+            #expect(
+                policy.delay(
+                    after: URLError(.networkConnectionLost), failuresWithoutProgress: 0, now: now,
+                    deadline: now.addingTimeInterval(0.5)) == nil)
+            #expect(policy.delay(status: 503, retryAfter: "7", now: now, deadline: far) == 7)
+            #expect(
+                policy.delay(status: 503, retryAfter: "Mon, 12 Jan 1970 13:47:00 GMT", now: now, deadline: far) == 20)
+            #expect(policy.delay(status: 503, retryAfter: nil, now: now, deadline: far) == nil)
+            #expect(policy.delay(status: 503, retryAfter: "soon", now: now, deadline: far) == nil)
+            #expect(policy.delay(status: 404, retryAfter: "1", now: now, deadline: far) == nil)
+            #expect(policy.delay(status: 503, retryAfter: "7200", now: now, deadline: far) == nil)
+        }
 
-    /// The journal keeps tasks and events in order, forgets delivered ones, and never reuses a task identifier.
-    @Test func theJournalKeepsTasksAndEvents() throws {
-        let folder = try makeTemporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let journal = try BackgroundJournal(
-            at: folder.appendingPathComponent("j/journal.sqlite"), logger: Logger(label: "t"))
-        #expect(try journal.nextTaskIdentifier(for: "a") == 1)
-        try journal.save(JournalTask(identifier: "a", task: 1, finished: false, record: Data("one".utf8)))
-        try journal.save(JournalTask(identifier: "b", task: 4, finished: false, record: Data("b4".utf8)))
-        let first = try #require(
+        /// The journal keeps tasks and events in order, forgets delivered ones, and never reuses a task identifier.
+        @Test func theJournalKeepsTasksAndEvents() throws {
+            let folder = try makeTemporaryDirectory()
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let journal = try BackgroundJournal(
+                at: folder.appendingPathComponent("j/journal.sqlite"), logger: Logger(label: "t"))
+            #expect(try journal.nextTaskIdentifier(for: "a") == 1)
+            try journal.save(JournalTask(identifier: "a", task: 1, finished: false, record: Data("one".utf8)))
+            try journal.save(JournalTask(identifier: "b", task: 4, finished: false, record: Data("b4".utf8)))
+            let first = try #require(
+                try journal.save(
+                    JournalTask(identifier: "a", task: 1, finished: true, record: Data("done".utf8)),
+                    appending: Data("e1".utf8)))
+            #expect(try journal.nextTaskIdentifier(for: "a") == 2)
+            #expect(try journal.nextTaskIdentifier(for: "b") == 5)
+            #expect(try journal.tasks().map(\.identifier) == ["b"])
+            #expect(try journal.tasks(identifier: "a", includingFinished: true).map(\.record) == [Data("done".utf8)])
+            #expect(try journal.pendingEvents(identifier: "a").map(\.body) == [Data("e1".utf8)])
+            #expect(try journal.pendingEvents(identifier: "b").isEmpty)
+            // Another identifier's acknowledgement does not touch it.
+            try journal.delivered(sequence: first, identifier: "b")
+            #expect(try journal.pendingEvents(identifier: "a").count == 1)
+            try journal.delivered(sequence: first, identifier: "a")
+            #expect(try journal.pendingEvents(identifier: "a").isEmpty)
+            #expect(try journal.tasks(identifier: "a", includingFinished: true).isEmpty)
+            // The numbering survives the task's removal.
+            #expect(try journal.nextTaskIdentifier(for: "a") == 2)
+        }
+
+        /// A crash in the middle of a write (a torn last frame of the write-ahead log, as a `kill -9` or a power cut
+        /// leaves it): the journal opens with every transaction committed before it.
+        @Test func aTornWriteLosesOnlyTheUnfinishedTransaction() throws {
+            let folder = try makeTemporaryDirectory()
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let live = folder.appendingPathComponent("live")
+            let journal = try BackgroundJournal(
+                at: live.appendingPathComponent("journal.sqlite"), logger: Logger(label: "t"))
+            try journal.save(JournalTask(identifier: "a", task: 1, finished: false, record: Data("kept".utf8)))
             try journal.save(
-                JournalTask(identifier: "a", task: 1, finished: true, record: Data("done".utf8)),
-                appending: Data("e1".utf8)))
-        #expect(try journal.nextTaskIdentifier(for: "a") == 2)
-        #expect(try journal.nextTaskIdentifier(for: "b") == 5)
-        #expect(try journal.tasks().map(\.identifier) == ["b"])
-        #expect(try journal.tasks(identifier: "a", includingFinished: true).map(\.record) == [Data("done".utf8)])
-        #expect(try journal.pendingEvents(identifier: "a").map(\.body) == [Data("e1".utf8)])
-        #expect(try journal.pendingEvents(identifier: "b").isEmpty)
-        // Another identifier's acknowledgement does not touch it.
-        try journal.delivered(sequence: first, identifier: "b")
-        #expect(try journal.pendingEvents(identifier: "a").count == 1)
-        try journal.delivered(sequence: first, identifier: "a")
-        #expect(try journal.pendingEvents(identifier: "a").isEmpty)
-        #expect(try journal.tasks(identifier: "a", includingFinished: true).isEmpty)
-        // The numbering survives the task's removal.
-        #expect(try journal.nextTaskIdentifier(for: "a") == 2)
-    }
-
-    /// A crash in the middle of a write (a torn last frame of the write-ahead log, as a `kill -9` or a power cut
-    /// leaves it): the journal opens with every transaction committed before it.
-    @Test func aTornWriteLosesOnlyTheUnfinishedTransaction() throws {
-        let folder = try makeTemporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let live = folder.appendingPathComponent("live")
-        let journal = try BackgroundJournal(
-            at: live.appendingPathComponent("journal.sqlite"), logger: Logger(label: "t"))
-        try journal.save(JournalTask(identifier: "a", task: 1, finished: false, record: Data("kept".utf8)))
-        try journal.save(
-            JournalTask(identifier: "a", task: 2, finished: false, record: Data(repeating: 7, count: 20_000)))
-        // What the disk holds at the crash: the database and its log, the log's last frame cut short.
-        let crash = folder.appendingPathComponent("crash")
-        try FileManager.default.createDirectory(
-            at: crash, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        for name in ["journal.sqlite", "journal.sqlite-wal"] {
-            try FileManager.default.copyItem(
-                at: live.appendingPathComponent(name), to: crash.appendingPathComponent(name))
+                JournalTask(identifier: "a", task: 2, finished: false, record: Data(repeating: 7, count: 20_000)))
+            // What the disk holds at the crash: the database and its log, the log's last frame cut short.
+            let crash = folder.appendingPathComponent("crash")
+            try FileManager.default.createDirectory(
+                at: crash, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            for name in ["journal.sqlite", "journal.sqlite-wal"] {
+                try FileManager.default.copyItem(
+                    at: live.appendingPathComponent(name), to: crash.appendingPathComponent(name))
+            }
+            let wal = crash.appendingPathComponent("journal.sqlite-wal")
+            let size = try #require(try FileManager.default.attributesOfItem(atPath: wal.path)[.size] as? Int)
+            #expect(truncate(wal.path, off_t(size - 1000)) == 0)
+            let recovered = try BackgroundJournal(
+                at: crash.appendingPathComponent("journal.sqlite"), logger: Logger(label: "t"))
+            let tasks = try recovered.tasks()
+            #expect(tasks.first?.record == Data("kept".utf8))
+            #expect(tasks.count == 1)
+            // And it takes new writes.
+            try recovered.save(JournalTask(identifier: "a", task: 3, finished: false, record: Data("after".utf8)))
+            #expect(try recovered.nextTaskIdentifier(for: "a") == 4)
         }
-        let wal = crash.appendingPathComponent("journal.sqlite-wal")
-        let size = try #require(try FileManager.default.attributesOfItem(atPath: wal.path)[.size] as? Int)
-        #expect(truncate(wal.path, off_t(size - 1000)) == 0)
-        let recovered = try BackgroundJournal(
-            at: crash.appendingPathComponent("journal.sqlite"), logger: Logger(label: "t"))
-        let tasks = try recovered.tasks()
-        #expect(tasks.first?.record == Data("kept".utf8))
-        #expect(tasks.count == 1)
-        // And it takes new writes.
-        try recovered.save(JournalTask(identifier: "a", task: 3, finished: false, record: Data("after".utf8)))
-        #expect(try recovered.nextTaskIdentifier(for: "a") == 4)
-    }
 
-    /// Bytes written but not flushed are trusted only on the boot that wrote them: after a restart of the machine
-    /// (a power cut) only the flushed part is continued, never bytes the disk may not hold.
-    @Test func theResumeOffsetTrustsUnflushedBytesOnlyOnTheSameBoot() {
-        let spec = BackgroundTaskSpec(
-            task: 1, kind: .download, request: CodableRequest(URLRequest(url: URL(string: "http://127.0.0.1/x")!)),
-            settings: BackgroundTransferSettings(timeoutIntervalForRequest: 60, timeoutIntervalForResource: 60))
-        var record = TaskRecord(identifier: "a", spec: spec, now: Date())
-        record.partialFileName = "part"
-        record.durableBytes = 1_000
-        record.writtenBytes = 5_000
-        record.writtenBoot = "boot-1"
-        #expect(record.resumeOffset(boot: "boot-1") == 5_000)
-        #expect(record.resumeOffset(boot: "boot-2") == 1_000)
-        #expect(record.resumeOffset(boot: nil) == 1_000)
-        record.writtenBytes = 500
-        #expect(record.resumeOffset(boot: "boot-1") == 1_000)
-        record.forgetPartial()
-        #expect(record.resumeOffset(boot: "boot-1") == 0)
-        #expect(record.partialFileName == nil && record.entityTag == nil)
-        #expect(BootIdentifier.current?.isEmpty == false)
+        /// Bytes written but not flushed are trusted only on the boot that wrote them: after a restart of the machine
+        /// (a power cut) only the flushed part is continued, never bytes the disk may not hold.
+        @Test func theResumeOffsetTrustsUnflushedBytesOnlyOnTheSameBoot() {
+            let spec = BackgroundTaskSpec(
+                task: 1, kind: .download, request: CodableRequest(URLRequest(url: URL(string: "http://127.0.0.1/x")!)),
+                settings: BackgroundTransferSettings(timeoutIntervalForRequest: 60, timeoutIntervalForResource: 60))
+            var record = TaskRecord(identifier: "a", spec: spec, now: Date())
+            record.partialFileName = "part"
+            record.durableBytes = 1_000
+            record.writtenBytes = 5_000
+            record.writtenBoot = "boot-1"
+            #expect(record.resumeOffset(boot: "boot-1") == 5_000)
+            #expect(record.resumeOffset(boot: "boot-2") == 1_000)
+            #expect(record.resumeOffset(boot: nil) == 1_000)
+            record.writtenBytes = 500
+            #expect(record.resumeOffset(boot: "boot-1") == 1_000)
+            record.forgetPartial()
+            #expect(record.resumeOffset(boot: "boot-1") == 0)
+            #expect(record.partialFileName == nil && record.entityTag == nil)
+            #expect(BootIdentifier.current?.isEmpty == false)
+        }
     }
 }

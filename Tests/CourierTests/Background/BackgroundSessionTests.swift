@@ -10,251 +10,258 @@ import Testing
     import Glibc
 #endif
 
-/// Background sessions against a real `courierd` (a child process started by the library) and the mock server.
-@Suite("Background sessions: courierd runs the transfers", .serialized)
-struct BackgroundSessionTests {
-    /// A download runs in the daemon; the app's delegate gets progress, the file byte for byte, and the completion.
-    @Test func aDownloadRunsInTheDaemon() async throws {
-        let fixture = try BackgroundFixture()
-        try await withServer { server in
-            server.serveResource("/file", body: .pattern(length: 3_000_000))
-            let recorder = BackgroundRecorder()
-            let session = await fixture.session("app.one", delegate: recorder)
-            let task = session.downloadTask(with: server.url("/file"))
-            #expect(task.taskIdentifier == 1)
-            task.resume()
-            await recorder.waitForCompletions(1)
-            #expect(recorder.events == ["finished 1", "completed 1 0"], "\(fixture.daemonLog)")
-            let finished = try #require(recorder.finished.first)
-            #expect(bytesAre(finished.bytes, MockBody.patternBytes(offset: 0, count: 3_000_000)))
-            #expect(recorder.bytesWritten(1) == 3_000_000)
-            #expect((task.response as? HTTPURLResponse)?.statusCode == 200)
-            #expect(task.state == .completed)
-            // The daemon ran it: the app's process has no connection of its own to the server's port... the pid
-            // file names a live process other than this one.
-            let pid = try #require(fixture.daemonPID)
-            #expect(pid != getpid() && kill(pid, 0) == 0)
-            session.invalidateAndCancel()
-        }
-        await fixture.tearDown()
-    }
-
-    /// Data tasks, uploads from data and completion handlers are refused, as on Darwin.
-    @Test func darwinsRefusalsHold() async throws {
-        let fixture = try BackgroundFixture()
-        let recorder = BackgroundRecorder()
-        let session = await fixture.session("app.refusals", delegate: recorder)
-        let url = URL(string: "http://127.0.0.1:9/x")!
-        session.dataTask(with: url).resume()
-        session.uploadTask(with: URLRequest(url: url), from: Data("x".utf8)).resume()
-        let handled = NIOLockedValueBox<URLError?>(nil)
-        session.downloadTask(with: url) { _, _, error in handled.withLockedValue { $0 = error as? URLError } }.resume()
-        await recorder.waitForCompletions(2)
-        for (_, error) in recorder.errors {
-            #expect(error?.code == .unsupportedURL)
-        }
-        for _ in 0..<100 where handled.withLockedValue({ $0 }) == nil { try await Task.sleep(for: .milliseconds(10)) }
-        #expect(handled.withLockedValue { $0 }?.code == .unsupportedURL)
-        session.invalidateAndCancel()
-        await fixture.tearDown()
-    }
-
-    /// One process at a time per identifier: a second session gets Darwin's error on its tasks.
-    @Test func aSecondAttachIsRefused() async throws {
-        let fixture = try BackgroundFixture()
-        let first = await fixture.session("app.shared", delegate: BackgroundRecorder())
-        let recorder = BackgroundRecorder()
-        let second = await fixture.session("app.shared", delegate: recorder)
-        second.downloadTask(with: URL(string: "http://127.0.0.1:9/x")!).resume()
-        await recorder.waitForCompletions(1)
-        #expect(recorder.errors[1]??.code == .backgroundSessionInUseByAnotherProcess)
-        first.invalidateAndCancel()
-        second.invalidateAndCancel()
-        await fixture.tearDown()
-    }
-}
-
-/// The daemon's crashes, the app's departure and a hostile network: nothing is lost and nothing is spliced.
-@Suite("Background sessions: surviving crashes", .serialized)
-struct BackgroundRecoveryTests {
-    static let length: Int64 = 8_000_000
-
-    /// Serves `/file` (pattern bytes, `ETag: "v1"`); requests without `Range` trickle, so that a test can act
-    /// mid-transfer.
-    static func serveSlowly(_ server: MockServer) {
-        server.serveResource("/file", body: .pattern(length: length)) { request, response in
-            guard request.header("Range") == nil else { return }
-            response.chunkSize = 16 * 1024
-            response.chunkDelay = .milliseconds(3)
-        }
-    }
-
-    /// Serves `/file`; requests without `Range` send 3,000,000 bytes and then stall with the connection open, so
-    /// that a test acts mid-transfer however loaded the machine is.
-    static func serveStalling(_ server: MockServer) {
-        server.serveResource("/file", body: .pattern(length: length)) { request, response in
-            guard request.header("Range") == nil else { return }
-            response.stallAfterBodyBytes = stallOffset
-        }
-    }
-
-    static let stallOffset = 3_000_000
-
-    /// Serves `/file`; requests without `Range` answer only after 1.5 s, so that an app can leave before anything
-    /// happens.
-    static func serveLate(_ server: MockServer) {
-        server.serveResource("/file", body: .pattern(length: length)) { request, response in
-            guard request.header("Range") == nil else { return }
-            response.headDelay = .milliseconds(1500)
-        }
-    }
-
-    static func waitUntil(_ condition: () -> Bool, timeout: Duration = .seconds(30)) async {
-        let deadline = ContinuousClock.now + timeout
-        while !condition() && ContinuousClock.now < deadline {
-            try? await Task.sleep(for: .milliseconds(10))
-        }
-    }
-
-    /// `kill -9` of the daemon mid-transfer: the session starts a new one, which continues from the last durable
-    /// offset with a range request; the file is the resource byte for byte.
-    @Test func aKilledDaemonContinuesWithARange() async throws {
-        let fixture = try BackgroundFixture()
-        try await withServer { server in
-            Self.serveStalling(server)
-            let recorder = BackgroundRecorder()
-            let session = await fixture.session("app.kill", delegate: recorder)
-            session.downloadTask(with: server.url("/file")).resume()
-            await Self.waitUntil { recorder.bytesWritten(1) > 2_500_000 }
-            let first = try #require(fixture.daemonPID)
-            await fixture.killDaemon()
-            await recorder.waitForCompletions(1)
-            #expect(recorder.events == ["finished 1", "completed 1 0"], "\(fixture.daemonLog)")
-            let finished = try #require(recorder.finished.first)
-            #expect(bytesAre(finished.bytes, MockBody.patternBytes(offset: 0, count: Int(Self.length))))
-            #expect(fixture.daemonPID != first)
-            let requests = server.requests(path: "/file")
-            #expect(requests.count == 2)
-            let range = try #require(requests.last?.header("Range"))
-            let offset = Int64(range.dropFirst("bytes=".count).dropLast()) ?? 0
-            // A durable checkpoint: at least the second one (2 MiB), at most what was sent before the stall.
-            #expect(offset >= 2 << 20 && offset <= Self.stallOffset, "\(range)")
-            #expect(requests.last?.header("If-Range") == "\"v1\"")
-            session.invalidateAndCancel()
-        }
-        await fixture.tearDown()
-    }
-
-    /// The resource changes while the daemon is down: the continuation's `If-Range` gets the whole new version,
-    /// which replaces the old bytes — never two versions spliced.
-    @Test func aChangedValidatorRestartsTheDownload() async throws {
-        let fixture = try BackgroundFixture()
-        try await withServer { server in
-            Self.serveStalling(server)
-            let recorder = BackgroundRecorder()
-            let session = await fixture.session("app.etag", delegate: recorder)
-            session.downloadTask(with: server.url("/file")).resume()
-            await Self.waitUntil { recorder.bytesWritten(1) > 2_500_000 }
-            let replacement = Data((0..<3_000_000).map { UInt8(truncatingIfNeeded: $0 * 7 + 1) })
-            await fixture.killDaemon()
-            server.serveResource("/file", body: .data(replacement), etag: "\"v2\"")
-            await recorder.waitForCompletions(1)
-            let finished = try #require(recorder.finished.first, "\(fixture.daemonLog)")
-            #expect(bytesAre(finished.bytes, replacement))
-            #expect(server.requests(path: "/file").last?.header("If-Range") == "\"v1\"")
-            session.invalidateAndCancel()
-        }
-        await fixture.tearDown()
-    }
-
-    /// The server drops the connection ten times: the daemon continues each time from where it stopped and the
-    /// download completes byte for byte.
-    @Test func tenDroppedConnectionsStillComplete() async throws {
-        let fixture = try BackgroundFixture()
-        try await withServer { server in
-            let drops = NIOLockedValueBox(0)
-            server.serveResource("/file", body: .pattern(length: 2_000_000)) { _, response in
-                let dropped = drops.withLockedValue { count in
-                    count += 1
-                    return count <= 10
-                }
-                if dropped { response.closeAfterBodyBytes = 150_000 }
+extension BackgroundSuites {
+    /// Background sessions against a real `courierd` (a child process started by the library) and the mock server.
+    @Suite("Background sessions: courierd runs the transfers", .serialized)
+    struct BackgroundSessionTests {
+        /// A download runs in the daemon; the app's delegate gets progress, the file byte for byte, and the completion.
+        @Test func aDownloadRunsInTheDaemon() async throws {
+            let fixture = try BackgroundFixture()
+            try await withServer { server in
+                server.serveResource("/file", body: .pattern(length: 3_000_000))
+                let recorder = BackgroundRecorder()
+                let session = await fixture.session("app.one", delegate: recorder)
+                let task = session.downloadTask(with: server.url("/file"))
+                #expect(task.taskIdentifier == 1)
+                task.resume()
+                await recorder.waitForCompletions(1)
+                #expect(recorder.events == ["finished 1", "completed 1 0"], "\(fixture.daemonLog)")
+                let finished = try #require(recorder.finished.first)
+                #expect(bytesAre(finished.bytes, MockBody.patternBytes(offset: 0, count: 3_000_000)))
+                #expect(recorder.bytesWritten(1) == 3_000_000)
+                #expect((task.response as? HTTPURLResponse)?.statusCode == 200)
+                #expect(task.state == .completed)
+                // The daemon ran it: the app's process has no connection of its own to the server's port... the pid
+                // file names a live process other than this one.
+                let pid = try #require(fixture.daemonPID)
+                #expect(pid != getpid() && kill(pid, 0) == 0)
+                session.invalidateAndCancel()
             }
-            let recorder = BackgroundRecorder()
-            let session = await fixture.session("app.drops", delegate: recorder)
-            session.downloadTask(with: server.url("/file")).resume()
-            await recorder.waitForCompletions(1)
-            #expect(recorder.events == ["finished 1", "completed 1 0"], "\(fixture.daemonLog)")
-            #expect(
-                bytesAre(recorder.finished.first?.bytes ?? Data(), MockBody.patternBytes(offset: 0, count: 2_000_000)))
-            let requests = server.requests(path: "/file")
-            #expect(requests.count == 11)
-            #expect(requests.dropFirst().allSatisfy { $0.header("Range") != nil })
-            session.invalidateAndCancel()
+            await fixture.tearDown()
         }
-        await fixture.tearDown()
-    }
 
-    /// A `503` with `Retry-After` is tried again; the app sees only the final answer.
-    @Test func aServiceUnavailableWithRetryAfterIsRetried() async throws {
-        let fixture = try BackgroundFixture()
-        try await withServer { server in
-            let calls = NIOLockedValueBox(0)
-            server.route("/busy") { _ in
-                let call = calls.withLockedValue { count in
-                    count += 1
-                    return count
-                }
-                if call == 1 {
-                    var busy = MockResponse.status(503)
-                    busy.headers.append((name: "Retry-After", value: "0"))
-                    return busy
-                }
-                return .ok("ready")
+        /// Data tasks, uploads from data and completion handlers are refused, as on Darwin.
+        @Test func darwinsRefusalsHold() async throws {
+            let fixture = try BackgroundFixture()
+            let recorder = BackgroundRecorder()
+            let session = await fixture.session("app.refusals", delegate: recorder)
+            let url = URL(string: "http://127.0.0.1:9/x")!
+            session.dataTask(with: url).resume()
+            session.uploadTask(with: URLRequest(url: url), from: Data("x".utf8)).resume()
+            let handled = NIOLockedValueBox<URLError?>(nil)
+            session.downloadTask(with: url) { _, _, error in handled.withLockedValue { $0 = error as? URLError } }
+                .resume()
+            await recorder.waitForCompletions(2)
+            for (_, error) in recorder.errors {
+                #expect(error?.code == .unsupportedURL)
             }
-            let recorder = BackgroundRecorder()
-            let session = await fixture.session("app.busy", delegate: recorder)
-            let task = session.downloadTask(with: server.url("/busy"))
-            task.resume()
-            await recorder.waitForCompletions(1)
-            #expect(bytesAre(recorder.finished.first?.bytes ?? Data(), Data("ready".utf8)), "\(fixture.daemonLog)")
-            #expect((task.response as? HTTPURLResponse)?.statusCode == 200)
-            #expect(calls.withLockedValue { $0 } == 2)
+            for _ in 0..<100 where handled.withLockedValue({ $0 }) == nil {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            #expect(handled.withLockedValue { $0 }?.code == .unsupportedURL)
             session.invalidateAndCancel()
+            await fixture.tearDown()
         }
-        await fixture.tearDown()
+
+        /// One process at a time per identifier: a second session gets Darwin's error on its tasks.
+        @Test func aSecondAttachIsRefused() async throws {
+            let fixture = try BackgroundFixture()
+            let first = await fixture.session("app.shared", delegate: BackgroundRecorder())
+            let recorder = BackgroundRecorder()
+            let second = await fixture.session("app.shared", delegate: recorder)
+            second.downloadTask(with: URL(string: "http://127.0.0.1:9/x")!).resume()
+            await recorder.waitForCompletions(1)
+            #expect(recorder.errors[1]??.code == .backgroundSessionInUseByAnotherProcess)
+            first.invalidateAndCancel()
+            second.invalidateAndCancel()
+            await fixture.tearDown()
+        }
     }
 
-    /// The app goes away mid-transfer; the daemon finishes alone and keeps the events; the next session with the
-    /// identifier lists the task, then receives the file and the completion, in order, then
-    /// `urlSessionDidFinishEvents`.
-    @Test func eventsWaitForTheNextSession() async throws {
-        let fixture = try BackgroundFixture()
-        try await withServer { server in
-            Self.serveLate(server)
-            let first = BackgroundRecorder()
-            let gone = await fixture.session("app.later", delegate: first)
-            gone.downloadTask(with: server.url("/file")).resume()
-            try #require(gone.backgroundClient).detach()
-            await fixture.waitForNoClients()
-            let recorder = BackgroundRecorder()
-            let session = await fixture.session("app.later", delegate: recorder)
-            let listed = await session.allTasks
-            #expect(listed.map(\.taskIdentifier) == [1])
-            #expect(listed.first is URLSessionDownloadTask)
-            #expect(listed.first?.originalRequest?.url == server.url("/file"))
-            await recorder.waitForCompletions(1)
-            await Self.waitUntil { recorder.drainedCount == 1 }
-            #expect(first.events.isEmpty)
-            #expect(
-                bytesAre(
-                    recorder.finished.first?.bytes ?? Data(), MockBody.patternBytes(offset: 0, count: Int(Self.length)))
-            )
-            #expect(recorder.events == ["finished 1", "completed 1 0", "drained"])
-            // The next task continues the numbering.
-            #expect(session.downloadTask(with: server.url("/file")).taskIdentifier == 2)
-            session.invalidateAndCancel()
+    /// The daemon's crashes, the app's departure and a hostile network: nothing is lost and nothing is spliced.
+    @Suite("Background sessions: surviving crashes", .serialized)
+    struct BackgroundRecoveryTests {
+        static let length: Int64 = 8_000_000
+
+        /// Serves `/file` (pattern bytes, `ETag: "v1"`); requests without `Range` trickle, so that a test can act
+        /// mid-transfer.
+        static func serveSlowly(_ server: MockServer) {
+            server.serveResource("/file", body: .pattern(length: length)) { request, response in
+                guard request.header("Range") == nil else { return }
+                response.chunkSize = 16 * 1024
+                response.chunkDelay = .milliseconds(3)
+            }
         }
-        await fixture.tearDown()
+
+        /// Serves `/file`; requests without `Range` send 3,000,000 bytes and then stall with the connection open, so
+        /// that a test acts mid-transfer however loaded the machine is.
+        static func serveStalling(_ server: MockServer) {
+            server.serveResource("/file", body: .pattern(length: length)) { request, response in
+                guard request.header("Range") == nil else { return }
+                response.stallAfterBodyBytes = stallOffset
+            }
+        }
+
+        static let stallOffset = 3_000_000
+
+        /// Serves `/file`; requests without `Range` answer only after 1.5 s, so that an app can leave before anything
+        /// happens.
+        static func serveLate(_ server: MockServer) {
+            server.serveResource("/file", body: .pattern(length: length)) { request, response in
+                guard request.header("Range") == nil else { return }
+                response.headDelay = .milliseconds(1500)
+            }
+        }
+
+        static func waitUntil(_ condition: () -> Bool, timeout: Duration = .seconds(30)) async {
+            let deadline = ContinuousClock.now + timeout
+            while !condition() && ContinuousClock.now < deadline {
+                try? await Task.sleep(for: .milliseconds(10))
+            }
+        }
+
+        /// `kill -9` of the daemon mid-transfer: the session starts a new one, which continues from the last durable
+        /// offset with a range request; the file is the resource byte for byte.
+        @Test func aKilledDaemonContinuesWithARange() async throws {
+            let fixture = try BackgroundFixture()
+            try await withServer { server in
+                Self.serveStalling(server)
+                let recorder = BackgroundRecorder()
+                let session = await fixture.session("app.kill", delegate: recorder)
+                session.downloadTask(with: server.url("/file")).resume()
+                await Self.waitUntil { recorder.bytesWritten(1) > 2_500_000 }
+                let first = try #require(fixture.daemonPID)
+                await fixture.killDaemon()
+                await recorder.waitForCompletions(1)
+                #expect(recorder.events == ["finished 1", "completed 1 0"], "\(fixture.daemonLog)")
+                let finished = try #require(recorder.finished.first)
+                #expect(bytesAre(finished.bytes, MockBody.patternBytes(offset: 0, count: Int(Self.length))))
+                #expect(fixture.daemonPID != first)
+                let requests = server.requests(path: "/file")
+                #expect(requests.count == 2)
+                let range = try #require(requests.last?.header("Range"))
+                let offset = Int64(range.dropFirst("bytes=".count).dropLast()) ?? 0
+                // A durable checkpoint: at least the second one (2 MiB), at most what was sent before the stall.
+                #expect(offset >= 2 << 20 && offset <= Self.stallOffset, "\(range)")
+                #expect(requests.last?.header("If-Range") == "\"v1\"")
+                session.invalidateAndCancel()
+            }
+            await fixture.tearDown()
+        }
+
+        /// The resource changes while the daemon is down: the continuation's `If-Range` gets the whole new version,
+        /// which replaces the old bytes — never two versions spliced.
+        @Test func aChangedValidatorRestartsTheDownload() async throws {
+            let fixture = try BackgroundFixture()
+            try await withServer { server in
+                Self.serveStalling(server)
+                let recorder = BackgroundRecorder()
+                let session = await fixture.session("app.etag", delegate: recorder)
+                session.downloadTask(with: server.url("/file")).resume()
+                await Self.waitUntil { recorder.bytesWritten(1) > 2_500_000 }
+                let replacement = Data((0..<3_000_000).map { UInt8(truncatingIfNeeded: $0 * 7 + 1) })
+                await fixture.killDaemon()
+                server.serveResource("/file", body: .data(replacement), etag: "\"v2\"")
+                await recorder.waitForCompletions(1)
+                let finished = try #require(recorder.finished.first, "\(fixture.daemonLog)")
+                #expect(bytesAre(finished.bytes, replacement))
+                #expect(server.requests(path: "/file").last?.header("If-Range") == "\"v1\"")
+                session.invalidateAndCancel()
+            }
+            await fixture.tearDown()
+        }
+
+        /// The server drops the connection ten times: the daemon continues each time from where it stopped and the
+        /// download completes byte for byte.
+        @Test func tenDroppedConnectionsStillComplete() async throws {
+            let fixture = try BackgroundFixture()
+            try await withServer { server in
+                let drops = NIOLockedValueBox(0)
+                server.serveResource("/file", body: .pattern(length: 2_000_000)) { _, response in
+                    let dropped = drops.withLockedValue { count in
+                        count += 1
+                        return count <= 10
+                    }
+                    if dropped { response.closeAfterBodyBytes = 150_000 }
+                }
+                let recorder = BackgroundRecorder()
+                let session = await fixture.session("app.drops", delegate: recorder)
+                session.downloadTask(with: server.url("/file")).resume()
+                await recorder.waitForCompletions(1)
+                #expect(recorder.events == ["finished 1", "completed 1 0"], "\(fixture.daemonLog)")
+                #expect(
+                    bytesAre(
+                        recorder.finished.first?.bytes ?? Data(), MockBody.patternBytes(offset: 0, count: 2_000_000)))
+                let requests = server.requests(path: "/file")
+                #expect(requests.count == 11)
+                #expect(requests.dropFirst().allSatisfy { $0.header("Range") != nil })
+                session.invalidateAndCancel()
+            }
+            await fixture.tearDown()
+        }
+
+        /// A `503` with `Retry-After` is tried again; the app sees only the final answer.
+        @Test func aServiceUnavailableWithRetryAfterIsRetried() async throws {
+            let fixture = try BackgroundFixture()
+            try await withServer { server in
+                let calls = NIOLockedValueBox(0)
+                server.route("/busy") { _ in
+                    let call = calls.withLockedValue { count in
+                        count += 1
+                        return count
+                    }
+                    if call == 1 {
+                        var busy = MockResponse.status(503)
+                        busy.headers.append((name: "Retry-After", value: "0"))
+                        return busy
+                    }
+                    return .ok("ready")
+                }
+                let recorder = BackgroundRecorder()
+                let session = await fixture.session("app.busy", delegate: recorder)
+                let task = session.downloadTask(with: server.url("/busy"))
+                task.resume()
+                await recorder.waitForCompletions(1)
+                #expect(bytesAre(recorder.finished.first?.bytes ?? Data(), Data("ready".utf8)), "\(fixture.daemonLog)")
+                #expect((task.response as? HTTPURLResponse)?.statusCode == 200)
+                #expect(calls.withLockedValue { $0 } == 2)
+                session.invalidateAndCancel()
+            }
+            await fixture.tearDown()
+        }
+
+        /// The app goes away mid-transfer; the daemon finishes alone and keeps the events; the next session with the
+        /// identifier lists the task, then receives the file and the completion, in order, then
+        /// `urlSessionDidFinishEvents`.
+        @Test func eventsWaitForTheNextSession() async throws {
+            let fixture = try BackgroundFixture()
+            try await withServer { server in
+                Self.serveLate(server)
+                let first = BackgroundRecorder()
+                let gone = await fixture.session("app.later", delegate: first)
+                gone.downloadTask(with: server.url("/file")).resume()
+                try #require(gone.backgroundClient).detach()
+                await fixture.waitForNoClients()
+                let recorder = BackgroundRecorder()
+                let session = await fixture.session("app.later", delegate: recorder)
+                let listed = await session.allTasks
+                #expect(listed.map(\.taskIdentifier) == [1])
+                #expect(listed.first is URLSessionDownloadTask)
+                #expect(listed.first?.originalRequest?.url == server.url("/file"))
+                await recorder.waitForCompletions(1)
+                await Self.waitUntil { recorder.drainedCount == 1 }
+                #expect(first.events.isEmpty)
+                #expect(
+                    bytesAre(
+                        recorder.finished.first?.bytes ?? Data(),
+                        MockBody.patternBytes(offset: 0, count: Int(Self.length)))
+                )
+                #expect(recorder.events == ["finished 1", "completed 1 0", "drained"])
+                // The next task continues the numbering.
+                #expect(session.downloadTask(with: server.url("/file")).taskIdentifier == 2)
+                session.invalidateAndCancel()
+            }
+            await fixture.tearDown()
+        }
     }
 }
