@@ -54,7 +54,17 @@ final class BackgroundSessionClient: Sendable {
     /// Connects, attaches and adopts the tasks the daemon runs for this identifier (blocking).
     func attach(to session: URLSession) {
         owner.withLock { $0.session = session }
-        switch connectAndAttach() {
+        var attached = connectAndAttach()
+        // A daemon that was exiting for idleness as this session connected closes without answering: the next
+        // connection starts a new one.
+        for _ in 0..<3 {
+            guard case .failure(let error) = attached, error.urlErrorCode == .backgroundSessionWasDisconnected else {
+                break
+            }
+            usleep(100_000)
+            attached = connectAndAttach()
+        }
+        switch attached {
         case .success(let (channel, next, snapshots)):
             session.registry.advanceIdentifiers(to: next)
             adopt(snapshots, in: session)

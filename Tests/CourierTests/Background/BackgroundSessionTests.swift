@@ -76,6 +76,41 @@ extension BackgroundSuites {
             second.invalidateAndCancel()
             await fixture.tearDown()
         }
+
+        /// A daemon exiting for idleness as a session connects (it accepts, then closes without an answer): the
+        /// session starts a new one and attaches, instead of failing its tasks.
+        @Test func aDaemonExitingAsTheSessionConnectsIsReplaced() async throws {
+            let fixture = try BackgroundFixture()
+            let folder = fixture.root.appendingPathComponent("run/courier")
+            try FileManager.default.createDirectory(
+                at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            let socket = folder.appendingPathComponent("courierd.sock").path
+            let listener = try UnixSocket.listen(at: socket)
+            // The exiting daemon: one connection accepted and closed unanswered, then its socket is gone.
+            let exiting = Task.detached {
+                await onOwnThread {
+                    if let descriptor = UnixSocket.accept(on: listener) {
+                        usleep(50_000)
+                        close(descriptor)
+                    }
+                    unlink(socket)
+                    close(listener)
+                }
+            }
+            try await withServer { server in
+                server.serveResource("/file", body: .pattern(length: 1000))
+                let recorder = BackgroundRecorder()
+                let session = await fixture.session("app.idle", delegate: recorder)
+                await exiting.value
+                session.downloadTask(with: server.url("/file")).resume()
+                await recorder.waitForCompletions(1)
+                #expect(recorder.errors[1] == .some(nil), "\(fixture.daemonLog)")
+                #expect(
+                    bytesAre(recorder.finished.first?.bytes ?? Data(), MockBody.patternBytes(offset: 0, count: 1000)))
+                session.invalidateAndCancel()
+            }
+            await fixture.tearDown()
+        }
     }
 
     /// The daemon's crashes, the app's departure and a hostile network: nothing is lost and nothing is spliced.
