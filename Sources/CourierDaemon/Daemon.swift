@@ -1,4 +1,5 @@
 import Courier
+import CourierHTTP
 import CourierStore
 import Foundation
 import Logging

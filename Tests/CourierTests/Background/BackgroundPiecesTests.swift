@@ -5,6 +5,7 @@ import Testing
 
 @testable import Courier
 @testable import CourierDaemon
+@testable import CourierHTTP
 
 #if canImport(Glibc)
     import Glibc
