@@ -116,6 +116,7 @@ extension Daemon: TransferAttemptObserver {
         }
         let resumeData = durableResumeData(record, folder: folder)
         let offset = resumeData == nil ? 0 : record.resumeOffset(boot: BootIdentifier.current)
+        PartialFileKeeper.keep(resumeData == nil ? nil : record.partialFileName, in: folder)
         if resumeData == nil, record.partialFileName != nil {
             // The partial file cannot be continued: start over, never splice.
             record.forgetPartial()
@@ -210,6 +211,8 @@ extension Daemon: TransferAttemptObserver {
             attemptReceivedResponse(key, attempt: attempt, response: response)
         }
         guard var record = records[key], var last = checkpoints[key] else { return }
+        // The counters of a response the daemon will retry are not the task's (a 503's body is not the download).
+        if willRetry(attempt.task.response, record: record) { return }
         if progress.sent > last.sent {
             last.sent = progress.sent
             checkpoints[key] = last
@@ -251,13 +254,7 @@ extension Daemon: TransferAttemptObserver {
         guard attempts[key] === attempt, var record = records[key], record.response != codable else { return }
         let http = response as? HTTPURLResponse
         // A response the daemon will retry is not the task's: the app never sees it.
-        if let http,
-            retryPolicy.delay(
-                status: http.statusCode, retryAfter: http.value(forHTTPHeaderField: "Retry-After"), now: Date(),
-                deadline: record.deadline) != nil
-        {
-            return
-        }
+        if willRetry(response, record: record) { return }
         record.response = codable
         records[key] = record
         send(BackgroundEvent(sequence: 0, task: key.task, kind: .response(codable)), to: key.identifier)
@@ -277,11 +274,22 @@ extension Daemon: TransferAttemptObserver {
             to: key.identifier)
     }
 
+    /// Whether `response` is one the daemon retries (a `5xx` with `Retry-After`) rather than delivers.
+    private func willRetry(_ response: URLResponse?, record: TaskRecord) -> Bool {
+        guard let http = response as? HTTPURLResponse else { return false }
+        return retryPolicy.delay(
+            status: http.statusCode, retryAfter: http.value(forHTTPHeaderField: "Retry-After"), now: Date(),
+            deadline: record.deadline) != nil
+    }
+
     /// Journals how many bytes of the partial file are written, with the validators that name the representation,
-    /// so that after a crash of the daemon the download continues from exactly there (or starts over). Every
-    /// ``DaemonSettings/flushInterval`` the file is also flushed to disk first, which a power cut cannot undo; the
-    /// written count alone is trusted only on the same boot of the machine (the page cache held it). A flush makes the
-    /// transfer wait for the disk: on this machine, one every 256 MiB cost a sixth of a 1 GiB loopback download.
+    /// so that after a crash of the daemon the download continues from exactly there (or starts over); the written
+    /// count alone is trusted only on the same boot of the machine (the page cache held it). Every
+    /// ``DaemonSettings/flushInterval`` the file is also flushed to disk, which a power cut cannot undo, and the
+    /// flushed length journaled once the flush returned. The flush runs on a queue of its own: it waits for the disk
+    /// (seconds, for a large file), and the daemon's queue serves every other transfer and app meanwhile. A flush
+    /// makes the transfer wait for the disk: on this machine, one every 256 MiB cost a sixth of a 1 GiB loopback
+    /// download.
     private func checkpoint(_ key: TaskKey, attempt: TransferAttempt) {
         guard var record = records[key], var last = checkpoints[key],
             let response = attempt.task.response as? HTTPURLResponse,
@@ -289,19 +297,17 @@ extension Daemon: TransferAttemptObserver {
         else { return }
         let descriptor = open(partial.path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
         guard descriptor >= 0 else { return }
-        defer { close(descriptor) }
         var info = stat()
-        guard fstat(descriptor, &info) == 0 else { return }
-        let size = Int64(info.st_size)
-        let flushes = Date().timeIntervalSince(last.flushed) >= settings.flushInterval
-        if flushes {
-            guard fdatasync(descriptor) == 0 else { return }
-            last.flushed = Date()
+        guard fstat(descriptor, &info) == 0 else {
+            close(descriptor)
+            return
         }
+        let size = Int64(info.st_size)
         let validators = Resumability(
             method: attempt.task.currentRequest?.httpMethod ?? "GET", status: response.statusCode,
             responseHeader: { response.value(forHTTPHeaderField: $0) }, bytesReceived: size)
         guard let validators else {
+            close(descriptor)
             record.forgetPartial()
             records[key] = record
             return
@@ -310,15 +316,35 @@ extension Daemon: TransferAttemptObserver {
         record.partialFileName = partial.lastPathComponent
         record.writtenBytes = size
         record.writtenBoot = BootIdentifier.current
-        if flushes { record.durableBytes = size }
         record.entityTag = validators.entityTag
         record.lastModified = validators.lastModified
         record.downloadURL = attempt.task.currentRequest?.url
         records[key] = record
         last.bytes = record.bytesReceived
         last.time = Date()
+        let flushes = Date().timeIntervalSince(last.flushed) >= settings.flushInterval
+        if flushes { last.flushed = Date() }
         checkpoints[key] = last
         _ = save(record)
+        guard flushes else {
+            close(descriptor)
+            return
+        }
+        let name = partial.lastPathComponent
+        let entityTag = validators.entityTag
+        flushQueue.async { [self] in
+            let flushed = fdatasync(descriptor) == 0
+            close(descriptor)
+            queue.async { [self] in
+                // Still the same file of the same representation: its first `size` bytes are on disk.
+                guard flushed, var record = records[key], record.state != .completed,
+                    record.partialFileName == name, record.entityTag == entityTag, record.durableBytes < size
+                else { return }
+                record.durableBytes = size
+                records[key] = record
+                _ = save(record)
+            }
+        }
     }
 
     /// The partial file of the attempt's current response: the only file in the task's folder, and the one the
@@ -350,6 +376,7 @@ extension Daemon: TransferAttemptObserver {
         let now = Date()
         let url = attempt.task.currentRequest?.url ?? record.spec.request.url
         if let error {
+            PartialFileKeeper.discard(in: attempt.folder)
             if record.cancelRequested || error.code == .cancelled {
                 return finish(&record, outcome: Self.outcome(error, url: url, response: record.response))
             }
@@ -368,9 +395,15 @@ extension Daemon: TransferAttemptObserver {
                 deadline: record.deadline)
         {
             if let file { unlink(file.path) }
-            record.forgetPartial()
+            // The engine dropped the partial file for the refused response; the next attempt continues the copy.
+            if attempt.resumedFrom > 0, let restored = PartialFileKeeper.restore(in: attempt.folder) {
+                record.partialFileName = restored
+            } else {
+                record.forgetPartial()
+            }
             return retry(&record, after: delay, reason: "status \(http.statusCode)")
         }
+        PartialFileKeeper.discard(in: attempt.folder)
         if case .download = record.spec.kind, file == nil {
             return finish(
                 &record,
@@ -378,6 +411,9 @@ extension Daemon: TransferAttemptObserver {
                     errorCode: URLError.Code.cannotMoveFile.rawValue,
                     errorDescription: "courierd could not keep the finished download", failingURL: url,
                     response: record.response))
+        }
+        if case .uploadFile = record.spec.kind {
+            return finish(&record, outcome: BackgroundOutcome(response: record.response, bodyFile: file?.path))
         }
         finish(&record, outcome: BackgroundOutcome(file: file?.path, response: record.response))
     }

@@ -12,6 +12,8 @@ import Logging
 /// at any point leaves a journal the next daemon continues from. No user code runs in the daemon.
 package final class Daemon: @unchecked Sendable {
     let queue = DispatchQueue(label: "courierd")
+    /// Where partial files are flushed to disk (see `checkpoint`): never the daemon's queue.
+    let flushQueue = DispatchQueue(label: "courierd.flush")
     let journal: BackgroundJournal
     let location: BackgroundLocation
     let settings: DaemonSettings

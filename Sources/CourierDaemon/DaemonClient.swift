@@ -14,7 +14,13 @@ final class DaemonClient: @unchecked Sendable {
         self.serial = serial
     }
 
+    /// Sends `reply`; one too long for a frame (a listing of tens of thousands of tasks) is answered with a refusal
+    /// instead, so that the client is not left waiting for it.
     func send(_ reply: BackgroundReply) {
-        channel.send(reply)
+        guard !channel.send(reply) else { return }
+        channel.send(
+            BackgroundReply.refused(
+                code: URLError.Code.dataLengthExceedsMaximum.rawValue,
+                reason: "courierd's answer is longer than a message may be (\(FrameChannel.maximumFrameLength) bytes)"))
     }
 }

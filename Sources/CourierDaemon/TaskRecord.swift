@@ -42,6 +42,31 @@ struct TaskRecord: Codable, Sendable {
         self.notBefore = spec.earliestBeginDate
     }
 
+    /// Rows of another version of the daemon decode: a field it did not write takes its default (keys this version
+    /// does not know are ignored).
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        identifier = try container.decode(String.self, forKey: .identifier)
+        spec = try container.decode(BackgroundTaskSpec.self, forKey: .spec)
+        state = try container.decode(BackgroundTaskSnapshot.State.self, forKey: .state)
+        created = try container.decode(Date.self, forKey: .created)
+        notBefore = try container.decodeIfPresent(Date.self, forKey: .notBefore)
+        failuresWithoutProgress = try container.decodeIfPresent(Int.self, forKey: .failuresWithoutProgress) ?? 0
+        partialFileName = try container.decodeIfPresent(String.self, forKey: .partialFileName)
+        durableBytes = try container.decodeIfPresent(Int64.self, forKey: .durableBytes) ?? 0
+        writtenBytes = try container.decodeIfPresent(Int64.self, forKey: .writtenBytes) ?? 0
+        writtenBoot = try container.decodeIfPresent(String.self, forKey: .writtenBoot)
+        entityTag = try container.decodeIfPresent(String.self, forKey: .entityTag)
+        lastModified = try container.decodeIfPresent(String.self, forKey: .lastModified)
+        expectedTotal = try container.decodeIfPresent(Int64.self, forKey: .expectedTotal) ?? -1
+        downloadURL = try container.decodeIfPresent(URL.self, forKey: .downloadURL)
+        bytesReceived = try container.decodeIfPresent(Int64.self, forKey: .bytesReceived) ?? 0
+        bytesSent = try container.decodeIfPresent(Int64.self, forKey: .bytesSent) ?? 0
+        response = try container.decodeIfPresent(CodableResponse.self, forKey: .response)
+        cancelRequested = try container.decodeIfPresent(Bool.self, forKey: .cancelRequested) ?? false
+        outcome = try container.decodeIfPresent(BackgroundOutcome.self, forKey: .outcome)
+    }
+
     var key: TaskKey { TaskKey(identifier: identifier, task: spec.task) }
 
     /// Where the partial file can be continued from on a machine booted as `boot`: the written bytes when it has

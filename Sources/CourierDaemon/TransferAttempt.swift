@@ -67,8 +67,8 @@ final class TransferAttempt: NSObject, URLSessionTaskDelegate, @unchecked Sendab
                 ?? session.downloadTask(with: request, completionHandler: handler)
         case .uploadFile(let path):
             task = session.uploadTask(with: request, fromFile: URL(fileURLWithPath: path)) {
-                [weak self] _, response, error in
-                self?.ended(location: nil, response: response, error: error)
+                [weak self] body, response, error in
+                self?.ended(location: nil, response: response, body: body, error: error)
             }
         }
         if record.spec.countOfBytesClientExpectsToReceive >= 0 {
@@ -98,7 +98,34 @@ final class TransferAttempt: NSObject, URLSessionTaskDelegate, @unchecked Sendab
         configuration.courierAllowsHTTP2 = settings.allowsHTTP2
         configuration.httpMaximumConnectionsPerHost = settings.maximumConnectionsPerHost
         configuration.courierDownloadDirectory = folder
+        configuration.urlCredentialStorage = settings.credentialFile.map {
+            // Read now, so that a credential the app stored since the last attempt is known.
+            URLCredentialStorage(file: URL(fileURLWithPath: $0))
+        }
+        configuration.httpShouldSetCookies = settings.usesCookies
+        configuration.httpCookieAcceptPolicy =
+            HTTPCookie.AcceptPolicy(rawValue: settings.cookieAcceptPolicy) ?? .onlyFromMainDocumentDomain
+        configuration.httpCookieStorage = settings.usesCookies ? cookieStorage(settings) : nil
+        if let proxies = settings.proxyDictionary,
+            let dictionary = try? JSONSerialization.jsonObject(with: proxies) as? [String: Any]
+        {
+            configuration.connectionProxyDictionary = dictionary
+        }
         return configuration
+    }
+
+    /// The cookies of the attempt: the app's persistent jar, opened again (the app may have changed it since), with
+    /// the cookies that are only in the app's memory; or those alone for an app whose storage has no jar (cookies
+    /// the server sets then stay with the attempt).
+    private static func cookieStorage(_ settings: BackgroundTransferSettings) -> HTTPCookieStorage {
+        let storage =
+            settings.cookieJarFolder.map { HTTPCookieStorage(persistentIn: URL(fileURLWithPath: $0)) }
+            ?? HTTPCookieStorage()
+        storage.cookieAcceptPolicy = .always
+        for cookie in settings.cookies.compactMap(CookieJarFile.decode) { storage.setCookie(cookie) }
+        storage.cookieAcceptPolicy =
+            HTTPCookie.AcceptPolicy(rawValue: settings.cookieAcceptPolicy) ?? .onlyFromMainDocumentDomain
+        return storage
     }
 
     private static func delegateQueue() -> OperationQueue {
@@ -142,16 +169,36 @@ final class TransferAttempt: NSObject, URLSessionTaskDelegate, @unchecked Sendab
 
     /// The task ended: a finished download is renamed out of Courier's way first (it deletes `location` when this
     /// returns; same file system).
-    private func ended(location: URL?, response: URLResponse?, error: (any Error)?) {
+    private func ended(location: URL?, response: URLResponse?, body: Data? = nil, error: (any Error)?) {
         var moved: URL?
         if let location {
             unlink(finishedFile.path)
             if rename(location.path, finishedFile.path) == 0 { moved = finishedFile }
         }
+        // An upload's response body, for the app's `didReceive` data.
+        if let body, !body.isEmpty, error == nil, Self.writePrivately(body, to: finishedFile) { moved = finishedFile }
         let file = moved
         let failure = error.map { ($0 as? URLError) ?? URLError(.unknown) }
         queue.async { [self] in
             observer?.attemptEnded(key, attempt: self, response: response, file: file, error: failure)
+        }
+    }
+
+    /// Writes `data` to a new file at `url` (0600, replacing one left by an earlier attempt).
+    private static func writePrivately(_ data: Data, to url: URL) -> Bool {
+        unlink(url.path)
+        let descriptor = open(url.path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { return false }
+        defer { close(descriptor) }
+        return data.withUnsafeBytes { bytes in
+            var offset = 0
+            while offset < bytes.count {
+                let written = write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
+                if written < 0 && errno == EINTR { continue }
+                guard written > 0 else { return false }
+                offset += written
+            }
+            return true
         }
     }
 

@@ -45,13 +45,15 @@ package struct BackgroundChallenge: Codable, Sendable, Equatable {
             )
     }
 
-    /// The challenge the app's delegate sees.
-    func challenge(sender: any URLAuthenticationChallengeSender) -> URLAuthenticationChallenge {
+    /// The challenge the app's delegate sees; `proposing` (the app's stored credential) replaces the daemon's
+    /// proposal.
+    func challenge(
+        sender: any URLAuthenticationChallengeSender, proposing stored: URLCredential? = nil
+    ) -> URLAuthenticationChallenge {
         URLAuthenticationChallenge(
             protectionSpace: protectionSpace,
-            proposedCredential: proposedUser.map {
-                URLCredential(user: $0, password: proposedPassword ?? "", persistence: .forSession)
-            },
+            proposedCredential: stored
+                ?? proposedUser.map { URLCredential(user: $0, password: proposedPassword ?? "", persistence: .forSession) },
             previousFailureCount: previousFailureCount,
             failureResponse: failureResponse?.response,
             error: nil,

@@ -4,6 +4,11 @@ import Foundation
 // The messages between a background session and `courierd`, as JSON in length-prefixed frames over the daemon's
 // Unix domain socket (``FrameChannel``). The app sends ``BackgroundRequest``s; the daemon answers with
 // ``BackgroundReply``s and sends events as the transfers run.
+//
+// An app and a daemon of different Courier versions may meet (the daemon outlives the app that started it), and
+// the journal keeps these values across versions: a field added later is optional or decoded with a default, so
+// older peers and rows still decode (JSON keys they do not know are ignored). A new request, reply or event case
+// needs a version check before it is sent.
 
 /// What an app (or the `courier` command) asks of the daemon.
 package enum BackgroundRequest: Codable, Sendable, Equatable {
@@ -63,7 +68,12 @@ package struct BackgroundLaunch: Codable, Sendable, Equatable {
 }
 
 /// The configuration values a background task carries to the daemon (the rest of the configuration has no meaning
-/// out of the app's process: delegates, storages, protocol classes).
+/// out of the app's process: delegates, protocol classes). The storages travel by where they keep things: a
+/// persistent cookie jar or credential file is opened by the daemon too; an in-memory storage's cookies for the
+/// request's URL go with the task.
+///
+/// Compatibility: these values are journaled and cross the socket between an app and a daemon that may be of other
+/// Courier versions, so every field added later is optional or decoded with its default when absent.
 package struct BackgroundTransferSettings: Codable, Sendable, Equatable {
     package var timeoutIntervalForRequest: TimeInterval
     package var timeoutIntervalForResource: TimeInterval
@@ -78,6 +88,21 @@ package struct BackgroundTransferSettings: Codable, Sendable, Equatable {
     package var tlsMaximumVersion: UInt16?
     package var allowsHTTP2 = true
     package var maximumConnectionsPerHost = 6
+    /// Whether the configuration has an `httpCookieStorage` and `httpShouldSetCookies`.
+    package var usesCookies = false
+    /// `httpCookieAcceptPolicy`'s raw value.
+    package var cookieAcceptPolicy = HTTPCookie.AcceptPolicy.onlyFromMainDocumentDomain.rawValue
+    /// The folder of the app's persistent cookie jar (`HTTPCookieStorage.shared`'s or a group's): the daemon's
+    /// attempt reads and writes the same jar.
+    package var cookieJarFolder: String?
+    /// The cookies of the app's storage for the request's URL that the jar does not hold (session cookies, or all of
+    /// an in-memory storage's), each as the jar encodes it.
+    package var cookies: [Data] = []
+    /// The file of the app's persistent `urlCredentialStorage` (`URLCredentialStorage.shared`'s): the daemon's
+    /// default handling of a challenge uses the credentials stored there.
+    package var credentialFile: String?
+    /// `connectionProxyDictionary` with string keys, as JSON.
+    package var proxyDictionary: Data?
 
     package init(
         timeoutIntervalForRequest: TimeInterval, timeoutIntervalForResource: TimeInterval,
@@ -88,6 +113,30 @@ package struct BackgroundTransferSettings: Codable, Sendable, Equatable {
         self.additionalHeaders = additionalHeaders
         self.isDiscretionary = isDiscretionary
         self.allowsExpensiveNetworkAccess = allowsExpensiveNetworkAccess
+    }
+
+    package init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        timeoutIntervalForRequest = try container.decode(TimeInterval.self, forKey: .timeoutIntervalForRequest)
+        timeoutIntervalForResource = try container.decode(TimeInterval.self, forKey: .timeoutIntervalForResource)
+        additionalHeaders = try container.decodeIfPresent([[String]].self, forKey: .additionalHeaders) ?? []
+        isDiscretionary = try container.decodeIfPresent(Bool.self, forKey: .isDiscretionary) ?? false
+        allowsExpensiveNetworkAccess =
+            try container.decodeIfPresent(Bool.self, forKey: .allowsExpensiveNetworkAccess) ?? true
+        additionalTrustedCertificates =
+            try container.decodeIfPresent([Data].self, forKey: .additionalTrustedCertificates) ?? []
+        tlsMinimumVersion = try container.decodeIfPresent(UInt16.self, forKey: .tlsMinimumVersion)
+        tlsMaximumVersion = try container.decodeIfPresent(UInt16.self, forKey: .tlsMaximumVersion)
+        allowsHTTP2 = try container.decodeIfPresent(Bool.self, forKey: .allowsHTTP2) ?? true
+        maximumConnectionsPerHost = try container.decodeIfPresent(Int.self, forKey: .maximumConnectionsPerHost) ?? 6
+        usesCookies = try container.decodeIfPresent(Bool.self, forKey: .usesCookies) ?? false
+        cookieAcceptPolicy =
+            try container.decodeIfPresent(UInt.self, forKey: .cookieAcceptPolicy)
+            ?? HTTPCookie.AcceptPolicy.onlyFromMainDocumentDomain.rawValue
+        cookieJarFolder = try container.decodeIfPresent(String.self, forKey: .cookieJarFolder)
+        cookies = try container.decodeIfPresent([Data].self, forKey: .cookies) ?? []
+        credentialFile = try container.decodeIfPresent(String.self, forKey: .credentialFile)
+        proxyDictionary = try container.decodeIfPresent(Data.self, forKey: .proxyDictionary)
     }
 }
 
@@ -197,11 +246,14 @@ package struct BackgroundOutcome: Codable, Sendable, Equatable {
     package var resumeData: Data?
     /// The final response, when the task got one.
     package var response: CodableResponse?
+    /// A finished upload's response body, in a file of the daemon's (delivered as the task's `didReceive` data).
+    package var bodyFile: String?
 
     package init(
         errorCode: Int? = nil, errorDescription: String? = nil, failingURL: URL? = nil, file: String? = nil,
-        resumeData: Data? = nil, response: CodableResponse? = nil
+        resumeData: Data? = nil, response: CodableResponse? = nil, bodyFile: String? = nil
     ) {
+        self.bodyFile = bodyFile
         self.errorCode = errorCode
         self.errorDescription = errorDescription
         self.failingURL = failingURL

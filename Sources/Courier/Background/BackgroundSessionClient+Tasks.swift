@@ -55,7 +55,7 @@ extension BackgroundSessionClient {
             resumeData: resumeData,
             earliestBeginDate: task.earliestBeginDate,
             countOfBytesClientExpectsToReceive: task.countOfBytesClientExpectsToReceive,
-            settings: Self.settings(configuration),
+            settings: Self.settings(configuration, for: task.originalRequest?.url),
             taskDescription: task.taskDescription
         )
         guard send(.create(spec)) else {
@@ -70,8 +70,8 @@ extension BackgroundSessionClient {
         }
     }
 
-    /// The configuration values that travel with a task.
-    static func settings(_ configuration: URLSessionConfiguration) -> BackgroundTransferSettings {
+    /// The configuration values that travel with a task to `url`.
+    static func settings(_ configuration: URLSessionConfiguration, for url: URL?) -> BackgroundTransferSettings {
         var headers: [[String]] = []
         for (name, value) in configuration.httpAdditionalHeaders ?? [:] {
             if let name = name as? String, let value = value as? String { headers.append([name, value]) }
@@ -88,7 +88,40 @@ extension BackgroundSessionClient {
         settings.tlsMaximumVersion = configuration.tlsMaximumSupportedProtocolVersion.rawValue
         settings.allowsHTTP2 = configuration.courierAllowsHTTP2
         settings.maximumConnectionsPerHost = configuration.httpMaximumConnectionsPerHost
+        settings.credentialFile = configuration.urlCredentialStorage?.persistentFile?.path
+        if let proxies = configuration.connectionProxyDictionary {
+            settings.proxyDictionary = proxyJSON(proxies)
+        }
+        if configuration.httpShouldSetCookies, let storage = configuration.httpCookieStorage {
+            settings.usesCookies = true
+            settings.cookieAcceptPolicy = configuration.httpCookieAcceptPolicy.rawValue
+            settings.cookieJarFolder = storage.persistentFolder?.path
+            // The jar is written in the background: the daemon must find the cookies set just before.
+            if settings.cookieJarFolder != nil { storage.flushToDisk() }
+            let inMemory = url.flatMap { storage.cookies(for: $0) } ?? []
+            settings.cookies = inMemory.filter { settings.cookieJarFolder == nil || $0.isSessionOnly }.compactMap {
+                CookieJarFile.encode($0)
+            }
+        }
         return settings
+    }
+
+    /// `connectionProxyDictionary` as JSON, with its string keys and property-list values (others are left out).
+    private static func proxyJSON(_ proxies: [AnyHashable: Any]) -> Data? {
+        var plain: [String: Any] = [:]
+        for (key, value) in proxies {
+            guard let key = key.base as? String else { continue }
+            if let value = value as? String {
+                plain[key] = value
+            } else if let value = value as? Bool {
+                plain[key] = value
+            } else if let value = value as? Int {
+                plain[key] = value
+            } else if let value = value as? [String] {
+                plain[key] = value
+            }
+        }
+        return try? JSONSerialization.data(withJSONObject: plain, options: [.sortedKeys])
     }
 
     private static func failure(_ error: TransferError, url: URL?) -> TaskResult {

@@ -270,6 +270,10 @@ final class BackgroundSessionClient: Sendable {
                 adapter.receive(.response(response.response))
             }
             unbind(event.task)
+            // An upload's response body, as an in-process upload task delivers it (`didReceive` data).
+            if let body = outcome.bodyFile.flatMap({ FileManager.default.contents(atPath: $0) }), !body.isEmpty {
+                adapter.receive(.data(body))
+            }
             let file = outcome.file.map { URL(fileURLWithPath: $0) }
             adapter.receive(.completed(TaskResult(error: outcome.error, file: file, resumeData: outcome.resumeData)))
             // After the completion's delegate calls (queued before this job) have returned.
@@ -287,19 +291,34 @@ final class BackgroundSessionClient: Sendable {
 
 extension BackgroundSessionClient {
     /// A task in the daemon met an authentication challenge: the task's delegate (or the session's) is asked on the
-    /// delegate queue, as for an in-process task; without one, default handling.
+    /// delegate queue, as for an in-process task; without one, default handling. On the first try the app's own
+    /// `urlCredentialStorage` proposes its default credential for the space (the daemon knows only the storage's
+    /// file, not the credentials kept for the session in memory), and default handling answers with it.
     fileprivate func ask(_ question: BackgroundChallenge, in session: URLSession) {
         let answerOnce = CompletionOnce()
         let reply: @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void = { [self] in
             guard answerOnce.claim() else { return }
             send(.answer(challenge: question.id, BackgroundChallengeAnswer(disposition: $0, credential: $1)))
         }
-        guard let task = binding(for: question.task)?.task,
-            let delegate = task.resolvedDelegate(URLSessionTaskDelegate.self)
-        else { return reply(.performDefaultHandling, nil) }
-        let challenge = question.challenge(sender: CompletionHandlerChallengeSender())
+        let task = binding(for: question.task)?.task
+        let storage = session.sessionConfiguration.urlCredentialStorage
+        // The storage may be the app's subclass: user code, so on the delegate queue like the delegate.
         session.dispatcher.async {
-            delegate.urlSession(session, task: task, didReceive: challenge) { reply($0, $1) }
+            let stored =
+                question.previousFailureCount == 0 ? storage?.defaultCredential(for: question.protectionSpace) : nil
+            let challenge = question.challenge(sender: CompletionHandlerChallengeSender(), proposing: stored)
+            let answer: @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void = {
+                disposition, credential in
+                if disposition == .performDefaultHandling, let stored {
+                    reply(.useCredential, stored)
+                } else {
+                    reply(disposition, credential)
+                }
+            }
+            guard let task, let delegate = task.resolvedDelegate(URLSessionTaskDelegate.self) else {
+                return answer(.performDefaultHandling, nil)
+            }
+            delegate.urlSession(session, task: task, didReceive: challenge) { answer($0, $1) }
         }
     }
 }

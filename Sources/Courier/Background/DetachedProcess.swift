@@ -35,6 +35,9 @@ package enum DetachedProcess {
         } else {
             posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
         }
+        // Nothing of the starter but standard input, output and error: a descriptor it opened without close-on-exec
+        // (or while another thread was about to set it) must not live on in a process that outlives it.
+        if let closeFrom = addCloseFrom { _ = closeFrom(&actions, 3) }
         var pid = pid_t()
         let argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
         let variables: [UnsafeMutablePointer<CChar>?] = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
@@ -49,5 +52,13 @@ package enum DetachedProcess {
             while waitpid(child, &status, 0) < 0 && errno == EINTR {}
         }
         return child
+    }
+
+    private typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>?, Int32) -> Int32
+
+    /// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34 and later), which Swift's Glibc module does not
+    /// export; `nil` on an older C library (only close-on-exec descriptors are closed then).
+    private static let addCloseFrom: CloseFrom? = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np").map {
+        unsafeBitCast($0, to: CloseFrom.self)
     }
 }

@@ -40,12 +40,15 @@ package final class FrameChannel: Sendable {
         setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
     }
 
-    /// Queues `message`; a failed send closes the channel (the reader then sees the end).
-    package func send<Message: Encodable & Sendable>(_ message: Message) {
-        guard let frame = try? Self.frame(message) else { return }
+    /// Queues `message`; a failed send closes the channel (the reader then sees the end). `false` when the message
+    /// cannot be framed (it does not encode, or is longer than the peer accepts): nothing is sent.
+    @discardableResult
+    package func send<Message: Encodable & Sendable>(_ message: Message) -> Bool {
+        guard let frame = try? Self.frame(message) else { return false }
         writes.async { [self] in
             if !writeAll(frame) { shutDown() }
         }
+        return true
     }
 
     /// Sends `message` and returns once it was written (or failed): for a process about to exit.
@@ -86,8 +89,16 @@ package final class FrameChannel: Sendable {
     /// The user at the other end (see ``UnixSocket/peerUserID(of:)``).
     package var peerUserID: uid_t? { UnixSocket.peerUserID(of: descriptor) }
 
+    /// A message longer than a frame may be.
+    package struct FrameTooLong: Error {
+        package var length: Int
+    }
+
+    /// `message` as a frame; throws ``FrameTooLong`` rather than make one the peer would refuse (and end the
+    /// connection for).
     package static func frame<Message: Encodable>(_ message: Message) throws -> Data {
         let body = try JSONEncoder().encode(message)
+        guard body.count <= maximumFrameLength else { throw FrameTooLong(length: body.count) }
         var frame = Data(capacity: body.count + 4)
         let length = UInt32(body.count)
         frame.append(contentsOf: [

@@ -62,6 +62,18 @@ final class BackgroundFixture: Sendable {
         }
     }
 
+    /// Waits until the daemon lists `task` of `identifier` as completed (it ran with no app attached).
+    func waitUntilCompleted(_ identifier: String, task: Int) async {
+        let environment = self.environment
+        for _ in 0..<1000 {
+            let reply = await onOwnThread {
+                try? BackgroundControl.ask(.list(identifier: identifier), environment: environment)
+            }
+            if case .listed(let tasks) = reply, tasks.first(where: { $0.task == task })?.state == .completed { return }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+    }
+
     /// The session folder where the daemon keeps `identifier`'s files.
     func sessionFolder(_ identifier: String) -> URL {
         root.appendingPathComponent("data/courier/background").appendingPathComponent(identifier)
@@ -88,7 +100,7 @@ final class BackgroundFixture: Sendable {
 }
 
 /// A background session's delegate that writes down every call, in order, and keeps each finished download's bytes.
-final class BackgroundRecorder: NSObject, URLSessionDownloadDelegate, Sendable {
+final class BackgroundRecorder: NSObject, URLSessionDownloadDelegate, URLSessionDataDelegate, Sendable {
     struct Finished: Sendable {
         var task: Int
         var bytes: Data
@@ -100,6 +112,7 @@ final class BackgroundRecorder: NSObject, URLSessionDownloadDelegate, Sendable {
         var finished: [Finished] = []
         var errors: [Int: URLError?] = [:]
         var bytesWritten: [Int: Int64] = [:]
+        var received: [Int: Data] = [:]
         var drained = 0
     }
 
@@ -135,6 +148,15 @@ final class BackgroundRecorder: NSObject, URLSessionDownloadDelegate, Sendable {
     var errors: [Int: URLError?] { state.withLock { $0.errors } }
     var drainedCount: Int { state.withLock { $0.drained } }
     func bytesWritten(_ task: Int) -> Int64 { state.withLock { $0.bytesWritten[task] ?? 0 } }
+    /// The body an upload task received (`didReceive` data).
+    func received(_ task: Int) -> Data? { state.withLock { $0.received[task] } }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        state.withLock { state in
+            state.events.append("data \(dataTask.taskIdentifier)")
+            state.received[dataTask.taskIdentifier, default: Data()].append(data)
+        }
+    }
 
     func urlSession(
         _ session: URLSession, downloadTask: URLSessionDownloadTask, didWriteData bytesWritten: Int64,

@@ -222,5 +222,75 @@ extension BackgroundSuites {
             #expect(record.partialFileName == nil && record.entityTag == nil)
             #expect(BootIdentifier.current?.isEmpty == false)
         }
+
+        /// A message longer than the peer accepts is never sent: framing it throws, and `send` says so.
+        @Test func aMessageTooLongForAFrameIsNotSent() throws {
+            let huge = BackgroundRequest.list(identifier: String(repeating: "x", count: FrameChannel.maximumFrameLength))
+            #expect(throws: FrameChannel.FrameTooLong.self) { try FrameChannel.frame(huge) }
+            var ends: [Int32] = [0, 0]
+            #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &ends) == 0)
+            let left = FrameChannel(descriptor: ends[0], label: "left")
+            let right = FrameChannel(descriptor: ends[1], label: "right")
+            #expect(!left.sendNow(huge))
+            #expect(!left.send(huge))
+            // The connection is still good for the next message.
+            #expect(left.sendNow(BackgroundRequest.status))
+            #expect(right.receive(BackgroundRequest.self) == .status)
+        }
+
+        /// Journal rows and messages of a version without the fields added since still decode, with their defaults.
+        @Test func rowsOfAnEarlierVersionDecode() throws {
+            let spec = BackgroundTaskSpec(
+                task: 4, kind: .download, request: CodableRequest(URLRequest(url: URL(string: "http://127.0.0.1/x")!)),
+                settings: BackgroundTransferSettings(timeoutIntervalForRequest: 30, timeoutIntervalForResource: 90))
+            var record = TaskRecord(identifier: "a", spec: spec, now: Date(timeIntervalSince1970: 1_000))
+            record.durableBytes = 77
+            var row = try #require(
+                JSONSerialization.jsonObject(with: JSONEncoder().encode(record)) as? [String: Any])
+            // What an earlier daemon wrote: none of the counters, and settings with only its first fields.
+            for key in ["durableBytes", "writtenBytes", "bytesSent", "cancelRequested", "failuresWithoutProgress"] {
+                row.removeValue(forKey: key)
+            }
+            var specRow = try #require(row["spec"] as? [String: Any])
+            specRow["settings"] = [
+                "timeoutIntervalForRequest": 30, "timeoutIntervalForResource": 90, "additionalHeaders": [[String]](),
+                "isDiscretionary": false, "allowsExpensiveNetworkAccess": true,
+            ]
+            row["spec"] = specRow
+            row["aFieldOfALaterVersion"] = "ignored"
+            let decoded = try JSONDecoder().decode(TaskRecord.self, from: JSONSerialization.data(withJSONObject: row))
+            #expect(decoded.durableBytes == 0 && decoded.bytesSent == 0 && !decoded.cancelRequested)
+            #expect(decoded.spec.task == 4 && decoded.spec.settings.timeoutIntervalForResource == 90)
+            #expect(decoded.spec.settings.allowsHTTP2 && decoded.spec.settings.maximumConnectionsPerHost == 6)
+            #expect(!decoded.spec.settings.usesCookies && decoded.spec.settings.cookies.isEmpty)
+            #expect(decoded.spec.settings.credentialFile == nil && decoded.spec.settings.proxyDictionary == nil)
+        }
+
+        /// A process started detached gets none of its starter's descriptors but standard input, output and error,
+        /// even one opened without close-on-exec.
+        @Test func aDetachedProcessInheritsNoDescriptors() async throws {
+            let folder = try makeTemporaryDirectory()
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let inherited = open("/dev/null", O_RDONLY)
+            #expect(inherited >= 0)
+            let high: Int32 = 200
+            #expect(dup2(inherited, high) == high)
+            close(inherited)
+            defer { close(high) }
+            let listing = folder.appendingPathComponent("fds")
+            try DetachedProcess.spawn(
+                "/bin/sh", arguments: ["-c", "ls /proc/self/fd > '\(listing.path).tmp' && mv '\(listing.path).tmp' '\(listing.path)'"],
+                environment: ["PATH": "/usr/bin:/bin"], log: nil)
+            var names: [String] = []
+            for _ in 0..<500 {
+                if let text = try? String(contentsOf: listing, encoding: .utf8) {
+                    names = text.split(separator: "\n").map(String.init)
+                    break
+                }
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            #expect(names.contains("0") && names.contains("1") && names.contains("2"), "\(names)")
+            #expect(!names.contains("\(high)"), "\(names)")
+        }
     }
 }

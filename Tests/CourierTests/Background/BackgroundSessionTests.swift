@@ -235,6 +235,40 @@ extension BackgroundSuites {
             await fixture.tearDown()
         }
 
+        /// A continuation answered with `503` and `Retry-After` is tried again from the same offset: the bytes already
+        /// downloaded are not thrown away with the refused answer (the engine deletes the partial file for it).
+        @Test func aRefusedContinuationKeepsThePartialFile() async throws {
+            let fixture = try BackgroundFixture()
+            try await withServer { server in
+                let calls = NIOLockedValueBox(0)
+                server.serveResource("/file", body: .pattern(length: 2_000_000)) { _, response in
+                    let call = calls.withLockedValue { count in
+                        count += 1
+                        return count
+                    }
+                    if call == 1 { response.closeAfterBodyBytes = 700_000 }
+                    if call == 2 {
+                        response = MockResponse.status(503)
+                        response.headers.append((name: "Retry-After", value: "0"))
+                    }
+                }
+                let recorder = BackgroundRecorder()
+                let session = await fixture.session("app.refused", delegate: recorder)
+                session.downloadTask(with: server.url("/file")).resume()
+                await recorder.waitForCompletions(1)
+                #expect(recorder.events == ["finished 1", "completed 1 0"], "\(fixture.daemonLog)")
+                #expect(
+                    bytesAre(
+                        recorder.finished.first?.bytes ?? Data(), MockBody.patternBytes(offset: 0, count: 2_000_000)))
+                let requests = server.requests(path: "/file")
+                #expect(requests.count == 3, "\(requests.map { $0.header("Range") ?? "-" }) \(fixture.daemonLog)")
+                let continued = requests.dropFirst().map { $0.header("Range") }
+                #expect(continued.count == 2 && continued[0] != nil && continued[0] == continued[1], "\(continued)")
+                session.invalidateAndCancel()
+            }
+            await fixture.tearDown()
+        }
+
         /// A `503` with `Retry-After` is tried again; the app sees only the final answer.
         @Test func aServiceUnavailableWithRetryAfterIsRetried() async throws {
             let fixture = try BackgroundFixture()

@@ -30,6 +30,9 @@ extension BackgroundSuites {
                 #expect(server.requests(path: "/upload").first?.body == body)
                 #expect((task.response as? HTTPURLResponse)?.statusCode == 200)
                 #expect(task.countOfBytesSent == 300_000)
+                // The server's answer reaches the delegate as an in-process upload's would, before the completion.
+                #expect(recorder.received(task.taskIdentifier) == Data("stored".utf8))
+                #expect(recorder.events == ["data 1", "completed 1 0"])
                 session.invalidateAndCancel()
             }
             await fixture.tearDown()
@@ -226,16 +229,7 @@ extension BackgroundSuites {
                 later.resume()
                 try #require(session.backgroundClient).detach()
                 await fixture.waitForNoClients()
-                let environment = fixture.environment
-                for _ in 0..<1000 {
-                    let reply = await onOwnThread {
-                        try? BackgroundControl.ask(.list(identifier: "app.auth"), environment: environment)
-                    }
-                    if case .listed(let tasks) = reply, tasks.first(where: { $0.task == 2 })?.state == .completed {
-                        break
-                    }
-                    try await Task.sleep(for: .milliseconds(10))
-                }
+                await fixture.waitUntilCompleted("app.auth", task: 2)
                 let next = BackgroundRecorder()
                 let again = await fixture.session("app.auth", delegate: next)
                 await next.waitForCompletions(1)

@@ -35,7 +35,7 @@ open class URLCredentialStorage: NSObject, @unchecked Sendable {
     }
 
     /// A storage that keeps its permanent credentials in `file` (read now; rewritten on every change to them).
-    init(file: URL?) {
+    package init(file: URL?) {
         self.file = file
         super.init()
         guard let file else { return }
@@ -49,6 +49,9 @@ open class URLCredentialStorage: NSObject, @unchecked Sendable {
         }
         saved.withLockedValue { $0 = Self.persistentEntries(of: state.withLockedValue { $0 }) }
     }
+
+    /// The file that keeps the storage's permanent credentials; `nil` for an in-memory storage.
+    package var persistentFile: URL? { file }
 
     /// The shared credential storage of the process.
     open class var shared: URLCredentialStorage { processCredentialStorage }

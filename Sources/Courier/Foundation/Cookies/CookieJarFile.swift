@@ -11,7 +11,7 @@ import NIOConcurrencyHelpers
 /// cookie is written, so a process that never keeps a cookie never loads SQLite (1.3 MiB of resident memory) nor
 /// leaves a file behind. A folder or database that cannot be used leaves the storage in memory, with one logged
 /// warning.
-final class CookieJarFile: Sendable {
+package final class CookieJarFile: Sendable {
     private enum Database {
         /// No jar existed when the storage was made: it is created at the first write, on `queue`.
         case notYetCreated(folder: URL)
@@ -27,9 +27,12 @@ final class CookieJarFile: Sendable {
 
     /// Whether the jar did not exist when the storage was made (nothing was persisted before).
     let isNew: Bool
+    /// The folder the jar's database is in.
+    let folder: URL
 
     /// Opens the jar in `folder` if it exists; `nil` (with a warning) when it exists and cannot be used.
     init?(folder: URL) {
+        self.folder = folder
         isNew = !FileManager.default.fileExists(atPath: folder.appendingPathComponent(CookieDatabase.fileName).path)
         if isNew {
             database = NIOLockedValueBox(.notYetCreated(folder: folder))
@@ -113,7 +116,7 @@ final class CookieJarFile: Sendable {
     }
 
     /// A cookie's properties as JSON strings, in the form ``HTTPCookie/init(properties:)`` reads back.
-    static func encode(_ cookie: HTTPCookie) -> Data? {
+    package static func encode(_ cookie: HTTPCookie) -> Data? {
         var fields: [String: String] = [
             HTTPCookiePropertyKey.name.rawValue: cookie.name,
             HTTPCookiePropertyKey.value.rawValue: cookie.value,
@@ -137,7 +140,7 @@ final class CookieJarFile: Sendable {
         return try? JSONEncoder().encode(fields)
     }
 
-    static func decode(_ data: Data) -> HTTPCookie? {
+    package static func decode(_ data: Data) -> HTTPCookie? {
         guard let fields = try? JSONDecoder().decode([String: String].self, from: data) else { return nil }
         var properties: [HTTPCookiePropertyKey: Any] = [:]
         for (key, value) in fields where key != "ExpiresSeconds" {

@@ -125,7 +125,7 @@ open class HTTPCookieStorage: NSObject, @unchecked Sendable {
 
     /// A storage persisted in `folder` (see the type's discussion), loaded now; in memory only when the folder
     /// cannot be used.
-    init(persistentIn folder: URL) {
+    package init(persistentIn folder: URL) {
         jar = CookieJarFile(folder: folder)
         super.init()
         let loaded = jar?.load() ?? []
@@ -141,8 +141,11 @@ open class HTTPCookieStorage: NSObject, @unchecked Sendable {
     /// Whether this storage was created with nothing persisted before (its jar is new, or it has none).
     var startsFresh: Bool { jar?.isNew ?? true }
 
+    /// The folder of the storage's jar; `nil` for an in-memory storage.
+    package var persistentFolder: URL? { jar?.folder }
+
     /// Waits until every change made so far is written to the jar (for tests and processes about to exit).
-    func flushToDisk() {
+    package func flushToDisk() {
         jar?.flush()
     }
 
