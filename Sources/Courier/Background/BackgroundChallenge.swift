@@ -53,7 +53,9 @@ package struct BackgroundChallenge: Codable, Sendable, Equatable {
         URLAuthenticationChallenge(
             protectionSpace: protectionSpace,
             proposedCredential: stored
-                ?? proposedUser.map { URLCredential(user: $0, password: proposedPassword ?? "", persistence: .forSession) },
+                ?? proposedUser.map {
+                    URLCredential(user: $0, password: proposedPassword ?? "", persistence: .forSession)
+                },
             previousFailureCount: previousFailureCount,
             failureResponse: failureResponse?.response,
             error: nil,

@@ -225,7 +225,8 @@ extension BackgroundSuites {
 
         /// A message longer than the peer accepts is never sent: framing it throws, and `send` says so.
         @Test func aMessageTooLongForAFrameIsNotSent() throws {
-            let huge = BackgroundRequest.list(identifier: String(repeating: "x", count: FrameChannel.maximumFrameLength))
+            let huge = BackgroundRequest.list(
+                identifier: String(repeating: "x", count: FrameChannel.maximumFrameLength))
             #expect(throws: FrameChannel.FrameTooLong.self) { try FrameChannel.frame(huge) }
             var ends: [Int32] = [0, 0]
             #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &ends) == 0)
@@ -279,7 +280,10 @@ extension BackgroundSuites {
             defer { close(high) }
             let listing = folder.appendingPathComponent("fds")
             try DetachedProcess.spawn(
-                "/bin/sh", arguments: ["-c", "ls /proc/self/fd > '\(listing.path).tmp' && mv '\(listing.path).tmp' '\(listing.path)'"],
+                "/bin/sh",
+                arguments: [
+                    "-c", "ls /proc/self/fd > '\(listing.path).tmp' && mv '\(listing.path).tmp' '\(listing.path)'",
+                ],
                 environment: ["PATH": "/usr/bin:/bin"], log: nil)
             var names: [String] = []
             for _ in 0..<500 {
