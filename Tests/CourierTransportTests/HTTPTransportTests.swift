@@ -97,7 +97,29 @@ struct HTTPTransportTests {
         try await Task.sleep(for: .milliseconds(50))
         exchange.cancel()
         let outcome = await consumer.outcome()
-        #expect(outcome.error?.isCancellation == true)
+        #expect(outcome.error?.isCancellation == true, "\(String(describing: outcome.error))")
+        transport.shutdown()
+    }
+
+    /// A cancel at any moment of the exchange — before the connection is made, while it is made, after the request
+    /// went — ends it as cancelled.
+    @Test(arguments: [0, 1, 2, 5, 10])
+    func cancelAtAnyMomentFailsTheExchangeWithCancelled(afterMilliseconds delay: Int) async throws {
+        let server = MockServer()
+        try await server.start()
+        defer { Task { try await server.shutdown() } }
+        var silent = MockResponse.ok("")
+        silent.neverRespond = true
+        server.route("/s", response: silent)
+        let transport = HTTPTransport()
+        for _ in 0..<20 {
+            let consumer = CollectingConsumer()
+            let exchange = transport.execute(try makeRequest(server.url("/s")), consumer: consumer)
+            if delay > 0 { try await Task.sleep(for: .milliseconds(delay)) }
+            exchange.cancel()
+            let outcome = await consumer.outcome()
+            #expect(outcome.error?.isCancellation == true, "\(String(describing: outcome.error))")
+        }
         transport.shutdown()
     }
 }

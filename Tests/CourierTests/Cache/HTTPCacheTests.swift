@@ -279,7 +279,7 @@ extension HTTPCacheTests {
                 let session = makeSession(delegate: delegate)
                 let task = session.dataTask(with: server.url("/c"))
                 task.resume()
-                try await waitUntil(timeout: .seconds(15)) { delegate.completed.withLockedValue { $0.count } == 2 }
+                try await waitUntil { delegate.completed.withLockedValue { $0.count } == 2 }
                 #expect(delegate.completed.withLockedValue { $0 } == ["willCache", "complete"])
                 #expect(delegate.offered.withLockedValue { $0.first?.data } == Data("original".utf8))
                 let stored = session.configuration.urlCache?.cachedResponse(for: URLRequest(url: server.url("/c")))

@@ -224,15 +224,15 @@ struct TelemetryTests {
             let tasks = (0..<3).map { _ in session.dataTask(with: url) }
             for task in tasks { task.resume() }
             // One connection runs a request while two wait for it.
-            try await waitUntil(timeout: .seconds(20)) { queued() == 2 }
+            try await waitUntil { queued() == 2 }
             #expect((gauge("busy") ?? 0) + (gauge("connecting") ?? 0) == 1)
             for task in tasks { task.cancel() }
-            try await waitUntil(timeout: .seconds(20)) { queued() == 0 && gauge("busy") == 0 }
+            try await waitUntil { queued() == 0 && gauge("busy") == 0 }
             // A finished request leaves its connection idle until the session goes.
             #expect(await session.runDataTask(server.url("/quick")).error == nil)
-            try await waitUntil(timeout: .seconds(20)) { gauge("idle") == 1 }
+            try await waitUntil { gauge("idle") == 1 }
             session.invalidateAndCancel()
-            try await waitUntil(timeout: .seconds(20)) { gauge("idle") == 0 }
+            try await waitUntil { gauge("idle") == 0 }
         }
     }
 
@@ -247,10 +247,10 @@ struct TelemetryTests {
             defer { session.finishTasksAndInvalidate() }
             let task = session.downloadTask(with: server.url("/big"))
             task.resume()
-            try await waitUntil(timeout: .seconds(5)) {
+            try await waitUntil {
                 (try? metrics.expectMeter(SessionMetrics.Name.downloadsActive).lastValue) == 1
             }
-            try await waitUntil(timeout: .seconds(10)) { task.state == .completed }
+            try await waitUntil { task.state == .completed }
             #expect(try metrics.expectMeter(SessionMetrics.Name.downloadsActive).lastValue == 0)
         }
     }

@@ -56,7 +56,7 @@ struct BecomeStreamTests {
         request.setValue("Upgrade", forHTTPHeaderField: "Connection")
         let dataTask = session.dataTask(with: request)
         dataTask.resume()
-        try await waitUntil(timeout: .seconds(5)) { delegate.streamTask.withLockedValue { $0 } != nil }
+        try await waitUntil { delegate.streamTask.withLockedValue { $0 } != nil }
         if delegate.streamTask.withLockedValue({ $0 }) == nil {
             Issue.record(
                 "no stream task: data task \(dataTask.state.rawValue) \(String(describing: dataTask.error)) \(String(describing: dataTask.response)) \(delegate.completions.withLockedValue { $0 })"
@@ -68,7 +68,7 @@ struct BecomeStreamTests {
         let (first, _) = try await streamTask.readData(ofMinLength: 5, maxLength: 5, timeout: 10)
         #expect(first == Data("hello".utf8))
         try await streamTask.write(Data("over the stream".utf8), timeout: 10)
-        try await waitUntil(timeout: .seconds(5)) {
+        try await waitUntil {
             String(decoding: server.receivedBytes, as: UTF8.self).hasSuffix("over the stream")
         }
         // The data task ended without a completion of its own.
@@ -85,7 +85,7 @@ struct BecomeStreamTests {
             defer { session.invalidateAndCancel() }
             let task = session.dataTask(with: server.url("/plain"))
             task.resume()
-            try await waitUntil(timeout: .seconds(5)) { task.state == .completed }
+            try await waitUntil { task.state == .completed }
             #expect((task.error as? URLError)?.code == .unsupportedURL)
             #expect(delegate.streamTask.withLockedValue { $0 } == nil)
         }

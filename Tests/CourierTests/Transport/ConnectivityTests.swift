@@ -48,14 +48,14 @@ struct ConnectivityTests {
         let session = makeSession(delegate: delegate) { $0.waitsForConnectivity = true }
         defer { session.invalidateAndCancel() }
         session.dataTask(with: url).resume()
-        try await waitUntil(timeout: .seconds(5)) { delegate.waits == 1 }
+        try await waitUntil { delegate.waits == 1 }
         // Several attempts fail meanwhile; the delegate hears of the wait once.
         try await Task.sleep(for: .milliseconds(600))
         #expect(delegate.waits == 1)
         #expect(delegate.completions.isEmpty)
         try await server.start()
         defer { Task { try? await server.shutdown() } }
-        try await waitUntil(timeout: .seconds(15)) { delegate.completions.count == 1 }
+        try await waitUntil { delegate.completions.count == 1 }
         let error = delegate.completions.first ?? nil
         #expect(error == nil)
         #expect(server.requests(path: "/hello").count == 1)
@@ -83,7 +83,7 @@ struct ConnectivityTests {
         }
         defer { session.invalidateAndCancel() }
         session.dataTask(with: url).resume()
-        try await waitUntil(timeout: .seconds(10)) { delegate.completions.count == 1 }
+        try await waitUntil { delegate.completions.count == 1 }
         let error = delegate.completions.first ?? nil
         #expect((error as? URLError)?.code == .timedOut)
         #expect(delegate.waits == 1)
@@ -97,9 +97,9 @@ struct ConnectivityTests {
         defer { session.invalidateAndCancel() }
         let task = session.dataTask(with: url)
         task.resume()
-        try await waitUntil(timeout: .seconds(5)) { delegate.waits == 1 }
+        try await waitUntil { delegate.waits == 1 }
         task.cancel()
-        try await waitUntil(timeout: .seconds(5)) { delegate.completions.count == 1 }
+        try await waitUntil { delegate.completions.count == 1 }
         let error = delegate.completions.first ?? nil
         #expect((error as? URLError)?.code == .cancelled)
     }

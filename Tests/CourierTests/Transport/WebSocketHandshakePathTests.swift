@@ -128,7 +128,7 @@ struct WebSocketHandshakePathTests {
             // Cancelling the challenge cancels the task, as on Darwin.
             let error = await #expect(throws: URLError.self) { try await task.receive() }
             #expect(error?.code == .cancelled)
-            try await waitUntil(timeout: .seconds(5)) { task.state == .completed }
+            try await waitUntil { task.state == .completed }
             #expect((task.error as? URLError)?.code == .cancelled)
             #expect(delegate.openedProtocols.isEmpty)
             #expect(delegate.challenges.count == 1)

@@ -189,7 +189,7 @@ extension ServerTrustChallengeTests {
             defer { session.invalidateAndCancel() }
             let task = session.dataTask(with: server.url("/t"))
             task.resume()
-            try await waitUntil(timeout: .seconds(10)) { task.state == .completed }
+            try await waitUntil { task.state == .completed }
             #expect(task.error == nil)
             let asked = delegate.asked.withLockedValue { $0 }
             #expect(asked.map(\.method) == [NSURLAuthenticationMethodServerTrust])
@@ -206,14 +206,20 @@ extension ServerTrustChallengeTests {
             let task = session.dataTask(with: server.url("/t"))
             task.delegate = own
             task.resume()
-            try await waitUntil(timeout: .seconds(10)) { task.state == .completed }
+            try await waitUntil { task.state == .completed }
             #expect(task.error == nil)
             #expect(own.asked.withLockedValue { $0.map(\.taskIdentifier) } == [task.taskIdentifier])
-            // A task without a delegate of its own is not asked: it reuses the connection the first one's approved.
+            // A task without a delegate of its own is not asked. It reuses the connection the first one's approved
+            // when that is back in the pool; the first task's completion can be reported before it is (a loaded
+            // machine showed it), and a new connection is then evaluated by default: this server is not trusted.
             let second = session.dataTask(with: server.url("/t?again"))
             second.resume()
-            try await waitUntil(timeout: .seconds(10)) { second.state == .completed }
-            #expect(second.error == nil)
+            try await waitUntil { second.state == .completed }
+            if server.connectionCount == 1 {
+                #expect(second.error == nil)
+            } else {
+                #expect((second.error as? URLError)?.code == .serverCertificateUntrusted)
+            }
             #expect(own.asked.withLockedValue { $0.count } == 1)
         }
     }
