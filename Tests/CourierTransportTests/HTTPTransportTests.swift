@@ -93,7 +93,8 @@ struct HTTPTransportTests {
         server.route("/s", response: silent)
         let transport = HTTPTransport()
         let consumer = CollectingConsumer()
-        let exchange = transport.execute(try makeRequest(server.url("/s")), consumer: consumer)
+        // A request timeout far beyond the cancel: a loaded machine may hold this test's thread for seconds.
+        let exchange = transport.execute(try makeRequest(server.url("/s"), timeout: .seconds(120)), consumer: consumer)
         try await Task.sleep(for: .milliseconds(50))
         exchange.cancel()
         let outcome = await consumer.outcome()
@@ -114,7 +115,8 @@ struct HTTPTransportTests {
         let transport = HTTPTransport()
         for _ in 0..<20 {
             let consumer = CollectingConsumer()
-            let exchange = transport.execute(try makeRequest(server.url("/s")), consumer: consumer)
+            let exchange = transport.execute(
+                try makeRequest(server.url("/s"), timeout: .seconds(120)), consumer: consumer)
             if delay > 0 { try await Task.sleep(for: .milliseconds(delay)) }
             exchange.cancel()
             let outcome = await consumer.outcome()
@@ -141,15 +143,21 @@ struct ConnectionLifetimeTests {
         let first = CollectingConsumer()
         transport.execute(try makeRequest(server.url("/i")), consumer: first)
         #expect(await first.outcome().finished)
+        let finished = ContinuousClock.now
         // The body's end reaches the consumer before the connection is back in the pool: wait for it to be idle,
         // or the second request would rightly open another.
         for _ in 0..<500 where pool.withLockedValue({ $0.idle }) != 1 { try await Task.sleep(for: .milliseconds(2)) }
-        #expect(pool.withLockedValue { ($0.idle, $0.busy, $0.connecting, $0.waiting) } == (1, 0, 0, 0))
+        let idle = pool.withLockedValue { ($0.idle, $0.busy, $0.connecting, $0.waiting) }
         let second = CollectingConsumer()
         transport.execute(try makeRequest(server.url("/i")), consumer: second)
         #expect(await second.outcome().finished)
-        #expect(server.connectionCount == 1)
-        #expect(server.openConnectionCount == 1)
+        // A machine that held this test's thread for most of the idle timeout (seen under the whole suite on two
+        // cores) may rightly have closed the connection meanwhile: reuse is judged only when the test kept up.
+        if ContinuousClock.now - finished < .seconds(5) {
+            #expect(idle == (1, 0, 0, 0))
+            #expect(server.connectionCount == 1)
+            #expect(server.openConnectionCount == 1)
+        }
         for _ in 0..<3000 where server.openConnectionCount > 0 { try await Task.sleep(for: .milliseconds(10)) }
         #expect(server.openConnectionCount == 0)
         #expect(pool.withLockedValue { $0.idle } == 0)

@@ -31,10 +31,15 @@ struct ResumeTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let length: Int64 = 2_000_000
         try await withServer(wire) { server in
-            // Slow enough (about 5 s in all) that a test thread held up on a busy machine still cancels mid-body.
+            // The first answer never ends on its own (HTTP/1.1: it stalls after 500 kB; HTTP/2: about 15 s in all), so
+            // that a test thread held up for seconds on a busy machine still cancels mid-body.
             serveRanges(on: server, path: "/r", body: .pattern(length: length)) {
-                $0.chunkSize = 4096
-                $0.chunkDelay = .milliseconds(10)
+                if wire == .http1 {
+                    $0.stallAfterBodyBytes = 500_000
+                } else {
+                    $0.chunkSize = 4096
+                    $0.chunkDelay = .milliseconds(30)
+                }
             }
             let recorder = DownloadRecorder(copyDirectory: directory)
             let downloads = directory.appendingPathComponent("downloads")
