@@ -66,27 +66,40 @@ extension Daemon: TransferAttemptObserver {
                 failingURL: record.spec.request.url, resumeData: resumeData))
     }
 
-    /// Starts the tasks that may run now, up to the limit (discretionary tasks last), and sets a timer for the
-    /// next one that waits for its time.
+    /// Starts the tasks that may run now, up to the limit (discretionary tasks last, then the oldest first), and
+    /// sets a timer for the next one that waits for its time. With every slot taken it does nothing: the end of an
+    /// attempt pumps again. It runs after every attempt, so it looks at each record once and copies none (a record
+    /// is large; copying and sorting them all for every one of 1,000 queued downloads cost more than the downloads).
     func pump() {
+        let free = settings.maximumTransfers - attempts.count
+        guard free > 0 else { return }
         let now = Date()
-        var ready: [TaskRecord] = []
+        // The best `free` candidates, ordered by (discretionary, created).
+        var chosen: [(key: TaskKey, discretionary: Bool, created: Date)] = []
         var nextWake: Date?
-        for record in records.values where record.state == .running || record.state == .waiting {
-            guard attempts[record.key] == nil else { continue }
-            if let notBefore = record.notBefore, notBefore > now {
+        for index in records.values.indices {
+            let state = records.values[index].state
+            guard state == .running || state == .waiting else { continue }
+            let key = records.values[index].key
+            guard attempts[key] == nil else { continue }
+            if let notBefore = records.values[index].notBefore, notBefore > now {
                 nextWake = min(nextWake ?? notBefore, notBefore)
                 continue
             }
-            ready.append(record)
-        }
-        ready.sort {
-            ($0.spec.settings.isDiscretionary ? 1 : 0, $0.created) < (
-                $1.spec.settings.isDiscretionary ? 1 : 0, $1.created
+            let candidate = (
+                key: key, discretionary: records.values[index].spec.settings.isDiscretionary,
+                created: records.values[index].created
             )
+            let position =
+                chosen.firstIndex {
+                    (candidate.discretionary ? 1 : 0, candidate.created) < ($0.discretionary ? 1 : 0, $0.created)
+                } ?? chosen.count
+            guard position < free else { continue }
+            chosen.insert(candidate, at: position)
+            if chosen.count > free { chosen.removeLast() }
         }
-        for record in ready where attempts.count < settings.maximumTransfers {
-            startAttempt(record)
+        for candidate in chosen {
+            if let record = records[candidate.key] { startAttempt(record) }
         }
         if let nextWake { schedulePump(at: nextWake) }
     }

@@ -144,10 +144,8 @@ extension BackgroundSuites {
         }
 
         /// 1,000 downloads queued across three identifiers: every one completes, each session sees only its own.
-        /// Opt-in (`COURIER_STRESS_TESTS=1`): in the whole suite on two cores it twice kept the run from ending (the
-        /// cause is not found yet); on its own it passes in about 13 s.
-        @Test(.enabled(if: ProcessInfo.processInfo.environment["COURIER_STRESS_TESTS"] == "1"))
-        func aThousandDownloadsInThreeSessions() async throws {
+        /// (It took 33 s while the daemon copied and sorted every task record whenever an attempt ended; 7 s since.)
+        @Test func aThousandDownloadsInThreeSessions() async throws {
             let fixture = try BackgroundFixture()
             try await withServer { server in
                 server.serveResource("/small", body: .pattern(length: 2048))

@@ -245,7 +245,8 @@ struct WebSocketTaskTests {
             task.resume()
             let start = ContinuousClock.now
             let error = await #expect(throws: (any Error).self) { try await task.receive() }
-            #expect(ContinuousClock.now - start < .seconds(10))
+            // Far below the server's 30 s, with room for a machine that holds the test for seconds.
+            #expect(ContinuousClock.now - start < .seconds(25))
             #expect((error as? URLError)?.code == .badServerResponse)
             #expect(task.closeCode.rawValue == closeCode)
         }
