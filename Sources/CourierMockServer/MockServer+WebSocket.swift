@@ -39,13 +39,14 @@ extension MockServer {
     }
 
     /// Waits until the WebSocket connections to `path` have received at least `count` messages and control frames
-    /// (as ``webSocketMessages(path:)`` counts them), or until `timeout` passes, polling every 10 ms.
+    /// (as ``webSocketMessages(path:)`` counts them), or until `timeout` passes (30 s by default: generous, for a
+    /// loaded machine, and the wait ends as soon as the messages are there), polling every 10 ms.
     ///
     /// - Returns: ``webSocketMessages(path:)`` at that moment: fewer than `count` when the time ran out.
     public func waitForWebSocketMessages(
         path: String,
         count: Int,
-        timeout: Duration = .seconds(5)
+        timeout: Duration = .seconds(30)
     ) async -> [RecordedWebSocketMessage] {
         let deadline = ContinuousClock.now + timeout
         while true {
