@@ -407,7 +407,8 @@ extension Daemon: TransferAttemptObserver {
                 status: http.statusCode, retryAfter: http.value(forHTTPHeaderField: "Retry-After"), now: now,
                 deadline: record.deadline)
         {
-            if let file { unlink(file.path) }
+            // (A download's `file` is Courier's, which deletes it; an upload's body file is the daemon's.)
+            if case .uploadFile = record.spec.kind, let file { unlink(file.path) }
             // The engine dropped the partial file for the refused response; the next attempt continues the copy.
             if attempt.resumedFrom > 0, let restored = PartialFileKeeper.restore(in: attempt.folder) {
                 record.partialFileName = restored
@@ -428,7 +429,16 @@ extension Daemon: TransferAttemptObserver {
         if case .uploadFile = record.spec.kind {
             return finish(&record, outcome: BackgroundOutcome(response: record.response, bodyFile: file?.path))
         }
-        finish(&record, outcome: BackgroundOutcome(file: file?.path, response: record.response))
+        // Journaled first, moved second (see `TransferAttempt.ended`); recovery completes a move a crash cut short.
+        let finished = finishedFile(for: key)
+        record.finishedFrom = file?.path
+        finish(&record, outcome: BackgroundOutcome(file: finished.path, response: record.response), movingFrom: file)
+    }
+
+    /// Moves a finished download to where its outcome says it is (same file system; replaces an earlier one).
+    static func moveFinished(from source: String, to destination: String) {
+        unlink(destination)
+        rename(source, destination)
     }
 
     /// A failed attempt's resume data is the new durable part (the engine flushed and kept the partial file).
@@ -448,13 +458,15 @@ extension Daemon: TransferAttemptObserver {
         schedulePump(at: record.notBefore ?? Date())
     }
 
-    /// Ends a task: journals its outcome and the event for its app in one transaction, then sends it.
-    private func finish(_ record: inout TaskRecord, outcome: BackgroundOutcome) {
+    /// Ends a task: journals its outcome and the event for its app in one transaction, moves the finished download
+    /// (`movingFrom`) to the outcome's file, then sends the event.
+    private func finish(_ record: inout TaskRecord, outcome: BackgroundOutcome, movingFrom source: URL? = nil) {
         record.state = .completed
         record.outcome = outcome
         records[record.key] = record
         let body = try? JSONEncoder().encode(BackgroundEvent.Kind.completed(outcome))
         let sequence = save(record, event: body)
+        if let source, let file = outcome.file { Self.moveFinished(from: source.path, to: file) }
         logger.info("task \(record.identifier)/\(record.spec.task): completed (error \(outcome.errorCode ?? 0))")
         // Not journaled (the journal cannot be written): an attached app still hears it now; sequence 0 is not
         // acknowledged.

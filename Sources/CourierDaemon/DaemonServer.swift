@@ -24,9 +24,12 @@ public enum DaemonServer {
             return
         }
         let daemon = try Daemon(location: location, settings: DaemonSettings(environment: environment), logger: logger)
-        let listener = try UnixSocket.listen(at: location.socket.path)
+        let activated = activatedListener(environment: environment)
+        let listener = try activated ?? UnixSocket.listen(at: location.socket.path)
         try? PrivateFolder.replaceFile(at: location.pidFile, with: Data("\(getpid())\n".utf8))
-        logger.info("courierd \(getpid()) listening at \(location.socket.path)")
+        logger.info(
+            "courierd \(getpid()) listening at \(location.socket.path)\(activated == nil ? "" : " (socket from systemd)")"
+        )
         daemon.recover()
         while let descriptor = UnixSocket.accept(on: listener) {
             let channel = FrameChannel(descriptor: descriptor, label: "daemon")
@@ -44,6 +47,21 @@ public enum DaemonServer {
                 daemon.disconnected(client)
             }
         }
+    }
+
+    /// The listening socket systemd passed by socket activation (`LISTEN_PID` names this process and `LISTEN_FDS`
+    /// is at least 1: the socket is descriptor 3), or `nil` to make one. It must be a listening stream socket; it is
+    /// made close-on-exec, so that launch commands do not inherit it.
+    static func activatedListener(environment: [String: String]) -> Int32? {
+        guard environment["LISTEN_PID"].flatMap({ pid_t($0) }) == getpid(),
+            let count = environment["LISTEN_FDS"].flatMap({ Int($0) }), count >= 1
+        else { return nil }
+        let descriptor: Int32 = 3
+        var value: Int32 = 0
+        var length = socklen_t(MemoryLayout<Int32>.size)
+        guard getsockopt(descriptor, SOL_SOCKET, SO_ACCEPTCONN, &value, &length) == 0, value == 1 else { return nil }
+        _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
+        return descriptor
     }
 
     /// Takes the daemon's lock (held until the process exits). When another daemon holds it and answers on the

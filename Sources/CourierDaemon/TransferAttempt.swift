@@ -167,19 +167,16 @@ final class TransferAttempt: NSObject, URLSessionTaskDelegate, @unchecked Sendab
 
     // MARK: - Outcome and challenges (on the attempt's delegate queue)
 
-    /// The task ended: a finished download is renamed out of Courier's way first (it deletes `location` when this
-    /// returns; same file system).
+    /// The task ended. The daemon decides on its queue while this waits, because Courier deletes a finished
+    /// download's `location` when this returns: it journals the outcome first and then moves the file, so that the
+    /// journal never lags behind the file (a crash between the two leaves a journal that names both places, and
+    /// recovery completes the move). Nothing on the daemon's queue waits for this queue, so the wait cannot deadlock.
     private func ended(location: URL?, response: URLResponse?, body: Data? = nil, error: (any Error)?) {
-        var moved: URL?
-        if let location {
-            unlink(finishedFile.path)
-            if rename(location.path, finishedFile.path) == 0 { moved = finishedFile }
-        }
+        var file = location
         // An upload's response body, for the app's `didReceive` data.
-        if let body, !body.isEmpty, error == nil, Self.writePrivately(body, to: finishedFile) { moved = finishedFile }
-        let file = moved
+        if let body, !body.isEmpty, error == nil, Self.writePrivately(body, to: finishedFile) { file = finishedFile }
         let failure = error.map { ($0 as? URLError) ?? URLError(.unknown) }
-        queue.async { [self] in
+        queue.sync {
             observer?.attemptEnded(key, attempt: self, response: response, file: file, error: failure)
         }
     }

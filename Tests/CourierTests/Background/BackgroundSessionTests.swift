@@ -113,6 +113,51 @@ extension BackgroundSuites {
         }
     }
 
+    /// systemd's socket activation: a daemon given its listening socket as descriptor 3 (`LISTEN_FDS`, `LISTEN_PID`)
+    /// serves on it, and the session, which finds the socket answering, starts none of its own.
+    @Suite("Background sessions: socket activation")
+    struct BackgroundActivationTests {
+        @Test func aDaemonServesTheSocketSystemdPassed() async throws {
+            let fixture = try BackgroundFixture()
+            let folder = fixture.root.appendingPathComponent("run/courier")
+            try FileManager.default.createDirectory(
+                at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            let listener = try UnixSocket.listen(at: folder.appendingPathComponent("courierd.sock").path)
+            let daemon = try #require(fixture.environment["COURIERD_PATH"])
+            // As systemd starts a service: the socket at descriptor 3, and LISTEN_PID naming the service's process
+            // (the shell's, which the daemon replaces).
+            var actions = posix_spawn_file_actions_t()
+            posix_spawn_file_actions_init(&actions)
+            defer { posix_spawn_file_actions_destroy(&actions) }
+            posix_spawn_file_actions_adddup2(&actions, listener, 3)
+            let log = folder.appendingPathComponent("courierd.log").path
+            posix_spawn_file_actions_addopen(&actions, 2, log, O_WRONLY | O_CREAT | O_APPEND, 0o600)
+            let arguments = ["/bin/sh", "-c", "LISTEN_PID=$$ LISTEN_FDS=1 exec \"$0\"", daemon]
+            let variables = fixture.environment.map { "\($0.key)=\($0.value)" }
+            let argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
+            let envp: [UnsafeMutablePointer<CChar>?] = variables.map { strdup($0) } + [nil]
+            defer { for pointer in argv + envp { free(pointer) } }
+            var pid = pid_t()
+            #expect(posix_spawn(&pid, "/bin/sh", &actions, nil, argv, envp) == 0)
+            close(listener)
+            try await withServer { server in
+                server.serveResource("/file", body: .pattern(length: 5000))
+                let recorder = BackgroundRecorder()
+                let session = await fixture.session("app.activated", delegate: recorder)
+                session.downloadTask(with: server.url("/file")).resume()
+                await recorder.waitForCompletions(1)
+                #expect(recorder.errors[1] == .some(nil), "\(fixture.daemonLog)")
+                #expect(
+                    bytesAre(recorder.finished.first?.bytes ?? Data(), MockBody.patternBytes(offset: 0, count: 5000)))
+                #expect(fixture.daemonPID == pid)
+                session.invalidateAndCancel()
+            }
+            await fixture.tearDown()
+            var status: Int32 = 0
+            waitpid(pid, &status, 0)
+        }
+    }
+
     /// The daemon's crashes, the app's departure and a hostile network: nothing is lost and nothing is spliced.
     @Suite("Background sessions: surviving crashes", .serialized)
     struct BackgroundRecoveryTests {
