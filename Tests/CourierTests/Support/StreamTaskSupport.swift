@@ -92,7 +92,7 @@ struct StreamWrite: @unchecked Sendable {
 
 extension URLSessionStreamTask {
     /// Reads through the completion-handler form.
-    func read(min: Int, max: Int, timeout: TimeInterval = 5, queue: OperationQueue) async -> StreamRead {
+    func read(min: Int, max: Int, timeout: TimeInterval = 30, queue: OperationQueue) async -> StreamRead {
         await withCheckedContinuation { continuation in
             readData(ofMinLength: min, maxLength: max, timeout: timeout) { data, atEOF, error in
                 continuation.resume(
@@ -103,11 +103,11 @@ extension URLSessionStreamTask {
     }
 
     /// Writes `text` through the completion-handler form.
-    func write(_ text: String, timeout: TimeInterval = 5, queue: OperationQueue) async -> StreamWrite {
+    func write(_ text: String, timeout: TimeInterval = 30, queue: OperationQueue) async -> StreamWrite {
         await write(Data(text.utf8), timeout: timeout, queue: queue)
     }
 
-    func write(_ data: Data, timeout: TimeInterval = 5, queue: OperationQueue) async -> StreamWrite {
+    func write(_ data: Data, timeout: TimeInterval = 30, queue: OperationQueue) async -> StreamWrite {
         await withCheckedContinuation { continuation in
             write(data, timeout: timeout) { error in
                 continuation.resume(

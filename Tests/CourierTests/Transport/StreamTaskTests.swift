@@ -39,7 +39,7 @@ import Testing
             let order = NIOLockedValueBox<[String]>([])
             let done = AsyncGate()
             for _ in 0..<3 {
-                task.readData(ofMinLength: 3, maxLength: 3, timeout: 5) { data, _, _ in
+                task.readData(ofMinLength: 3, maxLength: 3, timeout: 30) { data, _, _ in
                     let count = order.withLockedValue { order in
                         order.append(data.map { String(decoding: $0, as: UTF8.self) } ?? "nil")
                         return order.count
@@ -243,8 +243,8 @@ import Testing
             let task = session.streamTask(withHostName: "127.0.0.1", port: server.port)
             task.resume()
             let earlierRead = NIOLockedValueBox<String?>(nil)
-            task.write(Data("first".utf8), timeout: 5) { _ in }
-            task.readData(ofMinLength: 5, maxLength: 5, timeout: 5) { data, _, _ in
+            task.write(Data("first".utf8), timeout: 30) { _ in }
+            task.readData(ofMinLength: 5, maxLength: 5, timeout: 30) { data, _, _ in
                 earlierRead.withLockedValue { $0 = data.map { String(decoding: $0, as: UTF8.self) } }
             }
             task.captureStreams()
