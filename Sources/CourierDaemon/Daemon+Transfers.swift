@@ -98,10 +98,15 @@ extension Daemon: TransferAttemptObserver {
             chosen.insert(candidate, at: position)
             if chosen.count > free { chosen.removeLast() }
         }
+        var endedAtOnce = false
         for candidate in chosen {
             if let record = records[candidate.key] { startAttempt(record) }
+            if attempts[candidate.key] == nil { endedAtOnce = true }
         }
         if let nextWake { schedulePump(at: nextWake) }
+        // A chosen task that ended at once (its resource timeout passed, its folder could not be made) left its slot
+        // free: the next candidates get it. Ended tasks are not candidates, so this ends.
+        if endedAtOnce { pump() }
     }
 
     private func startAttempt(_ stored: TaskRecord) {
@@ -129,6 +134,9 @@ extension Daemon: TransferAttemptObserver {
         }
         let resumeData = durableResumeData(record, folder: folder)
         let offset = resumeData == nil ? 0 : record.resumeOffset(boot: BootIdentifier.current)
+        // Only the file this attempt continues may be there: a crash can leave another (an attempt's new file, a
+        // restored copy not journaled yet), and checkpoints look for the one file in the folder.
+        Self.removeFiles(in: folder, except: resumeData == nil ? nil : record.partialFileName)
         PartialFileKeeper.keep(resumeData == nil ? nil : record.partialFileName, in: folder)
         if resumeData == nil, record.partialFileName != nil {
             // The partial file cannot be continued: start over, never splice.
@@ -149,6 +157,14 @@ extension Daemon: TransferAttemptObserver {
         logger.info("task \(key.identifier)/\(key.task): attempt from byte \(offset)")
         attempt.start()
         if record.state == .suspended { attempt.suspend() }
+    }
+
+    /// Deletes the files of a task's folder but `kept` (dot files are the daemon's own and stay).
+    static func removeFiles(in folder: URL, except kept: String?) {
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
+        where !name.hasPrefix(".") && name != kept {
+            unlink(folder.appendingPathComponent(name).path)
+        }
     }
 
     /// Resume data for the durable part of a download, after checking the partial file is still there and holds
@@ -402,6 +418,12 @@ extension Daemon: TransferAttemptObserver {
             }
             return finish(&record, outcome: Self.outcome(error, url: url, response: record.response))
         }
+        if record.cancelRequested {
+            // The app cancelled while the answer came: it is not retried, and not a success.
+            return finish(
+                &record,
+                outcome: Self.outcome(URLError(.cancelled), url: url, response: record.response))
+        }
         if let http = attempt.task.response as? HTTPURLResponse,
             let delay = retryPolicy.delay(
                 status: http.statusCode, retryAfter: http.value(forHTTPHeaderField: "Retry-After"), now: now,
@@ -429,16 +451,20 @@ extension Daemon: TransferAttemptObserver {
         if case .uploadFile = record.spec.kind {
             return finish(&record, outcome: BackgroundOutcome(response: record.response, bodyFile: file?.path))
         }
-        // Journaled first, moved second (see `TransferAttempt.ended`); recovery completes a move a crash cut short.
+        // The file is given its lasting name (a hard link: Courier deletes its own name when the handler returns)
+        // before the outcome naming it is journaled, so a journaled outcome always has its file; a crash in between
+        // leaves a file no outcome names, replaced by the next attempt's.
         let finished = finishedFile(for: key)
-        record.finishedFrom = file?.path
-        finish(&record, outcome: BackgroundOutcome(file: finished.path, response: record.response), movingFrom: file)
-    }
-
-    /// Moves a finished download to where its outcome says it is (same file system; replaces an earlier one).
-    static func moveFinished(from source: String, to destination: String) {
-        unlink(destination)
-        rename(source, destination)
+        unlink(finished.path)
+        guard let file, link(file.path, finished.path) == 0 else {
+            return finish(
+                &record,
+                outcome: BackgroundOutcome(
+                    errorCode: URLError.Code.cannotMoveFile.rawValue,
+                    errorDescription: "courierd could not keep the finished download: \(PrivateFolder.describe(errno))",
+                    failingURL: url, response: record.response))
+        }
+        finish(&record, outcome: BackgroundOutcome(file: finished.path, response: record.response))
     }
 
     /// A failed attempt's resume data is the new durable part (the engine flushed and kept the partial file).
@@ -458,15 +484,13 @@ extension Daemon: TransferAttemptObserver {
         schedulePump(at: record.notBefore ?? Date())
     }
 
-    /// Ends a task: journals its outcome and the event for its app in one transaction, moves the finished download
-    /// (`movingFrom`) to the outcome's file, then sends the event.
-    private func finish(_ record: inout TaskRecord, outcome: BackgroundOutcome, movingFrom source: URL? = nil) {
+    /// Ends a task: journals its outcome and the event for its app in one transaction, then sends it.
+    private func finish(_ record: inout TaskRecord, outcome: BackgroundOutcome) {
         record.state = .completed
         record.outcome = outcome
         records[record.key] = record
         let body = try? JSONEncoder().encode(BackgroundEvent.Kind.completed(outcome))
         let sequence = save(record, event: body)
-        if let source, let file = outcome.file { Self.moveFinished(from: source.path, to: file) }
         logger.info("task \(record.identifier)/\(record.spec.task): completed (error \(outcome.errorCode ?? 0))")
         // Not journaled (the journal cannot be written): an attached app still hears it now; sequence 0 is not
         // acknowledged.

@@ -72,7 +72,6 @@ package final class Daemon: @unchecked Sendable {
                     continue
                 }
                 records[record.key] = record
-                completeMove(of: record)
             }
             logger.info("recovered \(records.count) tasks")
             sweep()
@@ -269,15 +268,6 @@ package final class Daemon: @unchecked Sendable {
                 }
             }
         }
-    }
-
-    /// A crash came between journaling a finished download and moving its file: the move is done now.
-    private func completeMove(of record: TaskRecord) {
-        guard record.state == .completed, let file = record.outcome?.file, let source = record.finishedFrom,
-            access(file, F_OK) != 0, access(source, F_OK) == 0
-        else { return }
-        Self.moveFinished(from: source, to: file)
-        logger.info("task \(record.identifier)/\(record.spec.task): finished file moved after a crash")
     }
 
     func finishedFile(for key: TaskKey) -> URL {

@@ -60,7 +60,17 @@ public enum DaemonServer {
         var value: Int32 = 0
         var length = socklen_t(MemoryLayout<Int32>.size)
         guard getsockopt(descriptor, SOL_SOCKET, SO_ACCEPTCONN, &value, &length) == 0, value == 1 else { return nil }
+        // A Unix-domain socket (a unit listening elsewhere would take the daemon off its users' path).
+        var address = sockaddr_storage()
+        var addressLength = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let named = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &addressLength) }
+        }
+        guard named == 0, address.ss_family == sa_family_t(AF_UNIX) else { return nil }
         _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
+        // Accepts block (a unit with `NonBlocking=yes` would make the first empty accept end the daemon).
+        let flags = fcntl(descriptor, F_GETFL)
+        if flags >= 0 { _ = fcntl(descriptor, F_SETFL, flags & ~O_NONBLOCK) }
         return descriptor
     }
 

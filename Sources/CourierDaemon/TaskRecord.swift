@@ -33,8 +33,6 @@ struct TaskRecord: Codable, Sendable {
     var cancelRequested = false
     /// Set once: how the task ended.
     var outcome: BackgroundOutcome?
-    /// Where the finished download was when its outcome was journaled (it is moved to the outcome's file next).
-    var finishedFrom: String?
 
     init(identifier: String, spec: BackgroundTaskSpec, now: Date) {
         self.identifier = identifier
@@ -67,7 +65,6 @@ struct TaskRecord: Codable, Sendable {
         response = try container.decodeIfPresent(CodableResponse.self, forKey: .response)
         cancelRequested = try container.decodeIfPresent(Bool.self, forKey: .cancelRequested) ?? false
         outcome = try container.decodeIfPresent(BackgroundOutcome.self, forKey: .outcome)
-        finishedFrom = try container.decodeIfPresent(String.self, forKey: .finishedFrom)
     }
 
     var key: TaskKey { TaskKey(identifier: identifier, task: spec.task) }

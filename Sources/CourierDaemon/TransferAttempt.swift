@@ -99,8 +99,9 @@ final class TransferAttempt: NSObject, URLSessionTaskDelegate, @unchecked Sendab
         configuration.httpMaximumConnectionsPerHost = settings.maximumConnectionsPerHost
         configuration.courierDownloadDirectory = folder
         configuration.urlCredentialStorage = settings.credentialFile.map {
-            // Read now, so that a credential the app stored since the last attempt is known.
-            URLCredentialStorage(file: URL(fileURLWithPath: $0))
+            // Read now, so that a credential the app stored since the last attempt is known; a copy in memory, so
+            // that the daemon never rewrites the app's file from what may by then be an old copy of it.
+            URLCredentialStorage(copyOf: URL(fileURLWithPath: $0))
         }
         configuration.httpShouldSetCookies = settings.usesCookies
         configuration.httpCookieAcceptPolicy =
@@ -168,9 +169,9 @@ final class TransferAttempt: NSObject, URLSessionTaskDelegate, @unchecked Sendab
     // MARK: - Outcome and challenges (on the attempt's delegate queue)
 
     /// The task ended. The daemon decides on its queue while this waits, because Courier deletes a finished
-    /// download's `location` when this returns: it journals the outcome first and then moves the file, so that the
-    /// journal never lags behind the file (a crash between the two leaves a journal that names both places, and
-    /// recovery completes the move). Nothing on the daemon's queue waits for this queue, so the wait cannot deadlock.
+    /// download's `location` when this returns: the daemon links the file to its lasting name, journals the outcome
+    /// that names it, then lets this return. Nothing on the daemon's queue waits for this queue, so the wait cannot
+    /// deadlock.
     private func ended(location: URL?, response: URLResponse?, body: Data? = nil, error: (any Error)?) {
         var file = location
         // An upload's response body, for the app's `didReceive` data.

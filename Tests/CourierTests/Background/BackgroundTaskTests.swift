@@ -143,6 +143,39 @@ extension BackgroundSuites {
             await fixture.tearDown()
         }
 
+        /// Tasks whose resource timeout passed while they waited end as they are picked, and leave their slots to the
+        /// next ready task in the same round (it used to wait for some later event).
+        @Test func expiredTasksLeaveTheirSlotsToTheNextReadyOne() async throws {
+            let fixture = try BackgroundFixture()
+            try await withServer { server in
+                server.serveResource("/small", body: .pattern(length: 100))
+                let start = Date().addingTimeInterval(1.5)
+                let short = fixture.configuration("app.expiring")
+                short.timeoutIntervalForResource = 1
+                let expiring = BackgroundRecorder()
+                let first = await onOwnThread {
+                    URLSession(configuration: short, delegate: expiring, delegateQueue: nil)
+                }
+                for _ in 0..<4 {
+                    let task = first.downloadTask(with: server.url("/small"))
+                    task.earliestBeginDate = start
+                    task.resume()
+                }
+                let patient = BackgroundRecorder()
+                let second = await fixture.session("app.patient", delegate: patient)
+                let task = second.downloadTask(with: server.url("/small"))
+                task.earliestBeginDate = start
+                task.resume()
+                await expiring.waitForCompletions(4)
+                #expect(expiring.errors.values.allSatisfy { $0?.code == .timedOut }, "\(fixture.daemonLog)")
+                await patient.waitForCompletions(1, timeout: .seconds(20))
+                #expect(patient.errors[1] == .some(nil), "\(fixture.daemonLog)")
+                first.invalidateAndCancel()
+                second.invalidateAndCancel()
+            }
+            await fixture.tearDown()
+        }
+
         /// 1,000 downloads queued across three identifiers: every one completes, each session sees only its own.
         /// (It took 33 s while the daemon copied and sorted every task record whenever an attempt ended; 7 s since.)
         @Test func aThousandDownloadsInThreeSessions() async throws {

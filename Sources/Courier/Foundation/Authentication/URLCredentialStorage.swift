@@ -39,7 +39,18 @@ open class URLCredentialStorage: NSObject, @unchecked Sendable {
         self.file = file
         super.init()
         guard let file else { return }
-        let entries = CredentialFile.load(from: file, logger: Self.logger)
+        adopt(CredentialFile.load(from: file, logger: Self.logger))
+        saved.withLockedValue { $0 = Self.persistentEntries(of: state.withLockedValue { $0 }) }
+    }
+
+    /// An in-memory storage holding the credentials of `file` as they are now; it never writes the file.
+    package init(copyOf file: URL) {
+        self.file = nil
+        super.init()
+        adopt(CredentialFile.load(from: file, logger: Self.logger))
+    }
+
+    private func adopt(_ entries: [CredentialFile.Entry]) {
         state.withLockedValue { state in
             for entry in entries {
                 let space = entry.space
@@ -47,7 +58,6 @@ open class URLCredentialStorage: NSObject, @unchecked Sendable {
                 if entry.isDefault || state.defaults[space] == nil { state.defaults[space] = entry.user }
             }
         }
-        saved.withLockedValue { $0 = Self.persistentEntries(of: state.withLockedValue { $0 }) }
     }
 
     /// The file that keeps the storage's permanent credentials; `nil` for an in-memory storage.
