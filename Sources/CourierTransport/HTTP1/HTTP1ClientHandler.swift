@@ -41,6 +41,8 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
         var paused = false
         /// The last byte sent or received, for the request (idle) timeout.
         var lastActivity = NIODeadline.now()
+        /// The deadline whose timer fired late and was given one more turn of the loop (see `requestTimerFired`).
+        var lateDeadline: NIODeadline?
         /// Draining (a follow-up request wants this connection): bytes that may still be dropped before the
         /// connection is closed instead.
         var drainBudget: Int?
@@ -709,6 +711,13 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
         let deadline = active.lastActivity + active.exchange.request.idleTimeout
         if deadline > now {
             scheduleRequestTimer(at: deadline)
+            return
+        }
+        // Late (the loop was held: a loaded machine): what the request waits for may be in the kernel, unread. One
+        // more turn of the loop reads it first; only then does the request time out.
+        if now - deadline > .milliseconds(20), active.lateDeadline != deadline {
+            active.lateDeadline = deadline
+            scheduleRequestTimer(at: now + .milliseconds(1))
             return
         }
         fail(.timedOut("the request to \(endpoint) timed out"), retryable: false)

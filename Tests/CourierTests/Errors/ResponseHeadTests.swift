@@ -7,19 +7,19 @@ import Testing
 @Suite("Response heads: trickling, framing edge cases, unparsable responses")
 struct ResponseHeadTests {
     @Test func aHeadTricklingInWithinTheRequestTimeoutSucceeds() async throws {
-        // 8 pieces 1 s apart: the head takes 8 s, longer than the 6 s timeout, while each piece comes well within it.
-        // (With 0.45 s pieces and a 3 s timeout, a CI machine running the whole suite on 2 cores stalled the test
-        // past the timeout between two pieces.)
+        // 8 pieces 2 s apart: the head takes 16 s, longer than the 12 s timeout, while each piece comes well within
+        // it. (With 0.45 s pieces and a 3 s timeout, and then 1 s pieces and a 6 s one, a machine running the whole
+        // suite on 2 cores stalled the test past the timeout between two pieces.)
         let head = "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nX-Slow: yes\r\nContent-Length: 5\r\n\r\nhello"
         let pieceSize = (head.utf8.count + 7) / 8
         try await withServer { server in
-            server.route("/slow", response: .trickle(head, pieceSize: pieceSize, delay: .seconds(1)))
-            let session = makeSession { $0.timeoutIntervalForRequest = 6 }
+            server.route("/slow", response: .trickle(head, pieceSize: pieceSize, delay: .seconds(2)))
+            let session = makeSession { $0.timeoutIntervalForRequest = 12 }
             let started = ContinuousClock.now
             let outcome = await session.runDataTask(server.url("/slow"))
             #expect(outcome.error == nil)
             #expect(outcome.data == Data("hello".utf8))
-            #expect(ContinuousClock.now - started > .seconds(6))
+            #expect(ContinuousClock.now - started > .seconds(12))
         }
     }
 
