@@ -8,9 +8,10 @@ import Testing
 /// well-formed response), never a crash or a hang, and never spoils a later request on the same connection.
 @Suite("Hostile servers")
 struct HostileServerTests {
-    /// A session whose requests give up after five seconds, so that a hang shows as `timedOut`.
+    /// A session whose requests give up after 30 seconds, so that a hang shows as `timedOut` (5 s failed a good
+    /// request on a machine running the whole suite on two cores).
     private func session() -> URLSession {
-        makeSession { $0.timeoutIntervalForRequest = 5 }
+        makeSession { $0.timeoutIntervalForRequest = 30 }
     }
 
     struct Case: Sendable, CustomTestStringConvertible {
@@ -149,7 +150,7 @@ struct HostileServerTests {
                     "/loop",
                     response: MockResponse(status: 302, headers: [("Location", plain.url("/loop").absoluteString)]))
                 let session = makeSession {
-                    $0.timeoutIntervalForRequest = 5
+                    $0.timeoutIntervalForRequest = 30
                     $0.courierAdditionalTrustedCertificates = [Data(secure.certificateDER)]
                 }
                 defer { session.finishTasksAndInvalidate() }
