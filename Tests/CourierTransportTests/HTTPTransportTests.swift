@@ -84,27 +84,9 @@ struct HTTPTransportTests {
         transport.shutdown()
     }
 
-    @Test func cancelFailsTheExchangeWithCancelled() async throws {
-        let server = MockServer()
-        try await server.start()
-        defer { Task { try await server.shutdown() } }
-        var silent = MockResponse.ok("")
-        silent.neverRespond = true
-        server.route("/s", response: silent)
-        let transport = HTTPTransport()
-        let consumer = CollectingConsumer()
-        // A request timeout far beyond the cancel: a loaded machine may hold this test's thread for seconds.
-        let exchange = transport.execute(try makeRequest(server.url("/s"), timeout: .seconds(120)), consumer: consumer)
-        try await Task.sleep(for: .milliseconds(50))
-        exchange.cancel()
-        let outcome = await consumer.outcome()
-        #expect(outcome.error?.isCancellation == true, "\(String(describing: outcome.error))")
-        transport.shutdown()
-    }
-
     /// A cancel at any moment of the exchange — before the connection is made, while it is made, after the request
     /// went — ends it as cancelled.
-    @Test(arguments: [0, 1, 2, 5, 10])
+    @Test(arguments: [0, 1, 2, 5, 10, 50])
     func cancelAtAnyMomentFailsTheExchangeWithCancelled(afterMilliseconds delay: Int) async throws {
         let server = MockServer()
         try await server.start()

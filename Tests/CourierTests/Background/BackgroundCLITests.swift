@@ -28,8 +28,7 @@ extension BackgroundSuites {
         /// `courier get --background` returns while the transfer runs; `queue list` shows it; `queue wait` in a new
         /// process saves the file byte for byte.
         @Test func aQueuedDownloadIsCollectedByALaterProcess() async throws {
-            let fixture = try BackgroundFixture()
-            try await withServer { server in
+            try await withBackgroundServer { fixture, server in
                 Self.serveSlowly(server)
                 let out = fixture.root.appendingPathComponent("big.bin")
                 let queued = try await runCourier(
@@ -54,13 +53,11 @@ extension BackgroundSuites {
                 }
                 #expect(status.contains("0 tasks"), "\(status)")
             }
-            await fixture.tearDown()
         }
 
         /// The collecting process is killed (`SIGKILL`) mid-transfer; the next one still receives the file, whole.
         @Test func aKilledAppLosesNothing() async throws {
-            let fixture = try BackgroundFixture()
-            try await withServer { server in
+            try await withBackgroundServer { fixture, server in
                 Self.serveSlowly(server)
                 let out = fixture.root.appendingPathComponent("big.bin")
                 let queued = try await runCourier(
@@ -76,7 +73,6 @@ extension BackgroundSuites {
                 #expect(waited.status == 0, "\(waited.stderr)\n\(fixture.daemonLog)")
                 #expect(try fileHoldsPattern(out, length: Self.length))
             }
-            await fixture.tearDown()
         }
 
         /// `daemon stop` ends the daemon; `queue list` then says nothing runs.
@@ -101,8 +97,7 @@ extension BackgroundSuites {
         /// `sessionSendsLaunchEvents` with a launch command: the app leaves mid-transfer; when the download ends the
         /// daemon runs the command (here `courier queue wait`), which attaches and saves the file.
         @Test func theDaemonLaunchesTheAppForItsEvents() async throws {
-            let fixture = try BackgroundFixture()
-            try await withServer { server in
+            try await withBackgroundServer { fixture, server in
                 BackgroundRecoveryTests.serveLate(server)
                 let out = fixture.root.appendingPathComponent("launched.bin")
                 let configuration = fixture.configuration("cli.launch")
@@ -121,7 +116,6 @@ extension BackgroundSuites {
                 #expect(try fileHoldsPattern(out, length: BackgroundRecoveryTests.length))
                 #expect(fixture.daemonLog.contains("launched \(courierBinary().path)"))
             }
-            await fixture.tearDown()
         }
     }
 }

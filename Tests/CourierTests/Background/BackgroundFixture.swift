@@ -1,4 +1,5 @@
 import CourierMockServer
+import CourierTestSupport
 import Foundation
 import Synchronization
 import Testing
@@ -41,8 +42,12 @@ final class BackgroundFixture: Sendable {
 
     /// A background session (made on a thread of its own: attaching blocks until the daemon answers).
     func session(_ identifier: String, delegate: BackgroundRecorder) async -> URLSession {
-        let configuration = configuration(identifier)
-        return await onOwnThread { URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil) }
+        await session(configuration(identifier), delegate: delegate)
+    }
+
+    /// A background session with a configuration made by ``configuration(_:)`` and changed by the test.
+    func session(_ configuration: URLSessionConfiguration, delegate: BackgroundRecorder) async -> URLSession {
+        await onOwnThread { URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil) }
     }
 
     /// The running daemon's process identifier, from its pid file.
@@ -97,6 +102,19 @@ final class BackgroundFixture: Sendable {
     var daemonLog: String {
         (try? String(contentsOf: root.appendingPathComponent("run/courier/courierd.log"), encoding: .utf8)) ?? ""
     }
+}
+
+/// Runs `body` with a daemon fixture of its own and a mock server. The daemon is killed and the folders removed
+/// however `body` ends — a failed `#require` included, which would otherwise leave a `courierd` running.
+func withBackgroundServer(_ body: (BackgroundFixture, MockServer) async throws -> Void) async throws {
+    let fixture = try BackgroundFixture()
+    do {
+        try await withServer { server in try await body(fixture, server) }
+    } catch {
+        await fixture.tearDown()
+        throw error
+    }
+    await fixture.tearDown()
 }
 
 /// A background session's delegate that writes down every call, in order, and keeps each finished download's bytes.

@@ -16,8 +16,7 @@ extension BackgroundSuites {
     struct BackgroundSessionTests {
         /// A download runs in the daemon; the app's delegate gets progress, the file byte for byte, and the completion.
         @Test func aDownloadRunsInTheDaemon() async throws {
-            let fixture = try BackgroundFixture()
-            try await withServer { server in
+            try await withBackgroundServer { fixture, server in
                 server.serveResource("/file", body: .pattern(length: 3_000_000))
                 let recorder = BackgroundRecorder()
                 let session = await fixture.session("app.one", delegate: recorder)
@@ -37,7 +36,6 @@ extension BackgroundSuites {
                 #expect(pid != getpid() && kill(pid, 0) == 0)
                 session.invalidateAndCancel()
             }
-            await fixture.tearDown()
         }
 
         /// Data tasks, uploads from data and completion handlers are refused, as on Darwin.
@@ -203,8 +201,7 @@ extension BackgroundSuites {
         /// `kill -9` of the daemon mid-transfer: the session starts a new one, which continues from the last durable
         /// offset with a range request; the file is the resource byte for byte.
         @Test func aKilledDaemonContinuesWithARange() async throws {
-            let fixture = try BackgroundFixture()
-            try await withServer { server in
+            try await withBackgroundServer { fixture, server in
                 Self.serveStalling(server)
                 let recorder = BackgroundRecorder()
                 let session = await fixture.session("app.kill", delegate: recorder)
@@ -226,14 +223,12 @@ extension BackgroundSuites {
                 #expect(requests.last?.header("If-Range") == "\"v1\"")
                 session.invalidateAndCancel()
             }
-            await fixture.tearDown()
         }
 
         /// The resource changes while the daemon is down: the continuation's `If-Range` gets the whole new version,
         /// which replaces the old bytes — never two versions spliced.
         @Test func aChangedValidatorRestartsTheDownload() async throws {
-            let fixture = try BackgroundFixture()
-            try await withServer { server in
+            try await withBackgroundServer { fixture, server in
                 Self.serveStalling(server)
                 let recorder = BackgroundRecorder()
                 let session = await fixture.session("app.etag", delegate: recorder)
@@ -248,14 +243,12 @@ extension BackgroundSuites {
                 #expect(server.requests(path: "/file").last?.header("If-Range") == "\"v1\"")
                 session.invalidateAndCancel()
             }
-            await fixture.tearDown()
         }
 
         /// The server drops the connection ten times: the daemon continues each time from where it stopped and the
         /// download completes byte for byte.
         @Test func tenDroppedConnectionsStillComplete() async throws {
-            let fixture = try BackgroundFixture()
-            try await withServer { server in
+            try await withBackgroundServer { fixture, server in
                 let drops = NIOLockedValueBox(0)
                 server.serveResource("/file", body: .pattern(length: 2_000_000)) { _, response in
                     let dropped = drops.withLockedValue { count in
@@ -277,14 +270,12 @@ extension BackgroundSuites {
                 #expect(requests.dropFirst().allSatisfy { $0.header("Range") != nil })
                 session.invalidateAndCancel()
             }
-            await fixture.tearDown()
         }
 
         /// A continuation answered with `503` and `Retry-After` is tried again from the same offset: the bytes already
         /// downloaded are not thrown away with the refused answer (the engine deletes the partial file for it).
         @Test func aRefusedContinuationKeepsThePartialFile() async throws {
-            let fixture = try BackgroundFixture()
-            try await withServer { server in
+            try await withBackgroundServer { fixture, server in
                 let calls = NIOLockedValueBox(0)
                 server.serveResource("/file", body: .pattern(length: 2_000_000)) { _, response in
                     let call = calls.withLockedValue { count in
@@ -311,13 +302,11 @@ extension BackgroundSuites {
                 #expect(continued.count == 2 && continued[0] != nil && continued[0] == continued[1], "\(continued)")
                 session.invalidateAndCancel()
             }
-            await fixture.tearDown()
         }
 
         /// A `503` with `Retry-After` is tried again; the app sees only the final answer.
         @Test func aServiceUnavailableWithRetryAfterIsRetried() async throws {
-            let fixture = try BackgroundFixture()
-            try await withServer { server in
+            try await withBackgroundServer { fixture, server in
                 let calls = NIOLockedValueBox(0)
                 server.route("/busy") { _ in
                     let call = calls.withLockedValue { count in
@@ -341,15 +330,13 @@ extension BackgroundSuites {
                 #expect(calls.withLockedValue { $0 } == 2)
                 session.invalidateAndCancel()
             }
-            await fixture.tearDown()
         }
 
         /// The app goes away mid-transfer; the daemon finishes alone and keeps the events; the next session with the
         /// identifier lists the task, then receives the file and the completion, in order, then
         /// `urlSessionDidFinishEvents`.
         @Test func eventsWaitForTheNextSession() async throws {
-            let fixture = try BackgroundFixture()
-            try await withServer { server in
+            try await withBackgroundServer { fixture, server in
                 Self.serveLate(server)
                 let first = BackgroundRecorder()
                 let gone = await fixture.session("app.later", delegate: first)
@@ -375,7 +362,6 @@ extension BackgroundSuites {
                 #expect(session.downloadTask(with: server.url("/file")).taskIdentifier == 2)
                 session.invalidateAndCancel()
             }
-            await fixture.tearDown()
         }
     }
 }

@@ -19,8 +19,7 @@ extension BackgroundSuites {
         /// A credential the app's storage keeps for the session only (in its memory) answers the daemon's challenge
         /// when the delegate asks for default handling, as it would in process.
         @Test func theAppsStoredCredentialAnswersByDefault() async throws {
-            let fixture = try BackgroundFixture()
-            try await withServer { server in
+            try await withBackgroundServer { fixture, server in
                 server.protect("/secret", user: "ada", password: "lovelace", realm: "vault", response: .ok("the plans"))
                 let storage = URLCredentialStorage()
                 storage.setDefaultCredential(
@@ -28,9 +27,7 @@ extension BackgroundSuites {
                 let configuration = fixture.configuration("app.stored")
                 configuration.urlCredentialStorage = storage
                 let recorder = BackgroundRecorder()
-                let session = await onOwnThread {
-                    URLSession(configuration: configuration, delegate: recorder, delegateQueue: nil)
-                }
+                let session = await fixture.session(configuration, delegate: recorder)
                 let task = session.downloadTask(with: server.url("/secret"))
                 task.resume()
                 await recorder.waitForCompletions(1)
@@ -40,14 +37,12 @@ extension BackgroundSuites {
                 #expect(recorder.challengesSeen == ["127.0.0.1 vault 0"])
                 session.invalidateAndCancel()
             }
-            await fixture.tearDown()
         }
 
         /// With no app attached, the daemon's default handling finds the permanent credential in the app's
         /// credential file.
         @Test func aPermanentCredentialAnswersWithoutTheApp() async throws {
-            let fixture = try BackgroundFixture()
-            try await withServer { server in
+            try await withBackgroundServer { fixture, server in
                 server.protect("/secret", user: "ada", password: "lovelace", realm: "vault", response: .ok("the plans"))
                 let storage = URLCredentialStorage(file: fixture.root.appendingPathComponent("credentials.json"))
                 storage.setDefaultCredential(
@@ -55,9 +50,7 @@ extension BackgroundSuites {
                 let configuration = fixture.configuration("app.permanent")
                 configuration.urlCredentialStorage = storage
                 let recorder = BackgroundRecorder()
-                let session = await onOwnThread {
-                    URLSession(configuration: configuration, delegate: recorder, delegateQueue: nil)
-                }
+                let session = await fixture.session(configuration, delegate: recorder)
                 let task = session.downloadTask(with: server.url("/secret"))
                 task.earliestBeginDate = Date().addingTimeInterval(0.5)
                 task.resume()
@@ -65,23 +58,19 @@ extension BackgroundSuites {
                 await fixture.waitForNoClients()
                 await fixture.waitUntilCompleted("app.permanent", task: 1)
                 let next = BackgroundRecorder()
-                let again = await onOwnThread {
-                    URLSession(configuration: configuration, delegate: next, delegateQueue: nil)
-                }
+                let again = await fixture.session(configuration, delegate: next)
                 await next.waitForCompletions(1)
                 #expect(next.finished.first?.bytes == Data("the plans".utf8), "\(fixture.daemonLog)")
                 #expect(next.challengesSeen.isEmpty)
                 #expect(server.requests(path: "/secret").count == 2)
                 again.invalidateAndCancel()
             }
-            await fixture.tearDown()
         }
 
         /// The app's persistent jar is the daemon's: its cookies (and the app's session cookies) go with the request,
         /// and a cookie the server sets is in the jar afterwards.
         @Test func cookiesGoBothWays() async throws {
-            let fixture = try BackgroundFixture()
-            try await withServer { server in
+            try await withBackgroundServer { fixture, server in
                 var fresh = MockResponse.ok("fed")
                 fresh.headers.append((name: "Set-Cookie", value: "fresh=yes; Max-Age=3600; Path=/"))
                 server.route("/cookies", response: fresh)
@@ -97,9 +86,7 @@ extension BackgroundSuites {
                 let configuration = fixture.configuration("app.cookies")
                 configuration.httpCookieStorage = storage
                 let recorder = BackgroundRecorder()
-                let session = await onOwnThread {
-                    URLSession(configuration: configuration, delegate: recorder, delegateQueue: nil)
-                }
+                let session = await fixture.session(configuration, delegate: recorder)
                 session.downloadTask(with: server.url("/cookies")).resume()
                 await recorder.waitForCompletions(1)
                 #expect(recorder.errors[1] == .some(nil), "\(fixture.daemonLog)")
@@ -114,7 +101,6 @@ extension BackgroundSuites {
                 #expect(names.contains("fresh"), "\(names)")
                 session.invalidateAndCancel()
             }
-            await fixture.tearDown()
         }
 
         /// `connectionProxyDictionary` travels: the daemon's request goes through the proxy.
@@ -129,9 +115,7 @@ extension BackgroundSuites {
                     "HTTPEnable": 1, "HTTPProxy": "127.0.0.1", "HTTPPort": proxy.port,
                 ]
                 let recorder = BackgroundRecorder()
-                let session = await onOwnThread {
-                    URLSession(configuration: configuration, delegate: recorder, delegateQueue: nil)
-                }
+                let session = await fixture.session(configuration, delegate: recorder)
                 session.downloadTask(with: origin.url("/p")).resume()
                 await recorder.waitForCompletions(1)
                 #expect(recorder.finished.first?.bytes == Data("via proxy".utf8), "\(fixture.daemonLog)")

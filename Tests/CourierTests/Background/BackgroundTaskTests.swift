@@ -13,8 +13,7 @@ extension BackgroundSuites {
     struct BackgroundTaskTests {
         /// An upload from a file runs in the daemon; the server receives the file's bytes.
         @Test func anUploadFromAFileRunsInTheDaemon() async throws {
-            let fixture = try BackgroundFixture()
-            try await withServer { server in
+            try await withBackgroundServer { fixture, server in
                 server.route("/upload", response: .ok("stored"))
                 let file = fixture.root.appendingPathComponent("body.bin")
                 let body = Data((0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 31) })
@@ -35,13 +34,11 @@ extension BackgroundSuites {
                 #expect(recorder.events == ["data 1", "completed 1 0"])
                 session.invalidateAndCancel()
             }
-            await fixture.tearDown()
         }
 
         /// `earliestBeginDate` is honoured by the daemon: nothing is sent before it.
         @Test func theDaemonWaitsForTheEarliestBeginDate() async throws {
-            let fixture = try BackgroundFixture()
-            try await withServer { server in
+            try await withBackgroundServer { fixture, server in
                 let asked = NIOLockedValueBox<Date?>(nil)
                 server.serveResource("/file", body: .pattern(length: 1000)) { _, _ in
                     asked.withLockedValue { $0 = $0 ?? Date() }
@@ -59,14 +56,12 @@ extension BackgroundSuites {
                     bytesAre(recorder.finished.first?.bytes ?? Data(), MockBody.patternBytes(offset: 0, count: 1000)))
                 session.invalidateAndCancel()
             }
-            await fixture.tearDown()
         }
 
         /// `cancel(byProducingResumeData:)` in the daemon gives resume data; a new background task from it asks for
         /// the rest and the file is whole.
         @Test func resumeDataFromTheDaemonContinuesThere() async throws {
-            let fixture = try BackgroundFixture()
-            try await withServer { server in
+            try await withBackgroundServer { fixture, server in
                 BackgroundRecoveryTests.serveStalling(server)
                 let recorder = BackgroundRecorder()
                 let session = await fixture.session("app.resume", delegate: recorder)
@@ -88,13 +83,11 @@ extension BackgroundSuites {
                 #expect(server.requests(path: "/file").last?.header("Range")?.hasPrefix("bytes=") == true)
                 session.invalidateAndCancel()
             }
-            await fixture.tearDown()
         }
 
         /// `invalidateAndCancel` cancels the session's tasks in the daemon: a new session finds none.
         @Test func invalidateAndCancelCancelsInTheDaemon() async throws {
-            let fixture = try BackgroundFixture()
-            try await withServer { server in
+            try await withBackgroundServer { fixture, server in
                 BackgroundRecoveryTests.serveStalling(server)
                 let recorder = BackgroundRecorder()
                 let session = await fixture.session("app.cancel", delegate: recorder)
@@ -116,13 +109,11 @@ extension BackgroundSuites {
                 #expect(await next.allTasks.isEmpty, "\(fixture.daemonLog)")
                 next.invalidateAndCancel()
             }
-            await fixture.tearDown()
         }
 
         /// A suspended background task stops receiving; resumed, it completes.
         @Test func suspendAndResumeReachTheDaemon() async throws {
-            let fixture = try BackgroundFixture()
-            try await withServer { server in
+            try await withBackgroundServer { fixture, server in
                 BackgroundRecoveryTests.serveSlowly(server)
                 let recorder = BackgroundRecorder()
                 let session = await fixture.session("app.suspend", delegate: recorder)
@@ -140,22 +131,18 @@ extension BackgroundSuites {
                 #expect(recorder.finished.first?.bytes.count == Int(BackgroundRecoveryTests.length))
                 session.invalidateAndCancel()
             }
-            await fixture.tearDown()
         }
 
         /// Tasks whose resource timeout passed while they waited end as they are picked, and leave their slots to the
         /// next ready task in the same round (it used to wait for some later event).
         @Test func expiredTasksLeaveTheirSlotsToTheNextReadyOne() async throws {
-            let fixture = try BackgroundFixture()
-            try await withServer { server in
+            try await withBackgroundServer { fixture, server in
                 server.serveResource("/small", body: .pattern(length: 100))
                 let start = Date().addingTimeInterval(1.5)
                 let short = fixture.configuration("app.expiring")
                 short.timeoutIntervalForResource = 1
                 let expiring = BackgroundRecorder()
-                let first = await onOwnThread {
-                    URLSession(configuration: short, delegate: expiring, delegateQueue: nil)
-                }
+                let first = await fixture.session(short, delegate: expiring)
                 for _ in 0..<4 {
                     let task = first.downloadTask(with: server.url("/small"))
                     task.earliestBeginDate = start
@@ -173,14 +160,12 @@ extension BackgroundSuites {
                 first.invalidateAndCancel()
                 second.invalidateAndCancel()
             }
-            await fixture.tearDown()
         }
 
         /// 1,000 downloads queued across three identifiers: every one completes, each session sees only its own.
         /// (It took 33 s while the daemon copied and sorted every task record whenever an attempt ended; 7 s since.)
         @Test func aThousandDownloadsInThreeSessions() async throws {
-            let fixture = try BackgroundFixture()
-            try await withServer { server in
+            try await withBackgroundServer { fixture, server in
                 server.serveResource("/small", body: .pattern(length: 2048))
                 let identifiers = ["app.a", "app.b", "app.c"]
                 var sessions: [(URLSession, BackgroundRecorder, Int)] = []
@@ -201,7 +186,6 @@ extension BackgroundSuites {
                 }
                 #expect(server.requests(path: "/small").count == 1000)
             }
-            await fixture.tearDown()
         }
 
         /// The session's TLS settings travel with the task: over HTTPS with HTTP/2, the daemon trusts the session's
@@ -213,9 +197,7 @@ extension BackgroundSuites {
                 let recorder = BackgroundRecorder()
                 let configuration = fixture.configuration("app.tls")
                 configuration.courierAdditionalTrustedCertificates = [SharedTestTLS.authorityDER]
-                let session = await onOwnThread {
-                    URLSession(configuration: configuration, delegate: recorder, delegateQueue: nil)
-                }
+                let session = await fixture.session(configuration, delegate: recorder)
                 let trusted = session.downloadTask(with: server.url("/file"))
                 trusted.resume()
                 await recorder.waitForCompletions(1)
@@ -242,8 +224,7 @@ extension BackgroundSuites {
         /// A 401 in the daemon goes to the attached app's delegate, whose credential is sent; the file is the protected
         /// body. A later task, after the app left, is answered with the credential the app gave (kept for the session).
         @Test func authenticationChallengesGoToTheApp() async throws {
-            let fixture = try BackgroundFixture()
-            try await withServer { server in
+            try await withBackgroundServer { fixture, server in
                 server.protect("/secret", user: "ada", password: "lovelace", realm: "vault", response: .ok("the plans"))
                 let recorder = BackgroundRecorder(
                     credential: URLCredential(user: "ada", password: "lovelace", persistence: .forSession))
@@ -268,13 +249,11 @@ extension BackgroundSuites {
                 #expect(next.challengesSeen.isEmpty)
                 again.invalidateAndCancel()
             }
-            await fixture.tearDown()
         }
 
         /// With a delegate that does not answer with a credential, the 401 is the download's result.
         @Test func anUnansweredChallengeLeavesThe401() async throws {
-            let fixture = try BackgroundFixture()
-            try await withServer { server in
+            try await withBackgroundServer { fixture, server in
                 server.protect("/secret", user: "ada", password: "lovelace", realm: "vault", response: .ok("the plans"))
                 let recorder = BackgroundRecorder()
                 let session = await fixture.session("app.noauth", delegate: recorder)
@@ -286,7 +265,6 @@ extension BackgroundSuites {
                 #expect(recorder.challengesSeen == ["127.0.0.1 vault 0"])
                 session.invalidateAndCancel()
             }
-            await fixture.tearDown()
         }
     }
 }
