@@ -150,7 +150,7 @@ struct CookieJarTests {
         storage.cookieAcceptPolicy = .never
         storage.cookieAcceptPolicy = .never
         storage.cookieAcceptPolicy = .always
-        let deadline = ContinuousClock.now + .seconds(5)
+        let deadline = ContinuousClock.now + .seconds(30)
         while posted.withLockedValue({ $0 }) < 2, ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(5))
         }

@@ -29,10 +29,11 @@ final class FakeTransport: Transport {
 
     func closeIdleConnections() {}
 
-    /// Waits (up to ten seconds) until the transport has run `count` exchanges and returns the last one; a test
-    /// whose task ended before reaching the transport fails here instead of hanging.
+    /// Waits (up to 30 seconds: the whole suite on two cores held eight of these tests past ten) until the
+    /// transport has run `count` exchanges and returns the last one; a test whose task ended before reaching the
+    /// transport fails here instead of hanging.
     func exchange(_ count: Int) async throws -> FakeExchange {
-        let deadline = ContinuousClock.now + .seconds(10)
+        let deadline = ContinuousClock.now + .seconds(30)
         while ContinuousClock.now < deadline {
             let current = exchanges
             if current.count >= count { return current[count - 1] }
