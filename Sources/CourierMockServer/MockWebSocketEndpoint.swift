@@ -39,6 +39,11 @@ public struct MockWebSocketEndpoint: Sendable {
     public var handshake: HandshakeOverride?
     /// Header fields added, in order and as given, to the `101` response (e.g. `Set-Cookie`).
     public var extraResponseHeaders: [(name: String, value: String)]
+    /// How long the endpoint waits for the client's close frame after sending its own (a script's
+    /// ``MockWebSocketStep/close(code:reason:)`` or a protocol failure) before it closes the connection. 10 s by
+    /// default; a test of the timeout shortens it, and a test on a busy machine that needs the client's answer
+    /// recorded lengthens it.
+    public var closeTimeout: Duration = .seconds(10)
     /// The credentials an upgrade request must carry (see ``requiringCredentials(user:password:realm:authentication:)``).
     var credentialCheck: ProtectedRouteCheck?
 

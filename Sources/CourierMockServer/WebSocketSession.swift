@@ -17,7 +17,7 @@ final class WebSocketSession: ChannelDuplexHandler, RemovableChannelHandler {
     typealias OutboundOut = ByteBuffer
 
     /// How long the server waits for the client's close frame after sending its own.
-    static let closeTimeout = TimeAmount.seconds(10)
+    private let closeTimeout: TimeAmount
 
     private enum Phase {
         /// Messages flow both ways.
@@ -46,6 +46,7 @@ final class WebSocketSession: ChannelDuplexHandler, RemovableChannelHandler {
     init(path: String, endpoint: MockWebSocketEndpoint, registry: WebSocketRegistry) {
         self.path = path
         self.registry = registry
+        self.closeTimeout = TimeAmount(endpoint.closeTimeout)
         switch endpoint.behaviour {
         case .echo:
             steps = nil
@@ -194,13 +195,13 @@ final class WebSocketSession: ChannelDuplexHandler, RemovableChannelHandler {
         context?.write(wrapOutboundOut(ByteBuffer(bytes: bytes)), promise: nil)
     }
 
-    /// Sends a close frame, then waits up to ``closeTimeout`` for the client's before closing the connection.
+    /// Sends a close frame, then waits up to ``MockWebSocketEndpoint/closeTimeout`` for the client's before closing the connection.
     func startClose(code: UInt16?, reason: String) {
         guard canSend, let context else { return }
         phase = .closeSent
         writeClose(code: code, reason: reason)
         context.flush()
-        closeTimer = context.eventLoop.assumeIsolated().scheduleTask(in: Self.closeTimeout) {
+        closeTimer = context.eventLoop.assumeIsolated().scheduleTask(in: closeTimeout) {
             self.closeTimer = nil
             self.closeConnection()
         }
@@ -237,7 +238,7 @@ final class WebSocketSession: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     /// Fails the connection (RFC 6455 §7.1.7): a close frame with the failure's code, then the TCP close, when the
-    /// client's close frame comes (or after ``closeTimeout``), or at once if `closeAtOnce`.
+    /// client's close frame comes (or after ``MockWebSocketEndpoint/closeTimeout``), or at once if `closeAtOnce`.
     private func fail(_ failure: WebSocketFailure, closeAtOnce: Bool) {
         runner?.stop()
         guard canSend else {

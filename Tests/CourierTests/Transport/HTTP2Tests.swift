@@ -137,25 +137,27 @@ struct HTTP2Tests {
 
     @Test func aSuspendedTaskStallsOnlyItsOwnStream() async throws {
         try await withH2Server { server in
-            // 16 MiB in 64 KiB pieces 20 ms apart (about 5 s): the suspension, made once the first bytes arrived,
-            // lands mid-body even on a loaded machine.
+            // 16 MiB in 64 KiB pieces 32 ms apart (about 8 s). The delegate suspends the task as the first bytes
+            // arrive, on the delegate queue, so the suspension lands mid-body even when the test's own thread is
+            // starved (a fresh-clone run once suspended from here only after the whole body had come).
             var big = MockResponse.ok(Data(repeating: 2, count: 16 << 20))
             big.chunkSize = 64 << 10
-            big.chunkDelay = .milliseconds(20)
+            big.chunkDelay = .milliseconds(32)
             server.route("/big", response: big)
             server.route("/small", response: .ok("small"))
-            let session = makeSession()
-            defer { session.invalidateAndCancel() }
-            _ = await session.runDataTask(server.url("/small"))
-            let received = NIOLockedValueBox(0)
-            let gate = AsyncGate()
-            let bigTask = session.dataTask(with: server.url("/big")) { data, _, _ in
-                received.withLockedValue { $0 = data?.count ?? -1 }
-                gate.open()
+            let delegate = RecordingDelegate()
+            let suspended = AsyncGate()
+            delegate.onFirstData = { task in
+                task.suspend()
+                suspended.open()
             }
+            let session = makeSession(delegate: delegate)
+            defer { session.invalidateAndCancel() }
+            // A completion-handler task's bytes never reach the delegate: its body holds the big task's alone.
+            _ = await session.runDataTask(server.url("/small"))
+            let bigTask = session.dataTask(with: server.url("/big"))
             bigTask.resume()
-            try await waitUntil { bigTask.countOfBytesReceived > 0 }
-            bigTask.suspend()
+            await suspended.wait()
             // The stalled stream holds back no other: small requests on the same connection complete.
             for _ in 0..<3 {
                 let outcome = await session.runDataTask(server.url("/small"))
@@ -163,11 +165,12 @@ struct HTTP2Tests {
             }
             #expect(Set(server.requests.map(\.connectionID)).count == 1)
             // The big task neither finished nor failed meanwhile: it waits, suspended, on its own stream.
-            #expect(received.withLockedValue { $0 } == 0)
             #expect(bigTask.state == .suspended)
+            #expect(delegate.body.count < 16 << 20)
             bigTask.resume()
-            await gate.wait()
-            #expect(received.withLockedValue { $0 } == 16 << 20)
+            try await waitUntil { bigTask.state == .completed }
+            #expect(bigTask.error == nil)
+            #expect(delegate.body.count == 16 << 20)
         }
     }
 
