@@ -21,6 +21,10 @@ struct ResponseHeadSyntaxTests {
         ("HTTP/1.1 200 OK\r\nA: b\r\n\tc\r\n\r\n", false),
         ("HTTP/1.1 200 OK\r\nA: " + String(repeating: "b", count: 1 << 20) + "\r\n\r\n", false),  // too long
         ("garbage\r\n\r\n", false),
+        ("HTTP/1.1 200 O\rK\r\n\r\n", false),  // a CR inside the status line
+        ("HTTP/1.1 200 OK\r\n\n", false),  // a blank line of a bare LF
+        ("HTTP/1.1 200 OK\r\nA: b\r", false),  // the read ends between CR and LF
+        ("", false),
     ])
     func strictFinalHeads(input: String, strict: Bool) {
         #expect(Array(input.utf8).withUnsafeBytes(ResponseHeadSyntax.startsWithStrictFinalHead) == strict)
