@@ -95,7 +95,8 @@ public struct MockWebSocketStep: Sendable {
     }
 
     /// Sends a close frame, then waits for the client's close frame and closes the TCP connection, or closes it after
-    /// ten seconds without one. The steps after this one do not run.
+    /// the endpoint's ``MockWebSocketEndpoint/closeTimeout`` (10 s by default) without one. The steps after this one
+    /// do not run.
     ///
     /// - Parameters:
     ///   - code: The status code, or `nil` for a close frame without payload (then `reason` is not sent).
