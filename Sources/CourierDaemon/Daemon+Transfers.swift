@@ -159,10 +159,14 @@ extension Daemon: TransferAttemptObserver {
         if record.state == .suspended { attempt.suspend() }
     }
 
-    /// Deletes the files of a task's folder but `kept` (dot files are the daemon's own and stay).
+    /// The names of the engine's files in a task's folder (dot files are the daemon's own).
+    static func engineFiles(in folder: URL) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []).filter { !$0.hasPrefix(".") }
+    }
+
+    /// Deletes the engine's files in a task's folder but `kept`.
     static func removeFiles(in folder: URL, except kept: String?) {
-        for name in (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
-        where !name.hasPrefix(".") && name != kept {
+        for name in engineFiles(in: folder) where name != kept {
             unlink(folder.appendingPathComponent(name).path)
         }
     }
@@ -382,9 +386,7 @@ extension Daemon: TransferAttemptObserver {
     static func partialFile(
         in folder: URL, for attempt: TransferAttempt, response: HTTPURLResponse, record: TaskRecord
     ) -> URL? {
-        let names = ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []).filter {
-            !$0.hasPrefix(".")
-        }
+        let names = engineFiles(in: folder)
         guard names.count == 1, let name = names.first else { return nil }
         if attempt.resumedFrom > 0, let continued = attempt.resumedFileName {
             guard (response.statusCode == 206) == (name == continued) else { return nil }

@@ -195,7 +195,8 @@ final class WebSocketSession: ChannelDuplexHandler, RemovableChannelHandler {
         context?.write(wrapOutboundOut(ByteBuffer(bytes: bytes)), promise: nil)
     }
 
-    /// Sends a close frame, then waits up to ``MockWebSocketEndpoint/closeTimeout`` for the client's before closing the connection.
+    /// Sends a close frame, then waits up to ``MockWebSocketEndpoint/closeTimeout`` for the client's before closing the
+    /// connection.
     func startClose(code: UInt16?, reason: String) {
         guard canSend, let context else { return }
         phase = .closeSent

@@ -41,7 +41,7 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
         var paused = false
         /// The last byte sent or received, for the request (idle) timeout.
         var lastActivity = NIODeadline.now()
-        /// The deadline whose timer fired late and was given one more turn of the loop (see `requestTimerFired`).
+        /// The deadline whose timer fired late and was given one more turn of the loop (``LateTimerGrace``).
         var lateDeadline: NIODeadline?
         /// Draining (a follow-up request wants this connection): bytes that may still be dropped before the
         /// connection is closed instead.
@@ -713,11 +713,10 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
             scheduleRequestTimer(at: deadline)
             return
         }
-        // Late (the loop was held: a loaded machine): what the request waits for may be in the kernel, unread. One
-        // more turn of the loop reads it first; only then does the request time out.
-        if now - deadline > .milliseconds(20), active.lateDeadline != deadline {
+        // Fired late: the loop reads what may have arrived first (`LateTimerGrace`), once per deadline.
+        if LateTimerGrace.firedLate(deadline, now: now), active.lateDeadline != deadline {
             active.lateDeadline = deadline
-            scheduleRequestTimer(at: now + .milliseconds(1))
+            scheduleRequestTimer(at: now + LateTimerGrace.extraTurn)
             return
         }
         fail(.timedOut("the request to \(endpoint) timed out"), retryable: false)

@@ -88,18 +88,13 @@ final class StreamChannelHandler: ChannelDuplexHandler, RemovableChannelHandler 
         return nextID
     }
 
-    /// How late a call's timer may fire before the loop is given a turn to read first (see `keep`).
-    static let lateTimerSlack = TimeAmount.milliseconds(20)
-
     private func keep(_ call: Pending, id: StreamStateMachine.ID, deadline: NIODeadline?) {
         let bound = NIOLoopBound(self, eventLoop: eventLoop)
         let eventLoop = self.eventLoop
         let timer = deadline.map { deadline in
             eventLoop.scheduleTask(deadline: deadline) {
-                // Late: the loop was held (a loaded machine), and what the call waits for may be in the kernel,
-                // unread. One more turn of the loop reads it first; only then does the call time out.
-                if eventLoop.now - deadline > Self.lateTimerSlack {
-                    eventLoop.scheduleTask(in: .milliseconds(1)) { bound.value.step { $0.timedOut(id: id) } }
+                if LateTimerGrace.firedLate(deadline, now: eventLoop.now) {
+                    eventLoop.scheduleTask(in: LateTimerGrace.extraTurn) { bound.value.step { $0.timedOut(id: id) } }
                 } else {
                     bound.value.step { $0.timedOut(id: id) }
                 }

@@ -52,6 +52,23 @@ struct CredentialFileTests {
         #expect(URLCredentialStorage(file: file).credentials(for: space)?.keys.sorted() == ["carol"])
     }
 
+    /// The daemon's copy (`init(copyOf:)`) holds the file's credentials as they are, and its changes stay in memory:
+    /// the app's file is never rewritten from it.
+    @Test func aCopyReadsTheFileAndNeverWritesIt() throws {
+        let file = try location()
+        let app = URLCredentialStorage(file: file)
+        app.set(URLCredential(user: "alice", password: "a", persistence: .permanent), for: space)
+        let before = try Data(contentsOf: file)
+
+        let copy = URLCredentialStorage(copyOf: file)
+        #expect(copy.credentials(for: space)?["alice"]?.password == "a")
+        copy.set(URLCredential(user: "eve", password: "e", persistence: .permanent), for: space)
+        copy.remove(URLCredential(user: "alice", password: "", persistence: .permanent), for: space)
+        #expect(copy.credentials(for: space)?.keys.sorted() == ["eve"])
+        #expect(try Data(contentsOf: file) == before)
+        #expect(URLCredentialStorage(file: file).credentials(for: space)?.keys.sorted() == ["alice"])
+    }
+
     @Test func theFileIsPrivateAndReplacedWithoutLeftovers() throws {
         let file = try location()
         let storage = URLCredentialStorage(file: file)

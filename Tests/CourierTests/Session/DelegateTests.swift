@@ -213,11 +213,7 @@ struct DelegateTests {
             throttled.chunkDelay = .milliseconds(100)
             server.route("/t", response: throttled)
             let delegate = RecordingDelegate()
-            let suspended = AsyncFlag()
-            delegate.onFirstData = { task in
-                task.suspend()
-                suspended.set()
-            }
+            let suspended = delegate.suspendingAtFirstData()
             let session = makeSession(delegate: delegate)
             let task = session.dataTask(with: server.url("/t"))
             task.resume()

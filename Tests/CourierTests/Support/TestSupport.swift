@@ -135,6 +135,17 @@ final class RecordingDelegate: NSObject, URLSessionDataDelegate, @unchecked Send
     /// without racing the transfer from another thread).
     var onFirstData: (@Sendable (URLSessionDataTask) -> Void)?
 
+    /// Makes the task whose first body bytes arrive suspend itself then, on the delegate queue (see ``onFirstData``),
+    /// and returns a gate opened once it has (its `wait()` records an issue rather than hang when no bytes come).
+    func suspendingAtFirstData() -> AsyncGate {
+        let suspended = AsyncGate()
+        onFirstData = { task in
+            task.suspend()
+            suspended.open()
+        }
+        return suspended
+    }
+
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
         record(.data(data.count))
         let first = state.withLockedValue { state in

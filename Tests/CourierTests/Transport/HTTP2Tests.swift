@@ -146,11 +146,7 @@ struct HTTP2Tests {
             server.route("/big", response: big)
             server.route("/small", response: .ok("small"))
             let delegate = RecordingDelegate()
-            let suspended = AsyncGate()
-            delegate.onFirstData = { task in
-                task.suspend()
-                suspended.open()
-            }
+            let suspended = delegate.suspendingAtFirstData()
             let session = makeSession(delegate: delegate)
             defer { session.invalidateAndCancel() }
             // A completion-handler task's bytes never reach the delegate: its body holds the big task's alone.
