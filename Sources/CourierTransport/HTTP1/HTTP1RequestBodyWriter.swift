@@ -151,9 +151,15 @@ final class HTTP1RequestBodyWriter {
         }
         guard !reading, readAhead == nil else { return }
         reading = true
-        let promise = context.eventLoop.makePromise(of: ByteBuffer?.self)
-        promise.completeWithTask { try await reader.read(maxLength: Self.streamChunkSize) }
-        promise.futureResult.assumeIsolated().whenComplete { [weak self] result in
+        let chunk: EventLoopFuture<ByteBuffer?>
+        if let direct = reader as? any EventLoopBodyReader {
+            chunk = direct.read(maxLength: Self.streamChunkSize, on: context.eventLoop)
+        } else {
+            let promise = context.eventLoop.makePromise(of: ByteBuffer?.self)
+            promise.completeWithTask { try await reader.read(maxLength: Self.streamChunkSize) }
+            chunk = promise.futureResult
+        }
+        chunk.assumeIsolated().whenComplete { [weak self] result in
             guard let self else {
                 // The writer is gone (its connection closed while the read ran): the reader is closed here.
                 reader.close()

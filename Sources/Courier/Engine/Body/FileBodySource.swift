@@ -51,7 +51,7 @@ struct FileBodySource: TransportBodySource {
 /// Reads the chunks of one ``FileBodySource`` pass from the descriptor it owns. The descriptor is closed once, by
 /// `close()` or when the reader goes away, and never while a read uses it: a `close()` during a read is carried out
 /// when the read ends, and a read after `close()` fails instead of reading whatever file reused the number.
-private final class FileBodyReader: TransportBodyReader {
+private final class FileBodyReader: EventLoopBodyReader {
     private struct State {
         var reading = false
         var closeRequested = false
@@ -71,14 +71,7 @@ private final class FileBodyReader: TransportBodyReader {
     }
 
     func read(maxLength: Int) async throws -> ByteBuffer? {
-        let mayRead = state.withLockedValue { state in
-            guard !state.closeRequested, !state.reading else { return false }
-            state.reading = true
-            return true
-        }
-        guard mayRead else {
-            throw TransferError.cannotOpenFile("the file to upload was closed, or is being read, already")
-        }
+        try beginRead()
         let descriptor = self.descriptor
         let outcome: FileChunkReader.Outcome
         do {
@@ -90,6 +83,36 @@ private final class FileBodyReader: TransportBodyReader {
             throw error
         }
         readEnded()
+        return try Self.chunk(from: outcome)
+    }
+
+    func read(maxLength: Int, on eventLoop: any EventLoop) -> EventLoopFuture<ByteBuffer?> {
+        do {
+            try beginRead()
+        } catch {
+            return eventLoop.makeFailedFuture(error)
+        }
+        let descriptor = self.descriptor
+        return NIOThreadPool.singleton.runIfActive(eventLoop: eventLoop) {
+            FileChunkReader.chunk(of: descriptor, maxLength: maxLength)
+        }
+        .always { _ in self.readEnded() }
+        .flatMapThrowing { try Self.chunk(from: $0) }
+    }
+
+    /// Marks a read as running; a read after `close()`, or beside another read, is refused.
+    private func beginRead() throws {
+        let mayRead = state.withLockedValue { state in
+            guard !state.closeRequested, !state.reading else { return false }
+            state.reading = true
+            return true
+        }
+        guard mayRead else {
+            throw TransferError.cannotOpenFile("the file to upload was closed, or is being read, already")
+        }
+    }
+
+    private static func chunk(from outcome: FileChunkReader.Outcome) throws -> ByteBuffer? {
         switch outcome {
         case .bytes(let buffer):
             return buffer
