@@ -16,7 +16,8 @@ struct FileBodySourceTests {
         case eventLoop
     }
 
-    private func readChunk(_ reader: any TransportBodyReader, maxLength: Int, via path: ReadPath) async throws -> ByteBuffer?
+    private func readChunk(_ reader: any TransportBodyReader, maxLength: Int, via path: ReadPath) async throws
+        -> ByteBuffer?
     {
         switch path {
         case .task:
