@@ -2,7 +2,6 @@ import CourierHTTP
 import CourierTransport
 import Foundation
 import NIOCore
-import NIOPosix
 import Testing
 
 @testable import Courier
@@ -11,48 +10,21 @@ import Testing
 /// task (`read(maxLength:)`) and a future on an event loop (`read(maxLength:on:)`, what the HTTP/1 writer uses).
 @Suite("File request bodies")
 struct FileBodySourceTests {
-    enum ReadPath: CaseIterable, Sendable {
-        case task
-        case eventLoop
-    }
-
-    private func readChunk(_ reader: any TransportBodyReader, maxLength: Int, via path: ReadPath) async throws
-        -> ByteBuffer?
-    {
-        switch path {
-        case .task:
-            return try await reader.read(maxLength: maxLength)
-        case .eventLoop:
-            let direct = try #require(reader as? any EventLoopBodyReader)
-            let eventLoop = MultiThreadedEventLoopGroup.singleton.next()
-            return try await direct.read(maxLength: maxLength, on: eventLoop).map { chunk in
-                #expect(eventLoop.inEventLoop)
-                return chunk
-            }.get()
-        }
-    }
     private func makeFile(_ bytes: [UInt8]) throws -> URL {
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("courier-body-\(UUID().uuidString)")
         try Data(bytes).write(to: url)
         return url
     }
 
-    @Test(arguments: ReadPath.allCases)
-    func theFileComesInFullChunksThenTheEnd(path: ReadPath) async throws {
+    @Test(arguments: BodyReadPath.allCases)
+    func theFileComesInFullChunksThenTheEnd(path: BodyReadPath) async throws {
         let chunk = 64 * 1024
         let bytes = (0..<(3 * chunk + 5)).map { UInt8(truncatingIfNeeded: $0 &* 31) }
         let url = try makeFile(bytes)
         defer { try? FileManager.default.removeItem(at: url) }
         let reader = try await FileBodySource(url: url).makeReader()
         defer { reader.close() }
-        var sizes: [Int] = []
-        var capacities: [Int] = []
-        var read: [UInt8] = []
-        while let buffer = try await readChunk(reader, maxLength: chunk, via: path) {
-            sizes.append(buffer.readableBytes)
-            capacities.append(buffer.capacity)
-            read += buffer.readableBytesView
-        }
+        let (sizes, capacities, read) = try await path.readAll(reader, chunk: chunk)
         #expect(sizes == [chunk, chunk, chunk, 5])
         // The short last chunk does not keep a whole chunk's storage alive while it waits to be written.
         #expect(capacities.last.map { $0 < chunk / 2 } == true)
@@ -60,17 +32,17 @@ struct FileBodySourceTests {
         let sameBytes = read == bytes
         #expect(sameBytes)
         // Past the end it stays at the end.
-        #expect(try await readChunk(reader, maxLength: chunk, via: path) == nil)
+        #expect(try await path.read(reader, maxLength: chunk) == nil)
     }
 
-    @Test(arguments: ReadPath.allCases)
-    func eachPassStartsAtTheBeginning(path: ReadPath) async throws {
+    @Test(arguments: BodyReadPath.allCases)
+    func eachPassStartsAtTheBeginning(path: BodyReadPath) async throws {
         let url = try makeFile(Array("first pass, second pass".utf8))
         defer { try? FileManager.default.removeItem(at: url) }
         let source = FileBodySource(url: url)
         for _ in 0..<2 {
             let reader = try await source.makeReader()
-            let buffer = try #require(try await readChunk(reader, maxLength: 1024, via: path))
+            let buffer = try #require(try await path.read(reader, maxLength: 1024))
             #expect(String(buffer: buffer) == "first pass, second pass")
             reader.close()
             // Closing twice is harmless.
@@ -78,8 +50,8 @@ struct FileBodySourceTests {
         }
     }
 
-    @Test(arguments: ReadPath.allCases)
-    func aReadAfterCloseFailsInsteadOfReadingAReusedDescriptor(path: ReadPath) async throws {
+    @Test(arguments: BodyReadPath.allCases)
+    func aReadAfterCloseFailsInsteadOfReadingAReusedDescriptor(path: BodyReadPath) async throws {
         let url = try makeFile(Array("contents".utf8))
         defer { try? FileManager.default.removeItem(at: url) }
         let reader = try await FileBodySource(url: url).makeReader()
@@ -90,19 +62,19 @@ struct FileBodySourceTests {
         let handle = try FileHandle(forReadingFrom: other)
         defer { try? handle.close() }
         await #expect {
-            _ = try await readChunk(reader, maxLength: 1024, via: path)
+            _ = try await path.read(reader, maxLength: 1024)
         } throws: { error in
             (error as? TransferError)?.urlErrorCode == .cannotOpenFile
         }
     }
 
-    @Test(arguments: ReadPath.allCases)
-    func aCloseDuringAReadWaitsForTheRead(path: ReadPath) async throws {
+    @Test(arguments: BodyReadPath.allCases)
+    func aCloseDuringAReadWaitsForTheRead(path: BodyReadPath) async throws {
         let bytes = [UInt8](repeating: 7, count: 256 * 1024)
         let url = try makeFile(bytes)
         defer { try? FileManager.default.removeItem(at: url) }
         let reader = try await FileBodySource(url: url).makeReader()
-        async let chunk = readChunk(reader, maxLength: bytes.count, via: path)
+        async let chunk = path.read(reader, maxLength: bytes.count)
         reader.close()
         // Whether the close came before the read started (the read fails) or during it (the read completes on the
         // open descriptor), the read never sees a closed descriptor: no EBADF, no short garbage.
@@ -113,7 +85,7 @@ struct FileBodySourceTests {
         } catch {
             #expect((error as? TransferError)?.description.contains("closed") == true)
         }
-        await #expect(throws: TransferError.self) { _ = try await readChunk(reader, maxLength: 16, via: path) }
+        await #expect(throws: TransferError.self) { _ = try await path.read(reader, maxLength: 16) }
     }
 
     @Test func aFileThatWentAwayIsCannotOpenFile() async throws {

@@ -33,8 +33,8 @@ final class InputStreamBodySource: TransportBodySource {
     }
 }
 
-/// Reads one `InputStream` on NIO's thread pool (stream reads block).
-private struct InputStreamBodyReader: TransportBodyReader {
+/// Reads one `InputStream` on NIO's thread pool (stream reads block), straight into the chunk's buffer.
+private struct InputStreamBodyReader: EventLoopBodyReader {
     let box: InputStreamBox
 
     static func open(_ box: InputStreamBox) async throws -> InputStreamBodyReader {
@@ -51,17 +51,35 @@ private struct InputStreamBodyReader: TransportBodyReader {
 
     func read(maxLength: Int) async throws -> ByteBuffer? {
         let box = self.box
-        return try await NIOThreadPool.singleton.runIfActive {
-            var bytes = [UInt8](repeating: 0, count: maxLength)
-            let count = box.stream.read(&bytes, maxLength: maxLength)
-            if count < 0 {
-                throw TransferError.requestBodyStreamExhausted(
-                    "reading the body stream failed: \(box.stream.streamError.map { "\($0)" } ?? "unknown error")"
-                )
-            }
-            if count == 0 { return nil }
-            return ByteBuffer(bytes: bytes[0..<count])
+        return try await NIOThreadPool.singleton.runIfActive { try Self.chunk(of: box, maxLength: maxLength) }
+    }
+
+    func read(maxLength: Int, on eventLoop: any EventLoop) -> EventLoopFuture<ByteBuffer?> {
+        let box = self.box
+        return NIOThreadPool.singleton.runIfActive(eventLoop: eventLoop) {
+            try Self.chunk(of: box, maxLength: maxLength)
         }
+    }
+
+    /// One `read(_:maxLength:)` of the stream into a new buffer; `nil` at the end. On the thread pool.
+    private static func chunk(of box: InputStreamBox, maxLength: Int) throws -> ByteBuffer? {
+        var buffer = ByteBuffer()
+        var result = 0
+        let count = buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: maxLength) { bytes in
+            guard let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return 0 }
+            result = box.stream.read(base, maxLength: maxLength)
+            return max(result, 0)
+        }
+        if result < 0 {
+            throw TransferError.requestBodyStreamExhausted(
+                "reading the body stream failed: \(box.stream.streamError.map { "\($0)" } ?? "unknown error")"
+            )
+        }
+        if count == 0 { return nil }
+        // A stream that gives a little at a time (a pipe) must not keep a whole chunk's storage per part while the
+        // part waits to be written.
+        if count < maxLength / 2 { return ByteBuffer(buffer: buffer) }
+        return buffer
     }
 
     func close() {
