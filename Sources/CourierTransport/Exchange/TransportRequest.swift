@@ -275,12 +275,3 @@ public protocol TransportBodyReader: Sendable {
     /// Releases the underlying file or stream. Called exactly once.
     func close()
 }
-
-/// A ``TransportBodyReader`` that also reads without a Swift task: the read runs on NIO's thread pool and its result
-/// comes back on `eventLoop`. The transport prefers it for every chunk. A chunk then crosses threads twice (event loop
-/// to pool and back) instead of four times (event loop, a task on the global executor, the pool, the task, the event
-/// loop); the socket waits for each chunk, so the hops are the upload's speed, not only its CPU.
-public protocol EventLoopBodyReader: TransportBodyReader {
-    /// Up to `maxLength` bytes, or `nil` at the end of the body; the future completes on `eventLoop`.
-    func read(maxLength: Int, on eventLoop: any EventLoop) -> EventLoopFuture<ByteBuffer?>
-}

@@ -10,14 +10,24 @@ import Testing
 /// task (`read(maxLength:)`) and a future on an event loop (`read(maxLength:on:)`, what the HTTP/1 writer uses).
 @Suite("Input stream request bodies")
 struct InputStreamBodySourceTests {
-    /// A stream whose every read fails.
-    private final class FailingStream: InputStream {
+    /// A stream whose every read answers `result` (after filling what it was given room for, when positive).
+    private final class FixedResultStream: InputStream {
+        private let result: Int
+
+        init(result: Int) {
+            self.result = result
+            super.init(data: Data())
+        }
+
         override var streamStatus: Stream.Status { .open }
         override var streamError: (any Error)? { nil }
         override func open() {}
         override func close() {}
         override var hasBytesAvailable: Bool { true }
-        override func read(_ buffer: UnsafeMutablePointer<UInt8>, maxLength len: Int) -> Int { -1 }
+        override func read(_ buffer: UnsafeMutablePointer<UInt8>, maxLength len: Int) -> Int {
+            if result > 0 { buffer.update(repeating: 1, count: len) }
+            return result
+        }
     }
 
     private func makeSource(_ stream: InputStream) -> InputStreamBodySource {
@@ -39,9 +49,11 @@ struct InputStreamBodySourceTests {
         #expect(try await path.read(reader, maxLength: chunk) == nil)
     }
 
-    @Test(arguments: BodyReadPath.allCases)
-    func aFailingReadIsRequestBodyStreamExhausted(path: BodyReadPath) async throws {
-        let reader = try await makeSource(FailingStream(data: Data())).makeReader()
+    /// A read that fails (-1), and one that claims more bytes than it was given room for (it used to be taken at its
+    /// word, past the end of the buffer), are both `requestBodyStreamExhausted`.
+    @Test(arguments: BodyReadPath.allCases, [-1, 1025])
+    func aBadReadIsRequestBodyStreamExhausted(path: BodyReadPath, result: Int) async throws {
+        let reader = try await makeSource(FixedResultStream(result: result)).makeReader()
         defer { reader.close() }
         await #expect {
             _ = try await path.read(reader, maxLength: 1024)

@@ -70,22 +70,6 @@ private final class FileBodyReader: EventLoopBodyReader {
         if !state.withLockedValue({ $0.closed }) { closeDescriptor(descriptor) }
     }
 
-    func read(maxLength: Int) async throws -> ByteBuffer? {
-        try beginRead()
-        let descriptor = self.descriptor
-        let outcome: FileChunkReader.Outcome
-        do {
-            outcome = try await NIOThreadPool.singleton.runIfActive {
-                FileChunkReader.chunk(of: descriptor, maxLength: maxLength)
-            }
-        } catch {
-            readEnded()
-            throw error
-        }
-        readEnded()
-        return try Self.chunk(from: outcome)
-    }
-
     func read(maxLength: Int, on eventLoop: any EventLoop) -> EventLoopFuture<ByteBuffer?> {
         do {
             try beginRead()

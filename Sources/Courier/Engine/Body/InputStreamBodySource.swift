@@ -49,11 +49,6 @@ private struct InputStreamBodyReader: EventLoopBodyReader {
         return InputStreamBodyReader(box: box)
     }
 
-    func read(maxLength: Int) async throws -> ByteBuffer? {
-        let box = self.box
-        return try await NIOThreadPool.singleton.runIfActive { try Self.chunk(of: box, maxLength: maxLength) }
-    }
-
     func read(maxLength: Int, on eventLoop: any EventLoop) -> EventLoopFuture<ByteBuffer?> {
         let box = self.box
         return NIOThreadPool.singleton.runIfActive(eventLoop: eventLoop) {
@@ -68,12 +63,18 @@ private struct InputStreamBodyReader: EventLoopBodyReader {
         let count = buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: maxLength) { bytes in
             guard let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return 0 }
             result = box.stream.read(base, maxLength: maxLength)
-            return max(result, 0)
+            // Only what the read may have written counts: never past `maxLength`, never a negative count.
+            return min(max(result, 0), maxLength)
         }
         if result < 0 {
             throw TransferError.requestBodyStreamExhausted(
                 "reading the body stream failed: \(box.stream.streamError.map { "\($0)" } ?? "unknown error")"
             )
+        }
+        if result > maxLength {
+            // The stream claims more than it was given room for: its bytes cannot be trusted.
+            throw TransferError.requestBodyStreamExhausted(
+                "the body stream returned \(result) bytes for a read of at most \(maxLength)")
         }
         if count == 0 { return nil }
         // A stream that gives a little at a time (a pipe) must not keep a whole chunk's storage per part while the
