@@ -215,9 +215,11 @@ struct ConnectionFactory: Sendable {
         let settings = channel.eventLoop.makePromise(of: Int.self)
         let monitor = HTTP2ConnectionMonitor(
             ready: settings, timing: HTTP2ConnectionMonitor.Timing(idleTimeout: idleConnectionTimeout))
-        // NIOHTTP2's handler, the monitor, then the stream multiplexer: between the two the monitor sees every
-        // frame and stream event (the multiplexer built into the handler would keep stream events to itself, and
-        // the monitor needs them to count open streams and to tell a stream's error from the connection's).
+        // NIOHTTP2's handler, the flush coalescer, the monitor, then the stream multiplexer: between the handler and
+        // the multiplexer the monitor sees every frame and stream event (the multiplexer built into the handler would
+        // keep stream events to itself, and the monitor needs them to count open streams and to tell a stream's
+        // error from the connection's). The coalescer is nearest the handler, so that a close the monitor asks for
+        // also sends what it held back first.
         let http2 = NIOHTTP2Handler(mode: .client, connectionConfiguration: HTTP2Tuning.connectionConfiguration)
         let multiplexer = HTTP2StreamMultiplexer(
             mode: .client, channel: channel, targetWindowSize: HTTP2Tuning.windowSize,
@@ -229,6 +231,7 @@ struct ConnectionFactory: Sendable {
             })
         let sync = channel.pipeline.syncOperations
         try sync.addHandler(http2)
+        try sync.addHandler(HTTP2FlushCoalescer())
         try sync.addHandler(monitor)
         try sync.addHandler(multiplexer)
         let timer = channel.eventLoop.scheduleTask(in: settingsTimeout) {
