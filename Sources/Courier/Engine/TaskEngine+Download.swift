@@ -23,8 +23,11 @@ extension TaskEngine {
     ]
 
     func makeDownloadSink() -> DownloadSink {
-        DownloadSink(
+        // One loop for the sink's life, so that its callbacks keep the order of the writes.
+        let loop = environment.timerLoop
+        return DownloadSink(
             directory: environment.configuration.courierDownloadDirectory,
+            callbacksOn: { callback in loop.execute(callback) },
             onBackpressure: { [weak self] in self?.backpressureChanged() },
             onWrite: { [weak self] count, total in
                 self?.later { engine in

@@ -113,6 +113,8 @@ final class DownloadRecorder: NSObject, URLSessionDownloadDelegate, @unchecked S
         var writes: [(Int64, Int64, Int64)] = []
         var resumedAt: [(Int64, Int64)] = []
         var finishedFileExisted = false
+        /// The bytes `didWriteData` had reported when `didFinishDownloadingTo` came.
+        var writtenWhenFinished: Int64 = 0
         var finishedLocation: URL?
         var copiedTo: URL?
         var error: URLError?
@@ -135,6 +137,7 @@ final class DownloadRecorder: NSObject, URLSessionDownloadDelegate, @unchecked S
         try? FileManager.default.copyItem(at: location, to: copy)
         state.withLockedValue { state in
             state.0.finishedFileExisted = existed
+            state.0.writtenWhenFinished = state.0.writes.last?.1 ?? 0
             state.0.finishedLocation = location
             state.0.copiedTo = copy
         }

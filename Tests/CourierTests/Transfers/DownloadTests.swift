@@ -30,6 +30,7 @@ struct DownloadTests {
             #expect(!FileManager.default.fileExists(atPath: location.path))
             #expect(filesIn(downloads).isEmpty)
             #expect(snapshot.writes.last?.1 ?? 0 == length)
+            #expect(snapshot.writtenWhenFinished == length, "every write is reported before the file is handed over")
             #expect(snapshot.writes.map(\.0).reduce(0, +) == length)
             #expect(snapshot.writes.allSatisfy { $0.2 == length })
             #expect(task.countOfBytesReceived == length)

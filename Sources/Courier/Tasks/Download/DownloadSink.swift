@@ -31,16 +31,26 @@ final class DownloadSink: Sendable {
 
     /// The queue a new file's operations run on (see ``DownloadFile/init(directory:name:target:)``).
     private let fileQueueTarget: DispatchQueue?
+    /// Runs what the file's queue reports, in its order (see `init`).
+    private let callbacksOn: @Sendable (@escaping @Sendable () -> Void) -> Void
 
+    /// - Parameter callbacksOn: Where `onWrite`, `onFailure`, the backpressure change of a finished write and the
+    ///   completions of `finish`, `keepForResume` and `discard` run, in the order the file's queue reported them (so
+    ///   the last write is reported before the file is handed over). The engine passes one event loop: its callbacks are engine jobs, and a
+    ///   job run on the file's own thread makes that thread run the jobs the network queues meanwhile, appends
+    ///   included, so the writes wait behind them while the connection reads on. (That let a download buffer up to
+    ///   10 MiB against its 1 MiB high watermark.) By default they run on the file's queue.
     init(
         directory: URL,
         fileQueueTarget: DispatchQueue? = nil,
+        callbacksOn: @escaping @Sendable (@escaping @Sendable () -> Void) -> Void = { $0() },
         onBackpressure: @escaping @Sendable () -> Void,
         onWrite: @escaping @Sendable (Int64, Int64) -> Void,
         onFailure: @escaping @Sendable (TransferError) -> Void
     ) {
         self.directory = directory
         self.fileQueueTarget = fileQueueTarget
+        self.callbacksOn = callbacksOn
         self.onBackpressure = onBackpressure
         self.onWrite = onWrite
         self.onFailure = onFailure
@@ -66,9 +76,8 @@ final class DownloadSink: Sendable {
             return file
         }
         guard let file = opened else { return }
-        let onFailure = self.onFailure
-        file.ready { result in
-            if case .failure(let error) = result { onFailure(error) }
+        file.ready { [self] result in
+            if case .failure(let error) = result { callbacksOn { [self] in onFailure(error) } }
         }
     }
 
@@ -92,7 +101,7 @@ final class DownloadSink: Sendable {
                     defer { state.failed = true }
                     return !state.failed
                 }
-                if first { onFailure(error) }
+                if first { callbacksOn { [self] in onFailure(error) } }
             }
         }
     }
@@ -105,8 +114,10 @@ final class DownloadSink: Sendable {
             if resume { state.paused = false }
             return (state.written, resume)
         }
-        if resume { onBackpressure() }
-        onWrite(Int64(count), total)
+        callbacksOn { [self] in
+            if resume { onBackpressure() }
+            onWrite(Int64(count), total)
+        }
     }
 
     /// Waits for every write and closes the file; the result is its location (a new name: see
@@ -119,7 +130,7 @@ final class DownloadSink: Sendable {
         guard let file = end() else {
             return completion(.failure(.cannotWriteToFile("the download ended before its file was opened")))
         }
-        file.closeAndHandOver(completion)
+        file.closeAndHandOver { [self] result in callbacksOn { completion(result) } }
     }
 
     /// Waits for every write and closes the file, keeping it for resume data.
@@ -129,18 +140,18 @@ final class DownloadSink: Sendable {
         }
         file.close { [self] result in
             let written = state.withLockedValue { $0.written }
-            completion(result.map { (file.url, written) })
+            callbacksOn { completion(result.map { (file.url, written) }) }
         }
     }
 
     /// Deletes the file: no partial file is left where a complete one was promised. `completion` runs once the file
-    /// is gone (on the file's queue).
+    /// is gone.
     func discard(then completion: (@Sendable () -> Void)? = nil) {
         guard let file = end() else {
             completion?()
             return
         }
-        file.remove(completion)
+        file.remove { [self] in callbacksOn { completion?() } }
     }
 
     /// Marks the download ended and returns its file, if one was opened.
