@@ -79,7 +79,8 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
         let session: SessionEnvironment
         /// The service context where the task was made, the parent of its span.
         var creationContext: ServiceContext? = nil
-        /// Schedules the `earliestBeginDate` timer (looked up only for a delayed task).
+        /// One of NIO's shared event loops: it schedules the `earliestBeginDate` timer, and a download's file queue
+        /// reports through it (see `makeDownloadSink`). Each read may give another loop.
         var timerLoop: any EventLoop { MultiThreadedEventLoopGroup.singleton.any() }
         /// Holds the resource deadline.
         var deadlines: DeadlineScheduler = .shared
