@@ -11,9 +11,10 @@ import NIOHTTP2
 /// ones waiting, in the same turn of the loop, without sleeping in between; closing the connection flushes first.
 ///
 /// It sits just behind NIOHTTP2's handler, so that every flush and close from the connection monitor and the stream
-/// multiplexer (which flushes the connection when a stream flushes) passes through it. Frames are written at once;
-/// only the flush waits, so NIOHTTP2 counts a stream as open as soon as its request is written. The frames NIOHTTP2
-/// sends by itself (acknowledgements, window updates) do not pass through it.
+/// multiplexer (which flushes the connection when a stream flushes, a stream's window update included) passes
+/// through it. Frames are written at once; only the flush waits, so NIOHTTP2 counts a stream as open as soon as its
+/// request is written. What NIOHTTP2's handler sends by itself (acknowledgements, the connection's window updates)
+/// it flushes itself, without passing here.
 final class HTTP2FlushCoalescer: ChannelOutboundHandler, RemovableChannelHandler {
     typealias OutboundIn = HTTP2Frame
     typealias OutboundOut = HTTP2Frame

@@ -29,13 +29,14 @@ struct DownloadSinkCallbackTests {
             for callback in callbacks { callback() }
         }
 
-        /// Waits (up to a minute) until `count` callbacks are held.
-        func wait(for count: Int) async throws {
+        /// Waits (up to a minute) until `count` callbacks are held; false if they never come.
+        func wait(for count: Int) async throws -> Bool {
             let deadline = ContinuousClock.now + .seconds(60)
             while self.count < count {
-                guard ContinuousClock.now < deadline else { throw CancellationError() }
+                guard ContinuousClock.now < deadline else { return false }
                 try await Task.sleep(for: .milliseconds(5))
             }
+            return true
         }
     }
 
@@ -45,74 +46,52 @@ struct DownloadSinkCallbackTests {
         func add(_ event: String) { events.withLockedValue { $0.append(event) } }
     }
 
-    private func makeSink(in directory: URL, callbacks: HeldCallbacks, reports: Reports) -> DownloadSink {
-        DownloadSink(
+    /// Opens a sink in a new folder, appends `parts` (bytes each), runs `end` on it, then waits for `expected`
+    /// callbacks: none may have run on the file's queue. Runs them in order; returns the reports, and the folder's
+    /// files when the last callback was held.
+    private func reports(
+        appending parts: [Int], expected: Int, end: (DownloadSink, Reports) -> Void
+    ) async throws -> (reported: [String], files: [String]) {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let callbacks = HeldCallbacks()
+        let reports = Reports()
+        let sink = DownloadSink(
             directory: directory,
             callbacksOn: { callbacks.hold($0) },
             onBackpressure: { reports.add("backpressure") },
             onWrite: { count, total in reports.add("wrote \(count) of \(total)") },
             onFailure: { error in reports.add("failed \(error)") })
+        sink.open()
+        for part in parts { sink.append(Data(count: part)) }
+        end(sink, reports)
+        #expect(try await callbacks.wait(for: expected), "the file's queue reported less than expected")
+        // Nothing ran on the file's queue: all of it waits for the callbacks' runner.
+        #expect(reports.events.withLockedValue { $0 } == [])
+        let files = filesIn(directory)
+        callbacks.runAll()
+        return (reports.events.withLockedValue { $0 }, files)
     }
 
     @Test func writesAndTheHandOverAreReportedThroughTheCallbacksInOrder() async throws {
-        let directory = try makeTemporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let callbacks = HeldCallbacks()
-        let reports = Reports()
-        let sink = makeSink(in: directory, callbacks: callbacks, reports: reports)
-        sink.open()
-        sink.append(Data(count: 100))
-        sink.append(Data(count: 20))
-        sink.append(Data(count: 3))
-        sink.finish { result in reports.add(result.map { _ in "handed over" }.get(or: "failed")) }
-
-        try await callbacks.wait(for: 4)
-        // Nothing ran on the file's queue: all of it waits for the callbacks' runner.
-        #expect(reports.events.withLockedValue { $0 } == [])
-        callbacks.runAll()
-        #expect(
-            reports.events.withLockedValue { $0 } == [
-                "wrote 100 of 100", "wrote 20 of 120", "wrote 3 of 123", "handed over",
-            ])
+        let (reported, _) = try await reports(appending: [100, 20, 3], expected: 4) { sink, reports in
+            sink.finish { result in reports.add((try? result.get()) == nil ? "failed" : "handed over") }
+        }
+        #expect(reported == ["wrote 100 of 100", "wrote 20 of 120", "wrote 3 of 123", "handed over"])
     }
 
     @Test func aDownloadKeptForResumeIsReportedAfterItsWrites() async throws {
-        let directory = try makeTemporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let callbacks = HeldCallbacks()
-        let reports = Reports()
-        let sink = makeSink(in: directory, callbacks: callbacks, reports: reports)
-        sink.open()
-        sink.append(Data(count: 7))
-        sink.keepForResume { result in reports.add((try? result.get()).map { "kept \($0.length)" } ?? "failed") }
-
-        try await callbacks.wait(for: 2)
-        #expect(reports.events.withLockedValue { $0 } == [])
-        callbacks.runAll()
-        #expect(reports.events.withLockedValue { $0 } == ["wrote 7 of 7", "kept 7"])
+        let (reported, _) = try await reports(appending: [7], expected: 2) { sink, reports in
+            sink.keepForResume { result in reports.add((try? result.get()).map { "kept \($0.length)" } ?? "failed") }
+        }
+        #expect(reported == ["wrote 7 of 7", "kept 7"])
     }
 
     @Test func aDiscardIsReportedThroughTheCallbacksOnceTheFileIsGone() async throws {
-        let directory = try makeTemporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let callbacks = HeldCallbacks()
-        let reports = Reports()
-        let sink = makeSink(in: directory, callbacks: callbacks, reports: reports)
-        sink.open()
-        sink.append(Data(count: 5))
-        sink.discard { reports.add("discarded") }
-
-        try await callbacks.wait(for: 2)
-        #expect(reports.events.withLockedValue { $0 } == [])
-        #expect(filesIn(directory).isEmpty)
-        callbacks.runAll()
-        #expect(reports.events.withLockedValue { $0 } == ["wrote 5 of 5", "discarded"])
-    }
-}
-
-extension Result {
-    /// The success value, or `fallback` for a failure.
-    fileprivate func get(or fallback: Success) -> Success {
-        (try? get()) ?? fallback
+        let (reported, files) = try await reports(appending: [5], expected: 2) { sink, reports in
+            sink.discard { reports.add("discarded") }
+        }
+        #expect(files.isEmpty)
+        #expect(reported == ["wrote 5 of 5", "discarded"])
     }
 }

@@ -36,10 +36,10 @@ final class DownloadSink: Sendable {
 
     /// - Parameter callbacksOn: Where `onWrite`, `onFailure`, the backpressure change of a finished write and the
     ///   completions of `finish`, `keepForResume` and `discard` run, in the order the file's queue reported them (so
-    ///   the last write is reported before the file is handed over). The engine passes one event loop: its callbacks are engine jobs, and a
-    ///   job run on the file's own thread makes that thread run the jobs the network queues meanwhile, appends
-    ///   included, so the writes wait behind them while the connection reads on. (That let a download buffer up to
-    ///   10 MiB against its 1 MiB high watermark.) By default they run on the file's queue.
+    ///   the last write is reported before the file is handed over). By default they run on the file's queue. The
+    ///   engine passes one event loop: its callbacks are engine jobs, and a job run on the file's own thread makes
+    ///   that thread run the jobs the network queues meanwhile, appends included, so the writes wait behind them
+    ///   while the connection reads on, and the download buffers many times its high watermark.
     init(
         directory: URL,
         fileQueueTarget: DispatchQueue? = nil,
