@@ -92,11 +92,18 @@ final class TaskHandler: @unchecked Sendable {
     /// Runs `task` to its end.
     func run(_ task: URLSessionTask) async -> AttemptOutcome {
         await withCheckedContinuation { continuation in
-            lock.withLock {
+            let abandoned = lock.withLock {
                 self.continuation = continuation
                 self.task = task
+                return self.abandoned
             }
-            task.resume()
+            // Abandoned before it started (an interruption found no task to cancel): it never starts, so it makes
+            // no file, and its cancellation completes the attempt.
+            if abandoned {
+                task.cancel()
+            } else {
+                task.resume()
+            }
         }
     }
 

@@ -286,7 +286,17 @@ final class TransferRunner: Sendable {
                 return settings.failOnHTTPError && response.statusCode >= 400 ? .drop : .keep
             })
         delegate.register(handler, for: task)
-        state.withLockedValue { $0.handler = handler }
+        // Registered and checked in one step with `interrupt()`, which sets the flag and takes the handler in one:
+        // either the interruption finds this handler and cancels its task, or this attempt sees the interruption
+        // and never starts. A task started after the interruption looked could re-make the folder it had removed.
+        let interrupted = state.withLockedValue { state in
+            if !state.interrupted { state.handler = handler }
+            return state.interrupted
+        }
+        if interrupted {
+            task.cancel()
+            return AttemptOutcome(error: URLError(.cancelled))
+        }
         return await handler.run(task)
     }
 

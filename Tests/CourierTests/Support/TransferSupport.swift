@@ -66,6 +66,20 @@ func filesIn(_ directory: URL) -> [String] {
     (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
 }
 
+/// The bytes written so far into the files of `courier get`'s private folders (`.courier-XXXXXX`) in `directory`:
+/// the folder itself appears before the download has a file in it.
+func bytesInRunFolders(_ directory: URL) -> Int {
+    var total = 0
+    for folder in filesIn(directory) where folder.hasPrefix(".courier-") {
+        let url = directory.appendingPathComponent(folder)
+        for name in filesIn(url) {
+            let attributes = try? FileManager.default.attributesOfItem(atPath: url.appendingPathComponent(name).path)
+            total += (attributes?[.size] as? Int) ?? 0
+        }
+    }
+    return total
+}
+
 /// The files left in a download directory once deletions Courier runs in the background (partial files a server's
 /// answer made useless) had time to happen: polls for up to 5 seconds while files remain.
 func settledFilesIn(_ directory: URL) async -> [String] {
