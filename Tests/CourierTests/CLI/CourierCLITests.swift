@@ -159,7 +159,7 @@ extension CLISuites {
                 for _ in 0..<10 {
                     let process = try ChildProcess(
                         courierBinary().path, ["get", server.url("/delayed").absoluteString, "-o", out.path])
-                    for _ in 0..<1000 where filesIn(directory).isEmpty { usleep(1000) }
+                    for _ in 0..<1000 where filesIn(directory).isEmpty { try await Task.sleep(for: .milliseconds(1)) }
                     process.send(SIGTERM)
                     let status = await process.exitStatus()
                     // A run that finished before the signal came placed its file; that is complete, not left over.
