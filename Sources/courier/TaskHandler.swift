@@ -108,7 +108,7 @@ final class TaskHandler: @unchecked Sendable {
     }
 
     /// The tool is being interrupted: cancels the task and removes the data task's temporary file (also one
-    /// opened after this call).
+    /// opened after this call). A task given to ``run(_:)`` after this call is cancelled, never started.
     func abandon() {
         let (task, sink): (URLSessionTask?, OutputSink?) = lock.withLock {
             abandoned = true
