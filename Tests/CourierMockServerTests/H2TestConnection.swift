@@ -86,7 +86,9 @@ final class H2TestConnection {
                 return try NIOAsyncChannel<HTTP2Frame, HTTP2Frame>(wrappingChannelSynchronously: channel)
             }
         }
-        let bootstrap = ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton).connectTimeout(.seconds(5))
+        // 30 s, not 5: a loopback connect waits only for the event loops, which a loaded machine running the whole
+        // suite has held for longer than 5 s.
+        let bootstrap = ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton).connectTimeout(.seconds(30))
         let channel =
             if let unixSocketPath {
                 try await bootstrap.connect(unixDomainSocketPath: unixSocketPath, channelInitializer: initialize)

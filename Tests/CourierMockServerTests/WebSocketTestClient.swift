@@ -71,7 +71,9 @@ final class WebSocketTestClient {
         let alpn = NIOLockedValueBox<String?>(nil)
         let handshake = NIOLockedValueBox<EventLoopPromise<Void>?>(nil)
         let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .connectTimeout(.seconds(5))
+            // 30 s, not 5: a loopback connect waits only for the event loops, which a loaded machine running the
+            // whole suite has held for longer than 5 s.
+            .connectTimeout(.seconds(30))
             .connect(host: "127.0.0.1", port: server.port) { channel in
                 channel.eventLoop.makeCompletedFuture {
                     if let tlsContext {

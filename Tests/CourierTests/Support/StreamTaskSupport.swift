@@ -2,6 +2,7 @@ import Courier
 import CourierMockServer
 import Foundation
 import NIOConcurrencyHelpers
+import Testing
 
 /// Starts a raw TCP mock server for the duration of `body`.
 func withTCPServer<T>(
@@ -114,5 +115,51 @@ extension URLSessionStreamTask {
                     returning: StreamWrite(error: error, onDelegateQueue: OperationQueue.current === queue))
             }
         }
+    }
+}
+
+/// The outcome of a call made at once and awaited later. Unlike an `async let`, whose child task may not have run yet
+/// when the test goes on, the call has reached the task when `startRead` or `startWrite` returns: what the test does
+/// next (`closeRead()`, `resume()`, `cancel()`) surely comes after it.
+final class PendingStreamCall<Outcome: Sendable>: Sendable {
+    private let gate = AsyncGate()
+    private let outcome = NIOLockedValueBox<Outcome?>(nil)
+
+    fileprivate func fulfil(_ value: Outcome) {
+        outcome.withLockedValue { $0 = value }
+        gate.open()
+    }
+
+    /// The outcome once the completion handler ran; `nil` (with an issue recorded) if it never did.
+    var value: Outcome? {
+        get async {
+            await gate.wait()
+            return outcome.withLockedValue { $0 }
+        }
+    }
+}
+
+extension URLSessionStreamTask {
+    /// Makes a read through the completion-handler form now; its outcome is awaited later.
+    func startRead(
+        min: Int, max: Int, timeout: TimeInterval = 30, queue: OperationQueue
+    ) -> PendingStreamCall<StreamRead> {
+        let pending = PendingStreamCall<StreamRead>()
+        readData(ofMinLength: min, maxLength: max, timeout: timeout) { data, atEOF, error in
+            pending.fulfil(
+                StreamRead(data: data, atEOF: atEOF, error: error, onDelegateQueue: OperationQueue.current === queue))
+        }
+        return pending
+    }
+
+    /// Makes a write through the completion-handler form now; its outcome is awaited later.
+    func startWrite(
+        _ text: String, timeout: TimeInterval = 30, queue: OperationQueue
+    ) -> PendingStreamCall<StreamWrite> {
+        let pending = PendingStreamCall<StreamWrite>()
+        write(Data(text.utf8), timeout: timeout) { error in
+            pending.fulfil(StreamWrite(error: error, onDelegateQueue: OperationQueue.current === queue))
+        }
+        return pending
     }
 }
