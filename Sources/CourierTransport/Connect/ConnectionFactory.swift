@@ -23,6 +23,8 @@ struct ConnectionFactory: Sendable {
         clientCertificateProvider: (any ClientCertificateProvider)? = nil,
         tunnelAuthorization: String? = nil
     ) -> EventLoopFuture<any PooledConnection> {
+        // Before any event loop builds a pipeline: see `PipelineTypeWarmUp` for the runtime crash this avoids.
+        PipelineTypeWarmUp.ensure()
         let eventLoop = group.next()
         guard let tls = key.tls else {
             return open(
