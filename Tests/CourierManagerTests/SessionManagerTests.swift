@@ -309,9 +309,11 @@ final class NotificationCounter: @unchecked Sendable {
     var count: Int { counted.get() }
 }
 
-/// Polls `condition` every 10 ms for up to 5 s; records an issue when it never holds.
+/// Polls `condition` every 10 ms for up to 30 s; records an issue when it never holds. A deadline rather than a count
+/// of polls: on a loaded machine running the whole suite, 500 polls of 10 ms once ran out before a 1 s body came.
 func waitFor(_ condition: () -> Bool) async throws {
-    for _ in 0..<500 {
+    let deadline = ContinuousClock.now + .seconds(30)
+    while ContinuousClock.now < deadline {
         if condition() { return }
         try await Task.sleep(for: .milliseconds(10))
     }
