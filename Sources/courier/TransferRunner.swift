@@ -285,7 +285,6 @@ final class TransferRunner: Sendable {
                 }
                 return settings.failOnHTTPError && response.statusCode >= 400 ? .drop : .keep
             })
-        delegate.register(handler, for: task)
         // Registered and checked in one step with `interrupt()`, which sets the flag and takes the handler in one:
         // either the interruption finds this handler and cancels its task, or this attempt sees the interruption
         // and never starts. A task started after the interruption looked could re-make the folder it had removed.
@@ -297,6 +296,7 @@ final class TransferRunner: Sendable {
             task.cancel()
             return AttemptOutcome(error: URLError(.cancelled))
         }
+        delegate.register(handler, for: task)
         return await handler.run(task)
     }
 

@@ -16,8 +16,7 @@ import NIOWebSocket
 enum PipelineTypeWarmUp {
     private static let done: Void = {
         // Each handler is made and dropped: making it completes the metadata of its type and of its arguments.
-        keep(ByteToMessageHandler(HTTPResponseDecoder(leftOverBytesStrategy: .dropBytes)))
-        keep(ByteToMessageHandler(HTTPResponseDecoder(leftOverBytesStrategy: .forwardBytes)))
+        keep(ByteToMessageHandler(HTTPResponseDecoder()))
         keep(HTTPRequestEncoder())
         keep(HTTP2FramePayloadToHTTP1ClientCodec(httpProtocol: .https))
         keep(NIOHTTP2Handler(mode: .client))

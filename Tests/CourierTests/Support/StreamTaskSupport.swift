@@ -92,14 +92,38 @@ struct StreamWrite: @unchecked Sendable {
 }
 
 extension URLSessionStreamTask {
+    /// Reads through the completion-handler form; `then` gets the outcome.
+    func read(
+        min: Int, max: Int, timeout: TimeInterval = 30, queue: OperationQueue,
+        then: @escaping @Sendable (StreamRead) -> Void
+    ) {
+        readData(ofMinLength: min, maxLength: max, timeout: timeout) { data, atEOF, error in
+            then(StreamRead(data: data, atEOF: atEOF, error: error, onDelegateQueue: OperationQueue.current === queue))
+        }
+    }
+
     /// Reads through the completion-handler form.
     func read(min: Int, max: Int, timeout: TimeInterval = 30, queue: OperationQueue) async -> StreamRead {
         await withCheckedContinuation { continuation in
-            readData(ofMinLength: min, maxLength: max, timeout: timeout) { data, atEOF, error in
-                continuation.resume(
-                    returning: StreamRead(
-                        data: data, atEOF: atEOF, error: error, onDelegateQueue: OperationQueue.current === queue))
-            }
+            read(min: min, max: max, timeout: timeout, queue: queue) { continuation.resume(returning: $0) }
+        }
+    }
+
+    /// Makes a read through the completion-handler form now; its outcome is awaited later.
+    func startRead(
+        min: Int, max: Int, timeout: TimeInterval = 30, queue: OperationQueue
+    ) -> PendingStreamCall<StreamRead> {
+        let pending = PendingStreamCall<StreamRead>()
+        read(min: min, max: max, timeout: timeout, queue: queue) { pending.fulfil($0) }
+        return pending
+    }
+
+    /// Writes through the completion-handler form; `then` gets the outcome.
+    func write(
+        _ data: Data, timeout: TimeInterval = 30, queue: OperationQueue, then: @escaping @Sendable (StreamWrite) -> Void
+    ) {
+        write(data, timeout: timeout) { error in
+            then(StreamWrite(error: error, onDelegateQueue: OperationQueue.current === queue))
         }
     }
 
@@ -110,11 +134,17 @@ extension URLSessionStreamTask {
 
     func write(_ data: Data, timeout: TimeInterval = 30, queue: OperationQueue) async -> StreamWrite {
         await withCheckedContinuation { continuation in
-            write(data, timeout: timeout) { error in
-                continuation.resume(
-                    returning: StreamWrite(error: error, onDelegateQueue: OperationQueue.current === queue))
-            }
+            write(data, timeout: timeout, queue: queue) { continuation.resume(returning: $0) }
         }
+    }
+
+    /// Makes a write through the completion-handler form now; its outcome is awaited later.
+    func startWrite(
+        _ text: String, timeout: TimeInterval = 30, queue: OperationQueue
+    ) -> PendingStreamCall<StreamWrite> {
+        let pending = PendingStreamCall<StreamWrite>()
+        write(Data(text.utf8), timeout: timeout, queue: queue) { pending.fulfil($0) }
+        return pending
     }
 }
 
@@ -136,30 +166,5 @@ final class PendingStreamCall<Outcome: Sendable>: Sendable {
             await gate.wait()
             return outcome.withLockedValue { $0 }
         }
-    }
-}
-
-extension URLSessionStreamTask {
-    /// Makes a read through the completion-handler form now; its outcome is awaited later.
-    func startRead(
-        min: Int, max: Int, timeout: TimeInterval = 30, queue: OperationQueue
-    ) -> PendingStreamCall<StreamRead> {
-        let pending = PendingStreamCall<StreamRead>()
-        readData(ofMinLength: min, maxLength: max, timeout: timeout) { data, atEOF, error in
-            pending.fulfil(
-                StreamRead(data: data, atEOF: atEOF, error: error, onDelegateQueue: OperationQueue.current === queue))
-        }
-        return pending
-    }
-
-    /// Makes a write through the completion-handler form now; its outcome is awaited later.
-    func startWrite(
-        _ text: String, timeout: TimeInterval = 30, queue: OperationQueue
-    ) -> PendingStreamCall<StreamWrite> {
-        let pending = PendingStreamCall<StreamWrite>()
-        write(Data(text.utf8), timeout: timeout) { error in
-            pending.fulfil(StreamWrite(error: error, onDelegateQueue: OperationQueue.current === queue))
-        }
-        return pending
     }
 }

@@ -28,16 +28,6 @@ struct DownloadSinkCallbackTests {
             }
             for callback in callbacks { callback() }
         }
-
-        /// Waits (up to a minute) until `count` callbacks are held; false if they never come.
-        func wait(for count: Int) async throws -> Bool {
-            let deadline = ContinuousClock.now + .seconds(60)
-            while self.count < count {
-                guard ContinuousClock.now < deadline else { return false }
-                try await Task.sleep(for: .milliseconds(5))
-            }
-            return true
-        }
     }
 
     /// What the sink reported, in order.
@@ -65,7 +55,8 @@ struct DownloadSinkCallbackTests {
         sink.open()
         for part in parts { sink.append(Data(count: part)) }
         end(sink, reports)
-        #expect(try await callbacks.wait(for: expected), "the file's queue reported less than expected")
+        // Fewer than `expected` within the time limit: the file's queue reported less than expected.
+        try await waitUntil(timeout: .seconds(60)) { callbacks.count >= expected }
         // Nothing ran on the file's queue: all of it waits for the callbacks' runner.
         #expect(reports.events.withLockedValue { $0 } == [])
         let files = filesIn(directory)
