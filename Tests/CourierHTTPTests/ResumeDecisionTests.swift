@@ -9,13 +9,13 @@ struct ResumeDecisionTests {
             // 206 with a Content-Range that continues the partial file.
             (
                 Int64(100), 206, "bytes 100-999/1000" as String?, nil as Int64?,
-                ResumeDecision.append(offset: 100, expectedTotal: 1000)
+                ResumeDecision.append(offset: 100, expectedTotal: 1000, finalLength: 1000)
             ),
-            (100, 206, "bytes 100-999/1000", 900, .append(offset: 100, expectedTotal: 1000)),
-            (100, 206, "BYTES 100-999/1000 ", 900, .append(offset: 100, expectedTotal: 1000)),
-            (100, 206, "bytes 100-999/*", nil, .append(offset: 100, expectedTotal: -1)),
-            (100, 206, "bytes 100-999/*", 900, .append(offset: 100, expectedTotal: -1)),
-            (999, 206, "bytes 999-999/1000", 1, .append(offset: 999, expectedTotal: 1000)),
+            (100, 206, "bytes 100-999/1000", 900, .append(offset: 100, expectedTotal: 1000, finalLength: 1000)),
+            (100, 206, "BYTES 100-999/1000 ", 900, .append(offset: 100, expectedTotal: 1000, finalLength: 1000)),
+            (100, 206, "bytes 100-999/*", nil, .append(offset: 100, expectedTotal: -1, finalLength: 1000)),
+            (100, 206, "bytes 100-999/*", 900, .append(offset: 100, expectedTotal: -1, finalLength: 1000)),
+            (999, 206, "bytes 999-999/1000", 1, .append(offset: 999, expectedTotal: 1000, finalLength: 1000)),
             // 206 that cannot be trusted.
             (100, 206, nil, 900, .retryWithoutRange),
             (100, 206, "", nil, .retryWithoutRange),
@@ -127,13 +127,27 @@ struct ResumeDecisionTests {
         var fields = item.response
         fields["content-range"] = "bytes 10-99/100"
         let decision = ResumeDecision.decide(resuming: item.stored, status: 206) { fields[$0.lowercased()] }
-        #expect(decision == (item.appends ? .append(offset: 10, expectedTotal: 100) : .retryWithoutRange))
+        #expect(
+            decision == (item.appends ? .append(offset: 10, expectedTotal: 100, finalLength: 100) : .retryWithoutRange))
     }
 
     @Test func aChangedLengthWithAnUnknownTotalIsStillAppendedWhenTheValidatorMatches() {
         let partial = PartialDownload(offset: 10, entityTag: "\"v1\"", lastModified: nil, totalLength: 90)
         let fields = ["etag": "\"v1\"", "content-range": "bytes 10-99/*"]
         let decision = ResumeDecision.decide(resuming: partial, status: 206) { fields[$0.lowercased()] }
-        #expect(decision == .append(offset: 10, expectedTotal: -1))
+        #expect(decision == .append(offset: 10, expectedTotal: -1, finalLength: 100))
+    }
+
+    @Test(
+        "A 206 in a content coding is never appended: the decoded bytes are not the ones the range counts",
+        arguments: [
+            ("gzip", false), ("br", false), ("deflate", false), ("identity, gzip", false), ("x-custom", false),
+            ("identity", true), ("", true), (" IDENTITY ", true),
+        ])
+    func contentCodings(coding: String, appends: Bool) {
+        let partial = PartialDownload(offset: 10, entityTag: "\"v1\"", lastModified: nil)
+        let fields = ["etag": "\"v1\"", "content-range": "bytes 10-99/100", "content-encoding": coding]
+        let decision = ResumeDecision.decide(resuming: partial, status: 206) { fields[$0.lowercased()] }
+        #expect(decision == (appends ? .append(offset: 10, expectedTotal: 100, finalLength: 100) : .retryWithoutRange))
     }
 }

@@ -46,9 +46,22 @@ extension TaskEngine {
             fail(resumeState.error ?? TransferError.cannotDecodeRawData("the resume data cannot be used"))
             return nil
         }
-        // The name was validated as a bare file name: it cannot leave the download directory.
-        let partial = environment.configuration.courierDownloadDirectory
-            .appendingPathComponent(data.tempFileName, isDirectory: false)
+        // The name was validated as a bare file name: it cannot leave the download directory. It must also be one
+        // the library gives its download files: resume data naming another file in the folder (a daemon's lock,
+        // anything an app keeps there) must not get it cut, appended to or deleted.
+        let name = data.tempFileName
+        guard name.hasPrefix(DownloadDirectory.fileNamePrefix), name.hasSuffix(DownloadDirectory.fileNameSuffix) else {
+            fail(.cannotDecodeRawData("the resume data names \(name), which is not a download file"))
+            return nil
+        }
+        // The folder is checked as a new download's is: a symbolic link or another user's folder planted at its path
+        // would lead the partial file's name to a file outside the library's own.
+        let folder = environment.configuration.courierDownloadDirectory
+        if let problem = DownloadDirectory.privacyProblem(of: folder.path) {
+            fail(.cannotOpenFile("the download folder \(folder.path) \(problem)"))
+            return nil
+        }
+        let partial = folder.appendingPathComponent(name, isDirectory: false)
         // Another task resuming the same data would cut and write the same file: one at a time.
         guard DownloadDirectory.claim(partial) else {
             fail(.cannotOpenFile("the partial download \(data.tempFileName) is being resumed by another task"))
@@ -131,10 +144,11 @@ extension TaskEngine {
             response.value(forHTTPHeaderField: $0)
         }
         switch decision {
-        case .append(let offset, let total):
+        case .append(let offset, let total, let finalLength):
             download.open(existing: partial, offset: offset)
             receivedBytes = offset
             expectedToReceive = total
+            resumedFinalLength = finalLength
             emit(.downloadResumed(offset: offset, expectedTotal: total))
         case .restartFromZero(let total):
             Self.discardPartialFile(partial)
@@ -146,6 +160,15 @@ extension TaskEngine {
             download.open()
             emit(.downloadResumed(offset: 0, expectedTotal: response.expectedContentLength))
         }
+    }
+
+    /// Why a resumed download whose body has ended is not complete: its range's last byte never came (a response
+    /// framed by the connection's close, closed early). `nil` when the file holds the whole range, or the download
+    /// was not resumed.
+    func shortResumedRange() -> TransferError? {
+        guard let finalLength = resumedFinalLength, receivedBytes != finalLength else { return nil }
+        return .networkConnectionLost(
+            "the resumed download ended at byte \(receivedBytes) of the \(finalLength) its Content-Range announced")
     }
 
     /// Deletes a partial file the server's answer made useless, off the executor, and gives up the task's claim.

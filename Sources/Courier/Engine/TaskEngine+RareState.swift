@@ -25,6 +25,8 @@ final class RareState {
     var pendingDecision: CheckedContinuation<TaskDecisionAnswer?, Never>?
     /// A resumed download waiting for the response to its range request.
     var resumeProgress: ResumeProgress?
+    /// The length the file must reach for a resumed range to be complete (see `ResumeDecision.append`).
+    var resumedFinalLength: Int64?
     /// A partial file this task claimed for resuming and has not opened yet (see `DownloadDirectory.claim`).
     var claimedPartialFile: URL?
     /// The finished download's file.
@@ -89,6 +91,10 @@ extension TaskEngine {
     var resumeProgress: ResumeProgress? {
         get { rareState?.resumeProgress }
         set { setRare(isDefault: newValue == nil) { $0.resumeProgress = newValue } }
+    }
+    var resumedFinalLength: Int64? {
+        get { rareState?.resumedFinalLength }
+        set { setRare(isDefault: newValue == nil) { $0.resumedFinalLength = newValue } }
     }
     var claimedPartialFile: URL? {
         get { rareState?.claimedPartialFile }

@@ -590,6 +590,12 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
             }
             return
         }
+        // A resumed range that ended short is a lost connection (the file is kept for resume data), never a
+        // complete download.
+        if let short = shortResumedRange() {
+            step { $0.consumerClosed(short) }
+            return
+        }
         // The task completes once every byte reached the file.
         download.finish { [self] result in
             onExecutor { [self] in

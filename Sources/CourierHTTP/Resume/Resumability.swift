@@ -66,7 +66,7 @@ public struct Resumability: Hashable, Sendable {
     }
 
     /// The comma-separated tokens of a list-valued field, lowercased, with empty elements dropped.
-    private static func tokens(_ value: String?) -> [String] {
+    static func tokens(_ value: String?) -> [String] {
         guard let value else { return [] }
         return value.split(separator: ",").map { HeaderParameters.trim($0).lowercased() }.filter { !$0.isEmpty }
     }

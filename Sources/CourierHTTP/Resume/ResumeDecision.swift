@@ -5,8 +5,10 @@ public enum ResumeDecision: Hashable, Sendable {
     /// the body to it.
     ///
     /// `expectedTotal` is the length of the complete representation, or `-1`
-    /// (`NSURLSessionTransferSizeUnknown`) when the server sent `*`.
-    case append(offset: Int64, expectedTotal: Int64)
+    /// (`NSURLSessionTransferSizeUnknown`) when the server sent `*`. `finalLength` is the file's length once the
+    /// range's last byte is in it (`Content-Range`'s last byte position + 1): a body that ends sooner (a connection
+    /// closed early on a response framed by the close) must fail the download, never complete it.
+    case append(offset: Int64, expectedTotal: Int64, finalLength: Int64)
     /// The server sent the whole representation (it ignored `Range`, or the `If-Range` validator no longer matched):
     /// throw the partial file away and write the body from the start.
     ///
@@ -29,7 +31,10 @@ public enum ResumeDecision: Hashable, Sendable {
     /// - its `Content-Range` is a satisfied byte range that starts exactly at the partial file's offset, ends at the
     ///   last byte of the representation when its length is known (a shorter range would leave the file
     ///   incomplete), and gives the same complete length as the interrupted response did, when both are known;
-    /// - it agrees with `Content-Length` when that is present.
+    /// - it agrees with `Content-Length` when that is present;
+    /// - it has no `Content-Encoding` other than `identity`: the transport decodes content codings, so the bytes
+    ///   appended would not be the representation bytes the range counts (the partial file itself was only kept
+    ///   for an unencoded response, see ``Resumability``).
     ///
     /// Any other 206 gives ``retryWithoutRange``: the partial file is thrown away and the whole representation
     /// fetched again.
@@ -60,11 +65,14 @@ public enum ResumeDecision: Hashable, Sendable {
             if let contentLength, contentLength != rangeLength {
                 return .retryWithoutRange
             }
+            let codings = responseHeader("Content-Encoding").map(Resumability.tokens) ?? []
+            guard codings.allSatisfy({ $0 == "identity" }) else { return .retryWithoutRange }
             if let complete = parsed.completeLength {
                 if range.upperBound != complete - 1 { return .retryWithoutRange }
                 if let known = partial.totalLength, known != complete { return .retryWithoutRange }
             }
-            return .append(offset: partial.offset, expectedTotal: parsed.completeLength ?? -1)
+            return .append(
+                offset: partial.offset, expectedTotal: parsed.completeLength ?? -1, finalLength: range.upperBound + 1)
         case 416:
             return .retryWithoutRange
         default:

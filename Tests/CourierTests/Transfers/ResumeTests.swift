@@ -262,7 +262,10 @@ struct ResumeTests {
         }
     }
 
-    @Test(arguments: ["garbage", "traversal", "slash", "too-many-bytes", "missing-file", "array"])
+    @Test(arguments: [
+        "garbage", "traversal", "slash", "too-many-bytes", "missing-file", "array", "not-a-download-file",
+        "linked-folder",
+    ])
     func hostileResumeDataFailsClearlyAndTouchesNothingOutside(kind: String) async throws {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -272,6 +275,15 @@ struct ResumeTests {
         try Data("precious".utf8).write(to: outside)
         let partial = downloads.appendingPathComponent("CFNetworkDownload_partial.tmp")
         try Data(repeating: 1, count: 10).write(to: partial)
+        // A folder of the user's own that a planted link at the download folder's path would lead to.
+        let elsewhere = directory.appendingPathComponent("elsewhere")
+        try FileManager.default.createDirectory(at: elsewhere, withIntermediateDirectories: true)
+        let elsewhereFile = elsewhere.appendingPathComponent("CFNetworkDownload_other.tmp")
+        try Data(repeating: 2, count: 10).write(to: elsewhereFile)
+        var folder = downloads
+        // Not a download file, though in the download folder (courierd keeps its lock in the same fallback folder).
+        let lockFile = downloads.appendingPathComponent("courierd.lock")
+        try Data("lock".utf8).write(to: lockFile)
         func plist(name: String, bytes: Int64) throws -> Data {
             let request: [String: Any] = [
                 "url": "http://127.0.0.1:9/x", "method": "GET", "headers": [String: String](), "timeoutInterval": 60.0,
@@ -305,11 +317,20 @@ struct ResumeTests {
         case "missing-file":
             data = try plist(name: "CFNetworkDownload_gone.tmp", bytes: 3)
             expected = .cannotOpenFile
+        case "not-a-download-file":
+            // A file in the folder that is not one of the library's download files (bytes 0: it would be cut).
+            data = try plist(name: lockFile.lastPathComponent, bytes: 0)
+            expected = .cannotDecodeRawData
+        case "linked-folder":
+            folder = directory.appendingPathComponent("link")
+            try FileManager.default.createSymbolicLink(at: folder, withDestinationURL: elsewhere)
+            data = try plist(name: elsewhereFile.lastPathComponent, bytes: 0)
+            expected = .cannotOpenFile
         default:
             data = try PropertyListSerialization.data(fromPropertyList: ["a", "b"], format: .xml, options: 0)
             expected = .cannotDecodeRawData
         }
-        let session = makeSession { $0.courierDownloadDirectory = downloads }
+        let session = makeSession { [folder] in $0.courierDownloadDirectory = folder }
         do {
             _ = try await session.download(resumeFrom: data)
             Issue.record("expected hostile resume data to fail")
@@ -318,5 +339,7 @@ struct ResumeTests {
         }
         #expect(try Data(contentsOf: outside) == Data("precious".utf8))
         #expect(try Data(contentsOf: partial) == Data(repeating: 1, count: 10))
+        #expect(try Data(contentsOf: elsewhereFile) == Data(repeating: 2, count: 10))
+        #expect(try Data(contentsOf: lockFile) == Data("lock".utf8))
     }
 }
