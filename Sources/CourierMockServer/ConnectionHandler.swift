@@ -204,6 +204,7 @@ final class ConnectionHandler: ChannelInboundHandler, RemovableChannelHandler {
                 raw[...],
                 pieceSize: max(1, response.chunkSize),
                 delay: response.chunkDelay,
+                withoutTLSCloseNotify: response.closesWithoutTLSCloseNotify,
                 context: context
             )
             return
@@ -232,11 +233,24 @@ final class ConnectionHandler: ChannelInboundHandler, RemovableChannelHandler {
         writer.start()
     }
 
+    /// Closes the connection; `withoutTLSCloseNotify` ends TCP under TLS without its `close_notify` alert: the close
+    /// starts at the TLS handler's own context, so it goes to the socket without passing through that handler.
+    static func close(_ context: ChannelHandlerContext, withoutTLSCloseNotify: Bool) {
+        if withoutTLSCloseNotify,
+            let tls = try? context.pipeline.syncOperations.context(handlerType: NIOSSLServerHandler.self)
+        {
+            tls.close(promise: nil)
+        } else {
+            context.close(promise: nil)
+        }
+    }
+
     /// Writes `raw` in pieces of `pieceSize` bytes, `delay` apart, then closes the connection.
     private static func writeRaw(
         _ raw: Data.SubSequence,
         pieceSize: Int,
         delay: Duration,
+        withoutTLSCloseNotify: Bool,
         context: ChannelHandlerContext
     ) {
         guard context.channel.isActive else { return }
@@ -246,15 +260,21 @@ final class ConnectionHandler: ChannelInboundHandler, RemovableChannelHandler {
         buffer.writeBytes(piece)
         let written = context.writeAndFlush(NIOAny(buffer))
         guard !rest.isEmpty else {
-            written.assumeIsolated().whenComplete { _ in context.close(promise: nil) }
+            written.assumeIsolated().whenComplete { _ in
+                close(context, withoutTLSCloseNotify: withoutTLSCloseNotify)
+            }
             return
         }
         guard delay > .zero else {
-            writeRaw(rest, pieceSize: pieceSize, delay: delay, context: context)
+            writeRaw(
+                rest, pieceSize: pieceSize, delay: delay, withoutTLSCloseNotify: withoutTLSCloseNotify,
+                context: context)
             return
         }
         context.eventLoop.assumeIsolated().scheduleTask(in: TimeAmount(delay)) {
-            writeRaw(rest, pieceSize: pieceSize, delay: delay, context: context)
+            writeRaw(
+                rest, pieceSize: pieceSize, delay: delay, withoutTLSCloseNotify: withoutTLSCloseNotify,
+                context: context)
         }
     }
 }

@@ -46,6 +46,9 @@ public struct MockResponse: Sendable {
     /// Bytes written right after the response on a connection that stays open — what a confused server sends after
     /// a `Content-Length` body. The client must never read them as the next response.
     public var trailingBytes: Data?
+    /// Over HTTPS: when this response closes the connection (``raw``, ``closeConnection``,
+    /// ``closeAfterBodyBytes``), end TCP without TLS's `close_notify` alert, as many servers do. Ignored without TLS.
+    public var closesWithoutTLSCloseNotify: Bool = false
     /// Add `Connection: close` and close the connection after the response. Ignored over HTTP/2, where a stream ends
     /// with its response anyway (use ``HTTP2Misbehaviour/goAwayAfterResponse`` to end the connection).
     public var closeConnection: Bool = false

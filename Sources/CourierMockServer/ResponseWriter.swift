@@ -155,8 +155,9 @@ final class ResponseWriter {
         let written = context.writeAndFlush(NIOAny(buffer))
         if closing {
             let context = self.context
+            let withoutTLSCloseNotify = response.closesWithoutTLSCloseNotify
             written.assumeIsolated().whenComplete { _ in
-                context.close(promise: nil)
+                ConnectionHandler.close(context, withoutTLSCloseNotify: withoutTLSCloseNotify)
             }
         } else {
             onFinish()

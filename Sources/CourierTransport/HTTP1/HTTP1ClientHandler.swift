@@ -2,6 +2,7 @@ import CourierHTTP
 import Foundation
 import NIOCore
 import NIOHTTP1
+import NIOSSL
 
 /// Runs one exchange at a time on an HTTP/1.1 connection, or the one exchange of an HTTP/2 stream, and streams its
 /// events to the exchange's consumer.
@@ -462,6 +463,10 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        // Many servers end TCP without TLS's close_notify; NIOSSL says so just before the close reaches the
+        // pipeline. The close decides, as over plain TCP: a body framed by it ends there, and one framed by a length
+        // or by chunks that is cut short fails with networkConnectionLost (resumable), not secureConnectionFailed.
+        if let tls = error as? NIOSSLError, case .uncleanShutdown = tls { return }
         guard case .active(let active) = state else {
             context.close(promise: nil)
             return
