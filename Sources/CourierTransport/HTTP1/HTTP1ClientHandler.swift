@@ -635,6 +635,14 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
         // body would leave bytes on a reused connection that the server reads as the next request.
         headers.remove(name: "Content-Length")
         headers.remove(name: "Transfer-Encoding")
+        // HTTP/2 allows TE only as "trailers" (RFC 9113 §8.2.2), and NIOHTTP2 refuses the request's HEADERS for
+        // anything else, with an error that costs the whole connection. It is a hop-by-hop field: dropped, as
+        // NIOHTTP2 drops the others (Connection, Keep-Alive, Upgrade).
+        if isStream, headers.contains(name: "TE"),
+            !headers["TE"].allSatisfy({ $0.trimmingCharacters(in: .whitespaces).lowercased() == "trailers" })
+        {
+            headers.remove(name: "TE")
+        }
         if let length = request.body.length {
             if length > 0 || MethodRules.announcesEmptyBody(request.method) {
                 headers.add(name: "Content-Length", value: String(length))
