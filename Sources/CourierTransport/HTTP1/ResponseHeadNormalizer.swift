@@ -25,8 +25,11 @@ final class ResponseHeadNormalizer: ChannelDuplexHandler, RemovableChannelHandle
     typealias OutboundOut = HTTPClientRequestPart
 
     private enum Phase {
-        /// Collecting a head: the bytes so far, the lines completed, and where the current line starts.
-        case head(bytes: [UInt8], lines: [ArraySlice<UInt8>], lineStart: Int)
+        /// Collecting a head: the bytes so far, where the lines completed are in them, and where the current line
+        /// starts. Ranges, not slices: a slice shares `bytes`' storage, so every later append would copy the whole
+        /// head (and each slice would keep its copy alive) — a head trickled a line per read would cost memory and
+        /// time quadratic in its length.
+        case head(bytes: [UInt8], lines: [Range<Int>], lineStart: Int)
         /// Passing bytes through until the next request.
         case body
         /// The head was rejected; nothing more is passed on.
@@ -60,16 +63,16 @@ final class ResponseHeadNormalizer: ChannelDuplexHandler, RemovableChannelHandle
             var scanFrom = bytes.count
             bytes.append(contentsOf: buffer.readBytes(length: buffer.readableBytes) ?? [])
             while let newline = bytes[scanFrom...].firstIndex(of: UInt8(ascii: "\n")) {
-                var line = bytes[lineStart..<newline]
-                if line.last == UInt8(ascii: "\r") { line = line.dropLast() }
+                var line = lineStart..<newline
+                if !line.isEmpty, bytes[newline - 1] == UInt8(ascii: "\r") { line = lineStart..<(newline - 1) }
                 scanFrom = newline + 1
                 lineStart = newline + 1
-                if line.contains(UInt8(ascii: "\r")) {
+                if bytes[line].contains(UInt8(ascii: "\r")) {
                     return reject(.cannotParseResponse("the response head has a CR that does not end a line"), context)
                 }
                 if !line.isEmpty {
                     lines.append(line)
-                    if lines.count == 1, !ResponseHeadSyntax.isStatusLine(line) {
+                    if lines.count == 1, !ResponseHeadSyntax.isStatusLine(bytes[line]) {
                         return reject(
                             .cannotParseResponse("the response is not HTTP: its first line is not a status line"),
                             context)
@@ -82,19 +85,21 @@ final class ResponseHeadNormalizer: ChannelDuplexHandler, RemovableChannelHandle
                     return reject(.badServerResponse("the response head is longer than 1 MiB"), context)
                 }
                 // The end of a head. Most heads are already strict: pass them on as received, without rebuilding.
-                if ResponseHeadSyntax.isStrict(lines, head: bytes[..<lineStart]) {
+                let headLines = lines.map { bytes[$0] }
+                if ResponseHeadSyntax.isStrict(headLines, head: bytes[..<lineStart]) {
                     context.fireChannelRead(wrapInboundOut(ByteBuffer(bytes: bytes[..<lineStart])))
                 } else {
                     let rewritten: [UInt8]
                     do {
-                        rewritten = try ResponseHeadSyntax.rewrite(lines)
+                        rewritten = try ResponseHeadSyntax.rewrite(headLines)
                     } catch {
                         return reject(error, context)
                     }
                     context.fireChannelRead(wrapInboundOut(ByteBuffer(bytes: rewritten)))
                 }
+                let isInterim = ResponseHeadSyntax.isInterim(headLines[0])
                 let rest = bytes[lineStart...]
-                if ResponseHeadSyntax.isInterim(lines[0]) {
+                if isInterim {
                     // 100 Continue and the like: the final head follows.
                     bytes = Array(rest)
                     lines = []
