@@ -49,6 +49,7 @@ final class OutputSink: Sendable {
             return
         }
         let requested = URL(fileURLWithPath: path)
+        try Self.refuseForeignEntries(on: requested)
         // The same test as a download's: a regular file reached through `/proc` (`/dev/stdout` when the shell
         // redirected the output to a file) is written, not replaced; a rename would swap the file the shell's
         // descriptor still writes to for a new one.
@@ -184,12 +185,8 @@ final class OutputSink: Sendable {
     /// as curl writes through links) only when it belongs to the user or to root, as the kernel's
     /// `protected_symlinks` would insist for `open(2)`; a link another user planted (in `/tmp`, say) is refused.
     static func resolveDestination(_ url: URL) throws -> URL {
+        try refuseForeignEntries(on: url)
         var info = stat()
-        if lstat(url.path, &info) == 0, (info.st_mode & S_IFMT) == S_IFLNK, info.st_uid != geteuid(),
-            info.st_uid != 0
-        {
-            throw posixError(EPERM, path: url.path + " (a symbolic link another user owns)")
-        }
         guard lstat(url.path, &info) == 0, (info.st_mode & S_IFMT) == S_IFLNK else {
             // Not a link (or nothing there yet): only the folder is resolved. A link planted after the check above is
             // not followed, then: rename(2) replaces a link instead of writing through it.
@@ -197,6 +194,34 @@ final class OutputSink: Sendable {
                 .appendingPathComponent(url.lastPathComponent)
         }
         return url.resolvingSymlinksInPath()
+    }
+
+    /// Refuses a destination another local user could have planted, in a shared folder such as `/tmp`: every
+    /// symbolic link on the way, and a FIFO or socket at its end, must belong to the user or to root. The kernel's
+    /// `protected_symlinks` and `protected_fifos` would insist on much the same, but they cannot: the links are
+    /// followed here, not by `open(2)`, and a FIFO is opened without `O_CREAT`. A body (or a cookie jar) written into
+    /// another user's FIFO, or through their link to one of this process's descriptors, would be theirs.
+    static func refuseForeignEntries(on url: URL) throws {
+        var path = url.standardizedFileURL.path
+        for _ in 0..<40 {
+            var info = stat()
+            guard lstat(path, &info) == 0 else { return }
+            let trusted = info.st_uid == geteuid() || info.st_uid == 0
+            switch info.st_mode & S_IFMT {
+            case S_IFLNK:
+                guard trusted else { throw posixError(EPERM, path: path + " (a symbolic link another user owns)") }
+                guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: path) else { return }
+                path =
+                    target.hasPrefix("/")
+                    ? target
+                    : URL(fileURLWithPath: path).deletingLastPathComponent().appendingPathComponent(target).path
+            case S_IFIFO, S_IFSOCK:
+                guard trusted else { throw posixError(EPERM, path: path + " (a FIFO or socket another user owns)") }
+                return
+            default:
+                return
+            }
+        }
     }
 
     static func posixError(_ code: Int32, path: String) -> any Error {
