@@ -42,35 +42,41 @@ public enum ResponseHeadSyntax {
     /// line ended by CRLF with no other CR or LF, at most one `Content-Length` with one plain value. Looks at the
     /// bytes in place; anything else goes through ``rewrite(_:)``, which folds or rejects it.
     public static func startsWithStrictFinalHead(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        strictFinalHeadLength(bytes) != nil
+    }
+
+    /// The length of the strict final head `bytes` start with (see ``startsWithStrictFinalHead(_:)``), blank line
+    /// included; `nil` when they do not start with one.
+    public static func strictFinalHeadLength(_ bytes: UnsafeRawBufferPointer) -> Int? {
         // Line by line with memchr: every response's head passes here, and a byte-at-a-time loop over it was 1.3 % of
         // a small-request benchmark's CPU. A head longer than the limit is left to the slow path, which rejects it.
-        guard let base = bytes.baseAddress else { return false }
+        guard let base = bytes.baseAddress else { return nil }
         let end = min(bytes.count, maximumHeadLength)
         var lineStart = 0
         var lineNumber = 0
         var contentLengths = 0
         while lineStart < end {
             guard let found = memchr(base + lineStart, Int32(UInt8(ascii: "\n")), end - lineStart) else {
-                return false  // the head does not end in these bytes
+                return nil  // the head does not end in these bytes
             }
             let lineFeed = base.distance(to: UnsafeRawPointer(found))
             // Every line ends in CRLF: a bare LF, or a CR anywhere else, needs the slow path.
-            guard lineFeed > lineStart, bytes[lineFeed - 1] == UInt8(ascii: "\r") else { return false }
+            guard lineFeed > lineStart, bytes[lineFeed - 1] == UInt8(ascii: "\r") else { return nil }
             let line = UnsafeRawBufferPointer(rebasing: bytes[lineStart..<(lineFeed - 1)])
-            if line.isEmpty { return lineNumber > 0 }  // the blank line: the head is complete
-            if memchr(line.baseAddress!, Int32(UInt8(ascii: "\r")), line.count) != nil { return false }
+            if line.isEmpty { return lineNumber > 0 ? lineFeed + 1 : nil }  // the blank line: the head is complete
+            if memchr(line.baseAddress!, Int32(UInt8(ascii: "\r")), line.count) != nil { return nil }
             // An obs-fold continuation (a line starting with SP or HTAB) needs unfolding.
-            if lineNumber > 0, line[0] == UInt8(ascii: " ") || line[0] == UInt8(ascii: "\t") { return false }
+            if lineNumber > 0, line[0] == UInt8(ascii: " ") || line[0] == UInt8(ascii: "\t") { return nil }
             if lineNumber == 0 {
-                guard isStatusLine(line), !isInterim(line) else { return false }
+                guard isStatusLine(line), !isInterim(line) else { return nil }
             } else if let value = contentLengthValue(line) {
                 contentLengths += 1
-                guard contentLengths == 1, isPlainLength(value) else { return false }
+                guard contentLengths == 1, isPlainLength(value) else { return nil }
             }
             lineNumber += 1
             lineStart = lineFeed + 1
         }
-        return false
+        return nil
     }
 
     /// Whether a complete head, split into its `lines` (without line ends), needs no rewriting: every line ended in

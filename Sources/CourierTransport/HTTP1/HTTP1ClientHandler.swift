@@ -287,7 +287,8 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
             // "HTTP/1.1 200 " + reason, as the normalizer passed it on (a lenient head rewritten strictly).
             active.timeline?.responseHeaderBytesReceived = Self.serializedSize(
                 startLine: 13 + head.status.reasonPhrase.utf8.count, headers: head.headers)
-            active.keepAlive = head.isKeepAlive
+            // Already false when the normalizer saw bytes after this response in the read that carries it.
+            active.keepAlive = active.keepAlive && head.isKeepAlive
             active.timeline?.responseStart = Date()
             if let coding = ContentCoding.automaticDecoding(head.headers["Content-Encoding"]) {
                 active.decoder = ContentDecoder(
@@ -477,6 +478,20 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
             error is IOError && active.isReused && !active.headReceived && active.exchange.request.isIdempotent
         let unprocessedStream = isStream && !active.headReceived && streamWasUnprocessed?(error) == true
         fail(mapped, retryable: staleConnection || unprocessedStream)
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        guard event is ResponseHeadNormalizer.BytesAfterResponse else {
+            context.fireUserInboundEventTriggered(event)
+            return
+        }
+        // The server sent more than its response: its framing cannot be trusted, and the connection is not reused
+        // (the response under way, if any, still ends normally).
+        switch state {
+        case .active(let active): active.keepAlive = false
+        case .idle: context.close(promise: nil)
+        default: break
+        }
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {

@@ -30,34 +30,57 @@ final class ResponseHeadNormalizer: ChannelDuplexHandler, RemovableChannelHandle
         /// head (and each slice would keep its copy alive) — a head trickled a line per read would cost memory and
         /// time quadratic in its length.
         case head(bytes: [UInt8], lines: [Range<Int>], lineStart: Int)
-        /// Passing bytes through until the next request.
-        case body
-        /// The head was rejected; nothing more is passed on.
+        /// Passing the body through, up to its end.
+        case body(ResponseBodyFraming)
+        /// The response is complete: nothing may come until the next request.
+        case ended
+        /// The head was rejected, or bytes came after the response; nothing more is passed on.
         case failed
     }
 
+    /// Sent up the pipeline, ahead of the bytes that end a response, when the server sent more than its response
+    /// (or sent bytes while no request was waiting): the connection's framing cannot be trusted, and it must not be
+    /// reused. The extra bytes are never passed on: the parser would keep the start of a head and read it as the
+    /// start of the next response.
+    struct BytesAfterResponse {}
+
     private var phase = Phase.head(bytes: [], lines: [], lineStart: 0)
+    /// The method of the request being answered: a response to HEAD has no body.
+    private var requestMethod = "GET"
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        if case .head = unwrapOutboundIn(data), case .body = phase {
-            phase = .head(bytes: [], lines: [], lineStart: 0)
+        if case .head(let head) = unwrapOutboundIn(data) {
+            requestMethod = head.method.rawValue
+            switch phase {
+            case .body, .ended: phase = .head(bytes: [], lines: [], lineStart: 0)
+            case .head, .failed: break
+            }
         }
         context.write(data, promise: promise)
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         var buffer = unwrapInboundIn(data)
-        switch phase {
-        case .body:
-            context.fireChannelRead(data)
-        case .failed:
-            break
-        case .head(let held, _, _)
-        where held.isEmpty && buffer.withUnsafeReadableBytes(ResponseHeadSyntax.startsWithStrictFinalHead):
+        if case .head(let held, _, _) = phase, held.isEmpty,
+            let headLength = buffer.withUnsafeReadableBytes(ResponseHeadSyntax.strictFinalHeadLength)
+        {
             // The common case: a whole, strict head at the start of this read. It goes on as it came, together with
             // the body bytes behind it, without copying.
-            phase = .body
-            context.fireChannelRead(data)
+            let framing = buffer.withUnsafeReadableBytes { bytes in
+                ResponseBodyFraming(
+                    head: UnsafeRawBufferPointer(rebasing: bytes[..<headLength]), requestMethod: requestMethod)
+            }
+            return passBody(buffer, framing: framing, headLength: headLength, context: context)
+        }
+        switch phase {
+        case .body(let framing):
+            passBody(buffer, framing: framing, headLength: 0, context: context)
+        case .ended:
+            // Bytes while no request waits for them.
+            phase = .failed
+            context.fireUserInboundEventTriggered(BytesAfterResponse())
+        case .failed:
+            break
         case .head(var bytes, var lines, var lineStart):
             phase = .failed  // while `bytes` is held here, so it is not copied on write
             var scanFrom = bytes.count
@@ -86,20 +109,20 @@ final class ResponseHeadNormalizer: ChannelDuplexHandler, RemovableChannelHandle
                 }
                 // The end of a head. Most heads are already strict: pass them on as received, without rebuilding.
                 let headLines = lines.map { bytes[$0] }
+                let strictHead: [UInt8]
                 if ResponseHeadSyntax.isStrict(headLines, head: bytes[..<lineStart]) {
-                    context.fireChannelRead(wrapInboundOut(ByteBuffer(bytes: bytes[..<lineStart])))
+                    strictHead = Array(bytes[..<lineStart])
                 } else {
-                    let rewritten: [UInt8]
                     do {
-                        rewritten = try ResponseHeadSyntax.rewrite(headLines)
+                        strictHead = try ResponseHeadSyntax.rewrite(headLines)
                     } catch {
                         return reject(error, context)
                     }
-                    context.fireChannelRead(wrapInboundOut(ByteBuffer(bytes: rewritten)))
                 }
                 let isInterim = ResponseHeadSyntax.isInterim(headLines[0])
                 let rest = bytes[lineStart...]
                 if isInterim {
+                    context.fireChannelRead(wrapInboundOut(ByteBuffer(bytes: strictHead)))
                     // 100 Continue and the like: the final head follows.
                     bytes = Array(rest)
                     lines = []
@@ -107,8 +130,13 @@ final class ResponseHeadNormalizer: ChannelDuplexHandler, RemovableChannelHandle
                     scanFrom = 0
                     continue
                 }
-                phase = .body
-                if !rest.isEmpty { context.fireChannelRead(wrapInboundOut(ByteBuffer(bytes: rest))) }
+                let framing = strictHead.withUnsafeBytes {
+                    ResponseBodyFraming(head: $0, requestMethod: requestMethod)
+                }
+                // The head and what followed it, in one buffer: the same path as a head that came whole.
+                passBody(
+                    ByteBuffer(bytes: strictHead + rest), framing: framing, headLength: strictHead.count,
+                    context: context)
                 return
             }
             if let bareCR = bytes[lineStart...].firstIndex(of: UInt8(ascii: "\r")), bareCR < bytes.count - 1 {
@@ -125,10 +153,32 @@ final class ResponseHeadNormalizer: ChannelDuplexHandler, RemovableChannelHandle
         }
     }
 
+    /// Passes on `buffer` (a head of `headLength` bytes, then body bytes) up to the body's end; bytes after it are
+    /// announced (``BytesAfterResponse``) and dropped.
+    private func passBody(
+        _ buffer: ByteBuffer, framing: ResponseBodyFraming, headLength: Int, context: ChannelHandlerContext
+    ) {
+        var framing = framing
+        let bodyBytes = buffer.readableBytes - headLength
+        let used = buffer.withUnsafeReadableBytes {
+            framing.consume(UnsafeRawBufferPointer(rebasing: $0[headLength...]))
+        }
+        guard let used, used < bodyBytes else {
+            phase = framing.isComplete ? .ended : .body(framing)
+            if buffer.readableBytes > 0 { context.fireChannelRead(wrapInboundOut(buffer)) }
+            return
+        }
+        phase = .failed
+        context.fireUserInboundEventTriggered(BytesAfterResponse())
+        if let response = buffer.getSlice(at: buffer.readerIndex, length: headLength + used) {
+            context.fireChannelRead(wrapInboundOut(response))
+        }
+    }
+
     func channelInactive(context: ChannelHandlerContext) {
         // A head cut short: let the parser see it, so the error is the one for a response that ended early.
         if case .head(let bytes, _, _) = phase, !bytes.isEmpty {
-            phase = .body
+            phase = .failed
             context.fireChannelRead(wrapInboundOut(ByteBuffer(bytes: bytes)))
         }
         context.fireChannelInactive()

@@ -103,12 +103,42 @@ struct HostileServerTests {
         }
     }
 
-    @Test func bytesAfterAContentLengthBodyNeverBecomeTheNextResponse() async throws {
+    @Test(arguments: [false, true])
+    func theStartOfAHeadAfterAChunkedBodyNeverPrefixesTheNextResponse(head: Bool) async throws {
         try await withServer { server in
             var confused = MockResponse.ok("first")
-            confused.trailingBytes = Data("HTTP/1.1 200 OK\r\nContent-Length: 8\r\n\r\nsmuggled".utf8)
+            confused.chunked = true
+            confused.trailingBytes = Data("HTTP/1.1 302 Found\r\nLocation: /evil\r\nX-Pad: ".utf8)
             server.route("/confused", response: confused)
             server.route("/next", response: .ok("next"))
+            server.route("/evil", response: .ok("evil"))
+            let session = session()
+            defer { session.finishTasksAndInvalidate() }
+            var request = URLRequest(url: server.url("/confused"))
+            if head { request.httpMethod = "HEAD" }
+            let first = await session.runDataTask(request)
+            #expect(first.error == nil)
+            let next = await session.runDataTask(server.url("/next"))
+            #expect(next.error == nil)
+            #expect(next.data == Data("next".utf8))
+            #expect(server.requests(path: "/evil").isEmpty)
+            #expect(server.requests(path: "/next").first?.connectionID != server.requests.first?.connectionID)
+        }
+    }
+
+    @Test(arguments: [
+        "HTTP/1.1 200 OK\r\nContent-Length: 8\r\n\r\nsmuggled",
+        // Only the start of a head: held by the parser, it must not prefix the next response.
+        "HTTP/1.1 302 Found\r\nLocation: /evil\r\nX-Pad: ",
+        "H",
+    ])
+    func bytesAfterAContentLengthBodyNeverBecomeTheNextResponse(trailing: String) async throws {
+        try await withServer { server in
+            var confused = MockResponse.ok("first")
+            confused.trailingBytes = Data(trailing.utf8)
+            server.route("/confused", response: confused)
+            server.route("/next", response: .ok("next"))
+            server.route("/evil", response: .ok("evil"))
             let session = session()
             defer { session.finishTasksAndInvalidate() }
             let first = await session.runDataTask(server.url("/confused"))
@@ -122,6 +152,7 @@ struct HostileServerTests {
                 server.requests(path: "/next").first?.connectionID,
             ]
             #expect(connections[0] != nil && connections[0] != connections[1])
+            #expect(server.requests(path: "/evil").isEmpty)
         }
     }
 

@@ -1,0 +1,68 @@
+import CourierHTTP
+import Testing
+
+@Suite("ResponseBodyFraming")
+struct ResponseBodyFramingTests {
+    /// A head, the reads that follow it, and how many bytes of each belong to the body (`nil`: all, and it goes on).
+    struct Case: Sendable, CustomTestStringConvertible {
+        var head: String
+        var method = "GET"
+        var reads: [String]
+        var used: [Int?]
+        var testDescription: String { "\(head.split(separator: "\r\n").joined(separator: " | ")) \(reads)" }
+    }
+
+    static let cases: [Case] = [
+        // Content-Length: exactly, split, and with bytes after it.
+        .init(head: "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n", reads: ["hello"], used: [5]),
+        .init(head: "HTTP/1.1 200 OK\r\ncontent-length:  5 \r\n\r\n", reads: ["hel", "loHTTP/1.1"], used: [nil, 2]),
+        .init(head: "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n", reads: ["H"], used: [0]),
+        // No body: HEAD, 204, 304, whatever their length fields say.
+        .init(head: "HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\n", method: "HEAD", reads: ["HTTP/1.1 2"], used: [0]),
+        .init(head: "HTTP/1.1 204 No Content\r\nContent-Length: 3\r\n\r\n", reads: ["abc"], used: [0]),
+        .init(head: "HTTP/1.1 304 Not Modified\r\nTransfer-Encoding: chunked\r\n\r\n", reads: ["0\r\n\r\n"], used: [0]),
+        // Chunked, whole, a byte at a time, with an extension, trailers, upper-case hex, and a coding before it.
+        .init(
+            head: "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n", reads: ["5\r\nhello\r\n0\r\n\r\nHTTP/1.1"],
+            used: [15]),
+        .init(
+            head: "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n",
+            reads: ["5", "\r", "\n", "hel", "lo", "\r\n", "0\r", "\n", "\r", "\nX"],
+            used: [nil, nil, nil, nil, nil, nil, nil, nil, nil, 1]),
+        .init(
+            head: "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n",
+            reads: ["5;name=\"a;b\"\r\nhello\r\n0\r\nTrailer-A: 1\r\nTrailer-B: 2\r\n\r\nextra"], used: [54]),
+        .init(
+            head: "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n", reads: ["A\r\n0123456789\r\n0\r\n\r\n"],
+            used: [20]),
+        .init(
+            head: "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, Chunked\r\nContent-Length: 3\r\n\r\n",
+            reads: ["3\r\nabc\r\n0\r\n\r\nX"], used: [13]),
+        // Until the close: no framing field, a coding other than chunked last, a switch of protocols, a tunnel.
+        .init(head: "HTTP/1.1 200 OK\r\n\r\n", reads: ["anything", "at all"], used: [nil, nil]),
+        .init(head: "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked, gzip\r\n\r\n", reads: ["0\r\n\r\n"], used: [nil]),
+        .init(head: "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n\r\n", reads: ["\u{81}"], used: [nil]),
+        .init(head: "HTTP/1.1 200 Connection established\r\n\r\n", method: "CONNECT", reads: ["\u{16}"], used: [nil]),
+    ]
+
+    @Test(arguments: cases)
+    func findsTheEndOfTheBody(_ item: Case) {
+        var framing = Array(item.head.utf8).withUnsafeBytes {
+            ResponseBodyFraming(head: $0, requestMethod: item.method)
+        }
+        for (read, expected) in zip(item.reads, item.used) {
+            let used = Array(read.utf8).withUnsafeBytes { framing.consume($0) }
+            #expect(used == expected, "\(read.debugDescription)")
+        }
+        #expect(framing.isComplete == (item.used.last.map { $0 != nil } ?? false))
+    }
+
+    @Test func aHugeChunkSizeSaturatesInsteadOfTrapping() {
+        var framing = Array("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n".utf8).withUnsafeBytes {
+            ResponseBodyFraming(head: $0, requestMethod: "GET")
+        }
+        let used = Array("FFFFFFFFFFFFFFFFFFFFFFFF\r\nabc".utf8).withUnsafeBytes { framing.consume($0) }
+        #expect(used == nil)
+        #expect(!framing.isComplete)
+    }
+}
