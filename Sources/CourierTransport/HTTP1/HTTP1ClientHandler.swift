@@ -282,6 +282,13 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
                     retryable: false)
                 return
             }
+            if let coding = Self.unrequestedTransferCoding(head.headers) {
+                // Only chunked is ever asked for (no TE field is sent): the body would reach the app still coded.
+                fail(
+                    .badServerResponse("the response uses the transfer coding \(coding), which was not asked for"),
+                    retryable: false)
+                return
+            }
             active.bodyWriter?.finalResponseArrived()
             active.headReceived = true
             // "HTTP/1.1 200 " + reason, as the normalizer passed it on (a lenient head rewritten strictly).
@@ -478,6 +485,18 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
             error is IOError && active.isReused && !active.headReceived && active.exchange.request.isIdempotent
         let unprocessedStream = isStream && !active.headReceived && streamWasUnprocessed?(error) == true
         fail(mapped, retryable: staleConnection || unprocessedStream)
+    }
+
+    /// A transfer coding of the response other than chunked (RFC 9112 §7: a server may use only those the request's
+    /// TE field offered, and the client offers none), or `nil`.
+    private static func unrequestedTransferCoding(_ headers: HTTPHeaders) -> String? {
+        for value in headers["Transfer-Encoding"] {
+            for coding in value.split(separator: ",") {
+                let name = coding.trimmingCharacters(in: .whitespaces).lowercased()
+                if !name.isEmpty, name != "chunked" { return name }
+            }
+        }
+        return nil
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {

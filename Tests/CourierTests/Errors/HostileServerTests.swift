@@ -39,6 +39,15 @@ struct HostileServerTests {
             name: "a negative chunk size",
             raw: "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n-5\r\nhello\r\n0\r\n\r\n",
             codes: [.badServerResponse, .cannotParseResponse]),
+        // Transfer codings nobody asked for (no TE field is sent): never handed over still coded.
+        Case(
+            name: "Transfer-Encoding gzip, read until the close",
+            raw: "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\nConnection: close\r\n\r\ncoded bytes",
+            codes: [.badServerResponse]),
+        Case(
+            name: "Transfer-Encoding gzip, chunked",
+            raw: "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n2\r\nxx\r\n0\r\n\r\n",
+            codes: [.badServerResponse]),
         Case(
             name: "a chunked body cut short",
             raw: "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n10\r\nhello",
