@@ -1,3 +1,11 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// Where an HTTP/1.1 response's body ends in the bytes that follow its head (RFC 9112 §6.3), so that bytes a server
 /// sends after its response are seen for what they are.
 ///
@@ -34,7 +42,11 @@ public struct ResponseBodyFraming: Hashable, Sendable {
         var transferCodingIsChunked: Bool?
         var lineStart = 0
         var lineNumber = 0
-        while let lineFeed = head[lineStart...].firstIndex(of: UInt8(ascii: "\n")) {
+        // Line by line with memchr: every response's head passes here (see ResponseHeadSyntax).
+        while let base = head.baseAddress, lineStart < head.count,
+            let found = memchr(base + lineStart, Int32(UInt8(ascii: "\n")), head.count - lineStart)
+        {
+            let lineFeed = base.distance(to: UnsafeRawPointer(found))
             let line = head[lineStart..<max(lineStart, lineFeed - 1)]
             lineStart = lineFeed + 1
             if line.isEmpty { break }
@@ -42,20 +54,21 @@ public struct ResponseBodyFraming: Hashable, Sendable {
             if lineNumber == 0 {
                 status = Self.statusCode(line)
             } else if let value = Self.value(of: Self.contentLength, in: line) {
-                contentLength = Int64(HeaderParameters.trim(value))
+                contentLength = Self.decimal(value)
             } else if let value = Self.value(of: Self.transferEncoding, in: line) {
-                let last = value.split(separator: ",").last.map { HeaderParameters.trim($0).lowercased() }
+                let text = String(decoding: value, as: UTF8.self)
+                let last = text.split(separator: ",").last.map { HeaderParameters.trim($0).lowercased() }
                 transferCodingIsChunked = last == "chunked"
             }
         }
-        let method = requestMethod.uppercased()
-        if method == "HEAD" || status == 204 || status == 304 || (100..<200).contains(status) && status != 101 {
+        // Methods are case-sensitive (RFC 9110 §9.1): compared as sent.
+        if requestMethod == "HEAD" || status == 204 || status == 304 || (100..<200).contains(status) && status != 101 {
             state = .length(remaining: 0)
-        } else if status == 101 || (method == "CONNECT" && (200..<300).contains(status)) {
+        } else if status == 101 || (requestMethod == "CONNECT" && (200..<300).contains(status)) {
             state = .untilClose
         } else if let chunked = transferCodingIsChunked {
             state = chunked ? .chunkSize(size: 0, inExtension: false) : .untilClose
-        } else if let contentLength, contentLength >= 0 {
+        } else if let contentLength {
             state = .length(remaining: contentLength)
         } else {
             state = .untilClose
@@ -145,7 +158,9 @@ public struct ResponseBodyFraming: Hashable, Sendable {
     private static let transferEncoding = Array("transfer-encoding".utf8)
 
     /// The value of a header line named `nameBytes` (lowercase), compared case-insensitively.
-    private static func value(of nameBytes: [UInt8], in line: Slice<UnsafeRawBufferPointer>) -> String? {
+    private static func value(
+        of nameBytes: [UInt8], in line: Slice<UnsafeRawBufferPointer>
+    ) -> Slice<UnsafeRawBufferPointer>? {
         guard line.count > nameBytes.count, line[line.startIndex + nameBytes.count] == UInt8(ascii: ":") else {
             return nil
         }
@@ -153,6 +168,20 @@ public struct ResponseBodyFraming: Hashable, Sendable {
             let byte = line[line.startIndex + offset]
             if (byte >= 0x41 && byte <= 0x5A ? byte + 0x20 : byte) != expected { return nil }
         }
-        return String(decoding: line[(line.startIndex + nameBytes.count + 1)...], as: UTF8.self)
+        return line[(line.startIndex + nameBytes.count + 1)...]
+    }
+
+    /// A field value that is one decimal number between optional whitespace, or `nil` (the normalizer passes on
+    /// only heads whose `Content-Length` is such a value).
+    private static func decimal(_ value: Slice<UnsafeRawBufferPointer>) -> Int64? {
+        let isWhitespace = { (byte: UInt8) in byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+        let digits = value.drop(while: isWhitespace).reversed().drop(while: isWhitespace)
+        guard !digits.isEmpty, digits.count <= 18 else { return nil }
+        var number: Int64 = 0
+        for byte in digits.reversed() {
+            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
+            number = number * 10 + Int64(byte - UInt8(ascii: "0"))
+        }
+        return number
     }
 }
