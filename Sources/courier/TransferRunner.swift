@@ -168,6 +168,7 @@ final class TransferRunner: Sendable {
                 if usingRecord, [.cannotOpenFile, .cannotDecodeRawData].contains(error.code) {
                     // The record or its partial file cannot be used (deleted, another version): start over.
                     usingRecord = false
+                    if let resumeData { discardPartial(namedIn: resumeData) }
                     resumeData = nil
                     if let knownDestination { PartialRecord.remove(for: knownDestination) }
                     board.message(
@@ -335,6 +336,8 @@ final class TransferRunner: Sendable {
         guard PartialRecord.originalURL(in: data)?.absoluteString == job.url.absoluteString else {
             board.message(
                 "courier: \(PartialRecord.location(for: knownDestination).path) is for another URL; starting over")
+            // This download's record replaces it: nothing would ever continue its bytes.
+            discardPartial(namedIn: data)
             return nil
         }
         return data
@@ -348,7 +351,7 @@ final class TransferRunner: Sendable {
 
     /// After a final failure: `-C -` keeps the resume data beside the file; otherwise the partial bytes go.
     private func keepOrDiscardPartial(_ resumeData: Data?) {
-        guard let resumeData, let folder else { return }
+        guard let resumeData, folder != nil else { return }
         if settings.continueDownloads, let knownDestination,
             (try? PartialRecord.save(resumeData, for: knownDestination)) != nil
         {
@@ -357,9 +360,14 @@ final class TransferRunner: Sendable {
             }
             return
         }
-        if let name = PartialRecord.partialFileName(in: resumeData) {
-            unlink(folder.url.appendingPathComponent(name).path)
-        }
+        discardPartial(namedIn: resumeData)
+    }
+
+    /// Removes the partial file that resume data continues, from the download folder: once its record is given up,
+    /// nothing else would ever continue it (and `-C -`'s folder could not go when the run ends).
+    private func discardPartial(namedIn resumeData: Data) {
+        guard let folder, let name = PartialRecord.partialFileName(in: resumeData) else { return }
+        unlink(folder.url.appendingPathComponent(name).path)
     }
 
     private func finish(_ line: Int, report: inout TransferReport, status: Int32, message: String?) -> TransferResult {

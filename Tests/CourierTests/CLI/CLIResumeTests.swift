@@ -261,6 +261,29 @@ extension CLISuites {
                 #expect(other.stderr.contains("another URL"))
                 #expect(try fileHoldsPattern(out, length: 50_000))
                 #expect(server.requests(path: "/other").last?.header("Range") == nil)
+                // The other URL's partial bytes went with its record: nothing is left beside the file.
+                #expect(entries(directory) == ["out.bin"])
+            }
+        }
+
+        /// A record whose partial file was cut (by hand, a full disk) cannot be continued: the download starts over,
+        /// and the useless partial file does not stay behind.
+        @Test func aRecordWhosePartialFileWasCutStartsOverAndLeavesNothing() async throws {
+            let directory = try makeTemporaryDirectory()
+            defer { try? FileManager.default.removeItem(at: directory) }
+            try await withServer { server in
+                serveDroppingFirstRequest(on: server, dropAt: 100_000)
+                let out = directory.appendingPathComponent("out.bin")
+                let arguments = ["get", server.url("/file").absoluteString, "-o", out.path, "-C", "-"]
+                #expect(try await runCourier(arguments).status == 56)
+                let partials = directory.appendingPathComponent(".courier-partials")
+                let partial = try #require(filesIn(partials).first.map { partials.appendingPathComponent($0) })
+                #expect(truncate(partial.path, 10) == 0)
+                let second = try await runCourier(arguments)
+                #expect(second.status == 0, "\(second.stderr)")
+                #expect(second.stderr.contains("starting over"))
+                #expect(try fileHoldsPattern(out, length: 300_000))
+                #expect(entries(directory) == ["out.bin"])
             }
         }
 
