@@ -6,8 +6,15 @@ import Testing
 /// fresh group container) instead of emptying `HTTPCookieStorage.shared`, so that tests can run in parallel.
 @Suite("HTTPCookieStorage compatibility")
 struct HTTPCookieStorageCompatibilityTests {
-    private static func storages() -> [HTTPCookieStorage] {
-        [HTTPCookieStorage(), HTTPCookieStorage.sharedCookieStorage(forGroupContainerIdentifier: UUID().uuidString)]
+    /// Runs `body` on a fresh in-memory storage and on a fresh group container's, then removes the group's jar from
+    /// the user's data folder (each run left one there, with its SQLite files, for every test).
+    private static func withStorages(_ body: (HTTPCookieStorage) throws -> Void) throws {
+        let group = HTTPCookieStorage.sharedCookieStorage(forGroupContainerIdentifier: UUID().uuidString)
+        defer {
+            group.flushToDisk()
+            if let folder = group.persistentFolder { try? FileManager.default.removeItem(at: folder) }
+        }
+        for storage in [HTTPCookieStorage(), group] { try body(storage) }
     }
 
     private func cookie(
@@ -20,7 +27,7 @@ struct HTTPCookieStorageCompatibilityTests {
 
     @Test("Basic storage and retrieval: expired cookies are not stored, same identity replaces")
     func basicStorageAndRetrieval() throws {
-        for storage in Self.storages() {
+        try Self.withStorages { storage in
             storage.setCookie(try cookie("TestCookie1", domain: "swift.org", expires: Date(timeIntervalSince1970: 1e9)))
             #expect(storage.cookies?.count == 0)
             storage.setCookie(try cookie("TestCookie1", domain: "swift.org"))
@@ -34,7 +41,7 @@ struct HTTPCookieStorageCompatibilityTests {
 
     @Test("Delete a cookie")
     func deleteCookie() throws {
-        for storage in Self.storages() {
+        try Self.withStorages { storage in
             let first = try cookie("TestCookie1", domain: "swift.org", expires: Date(timeIntervalSinceNow: 1000))
             let second = try cookie("TestCookie1", domain: "example.com")
             storage.setCookie(first)
@@ -49,7 +56,7 @@ struct HTTPCookieStorageCompatibilityTests {
 
     @Test("Remove the cookies stored since a date")
     func removeCookies() throws {
-        for storage in Self.storages() {
+        try Self.withStorages { storage in
             storage.setCookie(try cookie("TestCookie1", domain: "swift.org", expires: Date(timeIntervalSinceNow: 1000)))
             storage.removeCookies(since: Date(timeIntervalSinceNow: 120))
             #expect(storage.cookies?.count == 1)
@@ -61,7 +68,7 @@ struct HTTPCookieStorageCompatibilityTests {
     @Test("setCookies(_:for:mainDocumentURL:) keeps only the URL's cookies")
     func cookiesForURL() throws {
         let url = try #require(URL(string: "https://swift.org"))
-        for storage in Self.storages() {
+        try Self.withStorages { storage in
             let foreign = try cookie("TestCookie1", domain: "example.com")
             let own = try cookie("TestCookie1", domain: "swift.org", expires: Date(timeIntervalSinceNow: 1000))
             storage.setCookies([foreign, own], for: url, mainDocumentURL: nil)
@@ -73,7 +80,7 @@ struct HTTPCookieStorageCompatibilityTests {
     @Test("Only cookies from the main document's domain")
     func mainDocumentURL() throws {
         let mainURL = try #require(URL(string: "http://ci.swift.org"))
-        for storage in Self.storages() {
+        try Self.withStorages { storage in
             storage.cookieAcceptPolicy = .onlyFromMainDocumentDomain
             let url = try #require(URL(string: "https://swift.org/downloads"))
             storage.setCookies([try cookie("TestCookie2", domain: "swift.org")], for: url, mainDocumentURL: mainURL)
@@ -86,7 +93,7 @@ struct HTTPCookieStorageCompatibilityTests {
 
     @Test("Domain matching ignores case; a leading dot covers subdomains")
     func domainMatching() throws {
-        for storage in Self.storages() {
+        try Self.withStorages { storage in
             let exact = try cookie("TestCookie1", value: "TestValue1", domain: "swift.org")
             let subdomains = try cookie("TestCookie2", value: "TestValue2", domain: ".SWIFT.org")
             let bugs = try cookie("TestCookie3", value: "TestValue3", domain: "bugs.swift.org")
