@@ -24,7 +24,7 @@ struct ConnectionFactory: Sendable {
         tunnelAuthorization: String? = nil
     ) -> EventLoopFuture<any PooledConnection> {
         // Before any event loop builds a pipeline: see `PipelineTypeWarmUp` for the runtime crash this avoids.
-        PipelineTypeWarmUp.ensure()
+        PipelineTypeWarmUp.ensureHTTP1()
         let eventLoop = group.next()
         guard let tls = key.tls else {
             return open(
@@ -214,6 +214,7 @@ struct ConnectionFactory: Sendable {
         channel: any Channel, key: PoolKey, id: Int, establishment: ConnectionEstablishment,
         settingsTimeout: TimeAmount
     ) throws -> EventLoopFuture<any PooledConnection> {
+        PipelineTypeWarmUp.ensureHTTP2()
         let settings = channel.eventLoop.makePromise(of: Int.self)
         let monitor = HTTP2ConnectionMonitor(
             ready: settings, timing: HTTP2ConnectionMonitor.Timing(idleTimeout: idleConnectionTimeout))

@@ -28,6 +28,7 @@ public final class WebSocketConnection: Sendable {
     public static func start(
         _ upgraded: UpgradedConnection, maximumMessageSize: Int, delegate: any WebSocketConnectionDelegate
     ) -> WebSocketConnection {
+        PipelineTypeWarmUp.ensureWebSocket()
         let channel = upgraded.channel
         let connection = WebSocketConnection(
             channel: channel, maximumMessageSize: maximumMessageSize, delegate: delegate)
