@@ -123,6 +123,7 @@ public final class MockServer: Sendable {
     ///
     /// - Throws: ``MockServerError/alreadyStarted`` when called twice or after ``shutdown()``, or the bind error.
     public func start() async throws {
+        ServerTypeWarmUp.ensure()
         let requestedPort = try lifecycle.withLockedValue { lifecycle in
             guard lifecycle.phase == .idle else { throw MockServerError.alreadyStarted }
             lifecycle.phase = .starting

@@ -493,7 +493,8 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
         for value in headers["Transfer-Encoding"] {
             for coding in value.split(separator: ",") {
                 let name = coding.trimmingCharacters(in: .whitespaces).lowercased()
-                if !name.isEmpty, name != "chunked" { return name }
+                // identity (obsolete, RFC 7230 dropped it) means no coding: read until the close, as llhttp does.
+                if !name.isEmpty, name != "chunked", name != "identity" { return name }
             }
         }
         return nil

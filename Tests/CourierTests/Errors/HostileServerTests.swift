@@ -86,6 +86,19 @@ struct HostileServerTests {
         }
     }
 
+    /// The obsolete `identity` transfer coding means no coding at all: the body is read until the close.
+    @Test func transferEncodingIdentityIsReadUntilTheClose() async throws {
+        try await withServer { server in
+            server.route(
+                "/identity", response: .raw("HTTP/1.1 200 OK\r\nTransfer-Encoding: identity\r\n\r\nplain body"))
+            let session = session()
+            defer { session.finishTasksAndInvalidate() }
+            let outcome = await session.runDataTask(server.url("/identity"))
+            #expect(outcome.error == nil)
+            #expect(outcome.data == Data("plain body".utf8))
+        }
+    }
+
     @Test func tenThousandFieldsAreAWellFormedResponse() async throws {
         try await withServer { server in
             let raw =
