@@ -56,9 +56,8 @@ public struct ResponseBodyFraming: Hashable, Sendable {
             } else if let value = Self.value(of: Self.contentLength, in: line) {
                 contentLength = Self.decimal(value)
             } else if let value = Self.value(of: Self.transferEncoding, in: line) {
-                let text = String(decoding: value, as: UTF8.self)
-                let last = text.split(separator: ",").last.map { HeaderParameters.trim($0).lowercased() }
-                transferCodingIsChunked = last == "chunked"
+                let codings = TransferCodingRules.codings(String(decoding: value, as: UTF8.self))
+                transferCodingIsChunked = codings.last == "chunked"
             }
         }
         // Methods are case-sensitive (RFC 9110 §9.1): compared as sent.

@@ -282,7 +282,7 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
                     retryable: false)
                 return
             }
-            if let coding = Self.unrequestedTransferCoding(head.headers) {
+            if let coding = TransferCodingRules.unrequestedCoding(in: head.headers["Transfer-Encoding"]) {
                 // Only chunked is ever asked for (no TE field is sent): the body would reach the app still coded.
                 fail(
                     .badServerResponse("the response uses the transfer coding \(coding), which was not asked for"),
@@ -487,19 +487,6 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
         fail(mapped, retryable: staleConnection || unprocessedStream)
     }
 
-    /// A transfer coding of the response other than chunked (RFC 9112 §7: a server may use only those the request's
-    /// TE field offered, and the client offers none), or `nil`.
-    private static func unrequestedTransferCoding(_ headers: HTTPHeaders) -> String? {
-        for value in headers["Transfer-Encoding"] {
-            for coding in value.split(separator: ",") {
-                let name = coding.trimmingCharacters(in: .whitespaces).lowercased()
-                // identity (obsolete, RFC 7230 dropped it) means no coding: read until the close, as llhttp does.
-                if !name.isEmpty, name != "chunked", name != "identity" { return name }
-            }
-        }
-        return nil
-    }
-
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         guard event is ResponseHeadNormalizer.BytesAfterResponse else {
             context.fireUserInboundEventTriggered(event)
@@ -673,9 +660,7 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
         // HTTP/2 allows TE only as "trailers" (RFC 9113 §8.2.2), and NIOHTTP2 refuses the request's HEADERS for
         // anything else, with an error that costs the whole connection. It is a hop-by-hop field: dropped, as
         // NIOHTTP2 drops the others (Connection, Keep-Alive, Upgrade).
-        if isStream, headers.contains(name: "TE"),
-            !headers["TE"].allSatisfy({ $0.trimmingCharacters(in: .whitespaces).lowercased() == "trailers" })
-        {
+        if isStream, !TransferCodingRules.fitsHTTP2(te: headers["TE"]) {
             headers.remove(name: "TE")
         }
         if let length = request.body.length {

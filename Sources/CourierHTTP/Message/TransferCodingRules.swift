@@ -1,0 +1,22 @@
+/// The rules for the `Transfer-Encoding` and `TE` fields that the transport applies (RFC 9112 §6.1, §7; RFC 9113
+/// §8.2.2): Courier offers no transfer coding but chunked, so it accepts no other in a response, and HTTP/2 carries
+/// `TE` only as `trailers`.
+public enum TransferCodingRules {
+    /// The codings a `Transfer-Encoding` or `TE` field value lists, lowercased, in order, without empty elements.
+    public static func codings(_ value: String) -> [String] {
+        value.split(separator: ",").map { HeaderParameters.trim($0).lowercased() }.filter { !$0.isEmpty }
+    }
+
+    /// The first coding of a response's `Transfer-Encoding` values that the client did not ask for (anything but
+    /// chunked: no `TE` field is sent), or `nil`. `identity` (obsolete, RFC 7230 dropped it) means no coding: the
+    /// body is read until the close, as llhttp does.
+    public static func unrequestedCoding<S: Sequence>(in values: S) -> String? where S.Element == String {
+        values.lazy.flatMap(codings).first { $0 != "chunked" && $0 != "identity" }
+    }
+
+    /// Whether a request's `TE` values may go on an HTTP/2 stream: only `trailers` may (RFC 9113 §8.2.2); any other
+    /// value makes NIOHTTP2 refuse the request's HEADERS. `TE` is hop-by-hop, so the field is dropped instead.
+    public static func fitsHTTP2<S: Sequence>(te values: S) -> Bool where S.Element == String {
+        values.allSatisfy { codings($0) == ["trailers"] }
+    }
+}
