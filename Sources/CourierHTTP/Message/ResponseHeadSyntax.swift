@@ -174,19 +174,23 @@ public enum ResponseHeadSyntax {
         return !digits.isEmpty && digits.utf8.count <= 18 && digits.utf8.allSatisfy(isDigit)
     }
 
-    private static let contentLengthName = Array("content-length".utf8)
-
     /// The value of a `Content-Length` field line, or `nil` for any other line. Compares bytes: this runs for
     /// every header line of every response.
     private static func contentLengthValue<Line: Collection<UInt8>>(_ line: Line) -> String?
     where Line.Index == Int {
-        let name = contentLengthName
-        guard line.count > name.count, line[line.startIndex + name.count] == UInt8(ascii: ":") else { return nil }
-        for (offset, expected) in name.enumerated() {
-            let byte = line[line.startIndex + offset]
-            let lowered = (byte >= 0x41 && byte <= 0x5A) ? byte + 0x20 : byte
-            if lowered != expected { return nil }
+        // A static string, not a static array: a static stored property is a lazy global, checked with
+        // `swift_once` on every header line (visible in the small-request profile).
+        let name: StaticString = "content-length"
+        let matches = name.withUTF8Buffer { name -> Bool in
+            guard line.count > name.count, line[line.startIndex + name.count] == UInt8(ascii: ":") else { return false }
+            for (offset, expected) in name.enumerated() {
+                let byte = line[line.startIndex + offset]
+                let lowered = (byte >= 0x41 && byte <= 0x5A) ? byte + 0x20 : byte
+                if lowered != expected { return false }
+            }
+            return true
         }
-        return String(decoding: line[(line.startIndex + name.count + 1)...], as: UTF8.self)
+        guard matches else { return nil }
+        return String(decoding: line[(line.startIndex + name.utf8CodeUnitCount + 1)...], as: UTF8.self)
     }
 }
