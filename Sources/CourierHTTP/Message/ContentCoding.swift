@@ -13,9 +13,10 @@ public enum ContentCoding {
     /// The coding to decode for a response with these `Content-Encoding` values, or `nil` to deliver the body as
     /// it is: the outermost coding (the last one listed, RFC 9110 §8.4), ignoring `identity`, when it is gzip,
     /// x-gzip, deflate or br, the codings the client offers in `Accept-Encoding`. Only that one layer is decoded.
-    public static func automaticDecoding<S: Sequence>(_ values: S) -> Decoding? where S.Element == String {
+    public static func automaticDecoding(_ values: [String]) -> Decoding? {
         // Loops rather than flatMap/map/filter: every response asks, most have no Content-Encoding at all, and the
-        // chained generic calls cost more than the answer.
+        // chained generic calls cost more than the answer. An array, not a generic sequence: the transport would run
+        // a generic function unspecialised, with runtime metadata lookups.
         var outermost: String?
         for value in values {
             for listed in value.split(separator: ",") {
