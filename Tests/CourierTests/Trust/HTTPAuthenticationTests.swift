@@ -293,3 +293,37 @@ extension HTTPAuthenticationTests {
         }
     }
 }
+
+extension HTTPAuthenticationTests {
+    /// A Basic credential that worked on a request the server then redirected to another origin is remembered for
+    /// the origin that asked for it, never for the redirect's target: later requests to the target (here plain HTTP
+    /// after an HTTPS origin over h2) carry no `Authorization`, while the origin still gets it ahead.
+    @Test(arguments: WireProtocol.allCases)
+    func aCredentialIsNotSentAheadToTheOriginItWasRedirectedTo(over wire: WireProtocol) async throws {
+        try await withServer(wire) { origin in
+            try await withServer(.http) { target in
+                target.route("/landing", response: .ok("landed"))
+                let landing = target.url("/landing")
+                let expected = "Basic " + Data("alice:wonder land".utf8).base64EncodedString()
+                origin.route("/private") { request in
+                    guard request.header("Authorization") == expected else {
+                        return MockResponse(status: 401, headers: [("WWW-Authenticate", "Basic realm=\"vault\"")])
+                    }
+                    return MockResponse(status: 302, headers: [("Location", landing.absoluteString)])
+                }
+                let delegate = ChallengeAnsweringDelegate([(.useCredential, Self.right)])
+                let session = makeSession(delegate: delegate)
+                #expect(await session.runDataTask(origin.url("/private")).data == Data("landed".utf8))
+                // A later request of the session to the redirect's target.
+                #expect(await session.runDataTask(landing).data == Data("landed".utf8))
+                #expect(target.requests.count == 2)
+                #expect(target.requests.allSatisfy { $0.header("Authorization") == nil })
+                // The origin that asked still gets the credential ahead, without a second challenge.
+                #expect(await session.runDataTask(origin.url("/private")).data == Data("landed".utf8))
+                #expect(origin.requests.last?.header("Authorization") == expected)
+                #expect(delegate.challenges.withLockedValue { $0.count } == 1)
+                session.invalidateAndCancel()
+            }
+        }
+    }
+}

@@ -29,9 +29,13 @@ final class AuthenticatedSpaces: Sendable {
         entries.withLock { $0.removeAll() }
     }
 
-    /// Remembers that `space` authenticated `url`.
+    /// Remembers that `space` authenticated `url`. A `url` outside the space's own origin is ignored: a space's
+    /// credential is never sent ahead to another scheme, host or port.
     func remember(_ space: AuthenticationQuestion.Space, for url: URL) {
-        guard let origin = Self.origin(of: url) else { return }
+        guard let origin = Self.origin(of: url), space.proxyType == nil,
+            space.protocol?.lowercased() == origin.scheme, space.host.lowercased() == origin.host,
+            space.port == origin.port
+        else { return }
         let entry = Entry(
             scheme: origin.scheme, host: origin.host, port: origin.port, pathPrefix: Self.directory(of: url),
             space: space)

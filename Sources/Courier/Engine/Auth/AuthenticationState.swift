@@ -8,7 +8,9 @@ final class AuthenticationState: Sendable {
     private struct State {
         var attempts: [AuthenticationQuestion.Space: Int] = [:]
         var lastCredential: [AuthenticationQuestion.Space: URLCredential] = [:]
-        var inFlight: (space: AuthenticationQuestion.Space, credential: URLCredential)?
+        /// The credential of the attempt in flight, with the URL it was sent to: the URL that proves it, even when
+        /// the answer is a redirect and the response that settles it comes from another origin.
+        var inFlight: (space: AuthenticationQuestion.Space, credential: URLCredential, url: URL?)?
         /// Digest nonce counts, per nonce.
         var nonceCounts: [String: Int] = [:]
         /// Credentials sent again because the server only renewed its nonce, per space.
@@ -27,21 +29,21 @@ final class AuthenticationState: Sendable {
         state.withLockedValue { $0.lastCredential[space] }
     }
 
-    /// `credential` goes out for `space` with the next attempt.
-    func sending(_ credential: URLCredential, for space: AuthenticationQuestion.Space) {
+    /// `credential` goes out for `space` with the next attempt, to `url`.
+    func sending(_ credential: URLCredential, for space: AuthenticationQuestion.Space, to url: URL? = nil) {
         state.withLockedValue { state in
             state.attempts[space, default: 0] += 1
             state.lastCredential[space] = credential
-            state.inFlight = (space, credential)
+            state.inFlight = (space, credential, url)
         }
     }
 
     /// `credential` goes out again for `space` because the server only renewed its nonce (`stale=true`): not a
     /// failure of the credential.
-    func resending(_ credential: URLCredential, for space: AuthenticationQuestion.Space) {
+    func resending(_ credential: URLCredential, for space: AuthenticationQuestion.Space, to url: URL? = nil) {
         state.withLockedValue { state in
             state.staleResends[space, default: 0] += 1
-            state.inFlight = (space, credential)
+            state.inFlight = (space, credential, url)
         }
     }
 
@@ -61,8 +63,9 @@ final class AuthenticationState: Sendable {
     /// Whether a credential went out with the current attempt.
     var hasCredentialInFlight: Bool { state.withLockedValue { $0.inFlight != nil } }
 
-    /// The credential of the current attempt, forgotten as it is handed out (a response answers it once).
-    func takeCredentialInFlight() -> (space: AuthenticationQuestion.Space, credential: URLCredential)? {
+    /// The credential of the current attempt and the URL it went to, forgotten as it is handed out (a response
+    /// answers it once).
+    func takeCredentialInFlight() -> (space: AuthenticationQuestion.Space, credential: URLCredential, url: URL?)? {
         state.withLockedValue { state in
             defer { state.inFlight = nil }
             return state.inFlight

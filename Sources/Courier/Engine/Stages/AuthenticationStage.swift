@@ -50,13 +50,15 @@ struct AuthenticationStage: ResponseStage {
         else { return .proceed(response) }
         let sent = state.takeCredentialInFlight()
         guard Self.isChallenge(http) else {
-            if let sent { store(sent.credential, for: sent.space, in: context) }
+            if let sent { store(sent.credential, for: sent.space, sentTo: sent.url, in: context) }
             return .proceed(response)
         }
         let isProxy = http.statusCode == 407
         // A credential sent for the other kind of space worked: a proxy let the request through to a server that
         // asks in turn (or the other way round).
-        if let sent, (sent.space.proxyType != nil) != isProxy { store(sent.credential, for: sent.space, in: context) }
+        if let sent, (sent.space.proxyType != nil) != isProxy {
+            store(sent.credential, for: sent.space, sentTo: sent.url, in: context)
+        }
         for challenge in Self.answerableChallenges(in: http) {
             // A proxy's space names the proxy (when the session has one for the URL), not the origin.
             let spaceURL = isProxy ? Self.proxyURL(for: url, rules: context.settings.proxyRules) ?? url : url
@@ -69,7 +71,7 @@ struct AuthenticationStage: ResponseStage {
                     context.currentRequest, challenge: challenge, credential: previous, state: state,
                     isProxy: isProxy, uploadBody: context.uploadBody)
             {
-                state.resending(previous, for: space)
+                state.resending(previous, for: space, to: context.currentRequest.url)
                 return .retry(next)
             }
             let failures = state.failures(for: space)
@@ -104,7 +106,7 @@ struct AuthenticationStage: ResponseStage {
                     context.currentRequest, challenge: challenge, credential: credential, state: state,
                     isProxy: isProxy, uploadBody: context.uploadBody)
             else { return .proceed(response) }
-            state.sending(credential, for: space)
+            state.sending(credential, for: space, to: context.currentRequest.url)
             return .retry(next)
         }
         return .proceed(response)
@@ -221,14 +223,18 @@ struct AuthenticationStage: ResponseStage {
         return URLCredential(user: user, password: password, persistence: .forSession)
     }
 
-    private func store(_ credential: URLCredential, for space: AuthenticationQuestion.Space, in context: StageContext) {
+    /// Stores a credential that worked. `url` is where it was sent: the response that shows it worked may come from
+    /// elsewhere (the authenticated request was redirected, and the redirect's target answers), and the space is
+    /// remembered for the URL that was authenticated, never for the redirect's target — or later requests to that
+    /// other origin would carry this space's password.
+    private func store(
+        _ credential: URLCredential, for space: AuthenticationQuestion.Space, sentTo url: URL?, in context: StageContext
+    ) {
         guard credential.persistence != .none, let storage = context.configuration.urlCredentialStorage else { return }
         storage.set(credential, for: space.protectionSpace)
         // Only Basic credentials are sent ahead, as on Darwin: sending a Digest space's password as Basic would give
         // away what Digest keeps secret. Proxy credentials are not sent ahead yet: that comes with the proxies.
-        if space.proxyType == nil, space.authenticationMethod == NSURLAuthenticationMethodHTTPBasic,
-            let url = context.currentRequest.url
-        {
+        if space.proxyType == nil, space.authenticationMethod == NSURLAuthenticationMethodHTTPBasic, let url {
             context.authenticatedSpaces?.remember(space, for: url)
         }
     }
