@@ -7,10 +7,15 @@ import Foundation
 /// response side decides what becomes of it.
 ///
 /// ```
-/// request:   URLProtocol lookup → data:/file: → URL validation → default headers → cookies → cache lookup → credentials
+/// request:   URLProtocol lookup → data:/file: → URL validation → default headers → cookies → credentials → cache lookup
 /// source:    the network (or a stage's answer: cache, URLProtocol, data:/file:)
 /// response:  cookie storage → redirect → authentication → cache storage → the app's disposition
 /// ```
+///
+/// Credentials come before the cache lookup: the lookup records the request the response will be stored against,
+/// and a credential sent ahead must be in it, or the cache would store (and serve to requests without it) a response
+/// to an `Authorization` request that RFC 9111 §3.5 keeps out, and record `Vary: Authorization` against a request
+/// without the field.
 ///
 /// Cookie storage comes first on the response side: the cookies of every response are stored, also of a redirect
 /// or a challenge that ends the side with a follow-up (a login's `302` sets the session cookie the next request
@@ -25,8 +30,8 @@ enum StageChain {
         URLValidationStage(),
         HeaderDefaultsStage(),
         CookieStage(),
-        CacheLookupStage(),
         CredentialStage(),
+        CacheLookupStage(),
     ]
 
     static let responseStages: [any ResponseStage] = [

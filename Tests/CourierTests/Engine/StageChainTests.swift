@@ -168,7 +168,7 @@ struct StageChainTests {
         #expect(
             requestSide == [
                 "ProtocolLookupStage", "LocalSchemeStage", "URLValidationStage", "HeaderDefaultsStage", "CookieStage",
-                "CacheLookupStage", "CredentialStage",
+                "CredentialStage", "CacheLookupStage",
             ])
         let responseSide = StageChain.responseStages.map { "\(type(of: $0))" }
         #expect(
