@@ -100,6 +100,27 @@ struct SetCookieTests {
         #expect(try #require(parse("a=1; Path=" + longPath)).path == "/docs")
     }
 
+    @Test(
+        "Cookies that break their __Secure- or __Host- prefix are ignored",
+        arguments: [
+            "__Secure-a=1", "__Secure-a=1; Secure=1", "__secure-a=1", "__SECURE-a=1; Path=/",
+            "__Host-b=1; Path=/", "__Host-b=1; Secure", "__Host-b=1; Secure; Path=/docs",
+            "__Host-b=1; Secure; Path=/; Domain=example.com", "__Host-b=1; Secure; Path=/; Domain=www.example.com",
+            "__host-b=1; Path=/",
+        ])
+    func brokenPrefixes(value: String) {
+        #expect(parse(value) == nil)
+    }
+
+    @Test("Cookies that keep their prefix's rules are accepted")
+    func keptPrefixes() throws {
+        #expect(try #require(parse("__Secure-a=1; Secure; Domain=example.com")).isSecure)
+        let host = try #require(parse("__Host-b=1; Secure; Path=/"))
+        #expect(host.isHostOnly && host.path == "/" && host.domain == "www.example.com")
+        // Only the exact prefixes count.
+        #expect(parse("_Host-c=1") != nil && parse("__Hostile=1") != nil && parse("__Secured=1") != nil)
+    }
+
     @Test("An empty value is allowed")
     func emptyValue() throws {
         #expect(try #require(parse("a=")).value == "")

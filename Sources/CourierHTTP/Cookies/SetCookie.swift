@@ -51,9 +51,10 @@ public struct SetCookie: Hashable, Sendable {
     /// Parses a single `Set-Cookie` header value sent by `host` for a request to `requestPath`.
     ///
     /// The cookie is rejected (`nil`) when it has no `=`, an empty name, control characters, a name and value longer
-    /// than ``maximumNameValueBytes``, or a `Domain` attribute that the host does not domain-match. A `Domain` that is a
-    /// public suffix (`com`, `co.uk`, `github.io`; see ``PublicSuffixList``) is rejected unless it is the host itself,
-    /// which then gets a host-only cookie (RFC 6265bis §5.7).
+    /// than ``maximumNameValueBytes``, a `Domain` attribute that the host does not domain-match, or a `__Secure-` or
+    /// `__Host-` name whose attributes break the prefix's rules (see ``satisfiesNamePrefix(_:pathAttribute:)``). A
+    /// `Domain` that is a public suffix (`com`, `co.uk`, `github.io`; see ``PublicSuffixList``) is rejected unless it
+    /// is the host itself, which then gets a host-only cookie (RFC 6265bis §5.7).
     ///
     /// - Parameters:
     ///   - headerValue: One `Set-Cookie` value.
@@ -94,7 +95,26 @@ public struct SetCookie: Hashable, Sendable {
         } else if attributes.domain != nil, !CookieMatching.isIPAddress(host) {
             cookie.isHostOnly = false
         }
+        guard satisfiesNamePrefix(cookie, pathAttribute: attributes.path) else { return nil }
         return cookie
+    }
+
+    /// Whether a cookie keeps the promise of its name's prefix (RFC 6265bis §4.1.3, and §5.7's storage steps; the
+    /// prefixes match case-insensitively): a `__Secure-` cookie must be `Secure`; a `__Host-` cookie must be
+    /// `Secure`, host-only (no `Domain` attribute) and set with `Path=/`. Servers rely on these names to know that a
+    /// cookie was neither set over plain HTTP nor by a sibling subdomain; a cookie that breaks its prefix is ignored.
+    /// (That a `Secure` cookie comes from a secure origin is the storage's check, which knows the scheme.)
+    ///
+    /// - Parameters:
+    ///   - cookie: The parsed cookie.
+    ///   - pathAttribute: The value of its `Path` attribute, or `nil` when it had none (or an invalid one).
+    public static func satisfiesNamePrefix(_ cookie: SetCookie, pathAttribute: String?) -> Bool {
+        // Most names start with neither prefix: look at the first byte before lowercasing anything.
+        guard cookie.name.utf8.first == UInt8(ascii: "_") else { return true }
+        let name = HeaderName.canonical(String(cookie.name.prefix(9)))
+        if name.hasPrefix("__secure-") { return cookie.isSecure }
+        if name.hasPrefix("__host-") { return cookie.isSecure && cookie.isHostOnly && pathAttribute == "/" }
+        return true
     }
 
     /// Splits a header value that holds several `Set-Cookie` values joined with commas, as `allHeaderFields` on
