@@ -3,7 +3,8 @@ import Foundation
 import NIOCore
 
 /// The proxy refused a `CONNECT` tunnel: its answer (a `407` asking for credentials, a `403`, a `502`) becomes the
-/// exchange's response, so that the authentication stage can answer a `407` as for any other.
+/// exchange's response, so that the authentication stage can answer a `407` as for any other — with none of the
+/// proxy's other fields (``TunnelRefusal``).
 struct ProxyTunnelRefusal: Error {
     var status: Int
     var reason: String

@@ -281,7 +281,8 @@ public final class TransportExchange: ExchangeHandle, Sendable {
     }
 
     /// The proxy refused the `CONNECT` tunnel: its answer is the exchange's response (without a body: the proxy's
-    /// connection is gone), so that the engine's stages see a `407` as for any other request.
+    /// connection is gone), so that the engine's stages see a `407` as for any other request. It keeps only the
+    /// proxy's challenges (``TunnelRefusal``): nothing else the proxy said passes for the origin's.
     func tunnelRefused(_ refusal: ProxyTunnelRefusal) {
         let open: Bool = state.withLock { state in
             if case .finished = state.phase { return false }
@@ -291,8 +292,7 @@ public final class TransportExchange: ExchangeHandle, Sendable {
         guard open else { return }
         let head = TransportResponseHead(
             status: refusal.status, reason: refusal.reason, version: "HTTP/1.1",
-            headers: refusal.headers.filter { !["content-length", "transfer-encoding"].contains($0.0.lowercased()) }
-                + [("Content-Length", "0")],
+            headers: TunnelRefusal.responseFields(status: refusal.status, headers: refusal.headers),
             connection: ConnectionInfo(isReused: false, protocolName: "http/1.1"))
         consumer.transportDidReceiveHead(head)
         report(.success(()))
