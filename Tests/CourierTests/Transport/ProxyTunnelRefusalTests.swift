@@ -20,9 +20,10 @@ struct ProxyTunnelRefusalTests {
             try await withTCPServer(.script([.receive(atLeast: 20), .send(answer)])) { proxy in
                 let cache = URLCache(memoryCapacity: 1 << 20, diskCapacity: 0)
                 let session = makeSession {
-                    $0.connectionProxyDictionary = [
-                        "HTTPSEnable": 1, "HTTPSProxy": "127.0.0.1", "HTTPSPort": proxy.port,
-                    ] as [String: any Sendable]
+                    $0.connectionProxyDictionary =
+                        [
+                            "HTTPSEnable": 1, "HTTPSProxy": "127.0.0.1", "HTTPSPort": proxy.port,
+                        ] as [String: any Sendable]
                     $0.urlCache = cache
                 }
                 defer { session.invalidateAndCancel() }
