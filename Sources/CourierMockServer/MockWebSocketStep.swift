@@ -4,7 +4,7 @@ import Foundation
 /// order once the opening handshake is done; a step that sends waits first until the connection can take more
 /// bytes, so a client that stops reading stalls the script.
 ///
-/// Whatever the step, the endpoint answers every ping with a pong, records everything it receives (see
+/// Whatever the step, the endpoint answers every ping with a pong (unless ``ignorePings`` ran), records everything it receives (see
 /// ``MockServer/webSocketMessages(path:)``) and answers a client's close frame with a close frame echoing its code
 /// and reason (unless ``ignoreClose`` ran), which ends the script. Text and binary messages that arrive before a
 /// step waits for them are kept, in order, for ``expectMessage`` and ``echoNext(_:)``. When the last step is done
@@ -26,6 +26,7 @@ public struct MockWebSocketStep: Sendable {
         case sendRaw([UInt8])
         case dropConnection
         case ignoreClose
+        case ignorePings
     }
 
     let action: Action
@@ -120,5 +121,11 @@ public struct MockWebSocketStep: Sendable {
     /// connection stays open until the client closes it, for close-timeout tests.
     public static var ignoreClose: MockWebSocketStep {
         MockWebSocketStep(action: .ignoreClose)
+    }
+
+    /// From now on, never answers the client's pings (they are still recorded) and goes on with the script: a server
+    /// that is slow to answer, or answers with pongs of its own (``sendRaw(_:)`` with a pong frame), for ping tests.
+    public static var ignorePings: MockWebSocketStep {
+        MockWebSocketStep(action: .ignorePings)
     }
 }

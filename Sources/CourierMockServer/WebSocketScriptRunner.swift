@@ -104,6 +104,8 @@ final class WebSocketScriptRunner {
             session.drop()
         case .ignoreClose:
             session.ignoresClose = true
+        case .ignorePings:
+            session.ignoresPings = true
         }
         return .done
     }
@@ -129,7 +131,7 @@ final class WebSocketScriptRunner {
         switch step.action {
         case .sendText, .sendData, .sendFragmented, .sendPing, .echoNext, .close, .sendRaw:
             return true
-        case .expectMessage, .wait, .dropConnection, .ignoreClose:
+        case .expectMessage, .wait, .dropConnection, .ignoreClose, .ignorePings:
             return false
         }
     }

@@ -42,6 +42,8 @@ final class WebSocketSession: ChannelDuplexHandler, RemovableChannelHandler {
     private var isFlushScheduled = false
     /// Set by ``MockWebSocketStep/ignoreClose``.
     var ignoresClose = false
+    /// Set by ``MockWebSocketStep/ignorePings``.
+    var ignoresPings = false
 
     init(path: String, endpoint: MockWebSocketEndpoint, registry: WebSocketRegistry) {
         self.path = path
@@ -97,7 +99,7 @@ final class WebSocketSession: ChannelDuplexHandler, RemovableChannelHandler {
             }
         case .ping(let payload):
             registry.record(.ping(Data(payload.readableBytesView)), path: path)
-            guard phase == .open else { return }
+            guard phase == .open, !ignoresPings else { return }
             writeFrame(opcode: MockWebSocketFrame.Opcode.pong, payload: payload)
             scheduleFlush()
         case .pong(let payload):

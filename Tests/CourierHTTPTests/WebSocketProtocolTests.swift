@@ -25,6 +25,26 @@ struct WebSocketProtocolTests {
         #expect(WebSocketHandshake.offeredProtocols(in: ["chat, superchat", " v2 "]) == ["chat", "superchat", "v2"])
     }
 
+    /// RFC 6455 §5.5.2–5.5.3: a pong answers the ping whose payload it echoes and the pings before it (a server may
+    /// answer only the latest of several); an unsolicited pong, or one echoing nothing outstanding, answers none.
+    @Test func pongsAnswerThePingsTheyEcho() {
+        var pings = WebSocketPings()
+        let first = pings.sent()
+        let second = pings.sent()
+        let third = pings.sent()
+        #expect(first.count == 8 && Set([first, second, third]).count == 3)
+        #expect(pings.pongReceived([]) == 0)  // a heartbeat
+        #expect(pings.pongReceived(Array("heartbeat".utf8)) == 0)
+        #expect(pings.count == 3)
+        #expect(pings.pongReceived(second) == 2)  // the first and the second
+        #expect(pings.pongReceived(first) == 0)  // late: already answered
+        #expect(pings.pongReceived(third) == 1)
+        #expect(pings.count == 0)
+        _ = pings.sent()
+        pings.removeAll()
+        #expect(pings.count == 0)
+    }
+
     @Test func aGoodAnswerGivesTheChosenProtocol() throws {
         #expect(try Self.example.validate(status: 101, header: Self.headers(Self.good)) == "")
         var chose = Self.good
@@ -129,5 +149,25 @@ struct WebSocketProtocolTests {
             Issue.record("a message began inside another")
             return
         }
+    }
+
+    /// RFC 6455 §7.4.1 and §5.5: codes an endpoint may not send go out as a close without a status, and a reason is
+    /// cut to the 123 bytes a control frame leaves it, before a character that would not fit whole.
+    @Test func theCloseFrameAClientSendsHoldsOnlyWhatMayGoOnTheWire() {
+        #expect(WebSocketCloseFrame.payload(code: 1000, reason: Array("bye".utf8)) == [0x03, 0xE8] + Array("bye".utf8))
+        #expect(WebSocketCloseFrame.payload(code: 4000, reason: []) == [0x0F, 0xA0])
+        #expect(WebSocketCloseFrame.payload(code: nil, reason: Array("ignored".utf8)) == [])
+        for code: UInt16 in [0, 999, 1004, 1005, 1006, 1015, 2000, 5000] {
+            #expect(WebSocketCloseFrame.payload(code: code, reason: Array("bye".utf8)) == [], "\(code)")
+        }
+        let ascii = [UInt8](repeating: UInt8(ascii: "x"), count: 200)
+        #expect(WebSocketCloseFrame.payload(code: 1001, reason: ascii) == [0x03, 0xE9] + Array(ascii.prefix(123)))
+        // "é" is two bytes: 61 of them (122 bytes) fit, the 62nd would be cut in half.
+        let accents = Array(String(repeating: "é", count: 100).utf8)
+        #expect(
+            WebSocketCloseFrame.payload(code: 1001, reason: accents)
+                == [0x03, 0xE9] + Array(String(repeating: "é", count: 61).utf8))
+        let exact = [UInt8](repeating: UInt8(ascii: "y"), count: 123)
+        #expect(WebSocketCloseFrame.payload(code: 1000, reason: exact).count == 125)
     }
 }

@@ -194,6 +194,18 @@ import Testing
         }
     }
 
+    @Test func ignorePingsLeavesTheClientsPingsUnanswered() async throws {
+        try await withScript([.ignorePings, .expectMessage, .send(text: "still here")]) { client, server in
+            try await client.sendFrame(opcode: Opcode.ping, payload: [5])
+            try await client.send(text: "after the ping")
+            // The next thing the server sends is the text, not a pong.
+            let next = try await client.readFrame()
+            #expect(next.opcode == Opcode.text)
+            #expect(next.text == "still here")
+            #expect(server.webSocketMessages(path: "/script") == [.ping(Data([5])), .text("after the ping")])
+        }
+    }
+
     @Test func aClientCloseEndsTheScriptAndIsAnswered() async throws {
         try await withScript([.expectMessage, .send(text: "never")]) { client, _ in
             try await client.sendClose(code: 1000, reason: "early")

@@ -20,6 +20,38 @@ private final class IgnoringDelegate: WebSocketConnectionDelegate {
     func webSocketDidClose(_ closure: WebSocketClosure) {}
 }
 
+/// Records what a connection reports, in order (everything runs on the embedded loop, on the test's thread).
+private final class RecordingDelegate: WebSocketConnectionDelegate, @unchecked Sendable {
+    enum Event: Equatable {
+        case message(String)
+        case closed(code: UInt16?, reason: String, failed: Bool)
+    }
+
+    var events: [Event] = []
+
+    func webSocketDidReceive(_ message: WebSocketMessage) {
+        switch message {
+        case .text(let text): events.append(.message(text))
+        case .binary(let bytes): events.append(.message("\(bytes.readableBytes) bytes"))
+        }
+    }
+
+    func webSocketDidClose(_ closure: WebSocketClosure) {
+        let reason = String(decoding: closure.reason, as: UTF8.self)
+        events.append(.closed(code: closure.code, reason: reason, failed: closure.error != nil))
+    }
+}
+
+/// An upgraded connection as the transport leaves it after a `101`: an upgrade buffer holding what came behind it.
+private func upgradedConnection(holding bytes: [UInt8]) throws -> (EmbeddedChannel, UpgradedConnection) {
+    let channel = EmbeddedChannel()
+    let buffer = UpgradeBuffer()
+    try channel.pipeline.syncOperations.addHandler(buffer)
+    try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
+    if !bytes.isEmpty { try channel.writeInbound(channel.allocator.buffer(bytes: bytes)) }
+    return (channel, UpgradedConnection(channel: channel, buffer: buffer))
+}
+
 /// The client handler's read gate, fed reading decisions directly on an `EmbeddedChannel`.
 @Suite("WebSocket client handler")
 struct WebSocketClientHandlerTests {
@@ -46,5 +78,32 @@ struct WebSocketClientHandlerTests {
         handler.setReading(true, generation: 4)
         #expect(counter.reads == 2)
         _ = try channel.finish(acceptAlreadyClosed: true)
+    }
+
+    /// The server sent a message and its close frame right behind the `101`, then closed the connection, all before
+    /// the task took the connection over (the handlers went in after the end, before NIO tore the pipeline down):
+    /// the message and the close handshake are reported, in order, not a lost connection followed by a message.
+    @Test func framesThatCameBeforeTheEndOfAClosedConnectionAreReadFirst() throws {
+        let text: [UInt8] = [0x81, 0x02] + Array("hi".utf8)
+        let close: [UInt8] = [0x88, 0x05, 0x03, 0xE8] + Array("bye".utf8)
+        let (channel, upgraded) = try upgradedConnection(holding: text + close)
+        let delegate = RecordingDelegate()
+        _ = WebSocketConnection.start(upgraded, maximumMessageSize: 1 << 20, delegate: delegate)
+        channel.close(promise: nil)
+        channel.embeddedEventLoop.run()
+        #expect(delegate.events == [.message("hi"), .closed(code: 1000, reason: "bye", failed: false)])
+    }
+
+    /// The server closed the connection so early that NIO had torn its pipeline down before the task took it over
+    /// (the task's handshake ended late: a slow cookie storage, a delegate): the owner still hears the end, once,
+    /// instead of waiting forever for handlers that could never be installed.
+    @Test func aConnectionWhosePipelineIsGoneIsReportedLost() throws {
+        let (channel, upgraded) = try upgradedConnection(holding: [])
+        channel.close(promise: nil)
+        channel.embeddedEventLoop.run()  // NIO removes the handlers of a closed channel on the next loop turn
+        let delegate = RecordingDelegate()
+        _ = WebSocketConnection.start(upgraded, maximumMessageSize: 1 << 20, delegate: delegate)
+        channel.embeddedEventLoop.run()
+        #expect(delegate.events == [.closed(code: nil, reason: "", failed: true)])
     }
 }

@@ -53,6 +53,8 @@ public struct WebSocketMessageAssembler: Sendable {
     /// Close codes.
     public enum CloseCode {
         public static let protocolError: UInt16 = 1002
+        /// The code a close frame without one counts as (RFC 6455 §7.1.5); never sent.
+        public static let noStatusReceived: UInt16 = 1005
         public static let invalidPayload: UInt16 = 1007
         public static let messageTooBig: UInt16 = 1009
     }

@@ -46,12 +46,18 @@ public final class StreamConnection: Sendable {
         let handler = self.handler
         let channel = upgraded.channel
         eventLoop.execute { handler.value.adopting() }
-        upgraded.start { pipeline in
-            // Read on demand from here on, and let the peer half-close, as for a connection of our own.
-            try channel.syncOptions?.setOption(.autoRead, value: false)
-            try channel.syncOptions?.setOption(.allowRemoteHalfClosure, value: true)
-            try pipeline.addHandler(handler.value)
-        }
+        upgraded.start(
+            { pipeline in
+                // Read on demand from here on, and let the peer half-close, as for a connection of our own.
+                try channel.syncOptions?.setOption(.autoRead, value: false)
+                try channel.syncOptions?.setOption(.allowRemoteHalfClosure, value: true)
+                try pipeline.addHandler(handler.value)
+            },
+            failed: { error in
+                // The server closed the connection before it was taken over: every call fails, the task ends.
+                handler.value.fail(
+                    .networkConnectionLost("the connection closed before the stream task could take it over: \(error)"))
+            })
     }
 
     /// Opens the connection (host names resolved by happy eyeballs, IPv6 and IPv4); a second call does nothing.

@@ -58,8 +58,14 @@ public final class UpgradedConnection: Sendable {
     }
 
     /// Installs the new protocol's handlers with `configure` (on the event loop, at the end of the pipeline) and
-    /// passes them the bytes already received; reading then goes on. If `configure` throws, the connection closes.
-    public func start(_ configure: @escaping @Sendable (ChannelPipeline.SynchronousOperations) throws -> Void) {
+    /// passes them the bytes already received; reading then goes on. If `configure` throws — as it does when the
+    /// server closed the connection before its new owner got to it: NIO tears the pipeline of a closed channel down
+    /// and refuses its options — the connection closes and `failed` runs (on the event loop) with the error: the
+    /// owner's handlers never joined the pipeline, so nothing else would ever tell it the connection is gone.
+    public func start(
+        _ configure: @escaping @Sendable (ChannelPipeline.SynchronousOperations) throws -> Void,
+        failed: @escaping @Sendable (any Error) -> Void
+    ) {
         let channel = self.channel
         let buffer = self.buffer
         channel.eventLoop.execute {
@@ -68,6 +74,7 @@ public final class UpgradedConnection: Sendable {
                 buffer.value.release()
             } catch {
                 channel.close(promise: nil)
+                failed(error)
             }
         }
     }

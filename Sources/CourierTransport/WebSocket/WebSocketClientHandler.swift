@@ -25,8 +25,9 @@ final class WebSocketClientHandler: ChannelDuplexHandler {
     /// The newest of the owner's reading decisions applied.
     private var readingGeneration = 0
     private var readPending = false
-    /// Pings waiting for their pongs, in order.
+    /// Pings waiting for their pongs, in order; `pingPayloads` numbers them and matches the pongs.
     private var pings: [@Sendable (TransferError?) -> Void] = []
+    private var pingPayloads = WebSocketPings()
     /// The closure to report when the channel goes inactive (set once the handshake or a failure decided it).
     private var closure: WebSocketClosure?
     /// Whether the owner heard how the connection ended (it hears it once).
@@ -39,7 +40,25 @@ final class WebSocketClientHandler: ChannelDuplexHandler {
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
-        if !context.channel.isActive { finish(WebSocketClosure(code: nil, reason: [], error: connectionLost)) }
+        guard !context.channel.isActive else { return }
+        // Added to a connection that is already gone: the upgrade buffer passes on the bytes that came before its
+        // end, then the end itself, right after this, and the end is reported from there — after the messages, and
+        // as a close handshake if the server's close frame is among those bytes. Should nothing report it (a channel
+        // that never went through an upgrade buffer), it is reported once the loop gets back here.
+        context.eventLoop.assumeIsolated().execute { [self] in
+            guard !reported else { return }
+            phase = .closed
+            finish(WebSocketClosure(code: nil, reason: [], error: connectionLost))
+        }
+    }
+
+    /// The handlers could not be installed (the server closed the connection before the owner took it over): the
+    /// owner hears it as a lost connection, like any connection that ends without a close handshake.
+    func startFailed(_ error: any Error) {
+        phase = .closed
+        let lost = TransferError.networkConnectionLost(
+            "the WebSocket connection closed before it could be taken over: \(error)")
+        finish(WebSocketClosure(code: nil, reason: [], error: lost))
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
@@ -80,7 +99,9 @@ final class WebSocketClientHandler: ChannelDuplexHandler {
             return
         }
         pings.append(completion)
-        context.writeAndFlush(wrapOutboundOut(makeFrame(.ping, bytes: ByteBuffer())), promise: nil)
+        let payload = pingPayloads.sent()
+        context.writeAndFlush(
+            wrapOutboundOut(makeFrame(.ping, bytes: context.channel.allocator.buffer(bytes: payload))), promise: nil)
     }
 
     func close(code: UInt16, reason: [UInt8]) {
@@ -142,8 +163,12 @@ final class WebSocketClientHandler: ChannelDuplexHandler {
                 context.writeAndFlush(
                     wrapOutboundOut(makeFrame(.pong, bytes: ByteBuffer(bytes: bytes))), promise: nil)
             }
-        case .pong:
-            if !pings.isEmpty { pings.removeFirst()(nil) }
+        case .pong(let bytes):
+            // Only the pong that echoes a ping answers it (and the pings before it); an unsolicited one, none.
+            let answered = min(pingPayloads.pongReceived(bytes), pings.count)
+            let done = pings.prefix(answered)
+            pings.removeFirst(answered)
+            for completion in done { completion(nil) }
         case .close(let code, let reason):
             serverClosed(code: code, reason: Array(reason.utf8), context: context)
         case .violation(let code, let reason):
@@ -193,8 +218,10 @@ final class WebSocketClientHandler: ChannelDuplexHandler {
         switch phase {
         case .open:
             // Echo the server's code, as RFC 6455 §5.5.1 asks, then leave the TCP close to the server (or do it
-            // after the timeout).
-            closure = WebSocketClosure(code: code, reason: reason, error: nil)
+            // after the timeout). A close frame without a code closes with 1005 (§7.1.5): the handshake still
+            // happened, and the owner reports it as such.
+            closure = WebSocketClosure(
+                code: code ?? WebSocketMessageAssembler.CloseCode.noStatusReceived, reason: reason, error: nil)
             sendClose(code: code, reason: [], context: context)
         case .closeSent(let sentCode, let sentReason, let timer):
             timer?.cancel()
@@ -207,11 +234,9 @@ final class WebSocketClientHandler: ChannelDuplexHandler {
     }
 
     private func sendClose(code: UInt16?, reason: [UInt8], context: ChannelHandlerContext) {
-        var payload = context.channel.allocator.buffer(capacity: 2 + reason.count)
-        if let code {
-            payload.writeInteger(code)
-            payload.writeBytes(reason)
-        }
+        // Only what may go on the wire: no code the app may name but an endpoint may not send, no reason longer than
+        // a control frame holds (the close is still reported with the code and reason asked for).
+        let payload = context.channel.allocator.buffer(bytes: WebSocketCloseFrame.payload(code: code, reason: reason))
         context.writeAndFlush(wrapOutboundOut(makeFrame(.connectionClose, bytes: payload)), promise: nil)
         let timer = context.eventLoop.assumeIsolated().scheduleTask(in: WebSocketConnection.closeTimeout) {
             [weak self] in
@@ -225,7 +250,8 @@ final class WebSocketClientHandler: ChannelDuplexHandler {
         }
         // When the server closed first, this answer ends the handshake and the server closes TCP (or the timer
         // does); else the server's close frame is awaited.
-        phase = .closeSent(code: code ?? 1005, reason: reason, timer: timer)
+        phase = .closeSent(
+            code: code ?? WebSocketMessageAssembler.CloseCode.noStatusReceived, reason: reason, timer: timer)
         // Reading goes on, whatever the owner asked: the server's close frame must be seen.
         setReading(true)
     }
@@ -243,12 +269,12 @@ final class WebSocketClientHandler: ChannelDuplexHandler {
     }
 
     private func finish(_ result: WebSocketClosure) {
-        // A connection that was already gone when the handler was added is reported then, and its inactivity,
-        // passed on by the upgrade buffer, must not report it again.
+        // Reported once, whichever of the channel's end, a failed start or the fallback of `handlerAdded` comes first.
         guard !reported else { return }
         reported = true
         let pending = pings
         pings = []
+        pingPayloads.removeAll()
         for ping in pending { ping(result.error ?? .networkConnectionLost("the WebSocket connection closed")) }
         let delegate = self.delegate
         delegate.webSocketDidClose(result)

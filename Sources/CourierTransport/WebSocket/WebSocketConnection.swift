@@ -35,11 +35,13 @@ public final class WebSocketConnection: Sendable {
         let bound = connection.handler
         // A frame can be no larger than the largest message (the assembler checks whole messages).
         let maximumFrameSize = min(Int(UInt32.max), max(maximumMessageSize, 1 << 14))
-        upgraded.start { pipeline in
-            try pipeline.addHandler(WebSocketFrameEncoder())
-            try pipeline.addHandler(ByteToMessageHandler(WebSocketFrameDecoder(maxFrameSize: maximumFrameSize)))
-            try pipeline.addHandler(bound.value)
-        }
+        upgraded.start(
+            { pipeline in
+                try pipeline.addHandler(WebSocketFrameEncoder())
+                try pipeline.addHandler(ByteToMessageHandler(WebSocketFrameDecoder(maxFrameSize: maximumFrameSize)))
+                try pipeline.addHandler(bound.value)
+            },
+            failed: { error in bound.value.startFailed(error) })
         return connection
     }
 

@@ -11,7 +11,7 @@ public enum WebSocketMessage: Sendable {
 
 /// How a WebSocket connection ended.
 public struct WebSocketClosure: Sendable, Equatable {
-    /// The close code of the handshake: the server's (its close frame's, `nil` when it had none) when the server
+    /// The close code of the handshake: the server's (its close frame's, 1005 when it had none) when the server
     /// closed first, the one sent when the client did (also for a protocol violation); `nil` when the connection
     /// ended without a close handshake.
     public var code: UInt16?

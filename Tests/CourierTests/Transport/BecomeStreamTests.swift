@@ -14,16 +14,24 @@ struct BecomeStreamTests {
         let streamTask = NIOLockedValueBox<URLSessionStreamTask?>(nil)
         let completions = NIOLockedValueBox<[String]>([])
         let disposition: URLSession.ResponseDisposition
+        /// How long the delegate takes to answer, in seconds.
+        let answerDelay: Double
 
-        init(disposition: URLSession.ResponseDisposition = .becomeStream) {
+        init(disposition: URLSession.ResponseDisposition = .becomeStream, answerDelay: Double = 0) {
             self.disposition = disposition
+            self.answerDelay = answerDelay
         }
 
         func urlSession(
             _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
             completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
         ) {
-            completionHandler(disposition)
+            guard answerDelay > 0 else {
+                completionHandler(disposition)
+                return
+            }
+            let disposition = self.disposition
+            DispatchQueue.global().asyncAfter(deadline: .now() + answerDelay) { completionHandler(disposition) }
         }
 
         func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didBecome streamTask: URLSessionStreamTask)
@@ -75,6 +83,36 @@ struct BecomeStreamTests {
         #expect(dataTask.state == .completed)
         #expect(!delegate.completions.withLockedValue { $0 }.contains { $0.hasPrefix("\(dataTask.taskIdentifier) ") })
         streamTask.cancel()
+    }
+
+    /// The server closes the connection right after its `101` and the app answers `.becomeStream` a moment later:
+    /// the stream task cannot take the closed connection over, and its calls fail at once with a lost connection
+    /// (before, its pipeline options were refused, nothing told the stream task, and every read waited for its
+    /// timeout, and a read without one for ever).
+    @Test func aConnectionClosedBeforeTheStreamTaskTakesItOverFailsTheStreamTask() async throws {
+        let server = MockTCPServer(
+            mode: .script([
+                .receive(atLeast: 1),
+                .send("HTTP/1.1 101 Switching Protocols\r\nUpgrade: echo/1\r\nConnection: Upgrade\r\n\r\nbye"),
+                .close,
+            ]))
+        try await server.start()
+        defer { Task { await server.shutdown() } }
+        let delegate = Delegate(answerDelay: 1)
+        let session = makeSession(delegate: delegate)
+        defer { session.invalidateAndCancel() }
+        var request = URLRequest(url: try #require(URL(string: "http://127.0.0.1:\(server.port)/switch")))
+        request.setValue("echo/1", forHTTPHeaderField: "Upgrade")
+        request.setValue("Upgrade", forHTTPHeaderField: "Connection")
+        session.dataTask(with: request).resume()
+        try await waitUntil { delegate.streamTask.withLockedValue { $0 } != nil }
+        let streamTask = try #require(delegate.streamTask.withLockedValue { $0 })
+        let error = await #expect(throws: URLError.self) {
+            _ = try await streamTask.readData(ofMinLength: 1, maxLength: 10, timeout: 20)
+        }
+        #expect(error?.code == .networkConnectionLost)
+        try await waitUntil { streamTask.state == .completed }
+        #expect((streamTask.error as? URLError)?.code == .networkConnectionLost)
     }
 
     @Test func becomeStreamWithoutASwitchedConnectionFailsClearly() async throws {

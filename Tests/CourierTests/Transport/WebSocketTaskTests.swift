@@ -41,6 +41,14 @@ final class WebSocketRecorder: NSObject, URLSessionWebSocketDelegate, @unchecked
     }
 }
 
+/// A cookie storage that takes its time to store: the task hears of its handshake's end well after the `101` came.
+final class SlowCookieStorage: HTTPCookieStorage, @unchecked Sendable {
+    override func setCookies(_ cookies: [HTTPCookie], for url: URL?, mainDocumentURL: URL?) {
+        Thread.sleep(forTimeInterval: 1)
+        super.setCookies(cookies, for: url, mainDocumentURL: mainDocumentURL)
+    }
+}
+
 /// WebSocket tasks end to end against `CourierMockServer`'s WebSocket endpoint: the handshake through the session's
 /// stages, messages both ways, pings, both close paths, limits, and servers that break the protocol.
 @Suite("WebSocket tasks")
@@ -156,6 +164,20 @@ struct WebSocketTaskTests {
             #expect(task.closeCode == .invalid)
             #expect(task.closeReason == Data("done".utf8))
             await #expect(throws: (any Error).self) { try await task.send(.string("late")) }
+        }
+    }
+
+    /// A close frame without a status code is a close handshake all the same: the delegate hears it with 1005
+    /// (RFC 6455 §7.1.5: the close code is then "considered to be 1005"), `closeCode` says so, and the task ends
+    /// without an error. (The server here closes TCP once the client answered, without a second close frame.)
+    @Test func aServerCloseWithoutAStatusCodeIsReportedAsNoStatusReceived() async throws {
+        try await withWebSocket(.script(.close(code: nil)), at: "/s") { task, recorder, server in
+            try await recorder.completion()
+            #expect(recorder.events == [.opened(nil), .closed(.noStatusReceived, nil), .completed(nil)])
+            #expect(task.closeCode == .noStatusReceived)
+            #expect(task.closeReason == nil)
+            // The client answered with a close frame without a code either.
+            #expect(server.webSocketMessages(path: "/s") == [.close(code: nil, reason: "")])
         }
     }
 
@@ -301,6 +323,35 @@ struct WebSocketTaskTests {
         }
     }
 
+    /// RFC 6455 §5.5.3: "A Pong frame MAY be sent unsolicited. This serves as a unidirectional heartbeat." Such a
+    /// pong answers no ping: the ping's handler waits for its own pong, and hears the error when the connection
+    /// closes without one — it does not report a pong the server never sent for it.
+    @Test func anUnsolicitedPongDoesNotAnswerAPing() async throws {
+        let heartbeat = MockWebSocketFrame.bytes(opcode: MockWebSocketFrame.Opcode.pong, payload: Array("beat".utf8))
+        let steps: [MockWebSocketStep] = [
+            .ignorePings, .expectMessage, .expectMessage, .sendRaw(heartbeat), .send(text: "after the heartbeat"),
+            .wait(.seconds(30)),
+        ]
+        try await withWebSocket(MockWebSocketEndpoint(behaviour: .script(steps)), at: "/ws") {
+            task, recorder, server in
+            try await task.send(.string("open"))
+            let answers = NIOLockedValueBox<[String]>([])
+            task.sendPing { error in answers.withLockedValue { $0.append(error == nil ? "pong" : "error") } }
+            // Written after the ping: the server's heartbeat comes once it has both, so after the ping went out.
+            try await task.send(.string("after the ping"))
+            // Frames are read in order: once this message is here, the heartbeat before it was read too.
+            guard case .string("after the heartbeat") = try await task.receive() else {
+                Issue.record("the server's message did not arrive")
+                return
+            }
+            #expect(answers.withLockedValue { $0 }.isEmpty, "an unsolicited pong answered the ping")
+            task.cancel(with: .normalClosure, reason: nil)
+            try await recorder.completion()
+            try await waitUntil { !answers.withLockedValue { $0 }.isEmpty }
+            #expect(answers.withLockedValue { $0 } == ["error"])
+        }
+    }
+
     @Test func anAbruptCloseIsAConnectionLost() async throws {
         try await withWebSocket(.script(.dropConnection), at: "/ws") { task, recorder, server in
             let error = await #expect(throws: URLError.self) { try await task.receive() }
@@ -308,6 +359,57 @@ struct WebSocketTaskTests {
             try await recorder.completion()
             #expect(recorder.events == [.opened(nil), .completed(.networkConnectionLost)])
             #expect(task.closeCode == .invalid)
+        }
+    }
+
+    /// The server hangs up right after its `101`, and the task learns of the `101` only after NIO tore the closed
+    /// connection's pipeline down (here a cookie storage subclass stores the `101`'s cookie slowly): the task still
+    /// ends, as a lost connection, instead of staying open forever with its receives waiting.
+    @Test func aServerThatHangsUpBeforeTheTaskTakesTheConnectionOverEndsTheTask() async throws {
+        try await withServer { server in
+            server.webSocket(
+                "/ws",
+                endpoint: MockWebSocketEndpoint(
+                    behaviour: .script([.dropConnection]), extraResponseHeaders: [(name: "Set-Cookie", value: "a=b")]))
+            let recorder = WebSocketRecorder()
+            let session = makeSession(delegate: recorder) { $0.httpCookieStorage = SlowCookieStorage() }
+            defer { session.invalidateAndCancel() }
+            let task = session.webSocketTask(with: try Self.webSocketURL(server, "/ws"))
+            task.resume()
+            try await recorder.completion(timeout: .seconds(20))
+            #expect(recorder.events == [.opened(nil), .completed(.networkConnectionLost)])
+        }
+    }
+
+    /// `cancel(with:reason:)` with a code RFC 6455 §7.4.1 forbids on the wire (the enumeration has them, for what
+    /// a task reports): the close frame goes out without a status, which a server accepts, instead of with a code
+    /// that makes a conforming server fail the connection with 1002.
+    @Test(arguments: [
+        URLSessionWebSocketTask.CloseCode.invalid, .noStatusReceived, .abnormalClosure, .tlsHandshakeFailure,
+    ])
+    func aCloseCodeThatMayNotBeSentGoesOutAsACloseWithoutStatus(_ code: URLSessionWebSocketTask.CloseCode)
+        async throws
+    {
+        try await withWebSocket(.echo, at: "/echo") { task, recorder, server in
+            try await task.sendPing()
+            task.cancel(with: code, reason: Data("bye".utf8))
+            try await recorder.completion()
+            #expect(recorder.events.last == .completed(nil))
+            let received = await server.waitForWebSocketMessages(path: "/echo", count: 2, timeout: .seconds(10))
+            #expect(received.last == .close(code: nil, reason: ""))
+        }
+    }
+
+    /// A close reason longer than a control frame holds (125 bytes with the code, RFC 6455 §5.5) is cut, at a
+    /// character boundary, instead of going out in a frame a conforming server refuses.
+    @Test func aLongCloseReasonIsCutToWhatACloseFrameHolds() async throws {
+        try await withWebSocket(.echo, at: "/echo") { task, recorder, server in
+            try await task.sendPing()
+            task.cancel(with: .goingAway, reason: Data(String(repeating: "é", count: 200).utf8))
+            try await recorder.completion()
+            #expect(recorder.events.last == .completed(nil))
+            let received = await server.waitForWebSocketMessages(path: "/echo", count: 2, timeout: .seconds(10))
+            #expect(received.last == .close(code: 1001, reason: String(repeating: "é", count: 61)))
         }
     }
 
