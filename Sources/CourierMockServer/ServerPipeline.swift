@@ -58,6 +58,11 @@ enum ServerPipeline {
         // Keep reopening each stream's window to the size announced.
         streamConfiguration.targetWindowSize = settings.initialWindowSize
         let pipeline = channel.pipeline.syncOperations
+        // NIOHTTP2Handler flushes its SETTINGS as it is added: a GOAWAY scripted to come with them is sent while that
+        // flush is held back, so that both leave in one write.
+        let goAway = state.takeGoAwayWithSettings()
+        let hold = goAway.map { _ in FlushHold() }
+        if let hold { try pipeline.addHandler(hold) }
         _ = try pipeline.configureHTTP2Pipeline(
             mode: .server,
             connectionConfiguration: connectionConfiguration,
@@ -75,6 +80,10 @@ enum ServerPipeline {
             }
         )
         try pipeline.addHandler(connection)
+        if let goAway, let hold {
+            connection.goAway(lastStreamID: 0, errorCode: goAway)
+            pipeline.removeHandler(hold, promise: nil)
+        }
     }
 
     /// Builds a stream's pipeline: ``HTTP2StreamEndpoint``, NIOHTTP2's HTTP/1 codec, ``HTTP1ResponseBytesToParts``

@@ -1,5 +1,6 @@
 import NIOConcurrencyHelpers
 import NIOCore
+import NIOHTTP2
 
 /// How a ``MockServer`` produces the response for a request that matched a route.
 enum RouteAction: Sendable {
@@ -24,6 +25,8 @@ final class ServerState: Sendable {
         var isShutDown = false
         var http2StreamCount = 0
         var receivedPingCount = 0
+        /// The error codes of the GOAWAYs the next HTTP/2 connections send with their SETTINGS, one each.
+        var goAwaysWithSettings: [HTTP2ErrorCode] = []
     }
 
     private let storage = NIOLockedValueBox(Storage())
@@ -122,6 +125,18 @@ final class ServerState: Sendable {
 
     var http2StreamCount: Int {
         storage.withLockedValue { $0.http2StreamCount }
+    }
+
+    /// Queues a GOAWAY with `errorCode` for each of the next `count` HTTP/2 connections to send with their SETTINGS.
+    func queueGoAwayWithSettings(_ errorCode: HTTP2ErrorCode, count: Int) {
+        storage.withLockedValue { $0.goAwaysWithSettings += Array(repeating: errorCode, count: max(0, count)) }
+    }
+
+    /// The error code of the GOAWAY a new HTTP/2 connection sends with its SETTINGS, if one is queued.
+    func takeGoAwayWithSettings() -> HTTP2ErrorCode? {
+        storage.withLockedValue { state in
+            state.goAwaysWithSettings.isEmpty ? nil : state.goAwaysWithSettings.removeFirst()
+        }
     }
 
     var receivedPingCount: Int {

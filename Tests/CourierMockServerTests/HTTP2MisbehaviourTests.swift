@@ -211,6 +211,43 @@ import Testing
         }
     }
 
+    @Test func goAwayWithSettingsComesRightBehindTheFirstSettingsOnTheNextConnectionOnly() async throws {
+        let server = MockServer(scheme: .http2)
+        server.route("/after", response: .ok("after"))
+        server.goAwayWithSettings(onNext: 1, errorCode: .enhanceYourCalm)
+        try await withServer(server) { server in
+            try await H2TestConnection.with(server) { connection in
+                let goAway = try await connection.frame { frame in
+                    if case .goAway = frame.payload { return true }
+                    return false
+                }
+                guard case .goAway(let lastStreamID, let errorCode, _) = goAway.payload else { return }
+                #expect(lastStreamID == 0)
+                #expect(errorCode == .enhanceYourCalm)
+                // Nothing came between the two: they left in one write.
+                let first = try #require(connection.frames.first)
+                guard case .settings(.settings) = first.payload else {
+                    Issue.record("the first frame is \(first), not SETTINGS")
+                    return
+                }
+                #expect(connection.frames.count == 2)
+                // The server closes. The test client's own NIOHTTP2 may first refuse the server's SETTINGS ACK, which
+                // reaches it after the GOAWAY left it with nothing to do (RFC 9113 lets a server go on processing
+                // frames after its GOAWAY); either way the connection ends.
+                do {
+                    #expect(try await connection.isClosedByServer())
+                } catch is NIOHTTP2Errors.IOOnClosedConnection {}
+            }
+            // The next connection is served as usual.
+            try await H2TestConnection.with(server) { connection in
+                let stream = try await connection.sendRequest("GET", "/after")
+                let response = try await connection.response(on: stream)
+                #expect(response.text == "after")
+            }
+            #expect(server.requests.map(\.path) == ["/after"])
+        }
+    }
+
     @Test func headersWithoutStatusCarryNoStatus() async throws {
         let server = MockServer(scheme: .http2)
         server.route("/nostatus", response: Self.misbehaving(.headersWithoutStatus))

@@ -49,6 +49,15 @@ struct HTTP2ConnectionMonitorTests {
             channel.pipeline.fireUserInboundEventTriggered(StreamClosedEvent(streamID: HTTP2StreamID(id), reason: nil))
         }
 
+        /// What NIOHTTP2 does for a connection error: it writes GOAWAY (telling its frame delegate), then reports the
+        /// error.
+        func connectionError() {
+            let goAway = HTTP2Frame.FramePayload.goAway(
+                lastStreamID: .maxID, errorCode: .protocolError, opaqueData: nil)
+            monitor.wroteFrame(HTTP2Frame(streamID: .rootStream, payload: goAway))
+            channel.pipeline.fireErrorCaught(NIOHTTP2Errors.noSuchStream(streamID: 7))
+        }
+
         /// The PING frames written since the last call.
         func writtenPings() throws -> [HTTP2PingData] {
             var pings: [HTTP2PingData] = []
@@ -148,6 +157,19 @@ struct HTTP2ConnectionMonitorTests {
         #expect(!harness.channel.isActive)
     }
 
+    @Test func aGoAwayIsKeptForAConnectionNotBoundYetAndOnlyLowered() throws {
+        let harness = try Harness()
+        harness.monitor.onGoAway = nil  // as before the pool binds the connection
+        try harness.settings([(.maxConcurrentStreams, 10)])
+        harness.streamOpened(1)
+        try harness.receive(.goAway(lastStreamID: .maxID, errorCode: .noError, opaqueData: nil))
+        #expect(harness.monitor.goAwayLastStreamID == Int(HTTP2StreamID.maxID))
+        try harness.receive(.goAway(lastStreamID: 1, errorCode: .noError, opaqueData: nil))
+        #expect(harness.monitor.goAwayLastStreamID == 1)
+        #expect(harness.goAways.isEmpty)
+        #expect(harness.channel.isActive)
+    }
+
     struct SomeProtocolError: Error {}
 
     @Test func aStreamErrorLeavesTheConnectionOpen() throws {
@@ -155,28 +177,98 @@ struct HTTP2ConnectionMonitorTests {
         try harness.settings([(.maxConcurrentStreams, 10)])
         harness.streamOpened(1)
         harness.streamOpened(3)
-        // NIOHTTP2 reports the error, then the stream it reset closes with the reset's code.
-        harness.channel.pipeline.fireErrorCaught(SomeProtocolError())
+        // NIOHTTP2 resets the stream (its close comes first while the connection can write), then reports the error.
+        harness.channel.pipeline.fireUserInboundEventTriggered(
+            StreamClosedEvent(streamID: 1, reason: .protocolError))
+        harness.channel.pipeline.fireErrorCaught(NIOHTTP2Errors.contentLengthViolated())
+        harness.loop.run()
+        #expect(harness.channel.isActive)
+    }
+
+    @Test func aStreamErrorWhoseResetIsHeldBackLeavesTheConnectionOpen() throws {
+        let harness = try Harness()
+        try harness.settings([(.maxConcurrentStreams, 10)])
+        harness.streamOpened(1)
+        // While the connection cannot write, NIOHTTP2 buffers the RST_STREAM: the error comes turns before the close.
+        harness.channel.pipeline.fireErrorCaught(NIOHTTP2Errors.contentLengthViolated())
+        harness.loop.run()
+        harness.loop.advanceTime(by: .seconds(1))
+        #expect(harness.channel.isActive)
         harness.channel.pipeline.fireUserInboundEventTriggered(
             StreamClosedEvent(streamID: 1, reason: .protocolError))
         harness.loop.run()
         #expect(harness.channel.isActive)
     }
 
-    @Test func aStreamErrorReportedAfterItsResetLeavesTheConnectionOpen() throws {
+    /// Passes errors on, as the stream multiplexer behind the monitor would get them.
+    final class ErrorWitness: ChannelInboundHandler {
+        typealias InboundIn = HTTP2Frame
+        var errors: [any Error] = []
+
+        func errorCaught(context: ChannelHandlerContext, error: any Error) {
+            errors.append(error)
+        }
+    }
+
+    @Test func anErrorSendingOnAStreamGoesToThatStreamNotTheConnection() throws {
+        let harness = try Harness()
+        let witness = ErrorWitness()
+        try harness.channel.pipeline.syncOperations.addHandler(witness)
+        try harness.settings([(.maxConcurrentStreams, 10)])
+        harness.streamOpened(1)
+        harness.channel.pipeline.fireErrorCaught(
+            NIOHTTP2Errors.streamError(streamID: 1, baseError: NIOHTTP2Errors.contentLengthViolated()))
+        harness.loop.run()
+        #expect(harness.channel.isActive)
+        #expect((witness.errors.first as? NIOHTTP2Errors.StreamError)?.streamID == 1)
+    }
+
+    @Test func aConnectionErrorInTheTurnOfAServersResetClosesTheConnection() throws {
         let harness = try Harness()
         try harness.settings([(.maxConcurrentStreams, 10)])
         harness.streamOpened(1)
-        // NIOHTTP2 may deliver the reset first and the error after it, in the same loop turn.
+        harness.streamOpened(3)
+        // The server resets stream 1, and a frame later in the same read is a connection error.
+        try harness.receive(.rstStream(.internalError), stream: 1)
         harness.channel.pipeline.fireUserInboundEventTriggered(
-            StreamClosedEvent(streamID: 1, reason: .protocolError))
-        harness.channel.pipeline.fireErrorCaught(SomeProtocolError())
-        harness.loop.run()
-        #expect(harness.channel.isActive)
-        // A later error with no reset around it is the connection's.
-        harness.channel.pipeline.fireErrorCaught(SomeProtocolError())
-        harness.loop.run()
+            StreamClosedEvent(streamID: 1, reason: .internalError))
+        harness.connectionError()
         #expect(!harness.channel.isActive)
+    }
+
+    /// Notes, as each stream's close passes it, which stream the monitor names as reset by NIOHTTP2 for the server's
+    /// error: where the stream's handler asks.
+    final class ResetWitness: ChannelInboundHandler {
+        typealias InboundIn = HTTP2Frame
+        let monitor: HTTP2ConnectionMonitor
+        var seen: [HTTP2StreamID?] = []
+
+        init(monitor: HTTP2ConnectionMonitor) {
+            self.monitor = monitor
+        }
+
+        func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+            if event is StreamClosedEvent { seen.append(monitor.streamResetForServerError) }
+            context.fireUserInboundEventTriggered(event)
+        }
+    }
+
+    @Test func aResetNIOHTTP2SentIsTheServersErrorAResetTheServerSentIsNot() throws {
+        let harness = try Harness()
+        let witness = ResetWitness(monitor: harness.monitor)
+        try harness.channel.pipeline.syncOperations.addHandler(witness)
+        try harness.settings([(.maxConcurrentStreams, 10)])
+        harness.streamOpened(1)
+        harness.streamOpened(3)
+        harness.streamOpened(5)
+        // No RST_STREAM came for stream 1: NIOHTTP2 reset it, for a malformed response.
+        harness.channel.pipeline.fireUserInboundEventTriggered(StreamClosedEvent(streamID: 1, reason: .protocolError))
+        // The server reset stream 3 itself: its frame passes first, then the close.
+        try harness.receive(.rstStream(.protocolError), stream: 3)
+        harness.channel.pipeline.fireUserInboundEventTriggered(StreamClosedEvent(streamID: 3, reason: .protocolError))
+        harness.streamClosed(5)
+        #expect(witness.seen == [HTTP2StreamID(1), nil, nil])
+        #expect(harness.monitor.streamResetForServerError == nil)
     }
 
     @Test func aConnectionErrorTakesTheConnectionOutOfThePoolThenClosesIt() throws {
@@ -194,7 +286,7 @@ struct HTTP2ConnectionMonitorTests {
         let harness = try Harness()
         try harness.settings([(.maxConcurrentStreams, 10)])
         harness.streamOpened(1)
-        harness.channel.pipeline.fireErrorCaught(SomeProtocolError())
+        harness.connectionError()
         // Streams a GOAWAY drops close with CANCEL: not the trace of a stream error.
         harness.channel.pipeline.fireUserInboundEventTriggered(StreamClosedEvent(streamID: 1, reason: .cancel))
         harness.loop.run()

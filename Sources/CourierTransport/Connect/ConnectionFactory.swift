@@ -222,8 +222,10 @@ struct ConnectionFactory: Sendable {
         // the multiplexer the monitor sees every frame and stream event (the multiplexer built into the handler would
         // keep stream events to itself, and the monitor needs them to count open streams and to tell a stream's
         // error from the connection's). The coalescer is nearest the handler, so that a close the monitor asks for
-        // also sends what it held back first.
-        let http2 = NIOHTTP2Handler(mode: .client, connectionConfiguration: HTTP2Tuning.connectionConfiguration)
+        // also sends what it held back first. The monitor is also the handler's frame delegate: the GOAWAY the handler
+        // writes tells a connection error from a stream error.
+        let http2 = NIOHTTP2Handler(
+            mode: .client, frameDelegate: monitor, connectionConfiguration: HTTP2Tuning.connectionConfiguration)
         let multiplexer = HTTP2StreamMultiplexer(
             mode: .client, channel: channel, targetWindowSize: HTTP2Tuning.windowSize,
             outboundBufferSizeHighWatermark: HTTP2Tuning.outboundHighWatermark,

@@ -82,6 +82,15 @@ enum TransportErrorMapping {
         return .networkConnectionLost("the connection to \(endpoint) failed: \(error)")
     }
 
+    /// An HTTP/2 stream NIOHTTP2 reset itself because the server broke the protocol on it: a malformed response (RFC
+    /// 9113 §8.1.1: a `content-length` its DATA frames contradict, a connection-specific or uppercase field name, no
+    /// `:status`) or a flow-control violation. The stream sees only the reset, which ``exchangeError(_:endpoint:)``
+    /// takes for the server's (a lost connection); the response is bad, and trying again would get the same.
+    static func malformedStreamError(_ closed: NIOHTTP2Errors.StreamClosed, endpoint: Endpoint) -> TransferError {
+        .badServerResponse(
+            "the HTTP/2 response from \(endpoint) breaks the protocol; the stream was reset (\(closed.errorCode))")
+    }
+
     /// A response that is not HTTP syntax at all cannot be parsed (`cannotParseResponse`, −1017); one that parses
     /// but breaks the protocol is a bad response (`badServerResponse`, −1011).
     static func parserError(_ error: HTTPParserError, endpoint: Endpoint) -> TransferError {

@@ -95,6 +95,10 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// (`REFUSED_STREAM`, or a stream above a `GOAWAY`'s last id), so that it may be sent again on another
     /// connection whatever its method.
     var streamWasUnprocessed: ((any Error) -> Bool)?
+    /// For a stream: the failure to report for an error that ended it, when the connection knows more than the error
+    /// says, else `nil`. NIOHTTP2 resets a stream whose response breaks the protocol and tells the stream only of the
+    /// reset, with the same error as a reset by the server.
+    var streamFailure: ((any Error) -> TransferError?)?
     /// How the connection was set up; copied into its first exchange's timeline.
     var establishment: ConnectionEstablishment?
     /// Called when the connection can take another request.
@@ -479,7 +483,7 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
             context.close(promise: nil)
             return
         }
-        let mapped = TransportErrorMapping.exchangeError(error, endpoint: endpoint)
+        let mapped = streamFailure?(error) ?? TransportErrorMapping.exchangeError(error, endpoint: endpoint)
         // A reset on a reused connection before any response byte is the same stale keep-alive case as a close.
         let staleConnection =
             error is IOError && active.isReused && !active.headReceived && active.exchange.request.isIdempotent

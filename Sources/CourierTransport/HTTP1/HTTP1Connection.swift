@@ -21,6 +21,9 @@ final class HTTP1Connection: PooledConnection, Hashable, Sendable {
     /// The exchanges it runs at once: one.
     var capacity: Int { 1 }
 
+    /// Whether it is still open.
+    var acceptsExchanges: Bool { channel.isActive }
+
     /// Runs `exchange` on this connection.
     func execute(_ exchange: TransportExchange, isReused: Bool) {
         let handler = self.handler

@@ -28,8 +28,6 @@ final class HTTP2Connection: PooledConnection, Sendable {
         let idleConnectionTimeout: TimeAmount
         /// The handler of each running exchange, for cancel, pause and drain.
         var handlers: [ObjectIdentifier: HTTP1ClientHandler] = [:]
-        /// The last stream id of the server's `GOAWAY`, once one came.
-        var goAwayLastStreamID: Int?
         var isClosed = false
         /// Where a stream's slot goes back when its exchange ended (set by `bind(to:)`).
         weak var pool: ConnectionPool?
@@ -63,14 +61,17 @@ final class HTTP2Connection: PooledConnection, Sendable {
     /// HTTP/2.
     var applicationProtocol: ApplicationProtocol { "h2" }
 
+    /// Open, and no `GOAWAY` came (one may have come with the server's first SETTINGS, before the pool got this
+    /// connection). On the channel's event loop.
+    var acceptsExchanges: Bool {
+        channel.isActive && streams.value.monitor.goAwayLastStreamID == nil
+    }
+
     func bind(to pool: ConnectionPool) {
         let streams = self.streams.value
         streams.pool = pool
         streams.monitor.onCapacityChanged = { [weak pool] capacity in pool?.capacityChanged(self, to: capacity) }
-        streams.monitor.onGoAway = { [weak pool, weak streams] lastStreamID in
-            streams?.goAwayLastStreamID = lastStreamID
-            pool?.retire(self)
-        }
+        streams.monitor.onGoAway = { [weak pool] _ in pool?.retire(self) }
         streams.monitor.onUnusable = { [weak pool] in pool?.retire(self) }
         streams.monitor.onClosed = { [weak pool, weak streams] in
             streams?.isClosed = true
@@ -129,7 +130,7 @@ final class HTTP2Connection: PooledConnection, Sendable {
             streams?.handlers[exchangeID] = nil
             streams?.pool?.release(self)
         }
-        guard !streams.isClosed, streams.goAwayLastStreamID == nil else {
+        guard !streams.isClosed, streams.monitor.goAwayLastStreamID == nil else {
             // Nothing was sent: another connection may run it, whatever its method.
             exchange.connectionFailed(.networkConnectionLost("the HTTP/2 connection is going away"), retryable: true)
             release()
@@ -143,8 +144,17 @@ final class HTTP2Connection: PooledConnection, Sendable {
             guard let closed = error as? NIOHTTP2Errors.StreamClosed else { return false }
             if closed.errorCode == .refusedStream { return true }
             // NIOHTTP2 closes the streams a GOAWAY leaves unprocessed with CANCEL, after passing the GOAWAY on.
-            guard let lastStreamID = streams?.goAwayLastStreamID else { return false }
+            guard let lastStreamID = streams?.monitor.goAwayLastStreamID else { return false }
             return Int(closed.streamID) > lastStreamID
+        }
+        let endpoint = key.endpoint
+        handler.streamFailure = { [weak streams] error in
+            // NIOHTTP2 tells the stream only that it was reset; the monitor knows whether NIOHTTP2 reset it for the
+            // server's protocol error (a malformed response) rather than the server resetting it.
+            guard let closed = error as? NIOHTTP2Errors.StreamClosed,
+                let reset = streams?.monitor.streamResetForServerError, reset == closed.streamID
+            else { return nil }
+            return TransportErrorMapping.malformedStreamError(closed, endpoint: endpoint)
         }
         handler.onReusable = release
         handler.onClosed = release

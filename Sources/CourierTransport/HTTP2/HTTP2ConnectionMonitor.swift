@@ -11,11 +11,15 @@ import NIOHTTP2
 ///   not meet a connection a middle box silently dropped.
 /// - After a `GOAWAY` it closes as soon as its last stream ends.
 /// - A connection error (a protocol violation NIOHTTP2 detected, which it already answered with `GOAWAY`) closes
-///   it; its streams fail as their channels go inactive. A stream error (NIOHTTP2 reset that stream) leaves the
-///   connection and its other streams alone.
+///   it; its streams fail as their channels go inactive. A stream error (NIOHTTP2 reset that stream, or could not send
+///   one of its frames) leaves the connection and its other streams alone. NIOHTTP2 reports both kinds the same way;
+///   the monitor tells them apart by the `GOAWAY` NIOHTTP2 writes first for a connection error, which it learns of as
+///   NIOHTTP2's frame delegate (see ``wroteFrame(_:)``).
+/// - A reset NIOHTTP2 sent itself, for the server's protocol error on a stream (a malformed response), is told from a
+///   reset the server sent (``streamResetForServerError``): the stream's channel hears of both alike.
 ///
 /// Timers run on the channel's event loop, so tests drive them with an embedded loop's virtual clock.
-final class HTTP2ConnectionMonitor: ChannelDuplexHandler {
+final class HTTP2ConnectionMonitor: ChannelDuplexHandler, NIOHTTP2FrameDelegate {
     typealias InboundIn = HTTP2Frame
     typealias InboundOut = HTTP2Frame
     typealias OutboundIn = HTTP2Frame
@@ -40,7 +44,7 @@ final class HTTP2ConnectionMonitor: ChannelDuplexHandler {
     let ready: EventLoopPromise<Int>
     /// The server changed its stream limit after the first SETTINGS.
     var onCapacityChanged: ((Int) -> Void)?
-    /// The server sent `GOAWAY`: streams above `lastStreamID` were not processed.
+    /// The server sent `GOAWAY`: streams above `lastStreamID` were not processed. Called for the first one only.
     var onGoAway: ((_ lastStreamID: Int) -> Void)?
     /// The connection is about to be closed for a protocol error: no new stream should be put on it.
     var onUnusable: (() -> Void)?
@@ -51,7 +55,11 @@ final class HTTP2ConnectionMonitor: ChannelDuplexHandler {
     private var context: ChannelHandlerContext?
     private var maximumConcurrentStreams: Int?
     private var openStreams = 0
-    private var goAwayReceived = false
+    /// The lowest last stream id of the server's `GOAWAY`s, once one came: streams above it were not processed (RFC
+    /// 9113 §6.8; a later `GOAWAY` may only lower it, as in a graceful shutdown that announces 2³¹−1 first). Kept,
+    /// not only reported: a `GOAWAY` may come right behind the server's first SETTINGS, in the same read, before the
+    /// pool has bound ``onGoAway``.
+    private(set) var goAwayLastStreamID: Int?
     private var isClosed = false
     private var idleTimer: Scheduled<Void>?
     private var pingTimer: Scheduled<Void>?
@@ -59,10 +67,16 @@ final class HTTP2ConnectionMonitor: ChannelDuplexHandler {
     /// The payload of the ping awaiting its answer.
     private var outstandingPing: HTTP2PingData?
     private var nextPingValue: UInt64 = 1
-    /// An error was reported and it is not yet known whether it was the connection's or one stream's.
-    private var errorPendingClassification = false
-    /// A stream was reset for an error during this event-loop turn.
-    private var streamResetThisTurn = false
+    /// NIOHTTP2 wrote `GOAWAY`: it met a connection error (Courier sends none of its own).
+    private var wroteGoAway = false
+    /// The stream of the last RST_STREAM the server sent: NIOHTTP2 reports the stream's close right after the frame.
+    private var streamResetByServer: HTTP2StreamID?
+    /// The stream NIOHTTP2 reset itself because the server broke the protocol on it (RFC 9113 §8.1.1: a malformed
+    /// response, such as a `content-length` its DATA frames contradict, a connection-specific or uppercase field, no
+    /// `:status`; or §5.4.2: a flow-control violation). Set only while that stream's close passes on to the
+    /// multiplexer, which closes the stream's channel with the same `StreamClosed` error a reset by the server gives:
+    /// the stream's handler asks here, as it fails, whose fault the reset was.
+    private(set) var streamResetForServerError: HTTP2StreamID?
 
     init(ready: EventLoopPromise<Int>, timing: Timing) {
         self.ready = ready
@@ -87,6 +101,8 @@ final class HTTP2ConnectionMonitor: ChannelDuplexHandler {
             settingsReceived(settings)
         case .goAway(let lastStreamID, _, _):
             goAway(lastStreamID: Int(lastStreamID), context: context)
+        case .rstStream:
+            streamResetByServer = frame.streamID
         case .ping(let data, ack: true) where data == outstandingPing:
             outstandingPing = nil
             pingDeadline?.cancel()
@@ -104,10 +120,11 @@ final class HTTP2ConnectionMonitor: ChannelDuplexHandler {
             openStreams += 1
             if openStreams == 1 { cancelIdleTimers() }
         case let closed as StreamClosedEvent:
-            if let reason = closed.reason, reason != .cancel {
-                // NIOHTTP2 resets a stream for a stream error and reports the error just before or just after.
-                errorPendingClassification = false
-                noteStreamReset(context: context)
+            let resetByServer = closed.streamID == streamResetByServer
+            if resetByServer { streamResetByServer = nil }
+            if let reason = closed.reason, reason != .cancel, !resetByServer {
+                // No RST_STREAM came from the server for it: the reset is NIOHTTP2's, for the server's error.
+                streamResetForServerError = closed.streamID
             }
             openStreams = max(0, openStreams - 1)
             if openStreams == 0 { becameIdle(context: context) }
@@ -115,24 +132,24 @@ final class HTTP2ConnectionMonitor: ChannelDuplexHandler {
             break
         }
         context.fireUserInboundEventTriggered(event)
+        // The stream's exchange failed as its close passed on (its channel fires the error synchronously).
+        streamResetForServerError = nil
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         ready.fail(error)
-        guard maximumConcurrentStreams != nil, !errorPendingClassification else {
-            closeForError(context: context)
+        if error is NIOHTTP2Errors.StreamError {
+            // NIOHTTP2 could not send a frame of one stream, and resets nothing for that: the multiplexer behind hands
+            // the error to the stream's channel, whose exchange fails.
+            context.fireErrorCaught(error)
             return
         }
-        // NIOHTTP2 reports both kinds of protocol error here, without telling them apart: a connection error after
-        // sending GOAWAY, a stream error around resetting the stream. The reset's StreamClosedEvent (with its code)
-        // comes in the same loop turn, before or after; when there is none by the next turn, it was the connection's.
-        if streamResetThisTurn { return }
-        errorPendingClassification = true
-        context.eventLoop.assumeIsolated().execute { [weak self] in
-            guard let self, self.errorPendingClassification, let context = self.context else { return }
-            self.errorPendingClassification = false
-            self.closeForError(context: context)
-        }
+        // NIOHTTP2 reports a connection error right after writing GOAWAY, and a stream error as it resets the stream
+        // (RST_STREAM, held back while the connection cannot write: the stream's channel closes when it goes out). An
+        // HTTP/2 error with no GOAWAY before it is thus one stream's, however late its reset; one before the first
+        // SETTINGS, or one from beneath HTTP/2 (TLS, the socket), is the connection's.
+        guard maximumConcurrentStreams == nil || wroteGoAway || !(error is any NIOHTTP2Error) else { return }
+        closeForError(context: context)
     }
 
     private func closeForError(context: ChannelHandlerContext) {
@@ -140,14 +157,6 @@ final class HTTP2ConnectionMonitor: ChannelDuplexHandler {
         onUnusable?()
         onUnusable = nil
         context.close(promise: nil)
-    }
-
-    private func noteStreamReset(context: ChannelHandlerContext) {
-        guard !streamResetThisTurn else { return }
-        streamResetThisTurn = true
-        context.eventLoop.assumeIsolated().execute { [weak self] in
-            self?.streamResetThisTurn = false
-        }
     }
 
     func channelInactive(context: ChannelHandlerContext) {
@@ -161,6 +170,13 @@ final class HTTP2ConnectionMonitor: ChannelDuplexHandler {
         onUnusable = nil
         closed?()
         context.fireChannelInactive()
+    }
+
+    // MARK: - NIOHTTP2FrameDelegate
+
+    /// NIOHTTP2 wrote `frame` (called on the event loop, before NIOHTTP2 reports the error a `GOAWAY` answers).
+    func wroteFrame(_ frame: HTTP2Frame) {
+        if case .goAway = frame.payload { wroteGoAway = true }
     }
 
     // MARK: - Events
@@ -185,8 +201,8 @@ final class HTTP2ConnectionMonitor: ChannelDuplexHandler {
     }
 
     private func goAway(lastStreamID: Int, context: ChannelHandlerContext) {
-        let first = !goAwayReceived
-        goAwayReceived = true
+        let first = goAwayLastStreamID == nil
+        goAwayLastStreamID = min(goAwayLastStreamID ?? lastStreamID, lastStreamID)
         if maximumConcurrentStreams == nil {
             ready.fail(ChannelError.eof)
         }
@@ -196,7 +212,7 @@ final class HTTP2ConnectionMonitor: ChannelDuplexHandler {
 
     private func becameIdle(context: ChannelHandlerContext) {
         guard !isClosed, openStreams == 0, maximumConcurrentStreams != nil else { return }
-        if goAwayReceived {
+        if goAwayLastStreamID != nil {
             context.close(promise: nil)
             return
         }

@@ -185,10 +185,13 @@ final class ConnectionPool: Sendable {
     /// assigns to it. Runs on the connection's event loop.
     private func opened(_ connection: any PooledConnection, for exchange: TransportExchange) {
         let key = connection.key
-        if !connection.channel.isActive {
-            // It closed before the handler could report it (and it is never bound, so no cycle): a failed connect.
+        if !connection.acceptsExchanges {
+            // It closed, or its server sent GOAWAY with its first SETTINGS, before the handler could report it: a
+            // failed connect. Nothing was sent on it, so the request goes to another connection whatever its method
+            // (RFC 9113 §8.7). It is never bound (so no cycle) nor leased; one going away is closed here.
             let action = mutate { $0.closed(key, nil) }
             perform(action, key: key)
+            connection.close()
             exchange.connectionFailed(.networkConnectionLost("the connection closed"), retryable: true)
             return
         }

@@ -13,6 +13,9 @@ protocol PooledConnection: ExchangeExecutor {
     var applicationProtocol: ApplicationProtocol { get }
     /// How many exchanges it may run at once when it opens.
     var capacity: Int { get }
+    /// Whether it can take exchanges: it is open and, for HTTP/2, the server has not sent `GOAWAY`. Read on the
+    /// channel's event loop, when the connection reaches the pool.
+    var acceptsExchanges: Bool { get }
     /// Wires the connection's events (an exchange ended, the connection closed, ...) to `pool`. Runs on the
     /// channel's event loop, once, before the first exchange.
     func bind(to pool: ConnectionPool)

@@ -70,4 +70,103 @@ struct HostileHTTP2Tests {
         let next = await session.runDataTask(server.url("/fine"))
         #expect(next.data == Data("fine".utf8), "\(String(describing: next.error))")
     }
+
+    /// A response written as raw frames on `stream`: HEADERS with `fields`, then, with `data`, one DATA frame.
+    private static func rawResponse(
+        on stream: Int, _ fields: [(name: String, value: String)], data: String? = nil, endStream: Bool = false
+    ) -> HTTP2Misbehaviour {
+        var bytes = HTTP2RawFrame.headers(streamID: stream, fields: fields)
+        if let data {
+            bytes += HTTP2RawFrame.frame(
+                type: HTTP2RawFrame.FrameType.data, flags: endStream ? HTTP2RawFrame.Flag.endStream : 0,
+                streamID: stream, payload: Array(data.utf8))
+        }
+        return .rawFrames(bytes)
+    }
+
+    /// Responses NIOHTTP2 finds malformed (RFC 9113 §8.1.1), aimed at the request's own stream.
+    static let malformedResponses: [Case] = [
+        Case(testDescription: "a content-length the DATA frames fall short of") { stream in
+            HostileHTTP2Tests.rawResponse(
+                on: stream, [(name: ":status", value: "200"), (name: "content-length", value: "10")], data: "abc",
+                endStream: true)
+        },
+        Case(testDescription: "DATA beyond the content-length") { stream in
+            HostileHTTP2Tests.rawResponse(
+                on: stream, [(name: ":status", value: "200"), (name: "content-length", value: "2")], data: "abcdef")
+        },
+        Case(testDescription: "a connection-specific field") { stream in
+            HostileHTTP2Tests.rawResponse(
+                on: stream, [(name: ":status", value: "200"), (name: "connection", value: "close")])
+        },
+        Case(testDescription: "an uppercase field name") { stream in
+            HostileHTTP2Tests.rawResponse(
+                on: stream, [(name: ":status", value: "200"), (name: "Content-Type", value: "text/plain")])
+        },
+        Case(testDescription: "HEADERS without :status") { _ in .headersWithoutStatus },
+    ]
+
+    /// A malformed response is the server's fault, not the network's: NIOHTTP2 resets the stream (PROTOCOL_ERROR) and
+    /// the task fails with `badServerResponse`, as for a malformed HTTP/1.1 response, not `networkConnectionLost`
+    /// (which background sessions would retry). The connection is not at fault: the next request runs on it.
+    @Test(arguments: malformedResponses)
+    func aMalformedResponseIsABadServerResponse(_ malformed: Case) async throws {
+        let server = MockServer(scheme: .http2, tlsIdentity: SharedTestTLS.serverIdentity)
+        try await server.start()
+        defer { Task { try? await server.shutdown() } }
+        server.route("/malformed") { request in
+            var response = MockResponse.ok("should not arrive")
+            response.http2Misbehaviour = malformed.misbehaviour(request.streamID ?? 1)
+            return response
+        }
+        server.route("/fine", response: .ok("fine"))
+        let session = makeSession { $0.timeoutIntervalForRequest = 30 }
+        defer { session.invalidateAndCancel() }
+        let outcome = await session.runDataTask(server.url("/malformed"))
+        #expect(outcome.urlError?.code == .badServerResponse, "\(String(describing: outcome.error))")
+        let next = await session.runDataTask(server.url("/fine"))
+        #expect(next.data == Data("fine".utf8), "\(String(describing: next.error))")
+        #expect(server.connectionCount == 1)
+    }
+
+    /// A reset the server sends itself says nothing about the form of its response, whatever its code: the exchange
+    /// was cut off, as when the connection is lost.
+    @Test func theServersOwnProtocolErrorResetIsALostConnection() async throws {
+        let server = MockServer(scheme: .http2, tlsIdentity: SharedTestTLS.serverIdentity)
+        try await server.start()
+        defer { Task { try? await server.shutdown() } }
+        var reset = MockResponse.ok("never sent")
+        reset.http2Misbehaviour = .resetAfterHead(errorCode: .protocolError)
+        server.route("/reset", response: reset)
+        let session = makeSession { $0.timeoutIntervalForRequest = 30 }
+        defer { session.invalidateAndCancel() }
+        let outcome = await session.runDataTask(server.url("/reset"))
+        #expect(outcome.urlError?.code == .networkConnectionLost, "\(String(describing: outcome.error))")
+    }
+
+    /// A connection error in the same read as the server's reset of the request's stream (RST_STREAM, then DATA on
+    /// stream 0): the task fails with the reset, and the connection, on which NIOHTTP2 has sent GOAWAY and will read
+    /// no further, is closed (RFC 9113 §5.4.1), not pooled for the next request.
+    @Test func aConnectionErrorRightAfterAStreamResetStillEndsTheConnection() async throws {
+        let server = MockServer(scheme: .http2, tlsIdentity: SharedTestTLS.serverIdentity)
+        try await server.start()
+        defer { Task { try? await server.shutdown() } }
+        server.route("/hostile") { request in
+            var response = MockResponse.ok("should not arrive")
+            let stream = request.streamID ?? 1
+            // One write, so one read for the client: RST_STREAM (INTERNAL_ERROR), then DATA on stream 0.
+            response.http2Misbehaviour = .rawFrames(
+                HTTP2RawFrame.frame(type: HTTP2RawFrame.FrameType.rstStream, streamID: stream, payload: [0, 0, 0, 2])
+                    + HTTP2RawFrame.frame(type: HTTP2RawFrame.FrameType.data, streamID: 0, payload: [1, 2, 3]))
+            return response
+        }
+        server.route("/fine", response: .ok("fine"))
+        let session = makeSession { $0.timeoutIntervalForRequest = 30 }
+        defer { session.invalidateAndCancel() }
+        let outcome = await session.runDataTask(server.url("/hostile"))
+        #expect(outcome.urlError?.code == .networkConnectionLost, "\(String(describing: outcome.error))")
+        let next = await session.runDataTask(server.url("/fine"))
+        #expect(next.data == Data("fine".utf8), "\(String(describing: next.error))")
+        #expect(server.connectionCount == 2, "the connection NIOHTTP2 sent GOAWAY on served another request")
+    }
 }

@@ -195,6 +195,29 @@ struct HTTP2Tests {
         }
     }
 
+    /// A server shutting down or at its connection limit may send GOAWAY right behind its first SETTINGS, read in the
+    /// same turn of the loop, before the pool has the connection: no stream was processed, so the request goes to a
+    /// new connection whatever its method (RFC 9113 §8.7), instead of failing with `networkConnectionLost`.
+    @Test(arguments: ["GET", "POST"])
+    func aGoAwayWithTheFirstSettingsSendsTheRequestToANewConnection(method: String) async throws {
+        try await withH2Server { server in
+            server.goAwayWithSettings(onNext: 1)
+            server.route("/g", response: .ok("second connection"))
+            let session = makeSession()
+            defer { session.finishTasksAndInvalidate() }
+            var request = URLRequest(url: server.url("/g"))
+            request.httpMethod = method
+            if method == "POST" { request.httpBody = Data("body".utf8) }
+            let outcome = await session.runDataTask(request)
+            #expect(outcome.error == nil, "\(String(describing: outcome.error))")
+            #expect(outcome.data == Data("second connection".utf8))
+            #expect(server.connectionCount == 2)
+            let requests = server.requests
+            try #require(requests.count == 1)
+            #expect(requests[0].body == request.httpBody ?? Data())
+        }
+    }
+
     @Test func aGracefulGoAwaySendsLaterRequestsToANewConnection() async throws {
         try await withH2Server { server in
             var last = MockResponse.ok("first")
