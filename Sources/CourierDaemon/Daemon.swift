@@ -22,6 +22,9 @@ package final class Daemon: @unchecked Sendable {
 
     /// Every unfinished task, and finished ones until their events are delivered.
     var records: [TaskKey: TaskRecord] = [:]
+    /// Journaled tasks this version cannot read (a later version's rows): left alone — their files, their events —
+    /// for the daemon that wrote them.
+    var unreadable: Set<TaskKey> = []
     /// The running attempt of each task that has one.
     var attempts: [TaskKey: TransferAttempt] = [:]
     /// Progress since each running download's last checkpoint.
@@ -69,6 +72,7 @@ package final class Daemon: @unchecked Sendable {
             for row in (try? journal.tasks(includingFinished: true)) ?? [] {
                 guard let record = try? decoder.decode(TaskRecord.self, from: row.record) else {
                     logger.warning("journal: task \(row.identifier)/\(row.task) cannot be read; skipped")
+                    unreadable.insert(TaskKey(identifier: row.identifier, task: row.task))
                     continue
                 }
                 records[record.key] = record
@@ -181,7 +185,11 @@ package final class Daemon: @unchecked Sendable {
         let next = (try? journal.nextTaskIdentifier(for: identifier)) ?? 1
         let tasks = records.values.filter { $0.identifier == identifier }.sorted { $0.spec.task < $1.spec.task }
         client.send(.attached(nextTaskIdentifier: next, tasks: tasks.map(\.snapshot)))
-        let pending = (try? journal.pendingEvents(identifier: identifier)) ?? []
+        // Not the events of tasks this version cannot read: the app, which does not know them, would acknowledge
+        // them and the daemon forget them (and their files) for good.
+        let pending = ((try? journal.pendingEvents(identifier: identifier)) ?? []).filter {
+            !unreadable.contains(TaskKey(identifier: identifier, task: $0.task))
+        }
         let decoder = JSONDecoder()
         for event in pending {
             guard let kind = try? decoder.decode(BackgroundEvent.Kind.self, from: event.body) else { continue }
@@ -245,9 +253,10 @@ package final class Daemon: @unchecked Sendable {
     /// Deletes the folders of tasks the journal no longer has that were left for resume data longer than
     /// ``partialFileLifetime``, and finished files no task owns (a crash between the rename and the journal).
     func sweep() {
-        let known = Set(records.keys.map { BackgroundLocation.component($0.identifier) + "/task-\($0.task)" })
+        let keys = Set(records.keys).union(unreadable)
+        let known = Set(keys.map { BackgroundLocation.component($0.identifier) + "/task-\($0.task)" })
         let knownFinished = Set(
-            records.keys.map { BackgroundLocation.component($0.identifier) + "/finished-\($0.task).download" })
+            keys.map { BackgroundLocation.component($0.identifier) + "/finished-\($0.task).download" })
         let data = location.dataFolder
         DispatchQueue.global().async {
             let manager = FileManager.default

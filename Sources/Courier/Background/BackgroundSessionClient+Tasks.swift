@@ -47,7 +47,6 @@ extension BackgroundSessionClient {
                 .completed(Self.failure(reason ?? .cannotDecodeRawData("the resume data cannot be used"), url: url)))
             return
         }
-        bind(Binding(task: task, adapter: adapter))
         let spec = BackgroundTaskSpec(
             task: task.taskIdentifier,
             kind: kind,
@@ -58,6 +57,7 @@ extension BackgroundSessionClient {
             settings: Self.settings(configuration, for: task.originalRequest?.url),
             taskDescription: task.taskDescription
         )
+        bind(Binding(task: task, adapter: adapter, spec: spec))
         guard send(.create(spec)) else {
             // The daemon is away (restarting): the task is not left waiting for a transfer nobody runs.
             unbind(task.taskIdentifier)
@@ -129,9 +129,12 @@ extension BackgroundSessionClient {
     }
 
     /// Makes task objects for the daemon's tasks this process does not have (started by an earlier process), so
-    /// that `getAllTasks` lists them and their events reach the delegate.
-    func adopt(_ snapshots: [BackgroundTaskSnapshot], in session: URLSession) {
+    /// that `getAllTasks` lists them and their events reach the delegate. When `reattaching` (the same process, after
+    /// the daemon restarted), a completed task it does not have is one whose completion it already handled (the
+    /// acknowledgement did not reach the daemon): its replayed event is acknowledged, and no task is made for it.
+    func adopt(_ snapshots: [BackgroundTaskSnapshot], in session: URLSession, reattaching: Bool = false) {
         for snapshot in snapshots where binding(for: snapshot.task) == nil {
+            if reattaching && snapshot.state == .completed { continue }
             let request = snapshot.originalRequest.request
             let task: URLSessionTask
             switch snapshot.kind {

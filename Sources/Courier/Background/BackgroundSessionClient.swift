@@ -17,6 +17,9 @@ final class BackgroundSessionClient: Sendable {
     struct Binding {
         var task: URLSessionTask
         var adapter: TaskEventAdapter
+        /// What created the task in the daemon (`nil` for a task adopted from it): sent again if a restarted daemon
+        /// does not know the task.
+        var spec: BackgroundTaskSpec? = nil
     }
 
     private struct State {
@@ -189,7 +192,7 @@ final class BackgroundSessionClient: Sendable {
             switch connectAndAttach(reattaching: true) {
             case .success(let (channel, next, snapshots)):
                 session.registry.advanceIdentifiers(to: next)
-                adopt(snapshots, in: session)
+                adopt(snapshots, in: session, reattaching: true)
                 let stillDetached = state.withLock { state in
                     if !state.detached { state.channel = channel }
                     return state.detached
@@ -198,6 +201,7 @@ final class BackgroundSessionClient: Sendable {
                     channel.shutDown()
                     return
                 }
+                recreateLostTasks(knowing: Set(snapshots.map(\.task)), on: channel)
                 startReading(channel)
                 return
             case .failure(let error):
@@ -214,6 +218,25 @@ final class BackgroundSessionClient: Sendable {
                 .backgroundSessionWasDisconnected, failingURL: orphan.task.originalRequest?.url,
                 description: "lost courierd: \(lastError.detail)")
             orphan.adapter.receive(.completed(TaskResult(error: error, file: nil, resumeData: nil)))
+        }
+    }
+
+    /// After a re-attach: the tasks of this process the new daemon does not know (their `create` was in the socket
+    /// when the daemon went away, unread) are created again — the daemon ignores a task it has — or, with nothing to
+    /// create them from, fail; never left waiting for events that will not come.
+    private func recreateLostTasks(knowing known: Set<Int>, on channel: FrameChannel) {
+        let lost = state.withLock { state in
+            state.tasks.values.filter { !known.contains($0.task.taskIdentifier) }
+        }
+        for binding in lost {
+            if let spec = binding.spec, channel.sendNow(BackgroundRequest.create(spec)) { continue }
+            let identifier = binding.task.taskIdentifier
+            // Only if it is still waiting (it may have just failed to start on its own).
+            guard state.withLock({ $0.tasks.removeValue(forKey: identifier) != nil }) else { continue }
+            let error = URLErrorMapping.urlError(
+                .backgroundSessionWasDisconnected, failingURL: binding.task.originalRequest?.url,
+                description: "courierd restarted without the task and it could not be created again")
+            binding.adapter.receive(.completed(TaskResult(error: error, file: nil, resumeData: nil)))
         }
     }
 
@@ -243,7 +266,13 @@ final class BackgroundSessionClient: Sendable {
                 return event.sequence <= state.lastSequence
             }
             if repeated {
-                post(.delivered(sequence: event.sequence))
+                // Its first delivery's delegate calls may still be waiting on the delegate queue (a replay after the
+                // daemon restarted): the acknowledgement goes behind them, since the daemon deletes the file on it.
+                let sequence = event.sequence
+                let channel = state.withLock { $0.channel }
+                session.dispatcher.async {
+                    _ = channel?.sendNow(BackgroundRequest.delivered(sequence: sequence))
+                }
                 return
             }
         }

@@ -267,6 +267,51 @@ extension BackgroundSuites {
             #expect(decoded.spec.settings.credentialFile == nil && decoded.spec.settings.proxyDictionary == nil)
         }
 
+        /// A journal row this version cannot read (a later daemon's: two apps may ship two versions of `courierd`,
+        /// and either may be the one started): its finished file is not swept away and its event is not replayed to
+        /// an app that, not knowing the task, would acknowledge it — the later daemon still hands both over.
+        @Test func rowsOfALaterVersionAreLeftForIt() throws {
+            let root = try makeTemporaryDirectory()
+            defer { try? FileManager.default.removeItem(at: root) }
+            let location = BackgroundLocation(environment: [
+                "HOME": root.path, "XDG_RUNTIME_DIR": root.appendingPathComponent("run").path,
+                "XDG_DATA_HOME": root.appendingPathComponent("data").path,
+            ])
+            let finished = location.sessionFolder("app.later").appendingPathComponent("finished-1.download")
+            do {
+                let journal = try BackgroundJournal(at: location.journal, logger: Logger(label: "t"))
+                let event = try JSONEncoder().encode(
+                    BackgroundEvent.Kind.completed(BackgroundOutcome(file: finished.path)))
+                try journal.save(
+                    JournalTask(
+                        identifier: "app.later", task: 1, finished: true,
+                        record: Data(#"{"aRecordOfALaterVersion":true}"#.utf8)),
+                    appending: event)
+            }
+            try PrivateFolder.prepare(location.sessionFolder("app.later"), purpose: "session folder", hint: "")
+            try Data("the later daemon's download".utf8).write(to: finished)
+            // (The daemon's idle timer runs on in the test process: an idle timeout it never reaches.)
+            let daemon = try Daemon(
+                location: location, settings: DaemonSettings(environment: ["COURIERD_IDLE_TIMEOUT": "1000000"]),
+                logger: Logger(label: "t"))
+            daemon.recover()
+            var ends: [Int32] = [0, 0]
+            #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &ends) == 0)
+            let app = FrameChannel(descriptor: ends[0], label: "app")
+            let client = daemon.connected(FrameChannel(descriptor: ends[1], label: "daemon"))
+            daemon.received(
+                .attach(identifier: "app.later", processID: getpid(), reattaching: false, launch: nil), from: client)
+            app.setReceiveTimeout(seconds: 2)
+            guard case .attached(_, let tasks) = app.receive(BackgroundReply.self) else {
+                Issue.record("the daemon did not answer the attach")
+                return
+            }
+            #expect(tasks.isEmpty)
+            // Nothing more (waits 2 s, long enough for the sweep `recover` started).
+            #expect(app.receive(BackgroundReply.self) == nil)
+            #expect(FileManager.default.fileExists(atPath: finished.path))
+        }
+
         /// A process started detached gets none of its starter's descriptors but standard input, output and error,
         /// even one opened without close-on-exec.
         @Test func aDetachedProcessInheritsNoDescriptors() async throws {

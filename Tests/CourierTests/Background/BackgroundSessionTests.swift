@@ -332,6 +332,126 @@ extension BackgroundSuites {
             }
         }
 
+        /// A session whose delegate queue is `queue` (made on a thread of its own: attaching blocks).
+        static func session(
+            _ fixture: BackgroundFixture, _ identifier: String, delegate: BackgroundRecorder, queue: OperationQueue
+        ) async -> URLSession {
+            let configuration = fixture.configuration(identifier)
+            return await onOwnThread {
+                URLSession(configuration: configuration, delegate: delegate, delegateQueue: queue)
+            }
+        }
+
+        /// The daemon's listing of `identifier`'s tasks, from the daemon running now (`nil`: none answers).
+        static func listed(_ fixture: BackgroundFixture, _ identifier: String) async -> [BackgroundTaskSnapshot]? {
+            let environment = fixture.environment
+            let reply = await onOwnThread {
+                try? BackgroundControl.ask(.list(identifier: identifier), environment: environment)
+            }
+            if case .listed(let tasks) = reply { return tasks }
+            return nil
+        }
+
+        /// The daemon restarts while the app's delegate queue still holds the completion it sent: the replayed
+        /// completion is acknowledged only behind that delegate call, so the daemon keeps the file until the
+        /// delegate has read it.
+        @Test func aReplayedCompletionIsAcknowledgedAfterItsFirstDelivery() async throws {
+            try await withBackgroundServer { fixture, server in
+                server.serveResource("/small", body: .pattern(length: 100_000))
+                let recorder = BackgroundRecorder()
+                let queue = OperationQueue()
+                queue.maxConcurrentOperationCount = 1
+                let session = await Self.session(fixture, "app.replay", delegate: recorder, queue: queue)
+                let gate = DispatchSemaphore(value: 0)
+                queue.addOperation { gate.wait() }
+                session.downloadTask(with: server.url("/small")).resume()
+                await fixture.waitUntilCompleted("app.replay", task: 1)
+                // The completion reaches the app; its delegate calls wait behind the gate.
+                try await Task.sleep(for: .milliseconds(300))
+                let first = try #require(fixture.daemonPID)
+                await fixture.killDaemon()
+                // The session starts a new daemon, which replays the completion. An acknowledgement sent at once makes
+                // it forget the task (and delete the file): wait for that, or a while.
+                let deadline = ContinuousClock.now + .seconds(5)
+                while ContinuousClock.now < deadline {
+                    if fixture.daemonPID != first, let tasks = await Self.listed(fixture, "app.replay"), tasks.isEmpty {
+                        break
+                    }
+                    try await Task.sleep(for: .milliseconds(50))
+                }
+                try await Task.sleep(for: .milliseconds(200))
+                gate.signal()
+                await recorder.waitForCompletions(1)
+                let finished = try #require(recorder.finished.first, "\(fixture.daemonLog)")
+                #expect(bytesAre(finished.bytes, MockBody.patternBytes(offset: 0, count: 100_000)))
+                #expect(recorder.events == ["finished 1", "completed 1 0"])
+                #expect(await session.allTasks.isEmpty)
+                session.invalidateAndCancel()
+            }
+        }
+
+        /// The app handled a completion, but the daemon went away before the acknowledgement reached it: after the
+        /// session re-attached to a new daemon, the task is not listed again (a task object that would never
+        /// complete, and keep `finishTasksAndInvalidate` from ever finishing), and its completion is not delivered
+        /// twice.
+        @Test func aCompletionHandledBeforeTheDaemonRestartedIsNotATaskAgain() async throws {
+            try await withBackgroundServer { fixture, server in
+                server.serveResource("/small", body: .pattern(length: 100_000))
+                let recorder = BackgroundRecorder()
+                let queue = OperationQueue()
+                queue.maxConcurrentOperationCount = 1
+                let session = await Self.session(fixture, "app.handled", delegate: recorder, queue: queue)
+                let gate = DispatchSemaphore(value: 0)
+                queue.addOperation { gate.wait() }
+                session.downloadTask(with: server.url("/small")).resume()
+                await fixture.waitUntilCompleted("app.handled", task: 1)
+                try await Task.sleep(for: .milliseconds(300))
+                // The daemon stops before it reads the acknowledgement, then dies with it unread.
+                let first = try #require(fixture.daemonPID)
+                #expect(kill(first, SIGSTOP) == 0)
+                gate.signal()
+                await recorder.waitForCompletions(1)
+                try await Task.sleep(for: .milliseconds(200))
+                await fixture.killDaemon()
+                // The new daemon forgets the task once the session re-attached and acknowledged the replay.
+                let deadline = ContinuousClock.now + .seconds(20)
+                while ContinuousClock.now < deadline {
+                    if fixture.daemonPID != first, let tasks = await Self.listed(fixture, "app.handled"),
+                        tasks.isEmpty
+                    {
+                        break
+                    }
+                    try await Task.sleep(for: .milliseconds(50))
+                }
+                #expect(fixture.daemonPID != first, "\(fixture.daemonLog)")
+                #expect(await Self.listed(fixture, "app.handled")?.isEmpty == true)
+                #expect(await session.allTasks.isEmpty)
+                #expect(recorder.events == ["finished 1", "completed 1 0"])
+                session.invalidateAndCancel()
+            }
+        }
+
+        /// The daemon dies with the app's `create` unread in its socket: the session re-attaches to a new daemon,
+        /// which does not know the task, and creates it again; the task completes instead of waiting for ever.
+        @Test func aTaskWhoseCreationTheDaemonNeverReadIsCreatedAgain() async throws {
+            try await withBackgroundServer { fixture, server in
+                server.serveResource("/small", body: .pattern(length: 100_000))
+                let recorder = BackgroundRecorder()
+                let session = await fixture.session("app.unread", delegate: recorder)
+                let first = try #require(fixture.daemonPID)
+                #expect(kill(first, SIGSTOP) == 0)
+                session.downloadTask(with: server.url("/small")).resume()
+                try await Task.sleep(for: .milliseconds(200))
+                await fixture.killDaemon()
+                await recorder.waitForCompletions(1, timeout: .seconds(20))
+                #expect(fixture.daemonPID != first)
+                #expect(recorder.events == ["finished 1", "completed 1 0"], "\(fixture.daemonLog)")
+                let finished = try #require(recorder.finished.first)
+                #expect(bytesAre(finished.bytes, MockBody.patternBytes(offset: 0, count: 100_000)))
+                session.invalidateAndCancel()
+            }
+        }
+
         /// The app goes away mid-transfer; the daemon finishes alone and keeps the events; the next session with the
         /// identifier lists the task, then receives the file and the completion, in order, then
         /// `urlSessionDidFinishEvents`.
