@@ -1,8 +1,8 @@
 import NIOCore
 import NIOPosix
 
-/// A ``TransportBodyReader`` that also reads without a Swift task: the read runs off the event loop (Courier's file and
-/// stream readers use NIO's thread pool) and its result comes back on `eventLoop`. The transport prefers it for every
+/// A ``TransportBodyReader`` that also reads without a Swift task: the read runs off the event loop (Courier's file
+/// reader uses NIO's thread pool, its stream reader a queue of its own) and its result comes back on `eventLoop`. The transport prefers it for every
 /// chunk. A chunk then crosses threads twice (event loop to pool and back) instead of four times (event loop, a task
 /// on the global executor, the pool, the task, the event loop); the socket waits for each chunk, so the hops are the
 /// upload's speed, not only its CPU.

@@ -6,6 +6,12 @@ import Testing
 
 @testable import Courier
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// An upload's file, read in chunks off the event loops: each test runs through both ways the transport reads, a Swift
 /// task (`read(maxLength:)`) and a future on an event loop (`read(maxLength:on:)`, what the HTTP/1 writer uses).
 @Suite("File request bodies")
@@ -96,6 +102,33 @@ struct FileBodySourceTests {
             _ = try await source.makeReader()
         } throws: { error in
             (error as? TransferError)?.urlErrorCode == .cannotOpenFile
+        }
+    }
+
+    /// `attributesOfItem` describes a link itself: the length was the link's (the length of the path it holds), while
+    /// the upload read the file it names, and failed on the difference.
+    @Test func aSymbolicLinkHasTheLengthOfTheFileItNames() throws {
+        let target = try makeFile([UInt8](repeating: 7, count: 1000))
+        defer { try? FileManager.default.removeItem(at: target) }
+        let link = target.appendingPathExtension("link")
+        try FileManager.default.createSymbolicLink(at: link, withDestinationURL: target)
+        defer { try? FileManager.default.removeItem(at: link) }
+        #expect(try FileBodySource.length(of: link) == 1000)
+    }
+
+    /// A FIFO (whose open waits for a writer) and a device (which never ends) have no length: they used to be
+    /// announced as `Content-Length: 0`, a complete empty request, before the read failed or hung.
+    @Test func aFIFOOrADeviceIsCannotOpenFile() throws {
+        let fifo = FileManager.default.temporaryDirectory.appendingPathComponent("courier-fifo-\(UUID().uuidString)")
+        #expect(mkfifo(fifo.path, 0o600) == 0)
+        defer { try? FileManager.default.removeItem(at: fifo) }
+        for url in [fifo, URL(fileURLWithPath: "/dev/zero")] {
+            do {
+                _ = try FileBodySource.length(of: url)
+                Issue.record("\(url.path) was taken as a file to upload")
+            } catch {
+                #expect(error.urlErrorCode == .cannotOpenFile)
+            }
         }
     }
 }

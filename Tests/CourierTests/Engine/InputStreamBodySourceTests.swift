@@ -6,7 +6,7 @@ import Testing
 
 @testable import Courier
 
-/// A request body read from an `InputStream` on NIO's thread pool, through both ways the transport reads: a Swift
+/// A request body read from an `InputStream` on a queue of its own, through both ways the transport reads: a Swift
 /// task (`read(maxLength:)`) and a future on an event loop (`read(maxLength:on:)`, what the HTTP/1 writer uses).
 @Suite("Input stream request bodies")
 struct InputStreamBodySourceTests {

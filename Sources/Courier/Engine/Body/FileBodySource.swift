@@ -18,20 +18,29 @@ struct FileBodySource: TransportBodySource {
     let url: URL
 
     /// The size of the file, checking that it exists and is a readable regular file.
+    ///
+    /// `stat(2)`, not `FileManager.attributesOfItem`, which describes a symbolic link itself (its type, and the
+    /// length of the path it holds) rather than the file it names: the upload opens, and so reads, the file the link
+    /// names. Only a regular file has a length to announce: a FIFO or a device reports 0, could block the open for
+    /// ever and never end, so it is refused before anything is sent (as `file:` URLs refuse them).
     static func length(of url: URL) throws(TransferError) -> Int64 {
-        let attributes: [FileAttributeKey: Any]
-        do {
-            attributes = try FileManager.default.attributesOfItem(atPath: url.path)
-        } catch {
-            throw .fileDoesNotExist("the file to upload does not exist: \(url.path)")
+        let path = url.path
+        var status = stat()
+        guard stat(path, &status) == 0 else {
+            throw .fileDoesNotExist("the file to upload does not exist: \(path)")
         }
-        if let type = attributes[.type] as? FileAttributeType, type == .typeDirectory {
-            throw .fileDoesNotExist("the file to upload is a directory: \(url.path)")
+        switch status.st_mode & S_IFMT {
+        case S_IFREG:
+            break
+        case S_IFDIR:
+            throw .fileDoesNotExist("the file to upload is a directory: \(path)")
+        default:
+            throw .cannotOpenFile("the file to upload is not a regular file: \(path)")
         }
-        guard FileManager.default.isReadableFile(atPath: url.path) else {
-            throw .noPermissionsToReadFile("the file to upload cannot be read: \(url.path)")
+        guard FileManager.default.isReadableFile(atPath: path) else {
+            throw .noPermissionsToReadFile("the file to upload cannot be read: \(path)")
         }
-        return (attributes[.size] as? NSNumber)?.int64Value ?? 0
+        return Int64(status.st_size)
     }
 
     func makeReader() async throws -> any TransportBodyReader {

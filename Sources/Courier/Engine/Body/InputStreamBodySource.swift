@@ -33,30 +33,42 @@ final class InputStreamBodySource: TransportBodySource {
     }
 }
 
-/// Reads one `InputStream` on NIO's thread pool (stream reads block), straight into the chunk's buffer.
+/// Reads one `InputStream` on a serial queue of its own, straight into the chunk's buffer. An app's stream is user
+/// code that may block for as long as the app likes (a bound pair it writes to as data comes, a pipe): it must not
+/// hold one of the few threads of NIO's shared pool, which file bodies and TLS setup need, and its `close()` must not
+/// run on an event loop. Opening, every read and closing run on the queue, in that order.
 private struct InputStreamBodyReader: EventLoopBodyReader {
     let box: InputStreamBox
+    let queue: DispatchQueue
 
     static func open(_ box: InputStreamBox) async throws -> InputStreamBodyReader {
-        try await NIOThreadPool.singleton.runIfActive {
-            if box.stream.streamStatus == .notOpen { box.stream.open() }
-            if box.stream.streamStatus == .error {
-                throw TransferError.requestBodyStreamExhausted(
-                    "the body stream could not be opened: \(box.stream.streamError.map { "\($0)" } ?? "unknown error")"
-                )
+        let queue = DispatchQueue(label: "courier.body-stream")
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            queue.async {
+                continuation.resume(
+                    with: Result<Void, any Error> {
+                        if box.stream.streamStatus == .notOpen { box.stream.open() }
+                        if box.stream.streamStatus == .error {
+                            throw TransferError.requestBodyStreamExhausted(
+                                "the body stream could not be opened: \(box.stream.streamError.map { "\($0)" } ?? "unknown error")"
+                            )
+                        }
+                    })
             }
         }
-        return InputStreamBodyReader(box: box)
+        return InputStreamBodyReader(box: box, queue: queue)
     }
 
     func read(maxLength: Int, on eventLoop: any EventLoop) -> EventLoopFuture<ByteBuffer?> {
         let box = self.box
-        return NIOThreadPool.singleton.runIfActive(eventLoop: eventLoop) {
-            try Self.chunk(of: box, maxLength: maxLength)
+        let promise = eventLoop.makePromise(of: ByteBuffer?.self)
+        queue.async {
+            promise.completeWith(Result<ByteBuffer?, any Error> { try Self.chunk(of: box, maxLength: maxLength) })
         }
+        return promise.futureResult
     }
 
-    /// One `read(_:maxLength:)` of the stream into a new buffer; `nil` at the end. On the thread pool.
+    /// One `read(_:maxLength:)` of the stream into a new buffer; `nil` at the end. On the reader's queue.
     private static func chunk(of box: InputStreamBox, maxLength: Int) throws -> ByteBuffer? {
         var buffer = ByteBuffer()
         var result = 0
@@ -83,7 +95,9 @@ private struct InputStreamBodyReader: EventLoopBodyReader {
         return buffer
     }
 
+    /// On the queue, after any read handed over before: the stream's `close()` is the app's code.
     func close() {
-        box.stream.close()
+        let box = self.box
+        queue.async { box.stream.close() }
     }
 }

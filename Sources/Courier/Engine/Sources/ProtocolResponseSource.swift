@@ -7,7 +7,8 @@ import NIOCore
 /// ``ProtocolThread`` of its own, and what it tells its `URLProtocolClient` becomes the source's events, in order.
 ///
 /// - `didReceive(_:cacheStoragePolicy:)`, `didLoad`, `urlProtocolDidFinishLoading`, `didFailWithError` are the head,
-///   body parts, end and failure (a non-`URLError` failure becomes `URLError(.unknown)`).
+///   body parts, end and failure (a non-`URLError` failure becomes `URLError(.unknown)`). Body parts loaded before
+///   the response wait for it; an end without any response comes after a plain response of unknown length.
 /// - `wasRedirectedTo:redirectResponse:` hands the redirect to the engine's redirect stage (and so to the delegate);
 ///   following it starts the lookup again for the new request.
 /// - `cachedResponseIsValid` answers with the cached response the protocol was given.
@@ -37,6 +38,10 @@ final class ProtocolResponseSource: ResponseSource, @unchecked Sendable {
         var delivering = false
         var ended = false
         var instance: URLProtocol?
+        /// Whether a response (or a redirect) was queued.
+        var responded = false
+        /// Body parts the protocol loaded before any response: queued behind the response when it comes.
+        var early: [Event] = []
     }
 
     private let protocolClass: URLProtocol.Type
@@ -101,6 +106,7 @@ final class ProtocolResponseSource: ResponseSource, @unchecked Sendable {
             state.ended = true
             state.consumer = nil
             state.queue = []
+            state.early = []
             state.queuedBytes = 0
             return state.instance
         }
@@ -116,13 +122,43 @@ final class ProtocolResponseSource: ResponseSource, @unchecked Sendable {
         if case .data(let data) = event { byteCount = data.count }
         let accepted = state.withLockedValue { state -> Bool in
             guard !state.ended else { return false }
-            state.queue.append(event)
+            switch event {
+            case .response:
+                state.queue.append(event)
+                if !state.responded {
+                    state.responded = true
+                    state.queue += state.early
+                    state.early = []
+                }
+            case .data where !state.responded:
+                state.early.append(event)
+            case .finish where !state.responded:
+                // An end without any response: the engine waits for a head first, so without one the task would
+                // wait for ever. The load stands for itself, as a plain response of unknown length.
+                state.responded = true
+                state.queue.append(.response(impliedResponse()))
+                state.queue += state.early
+                state.early = []
+                state.queue.append(event)
+            case .redirect:
+                state.responded = true
+                state.queue.append(event)
+            case .data, .finish, .fail:
+                state.queue.append(event)
+            }
             state.queuedBytes += byteCount
             return true
         }
         guard accepted else { return }
         pump()
         if byteCount > 0 { waitForRoom() }
+    }
+
+    /// The response of a protocol that loaded without giving one: plain, of unknown length and type.
+    private func impliedResponse() -> URLResponse {
+        URLResponse(
+            url: request.url ?? URL(fileURLWithPath: "/"), mimeType: nil, expectedContentLength: -1,
+            textEncodingName: nil)
     }
 
     /// The cached response the protocol was created with, delivered as its answer.
