@@ -144,4 +144,32 @@ struct CustomProtocolTests {
         #expect(delegate.body == parts.reduce(Data(), +))
         session.invalidateAndCancel()
     }
+
+    /// Each load runs on a thread of its own (``StubProtocol`` checks its run loop), which ends once the load did:
+    /// a session loading through a custom protocol all day must not gather a thread per request.
+    @Test func eachLoadsThreadEndsAfterTheLoad() async throws {
+        StubProtocol.script("/brief", .respond(status: 200, headers: [:], parts: [Data("ok".utf8)]))
+        let session = session()
+        defer { session.invalidateAndCancel() }
+        let before = Self.protocolThreads()
+        for _ in 0..<30 {
+            #expect(await session.runDataTask(URLRequest(url: url("/brief"))).data == Data("ok".utf8))
+        }
+        // The threads end after their load's last callback; give them a moment (other suites' loads come and go).
+        var after = Self.protocolThreads()
+        for _ in 0..<50 where after > before + 3 {
+            try await Task.sleep(for: .milliseconds(100))
+            after = Self.protocolThreads()
+        }
+        #expect(after <= before + 3, "\(after - before) more protocol threads after 30 loads")
+    }
+
+    /// The threads of this process named as ``ProtocolThread`` names them.
+    private static func protocolThreads() -> Int {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+        return tasks.filter { task in
+            let name = try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8)
+            return name?.hasPrefix("courier.proto") == true
+        }.count
+    }
 }

@@ -61,6 +61,23 @@ final class ProtocolThread: @unchecked Sendable {  // RunLoop is not Sendable; i
 
     /// Ends the thread once the work handed over so far has run.
     func stop() {
-        perform { [self] in state.withLockedValue { $0.stopped = true } }
+        perform { [self] in
+            state.withLockedValue { $0.stopped = true }
+            // A fired timer does not make `run(mode:before:)` return (only a handled source does), so the loop
+            // would wait until its distant limit date and every load would leave its thread behind. Stopping the
+            // run loop ends the current run; the loop above then sees `stopped`.
+            RunLoop.current.stopCurrentRun()
+        }
+    }
+}
+
+extension RunLoop {
+    /// Makes the run loop's current `run(mode:before:)` return, as `CFRunLoopStop` does.
+    fileprivate func stopCurrentRun() {
+        #if canImport(Darwin)
+            CFRunLoopStop(getCFRunLoop())
+        #else
+            _stop()  // swift-corelibs-foundation's `CFRunLoopStop`
+        #endif
     }
 }
