@@ -93,7 +93,8 @@ enum TransportRequestBuilder {
         bodyState: BodyState,
         bodyStreams: any TaskHost
     ) throws(TransferError) -> TransportRequestBody {
-        let declaredLength = request.value(forHTTPHeaderField: "Content-Length").flatMap { Int64($0) }
+        // Digits only: a length the app wrote with a sign ("-5", "+5") is no length, and the body goes chunked.
+        let declaredLength = request.value(forHTTPHeaderField: "Content-Length").flatMap(ContentLengthValue.parse)
         if let upload {
             switch upload {
             case .data(let data):

@@ -226,3 +226,25 @@ final class CompletionOnlyDelegate: NSObject, URLSessionTaskDelegate, @unchecked
         done(error as? URLError)
     }
 }
+
+extension UploadTests {
+    /// A `Content-Length` the app wrote with a sign is no length (RFC 9110 §8.6: digits only): the stream's body goes
+    /// framed by itself (chunked over HTTP/1.1), complete, and `Content-Length: -5` never reaches the wire.
+    @Test(arguments: ["-5", "+5"])
+    func aSignedContentLengthIsNoLengthAndTheStreamGoesFramedByItself(declared: String) async throws {
+        try await withServer { server in
+            server.route("/s", method: "POST", response: .status(200))
+            var request = URLRequest(url: server.url("/s"))
+            request.httpMethod = "POST"
+            request.setValue(declared, forHTTPHeaderField: "Content-Length")
+            request.httpBodyStream = InputStream(data: Data("hello".utf8))
+            request.timeoutInterval = 30
+            let outcome = await makeSession().runDataTask(request)
+            #expect(outcome.error == nil)
+            let recorded = try #require(server.requests.first)
+            #expect(recorded.body == Data("hello".utf8))
+            #expect(recorded.header("Content-Length") == nil)
+            #expect(recorded.header("Transfer-Encoding") == "chunked")
+        }
+    }
+}
