@@ -219,11 +219,13 @@ open class URLSessionWebSocketTask: URLSessionTask, @unchecked Sendable {
     }
 
     private func open(_ upgraded: UpgradedConnection, protocol chosen: String) {
+        // The delegate hears of the open first: once started, the connection may report its end at once from its
+        // event loop (a server that hung up right after its 101), and that must come after `didOpenWithProtocol`.
+        TaskEventAdapter.webSocketOpened(self, protocol: chosen.isEmpty ? nil : chosen)
         let bridge = WebSocketTaskBridge(task: self)
         let size = maximumMessageSize
         let connection = WebSocketConnection.start(upgraded, maximumMessageSize: size, delegate: bridge)
         let opened = socket.withLockedValue { $0.opened(connection) }
-        TaskEventAdapter.webSocketOpened(self, protocol: chosen.isEmpty ? nil : chosen)
         for (message, done) in opened.sends { connection.send(message, completion: done) }
         for done in opened.pings { connection.sendPing(completion: done) }
         connection.setReading(opened.reading.on, generation: opened.reading.generation)

@@ -100,6 +100,11 @@ struct WebSocketTaskState {
     mutating func opened(_ connection: WebSocketConnection) -> (
         sends: [(WebSocketMessage, Done)], pings: [Done], reading: ReadingChange
     ) {
+        // The connection may have ended before this (the server hung up right after its 101, and the connection
+        // reported it from its event loop first): a closed task stays closed.
+        if case .closed = phase {
+            return ([], [], ReadingChange(connection: connection, on: false, generation: readingGeneration))
+        }
         phase = .open(connection)
         defer {
             queuedSends = []
