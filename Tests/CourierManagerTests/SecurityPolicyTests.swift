@@ -172,6 +172,23 @@ struct SecurityPolicyChainTests {
         #expect(cancelled(try await error(identity: identity, policy: pinned)))
     }
 
+    @Test func aPinnedCertificateAppendedToAnotherChainIsNoPin() async throws {
+        // The pinned certificate is public: an impostor sends it after its own chain, without its private key.
+        let pinnedCA = try TestCertificateAuthority(commonName: "Pinned server's CA")
+        let (pinned, _) = try pinnedCA.leaf()
+        let impostorCA = try TestCertificateAuthority(commonName: "Impostor CA")
+        let (leaf, key) = try impostorCA.leaf()
+        let identity = MockTLSIdentity(
+            certificateChainDER: [Array(leaf.derData), Array(impostorCA.certificate.derData), Array(pinned.derData)],
+            privateKeyPEM: key.pemRepresentation)
+        var policy = SecurityPolicy(pinningMode: .publicKey, pinnedCertificates: [pinned.derData])
+        // A CA the system trusts issued the impostor's certificate for the host: the case pinning exists for.
+        #expect(
+            cancelled(try await error(identity: identity, policy: policy, trusting: [impostorCA.certificate.derData])))
+        policy.allowInvalidCertificates = true
+        #expect(cancelled(try await error(identity: identity, policy: policy)))
+    }
+
     @Test func aPinnedPublicKeySurvivesARenewedCertificate() async throws {
         let ca = try TestCertificateAuthority(commonName: "Renewing CA")
         let (old, key) = try ca.leaf(validFrom: -86_400 * 30, validUntil: 86_400)

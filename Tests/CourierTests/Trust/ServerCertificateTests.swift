@@ -74,4 +74,23 @@ struct ServerCertificateTests {
             }
         }
     }
+
+    @Test func aClientOnlyCertificateIsNoServersCertificate() async throws {
+        // A CA the session trusts issued a certificate for the host, but for TLS clients only.
+        let authority = try TestCertificateAuthority()
+        let (leaf, key) = try authority.leaf(usage: .clientAuth)
+        let identity = MockTLSIdentity(
+            certificateChainDER: [Array(leaf.derData), Array(authority.certificate.derData)],
+            privateKeyPEM: key.pemRepresentation)
+        try await withServer(.https, tlsIdentity: identity) { server in
+            server.route("/c", response: .ok("ok"))
+            let session = makeSession(delegate: TrustDelegate(.defaultHandling)) {
+                $0.courierAdditionalTrustedCertificates = [authority.certificate.derData]
+            }
+            let outcome = await session.runDataTask(server.url("/c"))
+            #expect(outcome.urlError?.code == .serverCertificateUntrusted)
+            #expect(outcome.data == nil || outcome.data != Data("ok".utf8))
+            session.invalidateAndCancel()
+        }
+    }
 }

@@ -91,15 +91,17 @@ public func SecTrustCreateWithCertificates(
 
 /// The number of certificates in the chain the server presented.
 public func SecTrustGetCertificateCount(_ trust: SecTrust) -> Int {
-    trust.certificates.count
+    TrustEvaluation.issuedChain(trust.certificates).count
 }
 
-/// The chain the server presented, leaf first, as an array of ``SecCertificate``.
+/// The chain the server presented, leaf first, as an array of ``SecCertificate``: the leaf and the presented
+/// certificates that issue it in turn (by name and signature), as Darwin's evaluated chain. A certificate the server
+/// sent that issued none of them is left out: anyone can append a pinned (public) certificate to their own chain.
 ///
 /// As on Darwin the result is a `CFArray?` (an `[Any]?` on Linux, see ``CFData``): read it with
 /// `as? [SecCertificate]`.
 public func SecTrustCopyCertificateChain(_ trust: SecTrust) -> CFArray? {
-    trust.certificates
+    TrustEvaluation.issuedChain(trust.certificates)
 }
 
 /// The leaf certificate's public key.

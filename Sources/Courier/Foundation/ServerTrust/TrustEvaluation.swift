@@ -22,6 +22,11 @@ enum TrustEvaluation {
         if let early = chain.first(where: { $0.notValidBefore > now }) {
             return .serverCertificateNotYetValid("a certificate of the server is valid from \(early.notValidBefore)")
         }
+        // Darwin's SSL policy: a server's leaf whose extended key usage is present must allow TLS servers (a
+        // certificate issued for client authentication only is no server's).
+        if settings.policy.isServer, !allowsServerAuthentication(leaf) {
+            return .serverCertificateUntrusted("the server's certificate is not for TLS servers (extended key usage)")
+        }
         let roots = trustedRoots(settings)
         let intermediates = CertificateStore(chain.dropFirst())
         var chainVerifier = Verifier(rootCertificates: CertificateStore(roots)) {
@@ -55,6 +60,17 @@ enum TrustEvaluation {
             }
         }
         return nil
+    }
+
+    /// Whether `leaf` may authenticate a TLS server: no extended key usage, or one that names `serverAuth` or
+    /// `anyExtendedKeyUsage`. An extension that cannot be read allows nothing.
+    static func allowsServerAuthentication(_ leaf: Certificate) -> Bool {
+        do {
+            guard let usages = try leaf.extensions.extendedKeyUsage else { return true }
+            return usages.contains(.serverAuth) || usages.contains(.any)
+        } catch {
+            return false
+        }
     }
 
     /// Whether an anchored leaf fails the host check: a DNS name (a `*.` wildcard covers one left-most label) or
@@ -91,6 +107,24 @@ enum TrustEvaluation {
         }
         done.wait()
         return result.value
+    }
+
+    /// The leaf of `certificates`, then each certificate among them that issued the one before (its subject is the
+    /// issuer's name and its key verifies the signature), until none does. Certificates off that path are dropped.
+    static func issuedChain(_ certificates: [SecCertificate]) -> [SecCertificate] {
+        guard let leaf = certificates.first else { return [] }
+        var chain = [leaf]
+        var remaining = Array(certificates.dropFirst())
+        while let current = chain.last?.parsed, current.issuer != current.subject || chain.count == 1,
+            let next = remaining.firstIndex(where: { candidate in
+                guard let issuer = candidate.parsed else { return false }
+                return issuer.subject == current.issuer
+                    && issuer.publicKey.isValidSignature(current.signature, for: current)
+            })
+        {
+            chain.append(remaining.remove(at: next))
+        }
+        return chain
     }
 
     /// The roots `settings` trusts: the anchors, plus (unless only they count) the system's and the session's.
