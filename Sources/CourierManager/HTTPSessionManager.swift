@@ -98,9 +98,11 @@ open class HTTPSessionManager: SessionManager, @unchecked Sendable {
         let request: URLRequest
         do {
             guard let url = url(for: urlString) else { throw URLError(.badURL) }
+            // The HTTP part of the request serializer: its fields (Authorization, …), timeout and cache policy.
+            let current = requestSerializer
             let serializer =
-                (requestSerializer as? HTTPRequestSerializer) ?? (requestSerializer as? JSONRequestSerializer)?.http
-                ?? HTTPRequestSerializer()
+                (current as? HTTPRequestSerializer) ?? (current as? JSONRequestSerializer)?.http
+                ?? (current as? PropertyListRequestSerializer)?.http ?? HTTPRequestSerializer()
             var made = try serializer.multipartFormRequest(
                 method: "POST", url: url, parameters: parameters, constructingBody: constructingBody)
             for (name, value) in headers ?? [:] { made.setValue(value, forHTTPHeaderField: name) }

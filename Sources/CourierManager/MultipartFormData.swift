@@ -58,9 +58,11 @@ public final class MultipartFormData: @unchecked Sendable {
     }
 
     /// The file at `fileURL` (`appendPartWithFileURL:name:fileName:mimeType:error:`); it must be a readable regular
-    /// file, and it is read only when the body is written.
+    /// file, or a symbolic link to one, and it is read only when the body is written.
     public func append(fileURL: URL, name: String, fileName: String, mimeType: String) throws {
-        let attributes = try FileManager.default.attributesOfItem(atPath: fileURL.path)
+        // `attributesOfItem` describes a symbolic link itself (lstat); the body is read through the link, so the
+        // type and size are those of the file it leads to.
+        let attributes = try FileManager.default.attributesOfItem(atPath: fileURL.resolvingSymlinksInPath().path)
         guard attributes[.type] as? FileAttributeType == .typeRegular, let size = attributes[.size] as? NSNumber else {
             throw CocoaError(.fileReadUnknown, userInfo: [NSFilePathErrorKey: fileURL.path])
         }
@@ -223,11 +225,15 @@ extension HTTPRequestSerializer {
         var request = baseRequest(method: method, url: url)
         let form = MultipartFormData()
         if let parameters {
-            for pair in Self.queryString(from: parameters).split(separator: "&") {
-                let pieces = pair.split(separator: "=", maxSplits: 1).map {
-                    String($0).removingPercentEncoding ?? String($0)
+            // As AFNetworking: `Data` as its bytes, `NSNull` as an empty field, anything else as its text.
+            for (name, value) in Self.pairs(key: nil, value: parameters) {
+                if let data = value as? Data {
+                    form.append(data, name: name)
+                } else if value is NSNull {
+                    form.append(Data(), name: name)
+                } else {
+                    form.append(Data(Self.text(of: value).utf8), name: name)
                 }
-                form.append(Data((pieces.count > 1 ? pieces[1] : "").utf8), name: pieces[0])
             }
         }
         try constructingBody(form)

@@ -79,12 +79,14 @@ public struct HTTPRequestSerializer: RequestSerialization {
     /// AFNetworking's `AFQueryStringFromParameters`.
     public static func queryString(from parameters: Any) -> String {
         pairs(key: nil, value: parameters).map { key, value in
-            guard let value else { return percentEscaped(key) }
-            return percentEscaped(key) + "=" + percentEscaped(value)
+            if value is NSNull { return percentEscaped(key) }
+            return percentEscaped(key) + "=" + percentEscaped(text(of: value))
         }.joined(separator: "&")
     }
 
-    private static func pairs(key: String?, value: Any) -> [(String, String?)] {
+    /// AFNetworking's `AFQueryStringPairsFromKeyAndValue`: the leaves with their field names, the values as given
+    /// (a multipart form sends `Data` as its bytes).
+    static func pairs(key: String?, value: Any) -> [(String, Any)] {
         if let dictionary = value as? [String: Any] {
             return dictionary.keys.sorted().flatMap { name in
                 pairs(key: key.map { "\($0)[\(name)]" } ?? name, value: dictionary[name] ?? NSNull())
@@ -97,9 +99,13 @@ public struct HTTPRequestSerializer: RequestSerialization {
             return set.map { ($0, "\($0)") }.sorted { $0.1 < $1.1 }.flatMap { pairs(key: key, value: $0.0) }
         }
         guard let key else { return [] }
-        if value is NSNull { return [(key, nil)] }
-        if let bool = value as? Bool { return [(key, bool ? "1" : "0")] }
-        return [(key, "\(value)")]
+        return [(key, value)]
+    }
+
+    /// A leaf value as text (`NSNumber`'s description for booleans: `1` and `0`).
+    static func text(of value: Any) -> String {
+        if let bool = value as? Bool { return bool ? "1" : "0" }
+        return "\(value)"
     }
 
     /// AFNetworking's `AFPercentEscapedStringFromString`: RFC 3986 query characters less the general and sub

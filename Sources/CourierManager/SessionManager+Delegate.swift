@@ -53,6 +53,21 @@ extension SessionManager {
         completionHandler(hook(session, task, response, request))
     }
 
+    /// AFNetworking's `URLSession:task:needNewBodyStream:`: the hook's stream when set, else the original request's
+    /// body stream. AFNetworking gives a copy of that stream; an `InputStream` cannot be copied, so it is given once,
+    /// while it has not been opened (the first pass of ``uploadTask(withStreamedRequest:progress:completionHandler:)``,
+    /// which asks for its body here from the start).
+    public func urlSession(
+        _ session: URLSession, task: URLSessionTask,
+        needNewBodyStream completionHandler: @escaping @Sendable (InputStream?) -> Void
+    ) {
+        if let hook = hooks.taskNeedNewBodyStream {
+            return completionHandler(hook(session, task))
+        }
+        let stream = task.originalRequest?.httpBodyStream
+        completionHandler(stream?.streamStatus == .notOpen ? stream : nil)
+    }
+
     public func urlSession(
         _ session: URLSession, task: URLSessionTask, didSendBodyData bytesSent: Int64, totalBytesSent: Int64,
         totalBytesExpectedToSend: Int64

@@ -42,7 +42,10 @@ open class SessionManager: NSObject, URLSessionDataDelegate, URLSessionDownloadD
 
     private let lock = NSLock()
     private var storedSession: URLSession?
-    private var delegates: [Int: SessionTaskDelegate] = [:]
+    /// The per-task delegates, by task object: a task identifier is unique in one session only, and after
+    /// ``invalidateSessionCancelingTasks(_:resetSession:)`` with `resetSession` the new session numbers its tasks
+    /// from 1 again while the old session's tasks still finish (or deliver their cancellation) through the manager.
+    private var delegates: [ObjectIdentifier: TrackedTask] = [:]
     private var storedResponseSerializer: any ResponseSerialization = JSONResponseSerializer()
     private var storedCompletionQueue: DispatchQueue?
     private var storedCompletionGroup: DispatchGroup?
@@ -260,22 +263,41 @@ open class SessionManager: NSObject, URLSessionDataDelegate, URLSessionDownloadD
             task: task, manager: self, uploadProgressHandler: uploadProgressHandler,
             downloadProgressHandler: downloadProgressHandler, destination: destination,
             completionHandler: completionHandler)
-        lock.withLock { delegates[task.taskIdentifier] = delegate }
+        lock.withLock { delegates[ObjectIdentifier(task)] = TrackedTask(task: task, delegate: delegate) }
         return task
     }
 
     func delegate(for task: URLSessionTask) -> SessionTaskDelegate? {
-        lock.withLock { delegates[task.taskIdentifier] }
+        lock.withLock {
+            // The weak reference tells a live task from a freed one whose address a new task reuses.
+            guard let entry = delegates[ObjectIdentifier(task)], entry.task === task else { return nil }
+            return entry.delegate
+        }
     }
 
     func replaceDelegate(for task: URLSessionTask, with delegate: SessionTaskDelegate) {
-        lock.withLock { delegates[task.taskIdentifier] = delegate }
+        lock.withLock { delegates[ObjectIdentifier(task)] = TrackedTask(task: task, delegate: delegate) }
     }
 
     func removeDelegate(for task: URLSessionTask) -> SessionTaskDelegate? {
-        lock.withLock { delegates.removeValue(forKey: task.taskIdentifier) }
+        lock.withLock {
+            let key = ObjectIdentifier(task)
+            guard let entry = delegates[key] else { return nil }
+            guard entry.task === task else {
+                if entry.task == nil { delegates[key] = nil }
+                return nil
+            }
+            delegates[key] = nil
+            return entry.delegate
+        }
     }
 
     /// How many tasks the manager still tracks (for tests of its bookkeeping).
     var trackedTaskCount: Int { lock.withLock { delegates.count } }
+}
+
+/// A task the manager tracks (held weakly, as the session holds it while it runs) and its per-task delegate.
+private struct TrackedTask {
+    weak var task: URLSessionTask?
+    let delegate: SessionTaskDelegate
 }

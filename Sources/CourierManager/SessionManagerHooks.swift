@@ -23,6 +23,8 @@ public struct SessionManagerHooks: Sendable {
     /// `setTaskDidReceiveAuthenticationChallengeBlock:`: task-level challenges (401, 407).
     public var taskDidReceiveChallenge:
         (@Sendable (URLSession, URLSessionTask, URLAuthenticationChallenge) -> ChallengeAnswer)?
+    /// `setTaskNeedNewBodyStreamBlock:`: the body stream for a streamed upload, or for sending a stream body again.
+    public var taskNeedNewBodyStream: (@Sendable (URLSession, URLSessionTask) -> InputStream?)?
     /// `setTaskDidSendBodyDataBlock:`: bytes sent, total sent, total expected.
     public var taskDidSendBodyData: (@Sendable (URLSession, URLSessionTask, Int64, Int64, Int64) -> Void)?
     /// `setTaskDidCompleteBlock:`.

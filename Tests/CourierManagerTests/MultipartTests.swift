@@ -28,6 +28,22 @@ struct MultipartTests {
         }
     }
 
+    @Test func aPropertyListSerializersFieldsGoWithAMultipartPost() async throws {
+        let server = MockServer()
+        try await server.start()
+        defer { Task { try? await server.shutdown() } }
+        server.route("/upload", method: "POST", response: .ok("stored"))
+        let manager = manager(server)
+        defer { manager.invalidateSessionCancelingTasks(true, resetSession: false) }
+        var serializer = PropertyListRequestSerializer()
+        serializer.http.setAuthorizationHeaderField(username: "ada", password: "pw")
+        manager.requestSerializer = serializer
+        let error = await post(manager) { form in form.append(Data("v".utf8), name: "k") }
+        #expect(error == nil)
+        // Before: the multipart request was made by a fresh HTTPRequestSerializer and had no Authorization.
+        #expect(server.requests(path: "/upload").first?.header("Authorization") == "Basic YWRhOnB3")
+    }
+
     @Test func theServerGetsEveryPartByteForByte() async throws {
         let server = MockServer()
         try await server.start()
@@ -67,6 +83,25 @@ struct MultipartTests {
         #expect(request.header("Content-Length") == "\(expected.count)")
     }
 
+    @Test func aSymbolicLinkToAFileSendsTheFile() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("link-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent("real.txt")
+        try Data("linked contents".utf8).write(to: file)
+        let link = folder.appendingPathComponent("link.txt")
+        try FileManager.default.createSymbolicLink(at: link, withDestinationURL: file)
+        let url = try #require(URL(string: "https://api.example/upload"))
+        // Before: the link's own attributes (not a regular file) made append(fileURL:) throw.
+        let request = try HTTPRequestSerializer().multipartFormRequest(method: "POST", url: url) { form in
+            try form.append(fileURL: link, name: "doc")
+        }
+        let body = try #require(request.httpBody)
+        let part = "filename=\"link.txt\"\r\nContent-Type: text/plain\r\n\r\nlinked contents\r\n--"
+        #expect(body.range(of: Data(part.utf8)) != nil)
+        #expect(request.value(forHTTPHeaderField: "Content-Length") == "\(body.count)")
+    }
+
     @Test func aLargeBodyIsStreamedFromAFileThatIsAlreadyGone() async throws {
         let server = MockServer()
         try await server.start()
@@ -95,6 +130,24 @@ struct MultipartTests {
         #expect(received.count == Int(request.value(forHTTPHeaderField: "Content-Length") ?? ""))
         #expect(received.count > contents.count)
         #expect(received.range(of: contents) != nil)
+    }
+
+    @Test func dataParametersAreTheirBytesAndAnEmptyNameStaysEmpty() throws {
+        let url = try #require(URL(string: "https://api.example/upload"))
+        let bytes = Data([0xFF, 0x00, 0x41])
+        let request = try HTTPRequestSerializer().multipartFormRequest(
+            method: "POST", url: url, parameters: ["blob": bytes, "": "x", "none": NSNull()]
+        ) { _ in }
+        let body = try #require(request.httpBody)
+        func part(_ name: String, _ value: Data) -> Data {
+            Data("Content-Disposition: form-data; name=\"\(name)\"\r\n\r\n".utf8) + value + Data("\r\n--".utf8)
+        }
+        // AFNetworking appends an NSData parameter as it is; before, the field was the text "3 bytes".
+        #expect(body.range(of: part("blob", bytes)) != nil)
+        // Before, the pair "=x" was split into a field named "x" with an empty value.
+        #expect(body.range(of: part("", Data("x".utf8))) != nil)
+        #expect(body.range(of: part("none", Data())) != nil)
+        #expect(request.value(forHTTPHeaderField: "Content-Length") == "\(body.count)")
     }
 
     @Test func aStreamShorterThanDeclaredFailsWithoutATask() async throws {

@@ -205,6 +205,31 @@ struct SessionManagerTests {
         }
     }
 
+    @Test func aStreamedUploadSendsTheMultipartRequestsBodyStream() async throws {
+        try await withServer { server in
+            server.route("/upload", method: "POST", response: .ok("stored"))
+            let manager = makeManager()
+            defer { manager.invalidateSessionCancelingTasks(true, resetSession: false) }
+            manager.responseSerializer = HTTPResponseSerializer()
+            // AFNetworking's README: a multipart request sent with uploadTaskWithStreamedRequest:.
+            let request = try HTTPRequestSerializer().multipartFormRequest(
+                method: "POST", url: server.url("/upload"), memoryThreshold: 0
+            ) { form in
+                form.append(Data("hello".utf8), name: "greeting")
+            }
+            #expect(request.httpBodyStream != nil)
+            let result = await complete { done in
+                manager.uploadTask(withStreamedRequest: request, completionHandler: done)
+            }
+            // Before: the manager gave no stream in needNewBodyStream and the upload failed without a body.
+            #expect(result.error == nil)
+            #expect(result.object as? Data == Data("stored".utf8))
+            let received = try #require(server.requests(path: "/upload").first?.body)
+            #expect(received.count == Int(request.value(forHTTPHeaderField: "Content-Length") ?? ""))
+            #expect(received.range(of: Data("hello".utf8)) != nil)
+        }
+    }
+
     @Test func hooksDecideAndObserve() async throws {
         try await withServer { server in
             server.route("/redirect", response: MockResponse(status: 302, headers: [("Location", "/target")]))
@@ -254,6 +279,36 @@ struct SessionManagerTests {
             try await waitFor { finished.get() != nil }
             #expect(finished.get() == 200_000)
             #expect(resumed.count == 2 && suspended.count == 1)
+        }
+    }
+
+    @Test func aResetSessionsTasksDoNotTakeTheOldSessionsTaskDelegates() async throws {
+        try await withServer { server in
+            var slow = MockResponse(body: .pattern(length: 100_000))
+            slow.chunkSize = 1000
+            slow.chunkDelay = .milliseconds(10)
+            server.route("/slow", response: slow)
+            server.route("/fast", response: .ok("fast"))
+            let manager = makeManager()
+            defer { manager.invalidateSessionCancelingTasks(true, resetSession: false) }
+            manager.responseSerializer = HTTPResponseSerializer()
+            let old = LockedValue<Int?>(nil)
+            let oldTask = manager.dataTask(with: URLRequest(url: server.url("/slow"))) { _, object, _ in
+                old.set((object as? Data)?.count ?? -1)
+            }
+            oldTask.resume()
+            // The old session's task goes on; the new session numbers its tasks from 1 again.
+            manager.invalidateSessionCancelingTasks(false, resetSession: true)
+            let oldIdentifier = oldTask.taskIdentifier
+            let fresh = await complete { done in
+                let task = manager.dataTask(with: URLRequest(url: server.url("/fast")), completionHandler: done)
+                #expect(task.taskIdentifier == oldIdentifier)
+                return task
+            }
+            #expect(fresh.object as? Data == Data("fast".utf8))
+            // Before: the new task's delegate replaced the old one, so the old task's completion never came.
+            try await waitFor { old.get() != nil }
+            #expect(old.get() == 100_000)
         }
     }
 
