@@ -10,7 +10,7 @@ public struct DaemonSettings: Sendable {
     public var retryBase: TimeInterval
     /// The longest delay between retries (`COURIERD_RETRY_MAX`, seconds; default 60).
     public var retryMaximum: TimeInterval
-    /// How many transfers run at once (`COURIERD_MAX_TRANSFERS`; default 4).
+    /// How many transfers run at once (`COURIERD_MAX_TRANSFERS`; default 4, at most 4,096).
     public var maximumTransfers: Int
     /// How often a checkpoint also flushes the partial file to disk (`COURIERD_FLUSH_INTERVAL`, seconds; default 30,
     /// the kernel's own writeback age): what a power cut can cost again.
@@ -33,9 +33,10 @@ public struct DaemonSettings: Sendable {
         idleTimeout = number("COURIERD_IDLE_TIMEOUT", 60)
         retryBase = number("COURIERD_RETRY_BASE", 1)
         retryMaximum = number("COURIERD_RETRY_MAX", 60)
-        maximumTransfers = max(1, Int(number("COURIERD_MAX_TRANSFERS", 4)))
+        // Clamped before the conversion: an integer conversion of a value past the type's range traps (`1e19`).
+        maximumTransfers = max(1, Int(min(number("COURIERD_MAX_TRANSFERS", 4), 4096)))
         checkpointInterval = number("COURIERD_CHECKPOINT_INTERVAL", 1)
-        checkpointBytes = max(4096, Int64(number("COURIERD_CHECKPOINT_BYTES", Double(16 << 20))))
+        checkpointBytes = max(4096, Int64(min(number("COURIERD_CHECKPOINT_BYTES", Double(16 << 20)), 0x1p62)))
         flushInterval = number("COURIERD_FLUSH_INTERVAL", 30)
     }
 }

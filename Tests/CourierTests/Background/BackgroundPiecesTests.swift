@@ -29,6 +29,21 @@ extension BackgroundSuites {
         }
 
         /// Without `XDG_RUNTIME_DIR` the runtime folder is `/tmp/courier-<uid>`.
+        /// The daemon's numeric settings come from the environment: values past an integer's range are clamped, not
+        /// converted (a conversion out of range traps), and unusable ones fall back to the defaults.
+        @Test func hugeOrBrokenSettingsNeitherTrapNorStick() {
+            let huge = DaemonSettings(environment: [
+                "COURIERD_MAX_TRANSFERS": "1e19", "COURIERD_CHECKPOINT_BYTES": "1e300",
+            ])
+            #expect(huge.maximumTransfers == 4096)
+            #expect(huge.checkpointBytes == 1 << 62)
+            let broken = DaemonSettings(environment: [
+                "COURIERD_MAX_TRANSFERS": "nan", "COURIERD_CHECKPOINT_BYTES": "-1",
+            ])
+            #expect(broken.maximumTransfers == 4)
+            #expect(broken.checkpointBytes == 16 << 20)
+        }
+
         @Test func theRuntimeFolderFallsBackToTmp() {
             let location = BackgroundLocation(environment: ["HOME": "/home/x"])
             #expect(location.runtimeFolder.path == "/tmp/courier-\(geteuid())")

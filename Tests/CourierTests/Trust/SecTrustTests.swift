@@ -80,6 +80,23 @@ struct SecTrustTests {
         }
     }
 
+    /// An anchored leaf is checked by the same name rules as any other: a DNS entry that spells an IP address is no
+    /// proof for that address, a wildcard needs two labels after it, and trailing dots do not count.
+    @Test func anAnchoredLeafsNamesFollowTheUsualRules() throws {
+        let authority = try TestCertificateAuthority()
+        let (leaf, _) = try authority.leaf(dnsNames: ["127.0.0.2", "*.com", "dotted.test."], ipAddresses: [])
+        let anchor = try #require(SecCertificateCreateWithData(nil, leaf.derData))
+        let cases: [(String, Bool)] = [
+            ("127.0.0.2", false), ("example.com", false), ("dotted.test", true), ("dotted.test.", true),
+        ]
+        for (host, trusted) in cases {
+            let trust = try trust([leaf, authority.certificate], host: host)
+            _ = SecTrustSetAnchorCertificates(trust, [anchor])
+            _ = SecTrustSetAnchorCertificatesOnly(trust, true)
+            #expect(evaluate(trust).0 == trusted, "host \(host)")
+        }
+    }
+
     @Test(arguments: [
         ("other.test", URLError.Code.serverCertificateUntrusted), ("127.0.0.2", .serverCertificateUntrusted),
     ])

@@ -73,7 +73,7 @@ enum TrustEvaluation {
         }
     }
 
-    /// Whether an anchored leaf fails the host check: a DNS name (a `*.` wildcard covers one left-most label) or
+    /// Whether an anchored leaf fails the host check: a DNS name (by ``CertificateHostName``, for a DNS host) or
     /// an IP address among its subject alternative names must match the host.
     private static func hostMismatch(leaf: Certificate, settings: SecTrust.Settings) -> TransferError? {
         guard let host = settings.policy.hostname?.lowercased(), !host.isEmpty else { return nil }
@@ -82,11 +82,9 @@ enum TrustEvaluation {
         let matches = names?.contains { name in
             switch name {
             case .dnsName(let pattern):
-                let pattern = pattern.lowercased()
-                if pattern.hasPrefix("*."), let dot = host.firstIndex(of: ".") {
-                    return hostBytes == nil && host[dot...] == pattern.dropFirst()
-                }
-                return pattern == host
+                // An IP address host is matched against IP address entries only (a DNS entry "127.0.0.1" is no
+                // proof for the address), a DNS host by the rules of `CertificateHostName`.
+                return hostBytes == nil && CertificateHostName.matches(pattern: String(pattern), host: host)
             case .ipAddress(let address):
                 return hostBytes.map { $0 == Array(address.bytes) } ?? false
             default:
