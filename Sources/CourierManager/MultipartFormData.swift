@@ -149,7 +149,13 @@ public final class MultipartFormData: @unchecked Sendable {
     private var closing: String { "\r\n--\(boundary)--\r\n" }
 
     private func head(of part: Part) -> String {
-        part.headers.map { "\($0.0): \($0.1)\r\n" }.joined() + "\r\n"
+        // A line break in a header the app passed (a MIME type, `append(headers:body:)`) would end the header early
+        // and start one of the caller's choosing: it is escaped as in the quoted names.
+        part.headers.map { "\(Self.lineBreaksEscaped($0.0)): \(Self.lineBreaksEscaped($0.1))\r\n" }.joined() + "\r\n"
+    }
+
+    private static func lineBreaksEscaped(_ value: String) -> String {
+        value.replacingOccurrences(of: "\r", with: "%0D").replacingOccurrences(of: "\n", with: "%0A")
     }
 
     private static func fileHeaders(_ name: String, _ fileName: String, _ mimeType: String) -> [(String, String)] {

@@ -150,6 +150,21 @@ struct MultipartTests {
         #expect(request.value(forHTTPHeaderField: "Content-Length") == "\(body.count)")
     }
 
+    @Test func lineBreaksInAPartsHeadersCannotAddHeaders() throws {
+        let url = try #require(URL(string: "https://api.example/upload"))
+        let request = try HTTPRequestSerializer().multipartFormRequest(method: "POST", url: url, parameters: nil) {
+            form in
+            form.append(Data("a".utf8), name: "f", fileName: "f.txt", mimeType: "text/plain\r\nX-Injected: 1")
+            form.append(
+                headers: ["X-Note": "one\ntwo", "Content-Disposition": "form-data; name=\"g\""], body: Data("b".utf8))
+        }
+        let body = String(decoding: try #require(request.httpBody), as: UTF8.self)
+        #expect(!body.contains("\r\nX-Injected"))
+        #expect(body.contains("Content-Type: text/plain%0D%0AX-Injected: 1\r\n"))
+        #expect(body.contains("X-Note: one%0Atwo\r\n"))
+        #expect(request.value(forHTTPHeaderField: "Content-Length") == "\(body.utf8.count)")
+    }
+
     @Test func aStreamShorterThanDeclaredFailsWithoutATask() async throws {
         let server = MockServer()
         try await server.start()
