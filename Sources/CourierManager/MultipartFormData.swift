@@ -167,8 +167,7 @@ public final class MultipartFormData: @unchecked Sendable {
 
     /// A quoted-string's content: quotes and line breaks cannot end the header early.
     private static func escaped(_ value: String) -> String {
-        value.replacingOccurrences(of: "\"", with: "%22").replacingOccurrences(of: "\r", with: "%0D")
-            .replacingOccurrences(of: "\n", with: "%0A")
+        lineBreaksEscaped(value.replacingOccurrences(of: "\"", with: "%22"))
     }
 
     /// A MIME type for common extensions, else `application/octet-stream`.

@@ -127,7 +127,9 @@ struct ResponseHeadNormalizerTests {
             try channel.writeInbound(ByteBuffer(string: "X-Line-\(index % 10): trickled\r\n"))
         }
         let grown = try Self.residentBytes() - before
-        #expect(grown < 64 << 20, "the held head grew the process by \(grown >> 20) MiB")
+        // The whole process's resident memory, which the suite's other tests grow meanwhile (81 MiB once, in a
+        // full run): the bound sits well above that and well below the quadratic case's gigabyte.
+        #expect(grown < 384 << 20, "the held head grew the process by \(grown >> 20) MiB")
         try channel.writeInbound(ByteBuffer(string: "Content-Length: 0\r\n\r\n"))
         var passed = 0
         while let buffer = try channel.readInbound(as: ByteBuffer.self) { passed += buffer.readableBytes }

@@ -170,8 +170,7 @@ public enum ResponseHeadSyntax {
 
     /// One `Content-Length` value: digits only (around optional whitespace), short enough for an `Int64`.
     private static func isPlainLength(_ value: String) -> Bool {
-        let digits = HeaderParameters.trim(value)
-        return !digits.isEmpty && digits.utf8.count <= 18 && digits.utf8.allSatisfy(isDigit)
+        ContentLengthValue.parse(value) != nil
     }
 
     /// The value of a `Content-Length` field line, or `nil` for any other line. Compares bytes: this runs for
