@@ -74,7 +74,9 @@ struct BodyStreamIsolationTests {
             }
             var request = URLRequest(url: server.url("/file"))
             request.httpMethod = "PUT"
-            request.timeoutInterval = 10
+            // Before the fix the upload waited for the gated streams until this timeout; 10 s was once too short for
+            // the fixed code in a full run on the loaded 2-core machine.
+            request.timeoutInterval = 30
             let outcome: DataOutcome = await withCheckedContinuation { continuation in
                 session.uploadTask(with: request, fromFile: file) { data, response, error in
                     continuation.resume(
