@@ -79,6 +79,12 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// A read the channel asked for while the exchange was paused (the connection's read demand).
     private var pendingRead = false
     private var decodeScheduled = false
+    /// A stream's channel closed while its exchange's last compressed bytes still waited to be decoded: the close is
+    /// reported (``onClosed``) when the exchange ends, not before. An HTTP/2 connection finds a stream's handler by
+    /// its exchange (for pause, resume, cancel and drain) only until it hears of the close, and nothing else holds a
+    /// handler whose channel is gone: told early, it would drop a handler that still decodes, and the exchange would
+    /// never end.
+    private var closeReportDeferred = false
     private var idleTimer: Scheduled<Void>?
     /// The request (idle) timeout: fires when the running exchange sent and received nothing for its request's
     /// `idleTimeout`. One timer serves the connection's successive exchanges (see ``armRequestTimer()``).
@@ -398,6 +404,7 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 context?.close(promise: nil)
             }
             onReusable?()
+            if closeReportDeferred { reportClosed() }
             active.exchange.finish()
             return
         }
@@ -519,6 +526,13 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
             // The whole body arrived; what is still compressed is decoded at the consumer's pace, and the
             // response then ends normally (see `endResponse`).
             active.keepAlive = false
+            if isStream {
+                // An HTTP/2 stream closes as its last frame arrives, whatever is left to decode: its connection must
+                // keep this handler until the exchange ends (see `closeReportDeferred`).
+                closeReportDeferred = true
+                context.fireChannelInactive()
+                return
+            }
         } else if case .active(let active) = state {
             active.bodyWriter?.abandon()
             state = .closed
@@ -531,6 +545,13 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
         } else {
             state = .closed
         }
+        reportClosed()
+        context.fireChannelInactive()
+    }
+
+    /// Tells the connection that the channel closed, and lets go of its callbacks.
+    private func reportClosed() {
+        closeReportDeferred = false
         onClosed?()
         // Break the connection <-> handler cycle: each callback holds the connection, which holds this handler.
         // One left set (`onUpgraded` on every connection that was never upgraded) kept the closed connection, its
@@ -538,7 +559,6 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
         onClosed = nil
         onReusable = nil
         onUpgraded = nil
-        context.fireChannelInactive()
     }
 
     // MARK: - Helpers
@@ -561,6 +581,8 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
         storeTimeline(of: active)
         active.exchange.connectionFailed(error, retryable: retryable)
         context?.close(promise: nil)
+        // A stream already closed under the exchange (cancelled, or its rest undecodable): its close is told now.
+        if closeReportDeferred { reportClosed() }
     }
 
     /// The connection's addresses as text, formatted once per connection (not per exchange). A struct, not a

@@ -186,4 +186,39 @@ struct DecompressionSafetyTests {
             #expect(count == size)
         }
     }
+
+    /// Over h2 a stream closes as its last frame arrives, however much of a coded body is still to decode: here the
+    /// reader holds back until long after the server is done, so the task is paused when its stream closes, and most
+    /// of the body is still compressed. The stream's handler must stay reachable (for the resume) and alive until the
+    /// decoding ends; the resource timeout turns a task that never ends into a failure.
+    @Test(arguments: WireProtocol.allCases)
+    func aCodedBodyStillBeingDecodedWhenItsStreamClosesArrivesWhole(over wire: WireProtocol) async throws {
+        let text = Data((1...100_000).map { "{\"id\": \($0 % 10), \"status\": \"ok\"}\n" }.joined().utf8)
+        let compressed = Data(Deflater.compress(Array(text), as: .gzip))
+        // Many decoding steps, and well within one HTTP/2 flow-control window.
+        #expect(text.count > 2 << 20 && compressed.count < 256 << 10)
+        try await withServer(wire) { server in
+            var response = MockResponse(headers: [("Content-Encoding", "gzip")], body: .data(compressed))
+            // The first pieces decode to more than the reader buffers before the task is paused; the rest, and the
+            // stream's end, come while it is.
+            response.chunkSize = 2 << 10
+            response.chunkDelay = .milliseconds(50)
+            server.route("/coded", response: response)
+            let session = makeSession { $0.timeoutIntervalForResource = 30 }
+            defer { session.invalidateAndCancel() }
+            let (bytes, _) = try await session.bytes(from: server.url("/coded"))
+            try await Task.sleep(for: .seconds(2))
+            var received: [UInt8] = []
+            received.reserveCapacity(text.count)
+            do {
+                for try await byte in bytes { received.append(byte) }
+            } catch {
+                Issue.record("the body ended with \(error) after \(received.count) of \(text.count) bytes")
+            }
+            #expect(received.count == text.count)
+            // Compared outside `#expect`, which would diff megabytes on a mismatch (for many minutes).
+            let arrivedWhole = Data(received) == text
+            #expect(arrivedWhole)
+        }
+    }
 }
