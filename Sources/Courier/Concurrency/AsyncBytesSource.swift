@@ -17,7 +17,7 @@ final class AsyncBytesSource: Sendable {
         var buffered = 0
         var response: URLResponse?
         var finished = false
-        var error: URLError?
+        var error: (any Error)?
         var responseWaiter: CheckedContinuation<URLResponse, any Error>?
         var chunkWaiter: CheckedContinuation<Data?, any Error>?
         var pausedByUs = false
@@ -65,7 +65,7 @@ final class AsyncBytesSource: Sendable {
         return result.1
     }
 
-    func finish(error: URLError?) {
+    func finish(error: (any Error)?) {
         let waiters: (CheckedContinuation<URLResponse, any Error>?, CheckedContinuation<Data?, any Error>?) =
             state.withLockedValue { state in
                 state.finished = true
@@ -90,7 +90,7 @@ final class AsyncBytesSource: Sendable {
     func response() async throws -> URLResponse {
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<URLResponse, any Error>) in
-                let immediate: Result<URLResponse, URLError>? = state.withLockedValue { state in
+                let immediate: Result<URLResponse, any Error>? = state.withLockedValue { state in
                     if let response = state.response { return .success(response) }
                     if state.finished { return .failure(state.error ?? URLError(.badServerResponse)) }
                     state.responseWaiter = continuation
@@ -109,7 +109,7 @@ final class AsyncBytesSource: Sendable {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Data?, any Error>) in
                 enum Outcome {
                     case chunk(Data)
-                    case end(URLError?)
+                    case end((any Error)?)
                     case wait
                 }
                 let (outcome, resume): (Outcome, Bool) = state.withLockedValue { state in

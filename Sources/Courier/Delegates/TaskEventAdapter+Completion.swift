@@ -4,7 +4,7 @@ import Foundation
 /// Delivers a task's outcome once, by its completion mode, then removes the task from its session (which may
 /// complete the session's invalidation). Also used for a task cancelled before it ever ran (it has no engine).
 extension TaskEventAdapter {
-    static func deliverCompletion(task: URLSessionTask, error: URLError?, body: Data?, file: URL?) {
+    static func deliverCompletion(task: URLSessionTask, error: (any Error)?, body: Data?, file: URL?) {
         let session = task.session
         switch task.completionMode {
         case .delegate:

@@ -438,9 +438,9 @@ final class TaskEventAdapter: TaskEventSink, TaskHost {
         let delivered = task.completionMode.collectsBody ? body : nil
         if metricsDelivered && !task.completionMode.completesOnDelegateQueue {
             // An async call (`data(for:delegate:)`) returns after its delegate saw the metrics, as on Darwin.
-            task.session.dispatcher.async { task.complete(with: result.error, body: delivered, file: result.file) }
+            task.session.dispatcher.async { task.complete(with: result.appError, body: delivered, file: result.file) }
         } else {
-            task.complete(with: result.error, body: delivered, file: result.file)
+            task.complete(with: result.appError, body: delivered, file: result.file)
         }
     }
 }

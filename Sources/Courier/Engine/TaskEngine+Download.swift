@@ -189,13 +189,19 @@ extension TaskEngine {
     }
 
     /// Ends a failed or cancelled download: keeps the partial file and attaches resume data when the download
-    /// can be resumed (asked for, or a transient failure), else deletes the file.
-    func finishDownload(_ download: DownloadSink, after error: URLError, producingResumeData: Bool) {
+    /// can be resumed (asked for, or a transient failure), else deletes the file. `reported` is the error the app
+    /// is given instead of `error` (a custom protocol's own failure).
+    func finishDownload(
+        _ download: DownloadSink, after error: URLError, reporting reported: (any Error)? = nil,
+        producingResumeData: Bool
+    ) {
         let wantsResumeData = producingResumeData || Self.resumableFailures.contains(error.code)
         // The file is gone before the task completes: an app (or a command) that exits on completion leaves none.
         guard wantsResumeData, let response = lastResponse as? HTTPURLResponse else {
             download.discard { [self] in
-                later { engine in engine.finishEmitting(TaskResult(error: error, file: nil, resumeData: nil)) }
+                later { engine in
+                    engine.finishEmitting(TaskResult(error: error, file: nil, resumeData: nil, reportedError: reported))
+                }
             }
             return
         }
@@ -221,7 +227,8 @@ extension TaskEngine {
             let final = URLError(error.code, userInfo: userInfo)
             let complete: @Sendable () -> Void = { [self] in
                 later { engine in
-                    engine.finishEmitting(TaskResult(error: final, file: nil, resumeData: resumeData))
+                    engine.finishEmitting(
+                        TaskResult(error: final, file: nil, resumeData: resumeData, reportedError: reported))
                 }
             }
             if resumeData == nil { download.discard(then: complete) } else { complete() }

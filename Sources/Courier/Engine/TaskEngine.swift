@@ -708,10 +708,12 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
             debug("task failed", metadata: ["task": "\(spec.taskIdentifier)", "error": "\(error)"])
             let urlError = URLErrorMapping.urlError(from: error, failingURL: url).addingPeerTrust(
                 of: error, host: url?.host)
+            let reported = error.reportedError?.error
             if let download {
-                finishDownload(download, after: urlError, producingResumeData: producingResumeData)
+                finishDownload(
+                    download, after: urlError, reporting: reported, producingResumeData: producingResumeData)
             } else {
-                finishEmitting(TaskResult(error: urlError, file: nil, resumeData: nil))
+                finishEmitting(TaskResult(error: urlError, file: nil, resumeData: nil, reportedError: reported))
             }
         }
     }

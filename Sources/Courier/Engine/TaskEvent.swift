@@ -74,6 +74,11 @@ struct TaskResult: Sendable {
     var file: URL?
     /// Resume data, when the download can be resumed (also inside `error`'s user info).
     var resumeData: Data?
+    /// The error the app is given instead of `error`: a custom `URLProtocol`'s own failure, unchanged.
+    var reportedError: (any Error)?
+
+    /// The error the app sees.
+    var appError: (any Error)? { error.map { reportedError ?? $0 } }
 }
 
 /// Receives a task's events, in order, on the engine's executor. An implementation must return quickly, never

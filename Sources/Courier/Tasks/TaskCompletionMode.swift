@@ -9,13 +9,13 @@ enum TaskCompletionMode: Sendable {
     /// calls are not made.
     case dataHandler(@Sendable (Data?, URLResponse?, (any Error)?) -> Void)
     /// `data(for:)` and friends: the body is collected and handed over directly.
-    case collect(@Sendable (Result<(Data, URLResponse), URLError>) -> Void)
+    case collect(@Sendable (Result<(Data, URLResponse), any Error>) -> Void)
     /// `bytes(for:)`: the body streams into an async sequence.
     case stream(AsyncBytesSource)
     /// A download task's completion handler (on the delegate queue); the file is deleted when it returns.
     case downloadHandler(@Sendable (URL?, URLResponse?, (any Error)?) -> Void)
     /// `download(for:)` and friends: the file is handed over and the caller owns it.
-    case downloadCollect(@Sendable (Result<(URL, URLResponse), URLError>) -> Void)
+    case downloadCollect(@Sendable (Result<(URL, URLResponse), any Error>) -> Void)
 
     /// Whether the engine collects the body in memory.
     var collectsBody: Bool {

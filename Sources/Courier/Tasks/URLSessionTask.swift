@@ -35,7 +35,7 @@ open class URLSessionTask: NSObject, NSCopying, ProgressReporting, @unchecked Se
         /// ``URLSessionTask/currentRequest(in:)``.
         var replacedRequest = OutOfLine<URLRequest>()
         var response: URLResponse?
-        var error: URLError?
+        var error: (any Error)?
         var countOfBytesSent: Int64 = 0
         var countOfBytesReceived: Int64 = 0
         var countOfBytesExpectedToSend: Int64 = 0
@@ -378,8 +378,9 @@ open class URLSessionTask: NSObject, NSCopying, ProgressReporting, @unchecked Se
         mutable.withLock { state in change(&state) }
     }
 
-    /// Ends the task exactly once: records the outcome and delivers it through the completion mode.
-    func complete(with error: URLError?, body: Data?, file: URL? = nil) {
+    /// Ends the task exactly once: records the outcome and delivers it through the completion mode. `error` is what
+    /// the app sees: a `URLError`, or a custom protocol's own error.
+    func complete(with error: (any Error)?, body: Data?, file: URL? = nil) {
         let shouldDeliver: Bool = mutable.withLock { state in
             guard state.lifecycle.complete() == .deliverCompletion else { return false }
             state.error = error

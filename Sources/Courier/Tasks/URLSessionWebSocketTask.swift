@@ -192,11 +192,13 @@ open class URLSessionWebSocketTask: URLSessionTask, @unchecked Sendable {
     /// The engine finished the handshake. Without an error the server answered; if it switched protocols and its
     /// answer passes RFC 6455's checks, the connection opens and the task goes on; otherwise the task fails with
     /// `badServerResponse`.
-    override func complete(with error: URLError?, body: Data?, file: URL? = nil) {
+    override func complete(with error: (any Error)?, body: Data?, file: URL? = nil) {
         let upgraded = upgrade.slot.take()
         if let error {
             upgraded?.close()
-            handshakeFailed(error)
+            handshakeFailed(
+                error as? URLError
+                    ?? URLError(.unknown, userInfo: [NSLocalizedDescriptionKey: String(describing: error)]))
             return
         }
         let response = self.response as? HTTPURLResponse

@@ -48,6 +48,17 @@ public struct TransferError: Error, Hashable, Sendable, CustomStringConvertible 
     /// socket not there yet), rather than because the server refused: what `waitsForConnectivity` waits out.
     public private(set) var isLackOfConnectivity = false
 
+    /// The error the task reports instead of the `URLError` of this error's code, when the failure came from the
+    /// app's own code (a custom `URLProtocol`): Darwin delivers that error unchanged.
+    public private(set) var reportedError: ReportedError?
+
+    /// This error, reported to the app as `error` itself (see ``reportedError``).
+    public func reporting(_ error: any Error) -> Self {
+        var copy = self
+        copy.reportedError = ReportedError(error)
+        return copy
+    }
+
     /// This error, carrying the server's certificate chain.
     public func withPeerCertificateChain(_ chain: [[UInt8]]) -> Self {
         var copy = self

@@ -65,6 +65,35 @@ struct CustomProtocolTests {
         session.invalidateAndCancel()
     }
 
+    /// Darwin hands a protocol's failure to the app unchanged: stubs fail with the app's own error type and tests
+    /// check for it. (Courier had turned any error that was not a `URLError` into `URLError(.unknown)`, and a
+    /// `URLError` into a new one without its user info.)
+    @Test func aProtocolsOwnErrorReachesTheAppUnchanged() async throws {
+        let stubError = StubFailure(quota: 7)
+        StubProtocol.script("/own-error", .failWith(stubError))
+        let detailed = URLError(.notConnectedToInternet, userInfo: ["stub.detail": "airplane mode"])
+        StubProtocol.script("/detailed-error", .failWith(detailed))
+        let delegate = RecordingDelegate()
+        let session = session(delegate: delegate)
+        // A completion handler.
+        let handled = await session.runDataTask(URLRequest(url: url("/own-error")))
+        #expect(handled.error as? StubFailure == stubError)
+        // Swift concurrency, for a data and a download task.
+        await #expect(throws: stubError) { _ = try await session.data(from: url("/own-error")) }
+        await #expect(throws: stubError) { _ = try await session.download(from: url("/own-error")) }
+        // The delegate, and the task's `error` property.
+        let task = session.dataTask(with: url("/own-error"))
+        task.resume()
+        await delegate.waitForCompletions(1)
+        #expect(task.error as? StubFailure == stubError)
+        // A URLError keeps the user info the protocol gave it.
+        let detailedOutcome = await session.runDataTask(URLRequest(url: url("/detailed-error")))
+        let received = try #require(detailedOutcome.error as? URLError)
+        #expect(received.code == .notConnectedToInternet)
+        #expect(received.userInfo["stub.detail"] as? String == "airplane mode")
+        session.invalidateAndCancel()
+    }
+
     @Test func theDelegateDecidesAboutAProtocolsRedirect() async throws {
         StubProtocol.script("/moved-again", .redirect(to: "https://stub.test/plain-2"))
         StubProtocol.script("/plain-2", .plain(mimeType: "text/plain", body: Data("after".utf8)))
@@ -172,4 +201,9 @@ struct CustomProtocolTests {
             return name?.hasPrefix("courier.proto") == true
         }.count
     }
+}
+
+/// An error type of the app's own, which a stub protocol fails with.
+private struct StubFailure: Error, Equatable {
+    let quota: Int
 }

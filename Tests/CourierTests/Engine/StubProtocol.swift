@@ -12,6 +12,8 @@ final class StubProtocol: URLProtocol, @unchecked Sendable {
         case plain(mimeType: String, body: Data)
         case redirect(to: String)
         case fail(URLError.Code)
+        /// A failure with an error of the app's own (any type), passed to the client as it is.
+        case failWith(any Error)
         /// A Basic challenge; the body says which user answered it.
         case challenge
         /// The cached response the protocol was given is declared valid.
@@ -81,6 +83,8 @@ final class StubProtocol: URLProtocol, @unchecked Sendable {
             client.urlProtocol(self, wasRedirectedTo: URLRequest(url: URL(string: target)!), redirectResponse: response)
         case .fail(let code):
             client.urlProtocol(self, didFailWithError: URLError(code))
+        case .failWith(let error):
+            client.urlProtocol(self, didFailWithError: error)
         case .challenge:
             let space = URLProtectionSpace(
                 host: "stub.test", port: 443, protocol: "https", realm: "stub",

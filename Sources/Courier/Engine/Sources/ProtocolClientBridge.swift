@@ -34,7 +34,8 @@ final class ProtocolClientBridge: NSObject, URLProtocolClient, @unchecked Sendab
     }
 
     func urlProtocol(_ protocol: URLProtocol, didFailWithError error: any Error) {
-        source?.enqueue(.fail(Self.transferError(error)))
+        // The task reports the protocol's own error, as on Darwin; the engine goes by its URLError code.
+        source?.enqueue(.fail(Self.transferError(error).reporting(error)))
     }
 
     func urlProtocol(_ protocol: URLProtocol, didReceive challenge: URLAuthenticationChallenge) {
@@ -50,7 +51,8 @@ final class ProtocolClientBridge: NSObject, URLProtocolClient, @unchecked Sendab
     }
 
     /// A protocol's error as the engine carries it: a `URLError` (or an `NSError` in `NSURLErrorDomain`) keeps its
-    /// code and description; any other error becomes `URLError(.unknown)` with its description.
+    /// code and description; any other error becomes `URLError(.unknown)` with its description. (The app is given
+    /// the protocol's error itself: ``TransferError/reporting(_:)``.)
     static func transferError(_ error: any Error) -> TransferError {
         if let urlError = error as? URLError {
             return .urlError(urlError.code, urlError.localizedDescription)

@@ -7,8 +7,9 @@ import NIOCore
 /// ``ProtocolThread`` of its own, and what it tells its `URLProtocolClient` becomes the source's events, in order.
 ///
 /// - `didReceive(_:cacheStoragePolicy:)`, `didLoad`, `urlProtocolDidFinishLoading`, `didFailWithError` are the head,
-///   body parts, end and failure (a non-`URLError` failure becomes `URLError(.unknown)`). Body parts loaded before
-///   the response wait for it; an end without any response comes after a plain response of unknown length.
+///   body parts, end and failure (the engine goes by the failure's `URLError` code, `.unknown` for another type;
+///   the app is given the protocol's error unchanged). Body parts loaded before the response wait for it; an end
+///   without any response comes after a plain response of unknown length.
 /// - `wasRedirectedTo:redirectResponse:` hands the redirect to the engine's redirect stage (and so to the delegate);
 ///   following it starts the lookup again for the new request.
 /// - `cachedResponseIsValid` answers with the cached response the protocol was given.
