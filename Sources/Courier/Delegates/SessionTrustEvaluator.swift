@@ -23,7 +23,8 @@ import NIOSSL
 /// A delegate that never answers is bounded by the connection's handshake timeout. The session makes one evaluator,
 /// and connections are pooled per evaluator, so a connection one session's delegate approved (or presented a
 /// certificate for) never serves another session. Sessions without a delegate have no evaluator: NIOSSL verifies
-/// against the same roots, and the credential storage's default identity is presented when a server asks.
+/// against the same roots, and the credential storage's default identity is presented when a server asks; a task
+/// of theirs with a delegate of its own is asked through a ``TaskTrustEvaluator``.
 final class SessionTrustEvaluator: ServerTrustEvaluator, ClientCertificateProvider {
     /// The session, attached once it exists; weak, as the session holds the evaluator.
     private let sessionBox = NIOLockedValueBox<WeakSession>(WeakSession())
@@ -47,29 +48,47 @@ final class SessionTrustEvaluator: ServerTrustEvaluator, ClientCertificateProvid
     }
 
     func evaluate(certificateChain: [[UInt8]], host: String, port: Int) async -> ServerTrustDecision {
-        let trust = SecTrust(
-            certificates: certificateChain.map { SecCertificate(derData: Data($0)) },
+        let trust = Self.trust(of: certificateChain, host: host, additionalRoots: additionalRoots)
+        guard let session, let delegate = session.delegate else {
+            return await Self.defaultDecision(trust, chain: certificateChain)
+        }
+        let challenge = Self.serverTrustChallenge(trust, host: host, port: port)
+        challenge.connectionTask = Self.connectingTask(host: host, port: port, in: session)
+        let answer = await ask(delegate, of: session, challenge)
+        return await Self.decision(answer, trust: trust, chain: certificateChain, host: host)
+    }
+
+    /// The server's chain as the `SecTrust` a challenge carries, with the session's extra roots.
+    static func trust(of chain: [[UInt8]], host: String, additionalRoots: [SecCertificate]) -> SecTrust {
+        SecTrust(
+            certificates: chain.map { SecCertificate(derData: Data($0)) },
             policy: SecPolicy(server: true, hostname: host),
             additionalRoots: additionalRoots
         )
-        guard let session, let delegate = session.delegate else {
-            return await defaultDecision(trust, chain: certificateChain)
-        }
+    }
+
+    /// The `NSURLAuthenticationMethodServerTrust` challenge about `trust`.
+    static func serverTrustChallenge(_ trust: SecTrust, host: String, port: Int) -> URLAuthenticationChallenge {
         let space = URLProtectionSpace(
             host: host, port: port, protocol: NSURLProtectionSpaceHTTPS, realm: nil,
             authenticationMethod: NSURLAuthenticationMethodServerTrust, serverTrust: trust, distinguishedNames: nil)
-        let challenge = URLAuthenticationChallenge(
+        return URLAuthenticationChallenge(
             protectionSpace: space, proposedCredential: nil, previousFailureCount: 0, failureResponse: nil,
             error: nil, sender: CompletionHandlerChallengeSender())
-        challenge.connectionTask = Self.connectingTask(host: host, port: port, in: session)
-        let (disposition, credential) = await ask(delegate, of: session, challenge)
-        switch disposition {
-        case .useCredential where credential?.trust != nil:
+    }
+
+    /// What the delegate's answer to a server-trust challenge means for the connection (see the type's summary).
+    static func decision(
+        _ answer: (URLSession.AuthChallengeDisposition, URLCredential?), trust: SecTrust, chain: [[UInt8]],
+        host: String
+    ) async -> ServerTrustDecision {
+        switch answer.0 {
+        case .useCredential where answer.1?.trust != nil:
             return .trust
         case .cancelAuthenticationChallenge:
             return .reject(.cancelled("the app cancelled the server trust challenge of \(host)"))
         default:
-            return await defaultDecision(trust, chain: certificateChain)
+            return await defaultDecision(trust, chain: chain)
         }
     }
 
@@ -91,7 +110,8 @@ final class SessionTrustEvaluator: ServerTrustEvaluator, ClientCertificateProvid
         return candidates.first { $0.response == nil } ?? candidates.first
     }
 
-    private func defaultDecision(_ trust: SecTrust, chain: [[UInt8]]) async -> ServerTrustDecision {
+    /// Courier's own evaluation of `trust` (`.performDefaultHandling`).
+    static func defaultDecision(_ trust: SecTrust, chain: [[UInt8]]) async -> ServerTrustDecision {
         guard let failure = await TrustEvaluation.evaluate(trust) else { return .trust }
         return .reject(failure.withPeerCertificateChain(chain))
     }

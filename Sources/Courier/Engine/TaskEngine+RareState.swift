@@ -33,6 +33,8 @@ final class RareState {
     var downloadedFile: URL?
     /// The session's logger with the task's identifiers, kept only when debug lines are on.
     var debugLogger: Logger?
+    /// Asks the task's own delegate about TLS connections, in a session without a delegate.
+    var taskTrustEvaluator: TaskTrustEvaluator?
 }
 
 extension TaskEngine {
@@ -103,6 +105,10 @@ extension TaskEngine {
     var downloadedFile: URL? {
         get { rareState?.downloadedFile }
         set { setRare(isDefault: newValue == nil) { $0.downloadedFile = newValue } }
+    }
+    var taskTrustEvaluator: TaskTrustEvaluator? {
+        get { rareState?.taskTrustEvaluator }
+        set { setRare(isDefault: newValue == nil) { $0.taskTrustEvaluator = newValue } }
     }
     /// Most engines never log: a logger of their own (a copy of the handler's existential and the label) would be
     /// carried by every queued request.

@@ -424,7 +424,23 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
         {
             options.tls = tls
         }
+        if let evaluator = trustEvaluatorForTask() { options.trustEvaluator = evaluator }
         return options
+    }
+
+    /// In a session without a delegate, a task with a delegate of its own has that delegate asked about new TLS
+    /// connections, as on Darwin (see ``TaskTrustEvaluator``): one evaluator for all the task's attempts, made at the
+    /// first. `nil` otherwise (the session's evaluator, or NIOSSL's verification, decides).
+    private func trustEvaluatorForTask() -> TaskTrustEvaluator? {
+        if let made = taskTrustEvaluator { return made }
+        guard environment.session.trustEvaluator == nil, let task = environment.task, task.delegate != nil else {
+            return nil
+        }
+        let made = TaskTrustEvaluator(
+            task: task,
+            additionalTrustedCertificates: environment.configuration.courierAdditionalTrustedCertificates)
+        taskTrustEvaluator = made
+        return made
     }
 
     private var uploadBody: UploadBody? {

@@ -223,6 +223,39 @@ extension ServerTrustChallengeTests {
             #expect(own.asked.withLockedValue { $0.count } == 1)
         }
     }
+
+    /// A session without a delegate (`URLSession.shared` and the like) puts the challenge to the task's own delegate:
+    /// `data(for:delegate:)` trusts a self-signed server through it.
+    @Test func aTasksOwnDelegateIsAskedInASessionWithoutADelegate() async throws {
+        try await withServer(.https) { server in
+            server.route("/t", response: .ok("trusted"))
+            let session = makeSession()
+            defer { session.invalidateAndCancel() }
+            let own = TaskLevelTrustDelegate()
+            let (data, _) = try await session.data(from: server.url("/t"), delegate: own)
+            #expect(data == Data("trusted".utf8))
+            #expect(own.asked.withLockedValue { $0.map(\.method) } == [NSURLAuthenticationMethodServerTrust])
+        }
+    }
+
+    /// The same delegate's refusal holds even for a server the session's roots trust: a pinning task delegate is not
+    /// bypassed because the session has no delegate.
+    @Test func aTasksOwnDelegateRefusalHoldsInASessionWithoutADelegate() async throws {
+        try await withServer(.https) { server in
+            server.route("/t", response: .ok("secret"))
+            let session = makeSession { $0.courierAdditionalTrustedCertificates = [Data(server.certificateDER)] }
+            defer { session.invalidateAndCancel() }
+            let own = TaskLevelTrustDelegate(trusts: false)
+            do {
+                _ = try await session.data(from: server.url("/t"), delegate: own)
+                Issue.record("the task delegate refused the server, yet the request was answered")
+            } catch {
+                #expect((error as? URLError)?.code == .cancelled)
+            }
+            #expect(own.asked.withLockedValue { $0.count } == 1)
+            #expect(server.requests.isEmpty)
+        }
+    }
 }
 
 /// A session delegate that implements no challenge method.
@@ -232,6 +265,12 @@ private final class SilentSessionDelegate: NSObject, URLSessionDelegate, @unchec
 /// recording each challenge's method and task.
 private final class TaskLevelTrustDelegate: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
     let asked = NIOLockedValueBox<[(method: String, taskIdentifier: Int)]>([])
+    /// `false`: cancel every server-trust challenge, as a pinning delegate does when the pin does not match.
+    let trusts: Bool
+
+    init(trusts: Bool = true) {
+        self.trusts = trusts
+    }
 
     func urlSession(
         _ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
@@ -241,6 +280,7 @@ private final class TaskLevelTrustDelegate: NSObject, URLSessionTaskDelegate, @u
         guard let trust = challenge.protectionSpace.serverTrust else {
             return completionHandler(.performDefaultHandling, nil)
         }
+        guard trusts else { return completionHandler(.cancelAuthenticationChallenge, nil) }
         completionHandler(.useCredential, URLCredential(trust: trust))
     }
 }
