@@ -33,6 +33,45 @@ struct CacheStageRulesTests {
         #expect(CacheMetadata.varyingFields(of: response([:]), request: request([:])) == [:])
     }
 
+    /// A response that varies on `Cookie` or `Authorization` still answers only requests with the same values, but
+    /// the values (a session cookie, a `.forSession` password) never reach `Cache.db`: only a keyed digest does.
+    @Test func secretVaryingFieldsAreMatchedButNeverWrittenToDisk() throws {
+        let secretCookie = "sessionid=s3cr3t-cookie-value"
+        let secretAuthorization = "Basic " + Data("alice:s3cr3t-password".utf8).base64EncodedString()
+        let fieldsSent = ["Cookie": secretCookie, "Authorization": secretAuthorization, "Accept-Language": "en"]
+        let vary = response([
+            "Vary": "Cookie, Authorization, Accept-Language", "Cache-Control": "public, max-age=600",
+        ])
+        let fields = try #require(CacheMetadata.varyingFields(of: vary, request: request(fieldsSent)))
+        #expect((fields["accept-language"] ?? nil) == "en")
+        let metadata = CacheMetadata(requestTime: Date(), responseTime: Date(), varyingFields: fields)
+        #expect(metadata.matches(request(fieldsSent)))
+        var otherCookie = fieldsSent
+        otherCookie["Cookie"] = "sessionid=someone-else"
+        #expect(!metadata.matches(request(otherCookie)))
+        var noAuthorization = fieldsSent
+        noAuthorization["Authorization"] = nil
+        #expect(!metadata.matches(request(noAuthorization)))
+
+        let directory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("courier-vary-secrets-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let cache = URLCache(memoryCapacity: 0, diskCapacity: 1 << 20, directory: directory)
+        let cached = CachedURLResponse(
+            response: vary, data: Data("body".utf8), userInfo: nil, storagePolicy: .allowed, metadata: metadata)
+        cache.storeCachedResponse(cached, for: request(fieldsSent))
+        let found = try #require(cache.cachedResponse(for: request(fieldsSent)))
+        #expect(found.metadata?.matches(request(fieldsSent)) == true)
+        var written = Data()
+        for name in try FileManager.default.contentsOfDirectory(atPath: directory.path) {
+            written += try Data(contentsOf: directory.appendingPathComponent(name))
+        }
+        #expect(written.range(of: Data("body".utf8)) != nil)
+        for secret in [secretCookie, secretAuthorization, String(secretAuthorization.dropFirst(6))] {
+            #expect(written.range(of: Data(secret.utf8)) == nil)
+        }
+    }
+
     @Test func a304UpdatesTheStoredFieldsButNotTheFramingOrTheBody() throws {
         let stored = CachedURLResponse(
             response: response(["ETag": "\"1\"", "Content-Length": "4", "X-A": "old", "Cache-Control": "no-cache"]),
