@@ -69,6 +69,50 @@ struct CredentialFileTests {
         #expect(URLCredentialStorage(file: file).credentials(for: space)?.keys.sorted() == ["alice"])
     }
 
+    /// Every app of the user shares the file, and each storage writes only its own changes over the file as it is:
+    /// two processes (here two storages made before either wrote) keep each other's credentials and changes.
+    @Test func twoProcessesKeepEachOthersCredentials() throws {
+        let file = try location()
+        let first = URLCredentialStorage(file: file)
+        let second = URLCredentialStorage(file: file)
+        first.set(URLCredential(user: "alice", password: "a", persistence: .permanent), for: space)
+        second.set(URLCredential(user: "bob", password: "b", persistence: .permanent), for: space)
+        second.set(URLCredential(user: "dave", password: "d", persistence: .permanent), for: proxySpace)
+        first.set(URLCredential(user: "erin", password: "e", persistence: .forSession), for: space)
+        var onDisk = URLCredentialStorage(file: file)
+        #expect(onDisk.credentials(for: space)?.keys.sorted() == ["alice", "bob"])
+        #expect(onDisk.credentials(for: proxySpace)?.keys.sorted() == ["dave"])
+        #expect(onDisk.defaultCredential(for: space) != nil)
+
+        // A removal here reaches the file; a change there to a credential this one holds unchanged is kept.
+        let third = URLCredentialStorage(file: file)
+        second.set(URLCredential(user: "bob", password: "b2", persistence: .permanent), for: space)
+        first.remove(URLCredential(user: "alice", password: "", persistence: .permanent), for: space)
+        third.set(URLCredential(user: "frank", password: "f", persistence: .permanent), for: proxySpace)
+        onDisk = URLCredentialStorage(file: file)
+        #expect(onDisk.credentials(for: space)?.keys.sorted() == ["bob"])
+        #expect(onDisk.credentials(for: space)?["bob"]?.password == "b2")
+        #expect(onDisk.credentials(for: proxySpace)?.keys.sorted() == ["dave", "frank"])
+        #expect(onDisk.defaultCredential(for: proxySpace)?.user == "dave")
+    }
+
+    @Test func aChangeMakingADefaultTakesItFromTheFilesOtherEntries() {
+        func entry(_ user: String, isDefault: Bool, password: String = "p") -> CredentialFile.Entry {
+            CredentialFile.Entry(
+                host: "example.com", port: 443, protocol: "https", proxyType: nil, realm: "api",
+                authenticationMethod: NSURLAuthenticationMethodHTTPBasic, user: user, password: password,
+                synchronizable: false, isDefault: isDefault)
+        }
+        let onDisk = [entry("a", isDefault: true), entry("b", isDefault: false)]
+        let merged = CredentialFile.merge(
+            onDisk, from: [entry("b", isDefault: false)], to: [entry("b", isDefault: true, password: "q")])
+        #expect(merged == [entry("a", isDefault: false), entry("b", isDefault: true, password: "q")])
+        #expect(CredentialFile.merge(onDisk, from: onDisk, to: onDisk) == onDisk)
+        #expect(
+            CredentialFile.merge(onDisk, from: [entry("a", isDefault: true)], to: [])
+                == [entry("b", isDefault: false)])
+    }
+
     @Test func theFileIsPrivateAndReplacedWithoutLeftovers() throws {
         let file = try location()
         let storage = URLCredentialStorage(file: file)

@@ -187,16 +187,17 @@ open class URLCredentialStorage: NSObject, @unchecked Sendable {
         ChangeNotification.post(.NSURLCredentialStorageChanged, object: self)
     }
 
-    /// Brings the file up to date. The snapshot is taken under the file's lock, so that of two changes racing, the
-    /// later state is the one written last. A file that cannot be written leaves the credentials in memory, with a
-    /// logged warning.
+    /// Brings the file up to date with this storage's changes since it last wrote (or read) it, keeping what other
+    /// processes wrote meanwhile (``CredentialFile/update(_:from:to:logger:)``). The snapshot is taken under the
+    /// file's lock, so that of two changes racing, the later state is the one written last. A file that cannot be
+    /// written leaves the credentials in memory, with a logged warning.
     private func persist() {
         guard let file else { return }
         saved.withLockedValue { saved in
             let entries = Self.persistentEntries(of: state.withLockedValue { $0 })
             guard entries != saved else { return }
             do {
-                try CredentialFile.save(entries, to: file)
+                try CredentialFile.update(file, from: saved, to: entries, logger: Self.logger)
                 saved = entries
             } catch {
                 Self.logger.warning("cannot store permanent credentials in \(file.path): \(error)")
