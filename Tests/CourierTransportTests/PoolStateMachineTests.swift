@@ -106,7 +106,25 @@ struct PoolStateMachineTests {
         // The taken connection's close is not the pool's any more, and a new request opens a new connection.
         #expect(machine.closed("a", 10) == .none)
         #expect(machine.lease("a", for: "r3") == .connect)
-        #expect(machine.release("a", 11) != .close(11))
+        // The pool is not shut down: a connection opened after the reset is kept for reuse.
+        _ = machine.connected("a", 12, protocol: .http1, capacity: 1, for: "r3")
+        #expect(machine.release("a", 12) == .none)
+        #expect(machine.lease("a", for: "r4") == .use(12))
+    }
+
+    /// `URLSession.reset` and `flush` promise that later requests run on new connections: a connection busy at the
+    /// time finishes its exchange, then closes instead of waiting idle for the next request (or being handed to a
+    /// waiter).
+    @Test func aConnectionBusyWhenIdleOnesAreTakenClosesWhenItsExchangeEnds() {
+        var machine = Machine(maxConnectionsPerHost: 1)
+        _ = machine.lease("a", for: "r1")
+        _ = machine.connected("a", 10, protocol: .http1, capacity: 1, for: "r1")
+        #expect(machine.takeIdleConnections().isEmpty)
+        #expect(machine.lease("a", for: "r2") == .wait)
+        #expect(machine.release("a", 10) == .close(10))
+        #expect(machine.counts("a") == (idle: 0, busy: 1, waiting: 1))
+        // Its close frees the slot: the waiter gets a connection of its own.
+        #expect(machine.closed("a", 10) == .connect(for: "r2"))
     }
 
     @Test func idleHTTP1ConnectionsAreReusedMostRecentFirst() {
@@ -342,6 +360,23 @@ extension PoolStateMachineTests {
             #expect(machine.release("a", 10) == .close(10))
             #expect(machine.closed("a", 10) == .none)
             #expect(machine.detailedCounts("a") == .init())
+        }
+
+        /// After `reset`/`flush`, a multiplexed connection that still runs streams takes no new one (even with free
+        /// streams, even when its peer raises its limit) and closes when its last stream ends.
+        @Test func aBusyMultiplexedConnectionTakesNoNewStreamAfterIdleOnesAreTaken() {
+            var machine = Machine(maxConnectionsPerHost: 2)
+            _ = machine.lease("a", for: "r1")
+            _ = machine.connected("a", 10, protocol: "h2", capacity: 100, for: "r1")
+            #expect(machine.takeIdleConnections().isEmpty)
+            #expect(machine.lease("a", for: "r2") == .connect)
+            #expect(machine.capacityChanged("a", 10, capacity: 200).isEmpty)
+            #expect(machine.lease("a", for: "r3") == .wait)
+            #expect(machine.release("a", 10) == .close(10))
+            #expect(machine.closed("a", 10) == .none)
+            // The waiter gets a stream of the new connection.
+            let assignments = machine.connected("a", 11, protocol: "h2", capacity: 100, for: "r2")
+            #expect(assignments.map(\.waiter) == ["r2", "r3"])
         }
 
         @Test func closingAMultiplexedConnectionFreesItsSlotForAWaiter() {

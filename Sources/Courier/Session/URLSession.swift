@@ -269,7 +269,8 @@ open class URLSession: NSObject, @unchecked Sendable {
 
     /// Empties the cookies, credentials and cached responses of the session's storages, forgets the protection
     /// spaces it sent credentials to, and closes idle connections so that later requests start on new ones; then
-    /// calls `completionHandler` on the delegate queue. Tasks already running go on.
+    /// calls `completionHandler` on the delegate queue. Tasks already running go on; their connections take no new
+    /// request and close when those tasks' requests end.
     ///
     /// As on Darwin the storages are the configuration's, so sessions sharing them (the shared ones, by default)
     /// lose their contents too. The work runs on a background queue: storages may be the app's subclasses.
@@ -293,7 +294,8 @@ open class URLSession: NSObject, @unchecked Sendable {
     }
 
     /// Writes the session's cookies to disk and closes idle connections so that later requests start on new
-    /// ones; then calls `completionHandler` on the delegate queue. (The disk cache writes as it goes.)
+    /// ones (busy connections close when their requests end); then calls `completionHandler` on the delegate queue.
+    /// (The disk cache writes as it goes.)
     open func flush(completionHandler: @escaping @Sendable () -> Void) {
         let cookies = storedConfiguration.httpCookieStorage
         DispatchQueue.global().async { [self] in

@@ -74,6 +74,10 @@ struct PoolStateMachine<Key: Hashable, Connection: Hashable, Waiter: Hashable> {
         /// Whether the key's connections may turn out multiplexed (TLS offering `h2`): until the first one has told,
         /// it is assumed they will.
         var mayMultiplex = false
+        /// Ready connections that were busy when ``PoolStateMachine/takeIdleConnections()`` ran (`URLSession.reset`
+        /// and `flush`): they finish what they run, take nothing new, and are closed then, so that every later
+        /// request starts on a new connection, as Darwin promises. They stay counted until they close.
+        var retiring: Set<Connection> = []
 
         /// Whether a new connection may be opened for a request that found no free one: below the limit, and not
         /// while a connection that will (or may) carry many streams is being opened — its streams serve the rest.
@@ -90,7 +94,8 @@ struct PoolStateMachine<Key: Hashable, Connection: Hashable, Waiter: Hashable> {
 
         /// Forgets a ready connection; `false` if it is not (or no longer) the pool's.
         mutating func remove(_ connection: Connection) -> Bool {
-            http1.remove(connection) || multiplexed.remove(connection)
+            retiring.remove(connection)
+            return http1.remove(connection) || multiplexed.remove(connection)
         }
     }
 
@@ -159,7 +164,10 @@ struct PoolStateMachine<Key: Hashable, Connection: Hashable, Waiter: Hashable> {
     /// ``connected(_:_:protocol:capacity:for:)``.
     mutating func capacityChanged(_ key: Key, _ connection: Connection, capacity: Int) -> [Assignment] {
         withHost(key) { host in
-            guard host.multiplexed.setCapacity(max(1, capacity), of: connection) else { return [] }
+            // A retiring connection starts no new stream, whatever its peer allows.
+            guard !host.retiring.contains(connection),
+                host.multiplexed.setCapacity(max(1, capacity), of: connection)
+            else { return [] }
             var assignments: [Assignment] = []
             while !host.waiters.isEmpty, host.multiplexed.leaseStream(on: connection) {
                 if let waiter = host.waiters.popFirst() {
@@ -191,7 +199,7 @@ struct PoolStateMachine<Key: Hashable, Connection: Hashable, Waiter: Hashable> {
         let isShutdown = isShutdown
         return withHost(key) { host in
             if host.http1.isRunning(connection) {
-                if isShutdown { return .close(connection) }
+                if isShutdown || host.retiring.contains(connection) { return .close(connection) }
                 if let waiter = host.waiters.popFirst() { return .hand(connection, to: waiter) }
                 host.http1.park(connection)
                 return .none
@@ -204,7 +212,8 @@ struct PoolStateMachine<Key: Hashable, Connection: Hashable, Waiter: Hashable> {
                 {
                     return .hand(connection, to: waiter)
                 }
-                return isShutdown && remaining == 0 ? .close(connection) : .none
+                let closes = isShutdown || host.retiring.contains(connection)
+                return closes && remaining == 0 ? .close(connection) : .none
             }
             // Not the pool's (detached), or released twice.
             return .none
@@ -263,12 +272,23 @@ struct PoolStateMachine<Key: Hashable, Connection: Hashable, Waiter: Hashable> {
         return (idle, waiters)
     }
 
-    /// Takes the connections that run nothing out of the pool (to close), leaving it open: later requests open new
-    /// connections (`URLSession.flush` and `reset`).
+    /// Takes the connections that run nothing out of the pool (to close), leaving it open, and retires the busy
+    /// ones: they finish their exchanges, take no new one (not even a free HTTP/2 stream), and ``release(_:_:)``
+    /// closes them when their last exchange ends. Later requests open new connections (`URLSession.flush` and
+    /// `reset`: "future requests occur on a new socket"; a request in flight must not hand its connection, with
+    /// the TLS identity and trust it was approved with, to the requests made after).
     mutating func takeIdleConnections() -> [Connection] {
         var idle: [Connection] = []
         for key in Array(hosts.keys) {
-            withHost(key) { host in idle += host.http1.takeIdle() + host.multiplexed.takeIdle() }
+            withHost(key) { host in
+                idle += host.http1.takeIdle() + host.multiplexed.takeIdle()
+                host.retiring.formUnion(host.http1.busy)
+                for entry in host.multiplexed.entries {
+                    host.retiring.insert(entry.connection)
+                    // No free stream is left to lease; the ones running finish.
+                    _ = host.multiplexed.setCapacity(0, of: entry.connection)
+                }
+            }
         }
         return idle
     }
