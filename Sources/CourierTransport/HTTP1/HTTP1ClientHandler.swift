@@ -168,6 +168,8 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
             timeline: request.observesTimeline ? startTimeline(of: exchange, isReused: isReused, context: context) : nil
         )
         active.paused = exchange.isPausedForHandler
+        // A task suspended before its connection was ready sends no body until it is resumed.
+        writer?.setPaused(active.paused)
         state = .active(active)
         writeHead(request, context: context)
         if let writer {
@@ -223,6 +225,8 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
             active.drainBudget == nil
         else { return }
         active.paused = newValue
+        // The request's body stops with the response: a suspended upload sends nothing more (nor reports progress).
+        active.bodyWriter?.setPaused(newValue)
         // Pausing leaves the timer: when it fires it finds the exchange paused and stops.
         if !newValue {
             armRequestTimer()

@@ -32,6 +32,10 @@ final class HTTP1RequestBodyWriter {
     private var sourceEnded = false
     private var totalRead: Int64 = 0
     private var totalSent: Int64 = 0
+    /// The exchange is paused (its task suspended): no further chunk of a streamed body is read or written until it
+    /// continues, as `suspend()` stops a whole transfer on Darwin. (A body in memory is handed to the channel whole
+    /// at the start.)
+    private var paused = false
 
     /// Body bytes were written: (this write, total).
     var onProgress: ((Int64, Int64) -> Void)?
@@ -89,6 +93,13 @@ final class HTTP1RequestBodyWriter {
         pump()
     }
 
+    /// Stops (`true`) or continues (`false`) sending a streamed body: the handler passes the exchange's pause on.
+    func setPaused(_ paused: Bool) {
+        guard self.paused != paused else { return }
+        self.paused = paused
+        if !paused { pump() }
+    }
+
     /// Stops writing and releases the reader.
     func abandon() {
         continueTimer?.cancel()
@@ -139,7 +150,7 @@ final class HTTP1RequestBodyWriter {
     /// Writes the chunk read ahead while the channel is writable, and keeps one read in flight, so reading the
     /// source (a file, off the event loop) overlaps with the socket draining what was written.
     private func pump() {
-        guard case .writing = phase, let reader else { return }
+        guard case .writing = phase, !paused, let reader else { return }
         if let buffer = readAhead, context.channel.isWritable {
             readAhead = nil
             write(buffer)

@@ -108,6 +108,42 @@ struct SuspendTests {
         }
     }
 
+    /// `suspend()` stops a whole transfer, the request's body included: a file upload suspended as it starts sends
+    /// (and reports) nothing more until `resume()`, then arrives whole. Before the fix the body kept streaming from
+    /// the file to the server while the task said `.suspended`.
+    @Test(arguments: WireProtocol.allCases)
+    func suspendingAnUploadStopsItsBody(over wire: WireProtocol) async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        // Far more than a second of loopback can carry once suspended, were the body still sent.
+        let length = 64 << 20
+        let (file, digest) = try writePatternFile(length: length, in: directory)
+        try await withServer(wire) { server in
+            server.route("/up", method: "PUT", response: .status(204))
+            var request = URLRequest(url: server.url("/up"))
+            request.httpMethod = "PUT"
+            let delegate = RecordingDelegate()
+            let session = makeSession(delegate: delegate)
+            let task = session.uploadTask(with: request, fromFile: file)
+            task.resume()
+            task.suspend()
+            // The suspension reaches the connection within a chunk or two of the body, however loaded the machine.
+            try await Task.sleep(for: .seconds(1))
+            let sentWhileSuspended = task.countOfBytesSent
+            try await Task.sleep(for: .milliseconds(500))
+            #expect(task.state == .suspended)
+            #expect(sentWhileSuspended < Int64(length))
+            #expect(task.countOfBytesSent == sentWhileSuspended)
+            task.resume()
+            await delegate.waitForCompletions()
+            #expect(delegate.events.last == .complete(nil))
+            #expect(task.countOfBytesSent == Int64(length))
+            let recorded = try #require(server.requests(path: "/up").first)
+            #expect(recorded.bodyLength == length)
+            #expect(recorded.bodySHA256 == digest)
+        }
+    }
+
     @Test(arguments: WireProtocol.allCases)
     func progressPauseAndResumeSuspendAndResumeTheTask(over wire: WireProtocol) async throws {
         try await withServer(wire) { server in
