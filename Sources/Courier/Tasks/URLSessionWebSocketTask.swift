@@ -178,13 +178,16 @@ open class URLSessionWebSocketTask: URLSessionTask, @unchecked Sendable {
     }
 
     /// Cancels the task: an open connection is closed at once, without a close handshake, and the task completes
-    /// with `URLError(.cancelled)`.
+    /// with `URLError(.cancelled)`. As for every task, `state` is `canceling` from this call until the completion
+    /// (and the session no longer lists the task).
     open override func cancel() {
-        if let connection = socket.withLockedValue({ $0.openConnection }) {
-            connection.abort(.cancelled())
-        } else {
+        guard let connection = socket.withLockedValue({ $0.openConnection }) else {
             super.cancel()
+            return
         }
+        // Only the first cancel closes the connection.
+        guard mutable.withLock({ $0.lifecycle.cancel() }) == .cancelTransfer else { return }
+        connection.abort(.cancelled())
     }
 
     // MARK: - The handshake's end
@@ -231,6 +234,9 @@ open class URLSessionWebSocketTask: URLSessionTask, @unchecked Sendable {
         for (message, done) in opened.sends { connection.send(message, completion: done) }
         for done in opened.pings { connection.sendPing(completion: done) }
         connection.setReading(opened.reading.on, generation: opened.reading.generation)
+        // A cancel() made after the handshake's end but before the connection was the task's found nothing to close
+        // (the handshake's engine had finished): it is carried out now.
+        if state == .canceling { connection.abort(.cancelled()) }
     }
 
     /// A message arrived (on the connection's event loop).

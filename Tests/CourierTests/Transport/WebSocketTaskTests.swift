@@ -352,6 +352,32 @@ struct WebSocketTaskTests {
         }
     }
 
+    /// `cancel()` on an open WebSocket is a cancel like any task's: `state` says `canceling` at once and the session
+    /// stops listing the task, until its completion (`cancelled`) makes it `completed`. Before the fix it stayed
+    /// `running`, and listed, until the connection's close came back from its event loop.
+    @Test func cancellingAnOpenWebSocketMakesItCancelingAtOnce() async throws {
+        try await withServer { server in
+            server.webSocket("/echo", endpoint: .echo)
+            let recorder = WebSocketRecorder()
+            let session = makeSession(delegate: recorder)
+            defer { session.finishTasksAndInvalidate() }
+            let task = session.webSocketTask(with: try Self.webSocketURL(server, "/echo"))
+            task.resume()
+            try await task.send(.string("hello"))
+            _ = try await task.receive()
+            #expect(task.state == .running)
+            task.cancel()
+            // `completed` only if the close already came back.
+            #expect(task.state == .canceling || task.state == .completed)
+            let listed = await session.allTasks
+            #expect(listed.isEmpty)
+            try await recorder.completion()
+            #expect(recorder.events == [.opened(nil), .completed(.cancelled)])
+            #expect(task.state == .completed)
+            #expect((task.error as? URLError)?.code == .cancelled)
+        }
+    }
+
     @Test func anAbruptCloseIsAConnectionLost() async throws {
         try await withWebSocket(.script(.dropConnection), at: "/ws") { task, recorder, server in
             let error = await #expect(throws: URLError.self) { try await task.receive() }
