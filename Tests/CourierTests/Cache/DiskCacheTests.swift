@@ -74,6 +74,43 @@ struct DiskCacheTests {
         #expect(cache.currentDiskUsage == 0)
     }
 
+    /// What an earlier run stored is on disk before this run uses the cache: it is measured at once, and turning the
+    /// disk cache off (`diskCapacity = 0`) and clearing it at launch removes it. A cache that never had a disk
+    /// capacity (an ephemeral session's, which shares the default folder) leaves it alone.
+    @Test func anEarlierRunsResponsesAreMeasuredAndRemovedBeforeFirstUse() throws {
+        let directory = folder()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (request, response) = try cached("earlier", bytes: 1000)
+        let (other, otherResponse) = try cached("other", bytes: 1000)
+        func storeInAnEarlierRun() {
+            let cache = URLCache(memoryCapacity: 0, diskCapacity: 1_000_000, directory: directory)
+            cache.storeCachedResponse(response, for: request)
+            cache.storeCachedResponse(otherResponse, for: other)
+        }
+        func isOnDisk(_ request: URLRequest) -> Bool {
+            URLCache(memoryCapacity: 0, diskCapacity: 1_000_000, directory: directory)
+                .cachedResponse(for: request) != nil
+        }
+        storeInAnEarlierRun()
+        let ephemeral = URLCache(memoryCapacity: 0, diskCapacity: 0, directory: directory)
+        #expect(ephemeral.currentDiskUsage == 0)
+        ephemeral.removeAllCachedResponses()
+        #expect(isOnDisk(request) && isOnDisk(other))
+
+        let relaunched = URLCache(memoryCapacity: 0, diskCapacity: 1_000_000, directory: directory)
+        #expect(relaunched.currentDiskUsage > 2000)
+        relaunched.diskCapacity = 0
+        relaunched.removeAllCachedResponses()
+        #expect(relaunched.currentDiskUsage == 0)
+        #expect(!isOnDisk(request) && !isOnDisk(other))
+
+        storeInAnEarlierRun()
+        let shrunk = URLCache(memoryCapacity: 0, diskCapacity: 1_000_000, directory: directory)
+        shrunk.diskCapacity = 1500
+        #expect(shrunk.currentDiskUsage <= 1500)
+        #expect(!(isOnDisk(request) && isOnDisk(other)))
+    }
+
     @Test func aCorruptDatabaseIsMovedAsideAndReplaced() throws {
         let directory = folder()
         defer { try? FileManager.default.removeItem(at: directory) }

@@ -6,11 +6,16 @@ import NIOConcurrencyHelpers
 /// The disk tier of ``URLCache``: a ``CacheDatabase`` opened at first use, with the response head and the cache's
 /// metadata encoded as JSON beside the body.
 ///
-/// A capacity of 0 never opens anything. A folder that cannot be used disables the tier for the cache's lifetime,
-/// with one warning; a failed read or write is logged and treated as a miss. Every call blocks on the database.
+/// A tier that never had a capacity (an ephemeral session's cache, which shares the default folder) never opens
+/// anything. One that had is measured, trimmed and cleared from its first call, also when a database an earlier run
+/// left is not opened yet (``existingDatabase()``). A folder that cannot be used disables the tier for the cache's
+/// lifetime, with one warning; a failed read or write is logged and treated as a miss. Every call blocks on the
+/// database.
 final class DiskCacheTier: Sendable {
     private struct State {
         var capacity: Int
+        /// Whether the capacity was ever above 0: only then may the folder's database be this cache's.
+        var hadCapacity: Bool
         var database: CacheDatabase?
         var unavailable = false
     }
@@ -23,14 +28,17 @@ final class DiskCacheTier: Sendable {
 
     init(folder: URL, capacity: Int) {
         self.folder = folder
-        self.state = NIOLockedValueBox(State(capacity: capacity))
+        self.state = NIOLockedValueBox(State(capacity: capacity, hadCapacity: capacity > 0))
     }
 
     var capacity: Int {
         get { state.withLockedValue { $0.capacity } }
         set {
-            state.withLockedValue { $0.capacity = newValue }
-            guard let database = openedOrNil() else { return }
+            state.withLockedValue {
+                $0.capacity = newValue
+                if newValue > 0 { $0.hadCapacity = true }
+            }
+            guard let database = existingDatabase() else { return }
             attempt("trim") { try database.trim(toCapacity: newValue) }
         }
     }
@@ -39,7 +47,7 @@ final class DiskCacheTier: Sendable {
     var isEnabled: Bool { state.withLockedValue { $0.capacity > 0 && !$0.unavailable } }
 
     var usage: Int {
-        guard let database = openedOrNil() else { return 0 }
+        guard let database = existingDatabase() else { return 0 }
         return attempt("measure") { try database.totalSize() } ?? 0
     }
 
@@ -71,17 +79,17 @@ final class DiskCacheTier: Sendable {
     }
 
     func remove(_ key: String) {
-        guard let database = openedOrNil() ?? database() else { return }
+        guard let database = existingDatabase() else { return }
         attempt("remove") { try database.remove(key: key) }
     }
 
     func removeAll() {
-        guard let database = database() else { return }
+        guard let database = existingDatabase() else { return }
         attempt("clear") { try database.removeAll() }
     }
 
     func removeStored(since date: Date) {
-        guard let database = database() else { return }
+        guard let database = existingDatabase() else { return }
         attempt("clear") { try database.removeStored(since: date) }
     }
 
@@ -97,9 +105,25 @@ final class DiskCacheTier: Sendable {
         state.withLockedValue { $0.database }
     }
 
-    /// The database, opened at first use; `nil` when the tier has no capacity or the folder cannot be used.
-    private func database() -> CacheDatabase? {
-        let (existing, usable) = state.withLockedValue { ($0.database, $0.capacity > 0 && !$0.unavailable) }
+    /// The database if it is open, or if the folder has one (left by an earlier run, or another process's) and the
+    /// tier ever had a capacity: measuring, trimming and removing must reach what was stored before this cache was
+    /// first used. An app that sets `diskCapacity = 0` and clears the cache at launch expects the responses of its
+    /// earlier runs gone, not kept until the capacity rises again. `nil` when there is none (nothing is created).
+    private func existingDatabase() -> CacheDatabase? {
+        let (opened, hadCapacity) = state.withLockedValue { ($0.database, $0.hadCapacity) }
+        if let opened { return opened }
+        guard hadCapacity,
+            FileManager.default.fileExists(atPath: folder.appendingPathComponent(CacheDatabase.fileName).path)
+        else { return nil }
+        return database(evenWithoutCapacity: true)
+    }
+
+    /// The database, opened at first use; `nil` when the tier has no capacity (unless `evenWithoutCapacity`) or the
+    /// folder cannot be used.
+    private func database(evenWithoutCapacity: Bool = false) -> CacheDatabase? {
+        let (existing, usable) = state.withLockedValue {
+            ($0.database, ($0.capacity > 0 || evenWithoutCapacity) && !$0.unavailable)
+        }
         if let existing { return existing }
         guard usable else { return nil }
         return opening.withLock {
