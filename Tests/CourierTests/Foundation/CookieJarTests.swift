@@ -121,6 +121,35 @@ struct CookieJarTests {
         #expect(big.cookies(for: URL(string: "http://d10000.test/")!)?.count == 1)
     }
 
+    /// A plain-`http` response's cookies are checked against the stored `Secure` cookies (RFC 6265bis §5.7) without
+    /// listing the whole storage for each of them: a hostile server's thousands of cookies in one response, stored on
+    /// a network thread against a full storage, cost one listing (each listing copies and sorts up to 10,000).
+    @Test func manyCookiesFromAPlainHTTPResponseListTheStorageOnce() throws {
+        let storage = ListingCountingStorage()
+        for index in 0..<1000 {
+            storage.setCookie(Self.cookie("n", domain: "d\(index).test", secure: index % 100 == 0))
+        }
+        let url = try #require(URL(string: "http://hostile.test/"))
+        let incoming = (0..<3000).map { Self.cookie("c\($0)", domain: "hostile.test") }
+        storage.listings.withLockedValue { $0 = 0 }
+        storage.setCookies(incoming, for: url, mainDocumentURL: nil)
+        #expect(storage.listings.withLockedValue { $0 } <= 1)
+        #expect(storage.cookies(for: url)?.count == HTTPCookieStorage.maximumCookiesPerDomain)
+
+        // The check itself still holds: a Secure cookie is neither overwritten nor shadowed from plain http.
+        let small = HTTPCookieStorage()
+        small.setCookie(Self.cookie("sid", domain: "site.test", secure: true))
+        let plain = try #require(URL(string: "http://site.test/app"))
+        let attempts = [
+            Self.cookie("sid", domain: "site.test"),
+            Self.cookie("sid", domain: "site.test", path: "/app"),
+            Self.cookie("theme", domain: "site.test"),
+        ]
+        small.setCookies(attempts, for: plain, mainDocumentURL: nil)
+        #expect(small.cookies?.map(\.name) == ["sid", "theme"])
+        #expect(small.cookies?.first?.isSecure == true)
+    }
+
     @Test func lookupsFindTheHostsAndItsParentDomainsCookiesOnly() {
         let storage = HTTPCookieStorage()
         storage.setCookie(Self.cookie("parent", domain: ".example.test"))
@@ -161,5 +190,15 @@ struct CookieJarTests {
     @Test func groupJarsLiveUnderTheSharedDataFolder() {
         let folder = StoreLocation.groupFolder("group.example/x", environment: ["XDG_DATA_HOME": "/data"])
         #expect(folder.path == "/data/courier/groups/group.example_x")
+    }
+}
+
+/// Counts the listings of the whole storage (`cookies`), which copy and sort every stored cookie.
+private final class ListingCountingStorage: HTTPCookieStorage, @unchecked Sendable {
+    let listings = NIOLockedValueBox(0)
+
+    override var cookies: [HTTPCookie]? {
+        listings.withLockedValue { $0 += 1 }
+        return super.cookies
     }
 }

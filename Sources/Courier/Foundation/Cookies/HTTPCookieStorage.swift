@@ -392,16 +392,26 @@ open class HTTPCookieStorage: NSObject, @unchecked Sendable {
             else { return }
         }
         let fromSecureOrigin = CookieMatching.isSecureScheme(URL?.scheme)
+        // The stored Secure cookies, read once per call, by name: listing (and sorting) the whole storage for each
+        // cookie made a response with thousands of cookies cost seconds on a network thread. The cookies stored
+        // below cannot add one: a non-secure origin cannot set a Secure cookie.
+        let secureByName: [String: [HTTPCookie]] =
+            fromSecureOrigin ? [:] : Dictionary(grouping: (self.cookies ?? []).filter(\.isSecure), by: \.name)
         for cookie in cookies where Self.domainMatches(cookie, host: host) {
             // RFC 6265bis §5.7: a non-secure origin can neither set a Secure cookie nor overwrite or shadow one.
-            if !fromSecureOrigin && (cookie.isSecure || shadowsSecureCookie(cookie)) { continue }
+            if !fromSecureOrigin
+                && (cookie.isSecure || Self.shadowsSecureCookie(cookie, among: secureByName[cookie.name] ?? []))
+            {
+                continue
+            }
             setCookie(cookie)
         }
     }
 
-    /// Whether a stored `Secure` cookie would be overwritten or shadowed by `cookie`.
-    private func shadowsSecureCookie(_ cookie: HTTPCookie) -> Bool {
-        (cookies ?? []).contains { stored in
+    /// Whether one of `stored` (the stored `Secure` cookies named like `cookie`) would be overwritten or shadowed by
+    /// `cookie`.
+    private static func shadowsSecureCookie(_ cookie: HTTPCookie, among stored: [HTTPCookie]) -> Bool {
+        stored.contains { stored in
             CookieMatching.shadowsSecureCookie(
                 name: cookie.name,
                 domain: cookie.domain,
