@@ -58,16 +58,17 @@ struct AsyncTextSequenceTests {
     /// `lines` splits as Darwin's `AsyncLineSequence` (the implementation Apple contributed to
     /// swift-corelibs-foundation): every Unicode line break ends a line, and empty lines are skipped, so code that
     /// decodes each line (NDJSON, `data:` lines) sees the same lines on both.
-    @Test(arguments: [
-        ("a\n\nb\n", ["a", "b"]),
-        ("\r\n\r\na\r\n\r\nb", ["a", "b"]),
-        ("a\rb\r\rc\r", ["a", "b", "c"]),
-        ("\n\n\n", []),
-        ("", []),
-        ("a\u{0B}b\u{0C}c", ["a", "b", "c"]),
-        ("a\u{85}b\u{2028}c\u{2029}d", ["a", "b", "c", "d"]),
-        ("© … é\n中", ["© … é", "中"]),
-    ] as [(String, [String])])
+    @Test(
+        arguments: [
+            ("a\n\nb\n", ["a", "b"]),
+            ("\r\n\r\na\r\n\r\nb", ["a", "b"]),
+            ("a\rb\r\rc\r", ["a", "b", "c"]),
+            ("\n\n\n", []),
+            ("", []),
+            ("a\u{0B}b\u{0C}c", ["a", "b", "c"]),
+            ("a\u{85}b\u{2028}c\u{2029}d", ["a", "b", "c", "d"]),
+            ("© … é\n中", ["© … é", "中"]),
+        ] as [(String, [String])])
     func linesSplitAsDarwinsDo(text: String, lines: [String]) async throws {
         var found: [String] = []
         for try await line in AsyncLineSequence(base: Bytes(bytes: Array(text.utf8))) { found.append(line) }
