@@ -164,8 +164,11 @@ open class URLSessionConfiguration: NSObject, NSCopying, @unchecked Sendable {
         set { settings.withLockedValue { $0.requiresDNSSECValidation = newValue } }
     }
 
-    /// Whether tasks wait for connectivity instead of failing at once when the network is unavailable. Defaults to
-    /// `false`. Recorded only: Courier does not wait yet, and a task fails at once when it cannot connect.
+    /// Whether tasks wait for connectivity instead of failing at once when no network path leads to the host (network
+    /// unreachable, no route, an `http+unix` socket not there yet). Defaults to `false`. A waiting task tells its
+    /// delegate once (`urlSession(_:taskIsWaitingForConnectivity:)`) and tries again, 0.25 s apart doubling to 8 s,
+    /// until it connects or `timeoutIntervalForResource` ends it; a refused connection or an unknown name fails at
+    /// once, as on Darwin with the network up.
     open var waitsForConnectivity: Bool {
         get { settings.withLockedValue { $0.waitsForConnectivity } }
         set { settings.withLockedValue { $0.waitsForConnectivity = newValue } }
@@ -259,8 +262,8 @@ open class URLSessionConfiguration: NSObject, NSCopying, @unchecked Sendable {
     }
 
     /// The response cache of the session, or `nil` for none. Defaults to ``URLCache/shared``; an ephemeral configuration
-    /// gets a new in-memory cache. Sessions answer the cache-only policies from it; they do not store responses in it
-    /// yet.
+    /// gets a new in-memory cache. Data and upload tasks store storable responses in it and are answered from it by
+    /// the rules of RFC 9111 and the request's `cachePolicy`.
     open var urlCache: URLCache? {
         get { settings.withLockedValue { $0.urlCache } }
         set { settings.withLockedValue { $0.urlCache = newValue } }

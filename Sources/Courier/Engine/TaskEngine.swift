@@ -282,7 +282,7 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
         switch action {
         case .armBeginTimer:
             let delay = spec.earliestBeginDate?.timeIntervalSinceNow ?? 0
-            beginTimer = environment.timerLoop.scheduleTask(in: Self.timeAmount(delay)) { [self] in
+            beginTimer = environment.timerLoop.scheduleTask(in: Self.beginTimerDelay(delay)) { [self] in
                 onExecutor { [self] in step { $0.beginTimerFired() } }
             }
         case .askToBegin:
@@ -911,6 +911,13 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
     ) {
         guard logLevel <= .debug else { return }
         debugLogger?.debug(message(), metadata: metadata(), file: file, function: function, line: line)
+    }
+
+    /// How long the `earliestBeginDate` timer waits: until the date, and not at all once it passed. `begin` found it
+    /// in the future, but it may have passed since; ``timeAmount(_:)`` reads an interval of 0 or less as "no limit",
+    /// which parked such a task for a year.
+    static func beginTimerDelay(_ interval: TimeInterval) -> TimeAmount {
+        interval > 0 ? timeAmount(interval) : .zero
     }
 
     static func timeAmount(_ interval: TimeInterval) -> TimeAmount {
