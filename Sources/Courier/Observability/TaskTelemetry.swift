@@ -193,7 +193,7 @@ final class TaskTelemetry {
             }
         }
         if let error {
-            span.recordError(error)
+            span.recordError(Self.redacted(error, keepsQuery: session.options.recordsURLQuery))
             span.setStatus(SpanStatus(code: .error, message: Self.name(of: error.code)))
         } else if let status, status >= 400 {
             span.setStatus(SpanStatus(code: .error))
@@ -238,6 +238,23 @@ final class TaskTelemetry {
         if !keepsQuery { components.query = nil }
         components.fragment = nil
         return components.string ?? "-"
+    }
+
+    /// `error` as the span records it. Tracers export a recorded error's description as `exception.message`, and a
+    /// `URLError`'s description prints its whole user info: the failing URL, `user:password@` and query included.
+    /// So the recorded copy keeps the code and the localized description, and the failing URL only as `url.full`
+    /// carries it (the app's error is left as it is, as Darwin's).
+    static func redacted(_ error: URLError, keepsQuery: Bool) -> URLError {
+        var userInfo: [String: Any] = [:]
+        if let description = error.userInfo[NSLocalizedDescriptionKey] {
+            userInfo[NSLocalizedDescriptionKey] = description
+        }
+        if let url = error.userInfo[NSURLErrorFailingURLErrorKey] as? URL {
+            let text = redacted(url, keepsQuery: keepsQuery)
+            userInfo[URLErrorMapping.failingURLStringKey] = text
+            if let redactedURL = URL(string: text) { userInfo[NSURLErrorFailingURLErrorKey] = redactedURL }
+        }
+        return URLError(error.code, userInfo: userInfo)
     }
 
     /// `network.protocol.version` for an ALPN name.

@@ -162,6 +162,29 @@ struct TelemetryTests {
         #expect(refused.errors.count == 1)
     }
 
+    /// Tracers export a recorded error's description as `exception.message` (swift-otel does), and a `URLError`'s
+    /// description prints its user info: the failing URL in it is redacted as `url.full` is.
+    @Test func theRecordedErrorCarriesNeitherCredentialsNorTheQuery() async throws {
+        let tracer = InMemoryTracer()
+        let session = session(tracer: tracer)
+        defer { session.finishTasksAndInvalidate() }
+        let refusing = try RefusingPort()
+        let url = try #require(
+            URL(string: "http://ada:URLPASSWORDSECRET@127.0.0.1:\(refusing.port)/a?token=QUERYSECRET"))
+        let failed = await session.runDataTask(url)
+        withExtendedLifetime(refusing) {}
+        #expect(failed.urlError?.code == .cannotConnectToHost)
+        let span = try #require(clientSpans(tracer).first)
+        let recorded = try #require(span.errors.first)
+        let message = String(describing: recorded.error)
+        #expect(!message.contains("URLPASSWORDSECRET"), "\(message)")
+        #expect(!message.contains("QUERYSECRET"), "\(message)")
+        #expect((recorded.error as? URLError)?.code == .cannotConnectToHost)
+        #expect(
+            ((recorded.error as? URLError)?.userInfo[NSURLErrorFailingURLErrorKey] as? URL)?.absoluteString
+                == "http://REDACTED:REDACTED@127.0.0.1:\(refusing.port)/a")
+    }
+
     @Test func metricsCountRequestsBytesConnectionsAndTheCache() async throws {
         let metrics = TestMetrics()
         try await withServer { server in
