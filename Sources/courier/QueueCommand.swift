@@ -23,12 +23,16 @@ struct QueueCommand: AsyncParsableCommand {
                 return
             }
             for task in tasks {
-                let total = task.bytesExpectedToReceive > 0 ? "/\(task.bytesExpectedToReceive)" : ""
-                let target = task.taskDescription ?? task.originalRequest.url?.absoluteString ?? ""
-                print(
-                    "\(task.identifier)\t\(task.task)\t\(task.state.rawValue)\t\(task.bytesReceived)\(total)\t\(target)"
-                )
+                print(Self.line(for: task))
             }
+        }
+
+        /// One task as the listing shows it: session, number, state, bytes, and its description or its URL without
+        /// any `user:password@` (an app's task may carry one; a listing ends up in terminals and bug reports).
+        static func line(for task: BackgroundTaskSnapshot) -> String {
+            let total = task.bytesExpectedToReceive > 0 ? "/\(task.bytesExpectedToReceive)" : ""
+            let target = task.taskDescription ?? task.originalRequest.url.map(TransferRunner.withoutCredentials) ?? ""
+            return "\(task.identifier)\t\(task.task)\t\(task.state.rawValue)\t\(task.bytesReceived)\(total)\t\(target)"
         }
     }
 

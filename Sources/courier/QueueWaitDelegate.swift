@@ -30,7 +30,8 @@ final class QueueWaitDelegate: NSObject, URLSessionDownloadDelegate, Sendable {
     private func line(for task: URLSessionTask) -> Int {
         state.withLockedValue { state in
             if let line = state.lines[task.taskIdentifier] { return line }
-            let line = board.add(name: task.taskDescription ?? task.originalRequest?.url?.absoluteString ?? "?")
+            let url = task.originalRequest?.url.map(TransferRunner.withoutCredentials)
+            let line = board.add(name: task.taskDescription ?? url ?? "?")
             state.lines[task.taskIdentifier] = line
             return line
         }

@@ -90,18 +90,20 @@ final class VerboseLog: Sendable {
         }
     }
 
-    /// Credentials shown as their scheme only; cookies as their names.
+    /// Credentials shown as their scheme only; cookies as their names. A credential with no scheme before it (an API
+    /// key sent as the whole `Authorization` value) and a cookie with no name (`Set-Cookie: token`, which browsers
+    /// keep as a value with an empty name) are all secret.
     static func mask(name: String, value: String) -> String {
         switch name.lowercased() {
         case "authorization", "proxy-authorization":
-            let scheme = value.split(separator: " ", maxSplits: 1).first.map(String.init) ?? ""
-            return "\(scheme) [masked]"
+            let parts = value.split(separator: " ", maxSplits: 1)
+            return parts.count == 2 ? "\(parts[0]) [masked]" : "[masked]"
         case "cookie", "set-cookie":
-            let names = value.split(separator: ";").compactMap { $0.split(separator: "=").first }
-                .map { $0.trimmingCharacters(in: .whitespaces) }
-            return name.lowercased() == "cookie"
-                ? names.map { "\($0)=[masked]" }.joined(separator: "; ")
-                : (names.first.map { "\($0)=[masked]" } ?? "[masked]")
+            let pairs = value.split(separator: ";").map { pair -> String in
+                guard let equals = pair.firstIndex(of: "=") else { return "[masked]" }
+                return "\(pair[..<equals].trimmingCharacters(in: .whitespaces))=[masked]"
+            }
+            return name.lowercased() == "cookie" ? pairs.joined(separator: "; ") : (pairs.first ?? "[masked]")
         default:
             return value
         }

@@ -120,6 +120,28 @@ struct CLIFormattingTests {
                 space("files.example", 80, "http"), of: try #require(URL(string: "http://files.example/"))))
     }
 
+    /// `-v` masks credentials: an `Authorization` keeps its scheme only when a credential follows it (a bare API key
+    /// is all secret), and cookies keep their names only (a nameless cookie is all value).
+    @Test func verboseHeadersShowNoSecret() {
+        #expect(VerboseLog.mask(name: "Authorization", value: "Bearer TOKENSECRET") == "Bearer [masked]")
+        #expect(VerboseLog.mask(name: "Authorization", value: "KEYSECRET") == "[masked]")
+        #expect(VerboseLog.mask(name: "proxy-authorization", value: "Basic QUJD") == "Basic [masked]")
+        #expect(VerboseLog.mask(name: "Cookie", value: "id=ONE; theme=dark") == "id=[masked]; theme=[masked]")
+        #expect(VerboseLog.mask(name: "Cookie", value: "NAMELESSSECRET; =EMPTYNAMESECRET") == "[masked]; =[masked]")
+        #expect(VerboseLog.mask(name: "Set-Cookie", value: "SETSECRET; Path=/") == "[masked]")
+        #expect(VerboseLog.mask(name: "Set-Cookie", value: "sid=SECRET; Path=/; HttpOnly") == "sid=[masked]")
+        #expect(VerboseLog.mask(name: "Accept", value: "*/*") == "*/*")
+    }
+
+    /// `courier queue list` shows an app's task by its URL, without the `user:password@` it may carry.
+    @Test func queueListingsShowNoURLPassword() throws {
+        let url = try #require(URL(string: "https://ada:URLSECRET@example.com/file.iso"))
+        let task = BackgroundTaskSnapshot(
+            identifier: "app.one", task: 3, kind: .download, originalRequest: CodableRequest(URLRequest(url: url)),
+            state: .running, bytesReceived: 10, bytesExpectedToReceive: 100, response: nil, taskDescription: nil)
+        #expect(QueueCommand.List.line(for: task) == "app.one\t3\trunning\t10/100\thttps://example.com/file.iso")
+    }
+
     @Test func sizesAndRatesParseAndFormat() {
         #expect(ByteCount.parse("100K") == 102_400)
         #expect(ByteCount.parse("1.5M") == 1_572_864)
