@@ -310,6 +310,7 @@ package final class Daemon: @unchecked Sendable {
     /// Exits at once; the journal holds everything needed to continue.
     func exitNow() -> Never {
         unlink(location.pidFile.path)
+        unlink(location.publishedSocketFile.path)
         exit(0)
     }
 }

@@ -19,14 +19,23 @@ public enum DaemonServer {
         logger.logLevel = environment["COURIERD_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .info
         try PrivateFolder.prepare(
             location.runtimeFolder, purpose: "background runtime folder", hint: "(set XDG_RUNTIME_DIR)")
-        guard try takeLock(location) else {
+        guard try takeLock(at: location.lockFile, servedAt: { location.socket.path }) else {
             logger.info("another courierd serves \(location.socket.path)")
+            return
+        }
+        // One daemon per journal, not only per runtime folder: a second one would continue every task of the journal
+        // again, into the same task folders (deleting the first one's partial files). Its clients reach the first
+        // through the socket path it publishes beside the journal.
+        try PrivateFolder.prepare(location.dataFolder, purpose: "background data folder", hint: "(set XDG_DATA_HOME)")
+        guard try takeLock(at: location.journalLockFile, servedAt: { location.publishedSocketPath() }) else {
+            logger.info("another courierd runs the journal \(location.journal.path)")
             return
         }
         let daemon = try Daemon(location: location, settings: DaemonSettings(environment: environment), logger: logger)
         let activated = activatedListener(environment: environment)
         let listener = try activated ?? UnixSocket.listen(at: location.socket.path)
         try? PrivateFolder.replaceFile(at: location.pidFile, with: Data("\(getpid())\n".utf8))
+        try? PrivateFolder.replaceFile(at: location.publishedSocketFile, with: Data(location.socket.path.utf8))
         logger.info(
             "courierd \(getpid()) listening at \(location.socket.path)\(activated == nil ? "" : " (socket from systemd)")"
         )
@@ -74,17 +83,17 @@ public enum DaemonServer {
         return descriptor
     }
 
-    /// Takes the daemon's lock (held until the process exits). When another daemon holds it and answers on the
-    /// socket, returns `false`; when it holds it but does not answer, it is exiting: wait for it (a few seconds).
-    private static func takeLock(_ location: BackgroundLocation) throws -> Bool {
-        let descriptor = open(location.lockFile.path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
+    /// Takes one of the daemon's locks (held until the process exits). When another daemon holds it and answers on
+    /// its socket (`servedAt`), returns `false`; when it holds it but does not answer, it is exiting: wait for it (a
+    /// few seconds).
+    private static func takeLock(at file: URL, servedAt socketPath: () -> String?) throws -> Bool {
+        let descriptor = open(file.path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else {
-            throw TransferError.cannotCreateFile(
-                "cannot open \(location.lockFile.path): \(PrivateFolder.describe(errno))")
+            throw TransferError.cannotCreateFile("cannot open \(file.path): \(PrivateFolder.describe(errno))")
         }
         let deadline = Date().addingTimeInterval(5)
         while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
-            if case .success(let socket) = UnixSocket.connect(to: location.socket.path) {
+            if let path = socketPath(), case .success(let socket) = UnixSocket.connect(to: path) {
                 close(socket)
                 close(descriptor)
                 return false

@@ -42,6 +42,27 @@ package struct BackgroundLocation: Sendable {
     package var lockFile: URL { runtimeFolder.appendingPathComponent("courierd.lock") }
     /// The journal of every background task (a ``StoreDatabase``).
     package var journal: URL { dataFolder.appendingPathComponent("journal.sqlite") }
+    /// Held (`flock`) by the one daemon that runs the journal, whatever its runtime folder: `XDG_RUNTIME_DIR` differs
+    /// between a login session and a cron job or `sudo -u` of the same user, the data folder does not. (A leading dot:
+    /// no session folder name starts with one.)
+    package var journalLockFile: URL { dataFolder.appendingPathComponent(".courierd.lock") }
+    /// The socket path of the daemon that runs the journal, for clients whose runtime folder is another.
+    package var publishedSocketFile: URL { dataFolder.appendingPathComponent(".courierd.socket") }
+
+    /// The socket the daemon running this journal published, or `nil`: none, or the folder or the file is not this
+    /// user's own private one (a path planted by someone else is never connected to).
+    package func publishedSocketPath() -> String? {
+        guard PrivateFolder.privacyProblem(of: dataFolder.path) == nil else { return nil }
+        let descriptor = open(publishedSocketFile.path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
+        var info = stat()
+        guard fstat(descriptor, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, info.st_uid == geteuid(),
+            info.st_size <= 4096, let data = try? handle.readToEnd()
+        else { return nil }
+        let path = String(decoding: data, as: UTF8.self)
+        return path.hasPrefix("/") ? path : nil
+    }
 
     /// The folder of one session identifier's files: partial downloads (one folder per task) and finished files
     /// waiting to be handed to the app.

@@ -16,7 +16,7 @@ package enum BackgroundControl {
         if startingDaemon {
             channel = try DaemonLauncher.connect(location: location, environment: environment)
         } else {
-            guard case .success(let descriptor) = UnixSocket.connect(to: location.socket.path) else { return nil }
+            guard case .success(let descriptor) = DaemonLauncher.connectToRunning(location) else { return nil }
             channel = FrameChannel(descriptor: descriptor, label: "control")
         }
         defer { channel.shutDown() }

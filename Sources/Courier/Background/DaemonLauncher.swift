@@ -26,7 +26,7 @@ package enum DaemonLauncher {
         try PrivateFolder.prepare(
             location.runtimeFolder, purpose: "background runtime folder", hint: "(set XDG_RUNTIME_DIR)")
         let path = location.socket.path
-        if case .success(let descriptor) = UnixSocket.connect(to: path) {
+        if case .success(let descriptor) = connectToRunning(location) {
             return FrameChannel(descriptor: descriptor, label: "client")
         }
         guard let executable = executable(environment: environment) else {
@@ -44,7 +44,8 @@ package enum DaemonLauncher {
         let deadline = Date().addingTimeInterval(startTimeout)
         var lastError = ENOENT
         while Date() < deadline {
-            switch UnixSocket.connect(to: path) {
+            // (A daemon started here leaves at once when another runs the journal: that one answers.)
+            switch connectToRunning(location) {
             case .success(let descriptor):
                 return FrameChannel(descriptor: descriptor, label: "client")
             case .failure(let failure):
@@ -55,6 +56,17 @@ package enum DaemonLauncher {
         throw .cannotConnectToHost(
             "courierd (\(executable)) did not answer at \(path) within \(Int(startTimeout)) s: "
                 + UnixSocket.describe(lastError))
+    }
+
+    /// A connected socket to the daemon of `location`: at its own socket, else at the one the daemon running its
+    /// journal published (a process without `XDG_RUNTIME_DIR`, such as a cron job, has another runtime folder than
+    /// the login session whose daemon runs the journal).
+    package static func connectToRunning(_ location: BackgroundLocation) -> Result<Int32, UnixSocket.Failure> {
+        let own = UnixSocket.connect(to: location.socket.path)
+        guard case .failure = own, let published = location.publishedSocketPath(), published != location.socket.path,
+            case .success(let descriptor) = UnixSocket.connect(to: published)
+        else { return own }
+        return .success(descriptor)
     }
 
     /// Where `courierd` is, or `nil`.

@@ -483,5 +483,29 @@ extension BackgroundSuites {
                 session.invalidateAndCancel()
             }
         }
+
+        /// A process without `XDG_RUNTIME_DIR` (a cron job, `sudo -u`) has another runtime folder than the login
+        /// session but the same journal: it reaches the daemon that runs the journal and never starts a second one,
+        /// which would continue every task of the journal again, into the same task folders.
+        @Test func oneJournalHasOneDaemonWhateverTheRuntimeFolder() async throws {
+            let fixture = try BackgroundFixture()
+            let login = fixture.environment
+            var cron = fixture.environment
+            cron["XDG_RUNTIME_DIR"] = fixture.root.appendingPathComponent("run2").path
+            func daemonPID(_ environment: [String: String]) async -> Int32? {
+                await onOwnThread { () -> Int32? in
+                    let reply = try? BackgroundControl.ask(.status, startingDaemon: true, environment: environment)
+                    guard case .status(let pid, _, _) = reply else { return nil }
+                    return pid
+                }
+            }
+            let first = await daemonPID(login)
+            let second = await daemonPID(cron)
+            let log = fixture.daemonLog
+            if let second, second != first { kill(second, SIGKILL) }
+            await fixture.tearDown()
+            #expect(first != nil, "\(log)")
+            #expect(second == first, "\(log)")
+        }
     }
 }
