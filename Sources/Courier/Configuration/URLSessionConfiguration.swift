@@ -195,10 +195,16 @@ open class URLSessionConfiguration: NSObject, NSCopying, @unchecked Sendable {
         set { settings.withLockedValue { $0.sessionSendsLaunchEvents = newValue } }
     }
 
-    /// The proxy settings of the session's connections, or `nil` for none. Defaults to `nil`.
+    /// The proxy settings of the session's connections, with Darwin's keys, or `nil`. Defaults to `nil`.
     ///
-    /// Courier cannot send through a proxy yet: when an `…Enable` entry is on (for example `"HTTPEnable": 1`), the
-    /// session's tasks fail with `URLError.unsupportedURL` rather than send directly what was meant for a proxy.
+    /// `HTTPEnable`/`HTTPProxy`/`HTTPPort` and `HTTPSEnable`/`HTTPSProxy`/`HTTPSPort` name HTTP proxies (`http`
+    /// requests in absolute form, `https` ones through a `CONNECT` tunnel), `SOCKSEnable`/`SOCKSProxy`/`SOCKSPort` a
+    /// SOCKS5 proxy (credentials under `kCFStreamPropertySOCKSUser`/`kCFStreamPropertySOCKSPassword`);
+    /// `ExceptionsList` and `ExcludeSimpleHostnames` name the hosts that go direct. Automatic configuration
+    /// (`ProxyAutoConfigEnable`, `ProxyAutoDiscoveryEnable`) is not done: such a session's tasks fail with
+    /// `URLError.unsupportedURL` rather than send directly what was meant for a proxy. When `nil`, the session reads
+    /// the `http_proxy`, `https_proxy`, `all_proxy` and `no_proxy` environment variables, as curl does (Darwin uses
+    /// the system's settings instead); `[:]` means no proxy at all.
     open var connectionProxyDictionary: [AnyHashable: Any]? {
         get { settings.withLockedValue { $0.connectionProxyDictionary } }
         set { settings.withLockedValue { $0.connectionProxyDictionary = newValue } }

@@ -131,6 +131,33 @@ struct ProxyTests {
         }
     }
 
+    /// The user and password in a request's URL are the origin's. A proxy's 407 is never answered with them (Darwin
+    /// and curl take a proxy's credentials from the proxy's settings only): without a delegate the 407 is the
+    /// response, and the proxy never sees them — for `https`, they would otherwise leave the tunnel they belong in.
+    @Test(arguments: [false, true])
+    func theURLsCredentialsAreNeverOfferedToTheProxy(https: Bool) async throws {
+        try await withProxy(credentials: ("alice", "origin-secret")) { proxy in
+            try await withServer(https ? .https : .http) { origin in
+                origin.route("/u", response: .ok("reached"))
+                let session = makeSession {
+                    $0.connectionProxyDictionary = settings(proxy)
+                    $0.courierAdditionalTrustedCertificates = [Data(origin.certificateDER)]
+                }
+                defer { session.finishTasksAndInvalidate() }
+                var components = try #require(URLComponents(url: origin.url("/u"), resolvingAgainstBaseURL: false))
+                components.user = "alice"
+                components.password = "origin-secret"
+                let url = try #require(components.url)
+                let outcome = await session.runDataTask(url)
+                #expect(outcome.error == nil)
+                #expect(outcome.http?.statusCode == 407)
+                #expect(!proxy.requests.isEmpty)
+                #expect(proxy.requests.allSatisfy { $0.header("Proxy-Authorization") == nil })
+                #expect(origin.requests.isEmpty)
+            }
+        }
+    }
+
     @Test func metricsSayTheConnectionWasAProxys() async throws {
         try await withProxy { proxy in
             try await withServer { origin in

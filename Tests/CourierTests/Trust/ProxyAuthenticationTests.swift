@@ -1,3 +1,4 @@
+import CourierHTTP
 import CourierMockServer
 import CourierTestSupport
 import Foundation
@@ -5,8 +6,9 @@ import Testing
 
 @testable import Courier
 
-/// 407 challenges: the same machinery as 401s, with a proxy protection space and `Proxy-Authorization`. The
-/// transport has no proxies yet, so the server that answers 407 is the one the request was sent to.
+/// 407 challenges: the same machinery as 401s, with a proxy protection space and `Proxy-Authorization`. These
+/// sessions have no proxy, so the server that answers 407 is the one the request was sent to (`ProxyTests` go
+/// through a real one).
 @Suite("Proxy authentication")
 struct ProxyAuthenticationTests {
     static let right = URLCredential(user: "bob", password: "proxy pass", persistence: .forSession)
@@ -92,6 +94,33 @@ struct ProxyAuthenticationTests {
             #expect(stored.count == 2)
             session.invalidateAndCancel()
         }
+    }
+
+    /// A proxy's Digest challenge to the `CONNECT` of an `https` request's tunnel is answered for that `CONNECT`:
+    /// RFC 7616 §3.4.1 computes A2 from the method and request-target of the message carrying the answer, and the
+    /// proxy computes it from `CONNECT origin:443` — an answer computed for `GET /path` never matched. A plain
+    /// `http` request carries the answer itself.
+    @Test func aProxysDigestAnswerForATunnelCoversTheConnect() throws {
+        let challenge = try #require(
+            AuthenticationChallengeParser.parse(["Digest realm=\"gate\", nonce=\"n0nce\", algorithm=MD5"]).first)
+        let digest = try #require(DigestAuthentication(challenge))
+        let proxy = ProxyServer(kind: .http, host: "proxy.example", port: 3128)
+        let rules = ProxyRules(http: proxy, https: proxy)
+        let secure = URLRequest(url: try #require(URL(string: "https://origin.example/files?x=1")))
+        let target = try #require(AuthenticationStage.proxyDigestTarget(for: secure, rules: rules))
+        #expect(target.method == "CONNECT" && target.uri == "origin.example:443")
+        let authorized = try #require(
+            AuthenticationStage.authorize(
+                secure, challenge: challenge, credential: Self.right, state: AuthenticationState(), isProxy: true,
+                digestTarget: target))
+        // Without qop the answer has no client nonce: it is the same string every time.
+        let expected = digest.authorizationValue(
+            user: "bob", password: "proxy pass", method: "CONNECT", uri: "origin.example:443", nonceCount: 1,
+            clientNonce: "")
+        #expect(authorized.value(forHTTPHeaderField: "Proxy-Authorization") == expected)
+        let plain = URLRequest(url: try #require(URL(string: "http://origin.example/files")))
+        #expect(AuthenticationStage.proxyDigestTarget(for: plain, rules: rules) == nil)
+        #expect(AuthenticationStage.proxyDigestTarget(for: secure, rules: ProxyRules()) == nil)
     }
 
     /// Answers to a proxy's and a server's challenges, sent again on the same origin's redirect, never reach another

@@ -5,8 +5,8 @@ import Foundation
 /// HTTP authentication (response side): a 401 asks for credentials, as on Darwin, and a 407 for proxy credentials.
 ///
 /// A 407's `Proxy-Authenticate` challenges go through the same steps with a proxy protection space (`isProxy()`
-/// true; its host and port are the server that answered, as the transport has no proxies yet) and are answered
-/// with `Proxy-Authorization`.
+/// true; its host and port are the proxy's that the session sends the URL through, else the server that answered)
+/// and are answered with `Proxy-Authorization`.
 ///
 /// Each `WWW-Authenticate` challenge (Digest with SHA-256 or MD5, then Basic: the strongest first, else in the
 /// server's order; then schemes Courier does not know, as `NSURLAuthenticationMethodDefault`, which the app may see
@@ -59,6 +59,9 @@ struct AuthenticationStage: ResponseStage {
         if let sent, (sent.space.proxyType != nil) != isProxy {
             store(sent.credential, for: sent.space, sentTo: sent.url, in: context)
         }
+        // What a proxy's Digest answer covers: the CONNECT of a tunnel, not the request inside it.
+        let digestTarget =
+            isProxy ? Self.proxyDigestTarget(for: context.currentRequest, rules: context.settings.proxyRules) : nil
         for challenge in Self.answerableChallenges(in: http) {
             // A proxy's space names the proxy (when the session has one for the URL), not the origin.
             let spaceURL = isProxy ? Self.proxyURL(for: url, rules: context.settings.proxyRules) ?? url : url
@@ -69,7 +72,7 @@ struct AuthenticationStage: ResponseStage {
                 let previous = state.lastCredential(for: space),
                 let next = Self.authorize(
                     context.currentRequest, challenge: challenge, credential: previous, state: state,
-                    isProxy: isProxy, uploadBody: context.uploadBody)
+                    isProxy: isProxy, uploadBody: context.uploadBody, digestTarget: digestTarget)
             {
                 state.resending(previous, for: space, to: context.currentRequest.url)
                 return .retry(next)
@@ -79,9 +82,11 @@ struct AuthenticationStage: ResponseStage {
             guard failures < Self.maximumFailures else { continue }
             let proposed: URLCredential?
             if failures == 0 {
+                // The URL's user and password are the origin's: never proposed to a proxy, which would get them
+                // (as Basic, in the clear) when the delegate, or the lack of one, takes the default handling.
                 proposed =
                     context.configuration.urlCredentialStorage?.defaultCredential(for: space.protectionSpace)
-                    ?? Self.userInfoCredential(of: url)
+                    ?? (isProxy ? nil : Self.userInfoCredential(of: url))
             } else {
                 proposed = state.lastCredential(for: space)
             }
@@ -104,7 +109,7 @@ struct AuthenticationStage: ResponseStage {
             guard let credential,
                 let next = Self.authorize(
                     context.currentRequest, challenge: challenge, credential: credential, state: state,
-                    isProxy: isProxy, uploadBody: context.uploadBody)
+                    isProxy: isProxy, uploadBody: context.uploadBody, digestTarget: digestTarget)
             else { return .proceed(response) }
             state.sending(credential, for: space, to: context.currentRequest.url)
             return .retry(next)
@@ -154,6 +159,19 @@ struct AuthenticationStage: ResponseStage {
         return URL(string: "\(scheme)://\(proxy.authority)")
     }
 
+    /// The method and request-target a proxy's Digest answer is computed over (RFC 7616 §3.4.1: A2 is the method and
+    /// request-target of the message that carries the answer): for a request through an HTTP proxy's `CONNECT`
+    /// tunnel (`https`, `wss`, and `ws`, whose upgrade a proxy would not pass on), the `CONNECT` and the origin's
+    /// `host:port`, as the proxy computes it; `nil` otherwise (the request itself carries the answer).
+    static func proxyDigestTarget(for request: URLRequest, rules: ProxyRules) -> (method: String, uri: String)? {
+        guard let url = request.url, let scheme = url.scheme?.lowercased(), ["https", "wss", "ws"].contains(scheme),
+            let proxy = rules.proxy(for: url), proxy.kind == .http, var host = url.host, !host.isEmpty
+        else { return nil }
+        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        let port = url.port ?? (scheme == "ws" ? 80 : 443)
+        return ("CONNECT", host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)")
+    }
+
     static func space(
         for challenge: AuthenticationChallenge, url: URL, isProxy: Bool = false
     ) -> AuthenticationQuestion.Space {
@@ -170,24 +188,27 @@ struct AuthenticationStage: ResponseStage {
 
     /// `request` with the `Authorization` (for a proxy's challenge, `Proxy-Authorization`) that answers `challenge`
     /// with `credential`; `nil` when it cannot be made (no password, a user name Basic cannot carry, an `auth-int`
-    /// Digest for a body that is not in memory).
+    /// Digest for a body that is not in memory). A Digest answer covers `digestTarget` when given (a tunnel's
+    /// `CONNECT`, which has no body), else the request's method and target.
     static func authorize(
         _ request: URLRequest, challenge: AuthenticationChallenge, credential: URLCredential,
-        state: AuthenticationState, isProxy: Bool = false, uploadBody: UploadBody? = nil
+        state: AuthenticationState, isProxy: Bool = false, uploadBody: UploadBody? = nil,
+        digestTarget: (method: String, uri: String)? = nil
     ) -> URLRequest? {
         guard let user = credential.user, let password = credential.password, let url = request.url else { return nil }
         let value: String
         if let digest = DigestAuthentication(challenge) {
             var bodyHash: String? = nil
-            if digest.protection == .authInt {
+            if digest.protection == .authInt, digestTarget == nil {
                 guard let hash = Self.bodyHash(of: request, upload: uploadBody, algorithm: digest.algorithm) else {
                     return nil
                 }
                 bodyHash = hash
             }
             value = digest.authorizationValue(
-                user: user, password: password, method: request.httpMethod ?? "GET",
-                uri: Endpoint.requestTarget(of: url), nonceCount: state.nextNonceCount(for: digest.nonce),
+                user: user, password: password, method: digestTarget?.method ?? request.httpMethod ?? "GET",
+                uri: digestTarget?.uri ?? Endpoint.requestTarget(of: url),
+                nonceCount: state.nextNonceCount(for: digest.nonce),
                 clientNonce: DigestAuthentication.makeClientNonce(), bodyHash: bodyHash)
         } else {
             // A scheme Courier does not know cannot be answered: the password is not sent as Basic instead.
@@ -233,7 +254,7 @@ struct AuthenticationStage: ResponseStage {
         guard credential.persistence != .none, let storage = context.configuration.urlCredentialStorage else { return }
         storage.set(credential, for: space.protectionSpace)
         // Only Basic credentials are sent ahead, as on Darwin: sending a Digest space's password as Basic would give
-        // away what Digest keeps secret. Proxy credentials are not sent ahead yet: that comes with the proxies.
+        // away what Digest keeps secret. Proxy credentials are not sent ahead (a new tunnel draws the 407 again).
         if space.proxyType == nil, space.authenticationMethod == NSURLAuthenticationMethodHTTPBasic, let url {
             context.authenticatedSpaces?.remember(space, for: url)
         }
