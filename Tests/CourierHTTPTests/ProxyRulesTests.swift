@@ -61,6 +61,32 @@ struct ProxyRulesTests {
                 == .socks5)
     }
 
+    /// A proxy variable that is set but names a proxy Courier cannot speak (curl speaks `https://` proxies and
+    /// SOCKS4) is not skipped: the URLs it was meant for fail (`unusableSetting(for:)`) instead of going direct,
+    /// past the proxy, or through the fallback.
+    @Test func aProxyVariableCourierCannotSpeakIsNeverBypassed() throws {
+        let rules = ProxyRules(environment: [
+            "https_proxy": "https://tls-proxy.example:8443", "all_proxy": "socks5://s.example",
+            "no_proxy": "direct.example",
+        ])
+        #expect(!rules.isEmpty)
+        for text in ["https://a.example/", "wss://a.example/"] {
+            let meant = try url(text)
+            #expect(rules.proxy(for: meant) == nil)
+            #expect(rules.unusableSetting(for: meant) == "https_proxy")
+        }
+        // Other schemes keep their proxy, and exceptions still go direct.
+        #expect(rules.proxy(for: try url("http://a.example/"))?.kind == .socks5)
+        #expect(rules.unusableSetting(for: try url("http://a.example/")) == nil)
+        #expect(rules.proxy(for: try url("https://direct.example/")) == nil)
+        #expect(rules.unusableSetting(for: try url("https://direct.example/")) == nil)
+        let socks4 = ProxyRules(environment: ["ALL_PROXY": "socks4://s.example"])
+        #expect(socks4.unusableSetting(for: try url("http://a.example/")) == "ALL_PROXY")
+        #expect(socks4.unusableSetting(for: try url("https://a.example/")) == "ALL_PROXY")
+        // Blank variables set nothing.
+        #expect(ProxyRules(environment: ["https_proxy": "  ", "no_proxy": "x.example"]).isEmpty)
+    }
+
     @Test(arguments: ["", "  ", "ftp://p.example", "https://p.example", "http://:80", "http://p.example:99999"])
     func unusableEnvironmentValuesNameNoProxy(value: String) {
         #expect(ProxyServer(environmentValue: value) == nil)

@@ -51,8 +51,15 @@ enum TransportRequestBuilder {
             idleTimeout: TaskEngine.timeAmount(timeout),
             options: options
         )
-        if settings.routesThroughProxies, let proxy = settings.proxyRules.proxy(for: url) {
-            try route(&transportRequest, through: proxy, tunnel: takesConnectionOver)
+        if settings.routesThroughProxies {
+            if let proxy = settings.proxyRules.proxy(for: url) {
+                try route(&transportRequest, through: proxy, tunnel: takesConnectionOver)
+            } else if let setting = settings.proxyRules.unusableSetting(for: url) {
+                // Sent directly, the request would leave past the proxy the user set up for it.
+                throw .unsupportedURL(
+                    "\(setting) names a proxy Courier cannot speak (only http:// and socks5:// proxies); "
+                        + "the request is not sent directly instead")
+            }
         }
         return transportRequest
     }
