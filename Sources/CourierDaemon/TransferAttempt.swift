@@ -79,7 +79,7 @@ final class TransferAttempt: NSObject, URLSessionTaskDelegate, @unchecked Sendab
     }
 
     /// The daemon's session for a task: the values the app's configuration carried, and the task's folder.
-    private static func configuration(for record: TaskRecord, folder: URL) -> URLSessionConfiguration {
+    static func configuration(for record: TaskRecord, folder: URL) -> URLSessionConfiguration {
         let configuration = URLSessionConfiguration.ephemeral
         let settings = record.spec.settings
         configuration.timeoutIntervalForRequest = settings.timeoutIntervalForRequest
@@ -112,6 +112,8 @@ final class TransferAttempt: NSObject, URLSessionTaskDelegate, @unchecked Sendab
         {
             configuration.connectionProxyDictionary = dictionary
         }
+        // The app's proxy variables, not the daemon's environment (an app of an earlier version sends none).
+        configuration.proxyEnvironment = settings.proxyEnvironment
         return configuration
     }
 

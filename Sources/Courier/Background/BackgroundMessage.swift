@@ -103,6 +103,11 @@ package struct BackgroundTransferSettings: Codable, Sendable, Equatable {
     package var credentialFile: String?
     /// `connectionProxyDictionary` with string keys, as JSON.
     package var proxyDictionary: Data?
+    /// Without a `connectionProxyDictionary`, the app's proxy variables (``ProxyRules/environmentVariableNames``):
+    /// the daemon's own environment is another process's (the first app that started it, or systemd's), and a
+    /// task the app meant for its proxy must not go direct, nor through a proxy the app never named. `nil` from an
+    /// app of an earlier version, whose tasks keep the daemon's environment.
+    package var proxyEnvironment: [String: String]?
 
     package init(
         timeoutIntervalForRequest: TimeInterval, timeoutIntervalForResource: TimeInterval,
@@ -137,6 +142,7 @@ package struct BackgroundTransferSettings: Codable, Sendable, Equatable {
         cookies = try container.decodeIfPresent([Data].self, forKey: .cookies) ?? []
         credentialFile = try container.decodeIfPresent(String.self, forKey: .credentialFile)
         proxyDictionary = try container.decodeIfPresent(Data.self, forKey: .proxyDictionary)
+        proxyEnvironment = try container.decodeIfPresent([String: String].self, forKey: .proxyEnvironment)
     }
 }
 

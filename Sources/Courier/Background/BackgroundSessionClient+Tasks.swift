@@ -91,6 +91,14 @@ extension BackgroundSessionClient {
         settings.credentialFile = configuration.urlCredentialStorage?.persistentFile?.path
         if let proxies = configuration.connectionProxyDictionary {
             settings.proxyDictionary = proxyJSON(proxies)
+        } else {
+            // What a session of the app reads from its environment (see `StageSettings`), for the daemon to use.
+            let environment = configuration.backgroundEnvironment ?? ProcessInfo.processInfo.environment
+            var variables: [String: String] = [:]
+            for name in ProxyRules.environmentVariableNames {
+                if let value = environment[name] { variables[name] = value }
+            }
+            settings.proxyEnvironment = variables
         }
         if configuration.httpShouldSetCookies, let storage = configuration.httpCookieStorage {
             settings.usesCookies = true

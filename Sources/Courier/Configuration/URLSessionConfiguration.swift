@@ -45,6 +45,7 @@ open class URLSessionConfiguration: NSObject, NSCopying, @unchecked Sendable {
         var courierTelemetry = CourierTelemetry()
         var courierAllowsHTTP2 = true
         var backgroundEnvironment: [String: String]? = nil
+        var proxyEnvironment: [String: String]? = nil
         var courierBackgroundLaunchCommand: [String]? = nil
     }
 
@@ -331,6 +332,13 @@ open class URLSessionConfiguration: NSObject, NSCopying, @unchecked Sendable {
     package var backgroundEnvironment: [String: String]? {
         get { settings.withLockedValue { $0.backgroundEnvironment } }
         set { settings.withLockedValue { $0.backgroundEnvironment = newValue } }
+    }
+
+    /// The proxy variables (`http_proxy`, `no_proxy`…) a session without a ``connectionProxyDictionary`` reads
+    /// instead of the process's environment: `courierd` runs an app's background tasks with the app's, not its own.
+    package var proxyEnvironment: [String: String]? {
+        get { settings.withLockedValue { $0.proxyEnvironment } }
+        set { settings.withLockedValue { $0.proxyEnvironment = newValue } }
     }
 
     /// Courier extension: DER-encoded certificates trusted in addition to the system's trust store when

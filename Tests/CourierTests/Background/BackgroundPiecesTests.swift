@@ -117,6 +117,35 @@ extension BackgroundSuites {
             await child.exitStatus()
         }
 
+        /// A background task goes through the proxy the app's environment names, not through the daemon's: the
+        /// daemon runs with another process's environment (the first app that started it, or systemd's), so a task
+        /// the app meant for its proxy went direct.
+        @Test func theAppsProxyVariablesTravelToTheDaemon() throws {
+            let configuration = URLSessionConfiguration.ephemeral
+            configuration.httpCookieStorage = nil
+            configuration.urlCredentialStorage = nil
+            configuration.backgroundEnvironment = [
+                "https_proxy": "http://app-proxy.example:3128", "no_proxy": "direct.example", "HOME": "/nowhere",
+            ]
+            let url = try #require(URL(string: "https://files.example/big"))
+            let settings = BackgroundSessionClient.settings(configuration, for: url)
+            #expect(
+                settings.proxyEnvironment == [
+                    "https_proxy": "http://app-proxy.example:3128", "no_proxy": "direct.example",
+                ])
+            let spec = BackgroundTaskSpec(
+                task: 1, kind: .download, request: CodableRequest(URLRequest(url: url)), settings: settings)
+            let decoded = try JSONDecoder().decode(BackgroundTaskSpec.self, from: JSONEncoder().encode(spec))
+            let record = TaskRecord(identifier: "proxied", spec: decoded, now: Date())
+            let daemonSide = TransferAttempt.configuration(for: record, folder: FileManager.default.temporaryDirectory)
+            let rules = StageSettings(daemonSide).proxyRules
+            #expect(rules.proxy(for: url)?.authority == "app-proxy.example:3128")
+            #expect(rules.proxy(for: try #require(URL(string: "https://direct.example/"))) == nil)
+            // A session with a proxy dictionary sends the dictionary instead.
+            configuration.connectionProxyDictionary = [:]
+            #expect(BackgroundSessionClient.settings(configuration, for: url).proxyEnvironment == nil)
+        }
+
         /// Transient failures are retried with a doubling delay until the resource deadline; others end the task; a
         /// `5xx` is retried only with a `Retry-After`.
         @Test func theRetryRules() {

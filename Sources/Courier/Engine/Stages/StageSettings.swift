@@ -51,6 +51,8 @@ final class StageSettings: Sendable {
                 if let name = key.base as? String { named[name] = value }
             }
             proxyRules = ProxyRules(dictionary: named)
+        } else if let variables = configuration.proxyEnvironment {
+            proxyRules = ProxyRules(environment: variables)
         } else {
             // Only the proxy variables: copying the whole environment into a dictionary cost every new session more
             // than the rest of its set-up.
