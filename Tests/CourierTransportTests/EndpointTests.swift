@@ -32,6 +32,35 @@ struct EndpointTests {
         #expect(throws: TransferError.self) { try Endpoint(url: try #require(URL(string: "http:///x"))) }
     }
 
+    /// A percent-encoded host decodes to bytes that would end the `Host:` line, a proxy's absolute-form request line
+    /// or a `CONNECT` line: refused before anything is written.
+    @Test(arguments: [
+        "http://a%0D%0AX-Injected%3A%20yes.example/",
+        "https://a%0Ab.example/",
+        "http://a%00b.example/",
+        "http://a%20b.example/",
+        "http://good.example%2Fevil/",
+        "http://good.example%3A80%40evil.example/",
+        "http://[fe80::1%25%0D%0A]/",
+    ])
+    func refusesHostsThatWouldBreakTheRequestHead(url: String) throws {
+        let parsed = try #require(URL(string: url))
+        do {
+            let endpoint = try Endpoint(url: parsed)
+            Issue.record("accepted the host \(endpoint.host.debugDescription)")
+        } catch {
+            #expect(error.urlErrorCode == .badURL)
+        }
+    }
+
+    @Test(arguments: [
+        ("http://[fe80::1%25eth0]/", "fe80::1%eth0"), ("http://Exa_mple.com/", "Exa_mple.com"),
+        ("http://b%C3%BCcher.de/", "bücher.de"),
+    ])
+    func acceptsZonesUnderscoresAndUnicodeHosts(url: String, host: String) throws {
+        #expect(try Endpoint(url: try #require(URL(string: url))).host == host)
+    }
+
     @Test func unixSocketURLsNameTheSocketAndConnectAsLocalhost() throws {
         let endpoint = try Endpoint(
             url: try #require(URL(string: "https+unix://%2Fvar%2Frun%2Fd%20aemon.sock/v1/x?y=1")))
