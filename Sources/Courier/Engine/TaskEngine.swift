@@ -527,6 +527,11 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
         if isRedirect { redirectCount += 1 }
         telemetry?.followedUp(to: next.url, isRedirect: isRedirect)
         if dropsBody { bodyState.dropped = true }
+        if isRedirect, next.httpBody != nil || next.httpBodyStream != nil {
+            // The redirect's rule dropped the body, but the delegate's `willPerformHTTPRedirection` gave the new
+            // request one (an app keeping a POST through a 302): Darwin sends the request it is given, body included.
+            bodyState.dropped = false
+        }
         debug(
             "follow-up", metadata: ["task": "\(spec.taskIdentifier)", "url": "\(LogRedaction.url(next.url))"])
         setRequest(next)

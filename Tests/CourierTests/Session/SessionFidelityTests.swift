@@ -170,6 +170,47 @@ struct SessionFidelityTests {
         }
     }
 
+    /// Darwin sends the request `willPerformHTTPRedirection` hands back as it is: an app that keeps a POST and its
+    /// body through a 301, 302 or 303 (the rule alone would make it a GET without a body) has the body sent.
+    @Test(arguments: [301, 302, 303])
+    func aBodyTheRedirectDelegateGivesBackIsSent(status: Int) async throws {
+        try await withServer { server in
+            server.route(
+                "/form", method: "POST", response: MockResponse(status: status, headers: [("Location", "/to")]))
+            server.route("/to", method: "POST", response: .ok("posted"))
+            let session = makeSession()
+            defer { session.invalidateAndCancel() }
+            let body = Data("name=value".utf8)
+            var request = URLRequest(url: server.url("/form"))
+            request.httpMethod = "POST"
+            request.httpBody = body
+            let (data, _) = try await session.data(for: request, delegate: PostKeepingDelegate(body: body))
+            #expect(data == Data("posted".utf8))
+            let followed = try #require(server.requests(path: "/to").first)
+            #expect(followed.method == "POST")
+            #expect(followed.body == body)
+        }
+    }
+
+    /// Keeps a POST and its body through a redirect, as Darwin apps do.
+    final class PostKeepingDelegate: NSObject, URLSessionTaskDelegate, Sendable {
+        let body: Data
+
+        init(body: Data) {
+            self.body = body
+        }
+
+        func urlSession(
+            _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+            newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
+        ) {
+            var kept = request
+            kept.httpMethod = "POST"
+            kept.httpBody = body
+            completionHandler(kept)
+        }
+    }
+
     // MARK: - Headers on the wire
 
     @Test func hostIsTheFirstHeaderField() async throws {
