@@ -87,6 +87,15 @@ struct ProxyRulesTests {
         #expect(ProxyRules(environment: ["https_proxy": "  ", "no_proxy": "x.example"]).isEmpty)
     }
 
+    /// Without a port, a proxy variable means port 1080, HTTP proxies included: libcurl's default, which code moving
+    /// from FoundationNetworking relies on.
+    @Test func aProxyVariableWithoutAPortMeansCurlsDefault() {
+        #expect(ProxyServer(environmentValue: "p.example")?.port == 1080)
+        #expect(ProxyServer(environmentValue: "http://user:pw@p.example/")?.port == 1080)
+        #expect(ProxyServer(environmentValue: "socks5h://s.example")?.port == 1080)
+        #expect(ProxyServer(environmentValue: "http://p.example:3128")?.port == 3128)
+    }
+
     @Test(arguments: ["", "  ", "ftp://p.example", "https://p.example", "http://:80", "http://p.example:99999"])
     func unusableEnvironmentValuesNameNoProxy(value: String) {
         #expect(ProxyServer(environmentValue: value) == nil)

@@ -35,8 +35,9 @@ public struct ProxyServer: Hashable, Sendable, CustomStringConvertible {
     public var description: String { "\(kind.rawValue) proxy \(authority)" }
 
     /// The proxy a `http_proxy`-style value names (`host`, `host:port`, `http://user:pass@host:port/`,
-    /// `socks5://host:port`, `socks5h://…`), or `nil` when it names none. The default port is 1080 for SOCKS and
-    /// 80 for HTTP (curl's choice; 3128 is common, but it must be said).
+    /// `socks5://host:port`, `socks5h://…`), or `nil` when it names none. Without a port it is 1080, for HTTP proxies
+    /// too: libcurl's default for every proxy but an `https://` one (`CURLOPT_PROXYPORT`), so the same variable
+    /// reaches the same proxy as under FoundationNetworking (3128 is common, but it must be said).
     public init?(environmentValue value: String) {
         let trimmed = value.trimmingCharacters(in: .whitespaces)
         guard !trimmed.isEmpty else { return nil }
@@ -51,7 +52,7 @@ public struct ProxyServer: Hashable, Sendable, CustomStringConvertible {
         case "socks5", "socks5h": kind = .socks5
         default: return nil  // https:// proxies (TLS to the proxy) and SOCKS4 are not spoken
         }
-        let port = components.port ?? (kind == .socks5 ? 1080 : 80)
+        let port = components.port ?? 1080
         guard (1...65535).contains(port) else { return nil }
         self.init(
             kind: kind, host: host, port: port, user: components.user?.removingPercentEncoding,
