@@ -121,6 +121,11 @@ struct ProxyAuthenticationTests {
         let plain = URLRequest(url: try #require(URL(string: "http://origin.example/files")))
         #expect(AuthenticationStage.proxyDigestTarget(for: plain, rules: rules) == nil)
         #expect(AuthenticationStage.proxyDigestTarget(for: secure, rules: ProxyRules()) == nil)
+        // A WebSocket handshake runs on an `http` URL and is tunnelled too; an IPv6 origin is bracketed as on the
+        // CONNECT line.
+        let handshake = URLRequest(url: try #require(URL(string: "http://[::1]:8080/socket")))
+        let tunnelled = AuthenticationStage.proxyDigestTarget(for: handshake, rules: rules, isWebSocket: true)
+        #expect(tunnelled?.method == "CONNECT" && tunnelled?.uri == "[::1]:8080")
     }
 
     /// Answers to a proxy's and a server's challenges, sent again on the same origin's redirect, never reach another

@@ -61,7 +61,10 @@ struct AuthenticationStage: ResponseStage {
         }
         // What a proxy's Digest answer covers: the CONNECT of a tunnel, not the request inside it.
         let digestTarget =
-            isProxy ? Self.proxyDigestTarget(for: context.currentRequest, rules: context.settings.proxyRules) : nil
+            isProxy
+            ? Self.proxyDigestTarget(
+                for: context.currentRequest, rules: context.settings.proxyRules,
+                isWebSocket: context.task is URLSessionWebSocketTask) : nil
         for challenge in Self.answerableChallenges(in: http) {
             // A proxy's space names the proxy (when the session has one for the URL), not the origin.
             let spaceURL = isProxy ? Self.proxyURL(for: url, rules: context.settings.proxyRules) ?? url : url
@@ -160,16 +163,17 @@ struct AuthenticationStage: ResponseStage {
     }
 
     /// The method and request-target a proxy's Digest answer is computed over (RFC 7616 §3.4.1: A2 is the method and
-    /// request-target of the message that carries the answer): for a request through an HTTP proxy's `CONNECT`
-    /// tunnel (`https`, `wss`, and `ws`, whose upgrade a proxy would not pass on), the `CONNECT` and the origin's
-    /// `host:port`, as the proxy computes it; `nil` otherwise (the request itself carries the answer).
-    static func proxyDigestTarget(for request: URLRequest, rules: ProxyRules) -> (method: String, uri: String)? {
-        guard let url = request.url, let scheme = url.scheme?.lowercased(), ["https", "wss", "ws"].contains(scheme),
-            let proxy = rules.proxy(for: url), proxy.kind == .http, var host = url.host, !host.isEmpty
+    /// request-target of the message that carries the answer): for a request that goes through an HTTP proxy's
+    /// `CONNECT` tunnel (`https`, and a WebSocket handshake, which the engine runs on an `http` URL and tunnels as
+    /// ``TransportRequestBuilder`` does), the `CONNECT` and the authority its line carries (``Endpoint/authority``,
+    /// what `TunnelConnectHandler` writes); `nil` otherwise (the request itself carries the answer).
+    static func proxyDigestTarget(
+        for request: URLRequest, rules: ProxyRules, isWebSocket: Bool = false
+    ) -> (method: String, uri: String)? {
+        guard let url = request.url, rules.proxy(for: url)?.kind == .http, let endpoint = try? Endpoint(url: url),
+            endpoint.scheme == .https || isWebSocket
         else { return nil }
-        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-        let port = url.port ?? (scheme == "ws" ? 80 : 443)
-        return ("CONNECT", host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)")
+        return ("CONNECT", endpoint.authority)
     }
 
     static func space(
