@@ -1,6 +1,7 @@
 import Courier
 import CourierManager
 import CourierMockServer
+import CourierTestSupport
 import Foundation
 import Testing
 
@@ -13,6 +14,16 @@ struct MultipartTests {
         manager.completionQueue = DispatchQueue(label: "multipart")
         manager.responseSerializer = HTTPResponseSerializer()
         return manager
+    }
+
+    /// Runs `body` with a server that answers `POST /upload` and a manager for it.
+    private func withUploadServer(_ body: (MockServer, HTTPSessionManager) async throws -> Void) async throws {
+        try await withServer { server in
+            server.route("/upload", method: "POST", response: .ok("stored"))
+            let manager = manager(server)
+            defer { manager.invalidateSessionCancelingTasks(true, resetSession: false) }
+            try await body(server, manager)
+        }
     }
 
     /// POSTs a multipart body built by `body` to `/upload` and returns the error, if any.
@@ -29,58 +40,50 @@ struct MultipartTests {
     }
 
     @Test func aPropertyListSerializersFieldsGoWithAMultipartPost() async throws {
-        let server = MockServer()
-        try await server.start()
-        defer { Task { try? await server.shutdown() } }
-        server.route("/upload", method: "POST", response: .ok("stored"))
-        let manager = manager(server)
-        defer { manager.invalidateSessionCancelingTasks(true, resetSession: false) }
-        var serializer = PropertyListRequestSerializer()
-        serializer.http.setAuthorizationHeaderField(username: "ada", password: "pw")
-        manager.requestSerializer = serializer
-        let error = await post(manager) { form in form.append(Data("v".utf8), name: "k") }
-        #expect(error == nil)
-        // Before: the multipart request was made by a fresh HTTPRequestSerializer and had no Authorization.
-        #expect(server.requests(path: "/upload").first?.header("Authorization") == "Basic YWRhOnB3")
+        try await withUploadServer { server, manager in
+            var serializer = PropertyListRequestSerializer()
+            serializer.http.setAuthorizationHeaderField(username: "ada", password: "pw")
+            manager.requestSerializer = serializer
+            let error = await post(manager) { form in form.append(Data("v".utf8), name: "k") }
+            #expect(error == nil)
+            // Before: the multipart request was made by a fresh HTTPRequestSerializer and had no Authorization.
+            #expect(server.requests(path: "/upload").first?.header("Authorization") == "Basic YWRhOnB3")
+        }
     }
 
     @Test func theServerGetsEveryPartByteForByte() async throws {
-        let server = MockServer()
-        try await server.start()
-        defer { Task { try? await server.shutdown() } }
-        server.route("/upload", method: "POST", response: .ok("stored"))
-        let manager = manager(server)
-        defer { manager.invalidateSessionCancelingTasks(true, resetSession: false) }
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("part-\(UUID().uuidString).txt")
-        try Data("file contents".utf8).write(to: file)
-        defer { try? FileManager.default.removeItem(at: file) }
-        let error = await post(manager, parameters: ["title": "a b"]) { form in
-            form.append(Data([0, 1, 2]), name: "blob", fileName: "b.bin", mimeType: "application/octet-stream")
-            try form.append(fileURL: file, name: "doc")
-            form.append(
-                InputStream(data: Data("streamed".utf8)), name: "s", fileName: "s.txt", length: 8,
-                mimeType: "text/plain")
+        try await withUploadServer { server, manager in
+            let file = FileManager.default.temporaryDirectory.appendingPathComponent("part-\(UUID().uuidString).txt")
+            try Data("file contents".utf8).write(to: file)
+            defer { try? FileManager.default.removeItem(at: file) }
+            let error = await post(manager, parameters: ["title": "a b"]) { form in
+                form.append(Data([0, 1, 2]), name: "blob", fileName: "b.bin", mimeType: "application/octet-stream")
+                try form.append(fileURL: file, name: "doc")
+                form.append(
+                    InputStream(data: Data("streamed".utf8)), name: "s", fileName: "s.txt", length: 8,
+                    mimeType: "text/plain")
+            }
+            #expect(error == nil)
+            let request = try #require(server.requests(path: "/upload").first)
+            let contentType = try #require(request.header("Content-Type"))
+            #expect(contentType.hasPrefix("multipart/form-data; boundary=Boundary+"))
+            let boundary = String(contentType.dropFirst("multipart/form-data; boundary=".count))
+            var expected = Data()
+            func add(_ text: String) { expected.append(Data(text.utf8)) }
+            add("--\(boundary)\r\nContent-Disposition: form-data; name=\"title\"\r\n\r\na b")
+            add("\r\n--\(boundary)\r\nContent-Disposition: form-data; name=\"blob\"; filename=\"b.bin\"\r\n")
+            add("Content-Type: application/octet-stream\r\n\r\n")
+            expected.append(Data([0, 1, 2]))
+            add(
+                "\r\n--\(boundary)\r\nContent-Disposition: form-data; name=\"doc\"; filename=\"\(file.lastPathComponent)\"\r\n"
+            )
+            add("Content-Type: text/plain\r\n\r\nfile contents")
+            add("\r\n--\(boundary)\r\nContent-Disposition: form-data; name=\"s\"; filename=\"s.txt\"\r\n")
+            add("Content-Type: text/plain\r\n\r\nstreamed")
+            add("\r\n--\(boundary)--\r\n")
+            #expect(request.body == expected)
+            #expect(request.header("Content-Length") == "\(expected.count)")
         }
-        #expect(error == nil)
-        let request = try #require(server.requests(path: "/upload").first)
-        let contentType = try #require(request.header("Content-Type"))
-        #expect(contentType.hasPrefix("multipart/form-data; boundary=Boundary+"))
-        let boundary = String(contentType.dropFirst("multipart/form-data; boundary=".count))
-        var expected = Data()
-        func add(_ text: String) { expected.append(Data(text.utf8)) }
-        add("--\(boundary)\r\nContent-Disposition: form-data; name=\"title\"\r\n\r\na b")
-        add("\r\n--\(boundary)\r\nContent-Disposition: form-data; name=\"blob\"; filename=\"b.bin\"\r\n")
-        add("Content-Type: application/octet-stream\r\n\r\n")
-        expected.append(Data([0, 1, 2]))
-        add(
-            "\r\n--\(boundary)\r\nContent-Disposition: form-data; name=\"doc\"; filename=\"\(file.lastPathComponent)\"\r\n"
-        )
-        add("Content-Type: text/plain\r\n\r\nfile contents")
-        add("\r\n--\(boundary)\r\nContent-Disposition: form-data; name=\"s\"; filename=\"s.txt\"\r\n")
-        add("Content-Type: text/plain\r\n\r\nstreamed")
-        add("\r\n--\(boundary)--\r\n")
-        #expect(request.body == expected)
-        #expect(request.header("Content-Length") == "\(expected.count)")
     }
 
     @Test func aSymbolicLinkToAFileSendsTheFile() throws {
@@ -166,16 +169,14 @@ struct MultipartTests {
     }
 
     @Test func aStreamShorterThanDeclaredFailsWithoutATask() async throws {
-        let server = MockServer()
-        try await server.start()
-        defer { Task { try? await server.shutdown() } }
-        let manager = manager(server)
-        defer { manager.invalidateSessionCancelingTasks(true, resetSession: false) }
-        let error = await post(manager) { form in
-            form.append(
-                InputStream(data: Data("short".utf8)), name: "s", fileName: "s", length: 100, mimeType: "text/plain")
+        try await withUploadServer { server, manager in
+            let error = await post(manager) { form in
+                form.append(
+                    InputStream(data: Data("short".utf8)), name: "s", fileName: "s", length: 100,
+                    mimeType: "text/plain")
+            }
+            #expect(error != nil)
+            #expect(server.requests.isEmpty)
         }
-        #expect(error != nil)
-        #expect(server.requests.isEmpty)
     }
 }

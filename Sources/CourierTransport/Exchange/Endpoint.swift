@@ -60,12 +60,10 @@ public struct Endpoint: Hashable, Sendable, CustomStringConvertible {
         if host.hasPrefix("["), host.hasSuffix("]") {
             host = String(host.dropFirst().dropLast())
         }
-        // `url.host` is percent-decoded: `http://a%0D%0AX%3A%20y.example/` is a valid URL whose host holds a line
-        // break. Written into `Host:`, a proxy's absolute-form request line or `CONNECT host:port`, it would end the
-        // line and smuggle fields or a second request (with the Proxy-Authorization written after it) to the proxy.
-        // A `:` is literal only in an IPv6 literal's encoded form; anywhere else it was decoded from `%3A`.
+        // `url.host` is percent-decoded: a line break in it would smuggle fields or a second request (with the
+        // Proxy-Authorization written after it) to a proxy.
         let isIPv6Literal = url.host(percentEncoded: true)?.utf8.contains(UInt8(ascii: ":")) == true
-        guard Self.isWritableHost(host, isIPv6Literal: isIPv6Literal) else {
+        guard RequestHost.isWritable(host, isIPv6Literal: isIPv6Literal) else {
             throw .badURL("the URL's host \(host.debugDescription) is not a valid host name")
         }
         let port = url.port ?? scheme.defaultPort
@@ -73,26 +71,6 @@ public struct Endpoint: Hashable, Sendable, CustomStringConvertible {
             throw .badURL("the port \(port) is out of range")
         }
         self.init(scheme: scheme, host: host, port: port)
-    }
-
-    /// Whether a decoded host can be written into a request head: it has none of the URL Standard's forbidden host
-    /// code points (C0 controls, space, DEL, a backslash and `#` `/` `<` `>` `?` `@` `[` `]` `^` `|`), and a `:`
-    /// only in an IPv6 literal.
-    private static func isWritableHost(_ host: String, isIPv6Literal: Bool) -> Bool {
-        !host.utf8.contains { byte in
-            switch byte {
-            case 0x00...0x20, 0x7F:
-                return true
-            case UInt8(ascii: "#"), UInt8(ascii: "/"), UInt8(ascii: "<"), UInt8(ascii: ">"), UInt8(ascii: "?"),
-                UInt8(ascii: "@"), UInt8(ascii: "["), UInt8(ascii: "\\"), UInt8(ascii: "]"), UInt8(ascii: "^"),
-                UInt8(ascii: "|"):
-                return true
-            case UInt8(ascii: ":"):
-                return !isIPv6Literal
-            default:
-                return false
-            }
-        }
     }
 
     /// Whether the host is an IPv4 or IPv6 literal (no SNI, no DNS).
