@@ -123,6 +123,8 @@ struct ProxyTests {
                 #expect(space.isProxy())
                 #expect(space.host == "127.0.0.1" && space.port == proxy.port)
                 #expect(space.proxyType == (https ? NSURLProtectionSpaceHTTPSProxy : NSURLProtectionSpaceHTTPProxy))
+                // The Basic answer reaches the proxy in the clear, in the CONNECT too.
+                #expect(!space.receivesCredentialSecurely)
                 #expect(proxy.requests.map(\.answeredStatus).first == 407)
                 #expect(proxy.requests.last?.header("Proxy-Authorization") != nil)
                 // The origin never sees the proxy's credentials.

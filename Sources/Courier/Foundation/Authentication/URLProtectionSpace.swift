@@ -77,10 +77,14 @@ open class URLProtectionSpace: NSObject, NSCopying, @unchecked Sendable {
     /// The realm of the protection space, or `nil`.
     open var realm: String? { storedRealm }
 
-    /// Whether credentials for the protection space are sent securely: over HTTPS, or with an authentication method
-    /// that does not reveal the password (NTLM, Negotiate, client certificate, server trust).
+    /// Whether credentials for the protection space are sent securely: to a server over HTTPS, or with an
+    /// authentication method that does not reveal the password (NTLM, Negotiate, client certificate, server trust).
+    ///
+    /// A proxy's credentials are secure by their method only: a proxy type names the traffic the proxy carries
+    /// (``NSURLProtectionSpaceHTTPSProxy`` for a `CONNECT` tunnel), not how the proxy is reached, and Courier speaks
+    /// to every proxy in the clear, so a Basic `Proxy-Authorization` is readable on the way to an `https` one too.
     open var receivesCredentialSecurely: Bool {
-        let scheme = (storedProtocol ?? storedProxyType).map(HeaderName.canonical)
+        let scheme = storedProxyType == nil ? storedProtocol.map(HeaderName.canonical) : nil
         if scheme == "https" || scheme == "ftps" {
             return true
         }
