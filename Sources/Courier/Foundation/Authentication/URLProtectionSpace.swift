@@ -19,14 +19,15 @@ open class URLProtectionSpace: NSObject, NSCopying, @unchecked Sendable {
     ///
     /// - Parameters:
     ///   - host: The host name of the server.
-    ///   - port: The port of the server.
+    ///   - port: The port of the server; 0 means the protocol's default port (80 for `http`, 443 for `https`),
+    ///     as on Apple platforms.
     ///   - protocol: The protocol, such as ``NSURLProtectionSpaceHTTPS``.
     ///   - realm: The realm, or `nil`.
     ///   - authenticationMethod: The authentication method, such as ``NSURLAuthenticationMethodHTTPBasic``; `nil`
     ///     means ``NSURLAuthenticationMethodDefault``.
     public init(host: String, port: Int, protocol: String?, realm: String?, authenticationMethod: String?) {
         storedHost = host
-        storedPort = port
+        storedPort = port == 0 ? URLProtectionSpace.defaultPort(for: `protocol`) : port
         storedProtocol = `protocol`
         storedProxyType = nil
         storedRealm = realm
@@ -40,13 +41,14 @@ open class URLProtectionSpace: NSObject, NSCopying, @unchecked Sendable {
     ///
     /// - Parameters:
     ///   - host: The host name of the proxy.
-    ///   - port: The port of the proxy.
+    ///   - port: The port of the proxy; 0 means the proxy type's default port (80 for
+    ///     ``NSURLProtectionSpaceHTTPProxy``, 1080 for ``NSURLProtectionSpaceSOCKSProxy``), as on Apple platforms.
     ///   - type: The proxy type, such as ``NSURLProtectionSpaceHTTPSProxy``.
     ///   - realm: The realm, or `nil`.
     ///   - authenticationMethod: The authentication method; `nil` means ``NSURLAuthenticationMethodDefault``.
     public init(proxyHost host: String, port: Int, type: String?, realm: String?, authenticationMethod: String?) {
         storedHost = host
-        storedPort = port
+        storedPort = port == 0 ? URLProtectionSpace.defaultPort(for: type) : port
         storedProtocol = nil
         storedProxyType = type
         storedRealm = realm
@@ -160,5 +162,20 @@ open class URLProtectionSpace: NSObject, NSCopying, @unchecked Sendable {
         hasher.combine(realm)
         hasher.combine(authenticationMethod)
         return hasher.finalize()
+    }
+
+    /// The port 0 stands for: Apple documents both initializers as using "the default port for the specified
+    /// protocol" (or proxy type) when given 0. Stored so, the space equals the one a session builds for a challenge
+    /// (which carries the URL's port or the scheme's default), and a credential stored for it is found. A protocol
+    /// without a known default keeps 0.
+    private static func defaultPort(for scheme: String?) -> Int {
+        switch scheme.map(HeaderName.canonical) ?? "" {
+        case "http", "ws": return 80
+        case "https", "wss": return 443
+        case "ftp": return 21
+        case "ftps": return 990
+        case "socks": return 1080
+        default: return 0
+        }
     }
 }
