@@ -456,7 +456,7 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
             authentication = AuthenticationState()
         }
         let facts = ResponseStageFacts(
-            storesCookies: environment.stageSettings.cookieStorage != nil,
+            storesCookies: environment.stageSettings.cookieStorage != nil && source?.origin != .cache,
             hasProtocolRedirect: protocolRedirect != nil,
             authentication: authentication,
             caches: currentCacheTransaction() != nil,
@@ -819,7 +819,8 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
             authenticatedSpaces: environment.authenticatedSpaces,
             uploadBody: uploadBody,
             cache: currentCacheTransaction(),
-            protocolRedirect: protocolRedirect
+            protocolRedirect: protocolRedirect,
+            responseFromCache: source?.origin == .cache
         )
     }
 

@@ -8,7 +8,8 @@ import Foundation
 /// measurable part of the round trip, far more than its instructions, as it is code the request otherwise never
 /// touches.
 struct ResponseStageFacts {
-    /// The session has a cookie storage to keep `Set-Cookie` fields in.
+    /// The session has a cookie storage to keep `Set-Cookie` fields in, and the response came from the network or
+    /// a local source, not from the `URLCache` (whose stored `Set-Cookie` fields were stored when first received).
     var storesCookies: Bool
     /// A custom `URLProtocol` redirected the request (`wasRedirectedTo:`).
     var hasProtocolRedirect: Bool
@@ -33,7 +34,7 @@ struct ResponseStageFacts {
     /// The facts of a context the chain already has.
     init(_ context: StageContext) {
         self.init(
-            storesCookies: context.settings.cookieStorage != nil,
+            storesCookies: context.settings.cookieStorage != nil && !context.responseFromCache,
             hasProtocolRedirect: context.protocolRedirect != nil,
             authentication: context.authentication,
             caches: context.cache != nil,

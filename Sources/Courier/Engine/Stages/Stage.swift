@@ -93,6 +93,9 @@ struct StageContext: Sendable {
     var cache: CacheTransaction? = nil
     /// The request a custom `URLProtocol` was redirected to (`wasRedirectedTo:`), for the redirect stage.
     var protocolRedirect: URLRequest? = nil
+    /// The response the response side runs over was served from the session's `URLCache`, not the network: its
+    /// stored `Set-Cookie` fields are not stored again (see ``CookieStorageStage``).
+    var responseFromCache = false
 
     /// Asks the app; waits for the answer (`nil` when the task ends first).
     func decide(_ decision: TaskDecision) async -> TaskDecisionAnswer? {
