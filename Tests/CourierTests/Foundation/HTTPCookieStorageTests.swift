@@ -37,6 +37,36 @@ struct HTTPCookieStorageTests {
         #expect(storage.cookies(for: url)?.map(\.name) == expected)
     }
 
+    /// Apple: "If the cookie has no port list, [...] the cookie will be sent to any port. Otherwise, the cookie is
+    /// only sent to ports specified in the port list."
+    @Test(
+        "A cookie with a port list goes only to the ports it lists",
+        arguments: [
+            ("http://example.com:8080/", ["any", "v0", "v1"]),
+            ("https://example.com:8443/", ["any", "v1"]),
+            ("https://example.com/", ["any", "v1"]),
+            ("http://example.com/", ["any"]),
+            ("http://example.com:9090/", ["any"]),
+        ])
+    func portList(urlString: String, expected: [String]) throws {
+        let storage = HTTPCookieStorage()
+        storage.setCookie(try cookie("any"))
+        // A version 0 cookie keeps the first port of the list only.
+        storage.setCookie(
+            try #require(
+                HTTPCookie(properties: [
+                    .name: "v0", .value: "v", .domain: "example.com", .path: "/", .port: "8080,443",
+                ])))
+        storage.setCookie(
+            try #require(
+                HTTPCookie(properties: [
+                    .name: "v1", .value: "v", .domain: "example.com", .path: "/", .version: "1",
+                    .port: "8080,8443,443",
+                ])))
+        let url = try #require(URL(string: urlString))
+        #expect(storage.cookies(for: url)?.map(\.name) == expected)
+    }
+
     @Test("A cookie replaces one with the same name, domain and path; an expired one deletes it")
     func replacement() throws {
         let storage = HTTPCookieStorage()

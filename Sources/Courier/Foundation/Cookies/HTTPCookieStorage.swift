@@ -314,6 +314,23 @@ open class HTTPCookieStorage: NSObject, @unchecked Sendable {
         return domains
     }
 
+    /// Whether `cookie` may go to `port`: it has no port list, or the list names the port. A port-restricted
+    /// cookie never goes to a URL whose port is unknown (a scheme without a default port).
+    private static func portMatches(_ cookie: HTTPCookie, port: Int?) -> Bool {
+        guard let ports = cookie.portList, !ports.isEmpty else { return true }
+        guard let port else { return false }
+        return ports.contains { $0.intValue == port }
+    }
+
+    /// The port a URL without one reaches: 80 for `http` and `ws`, 443 for `https` and `wss`.
+    private static func defaultPort(of scheme: String?) -> Int? {
+        switch scheme.map(HeaderName.canonical) {
+        case "http", "ws": 80
+        case "https", "wss": 443
+        default: nil
+        }
+    }
+
     /// The class, its address and the number of cookies stored, like `<Courier.HTTPCookieStorage: 0x…> { 3 cookies }`.
     open override var description: String {
         let count = state.withLock { $0.entries.count }
@@ -331,7 +348,8 @@ open class HTTPCookieStorage: NSObject, @unchecked Sendable {
     ///
     /// A cookie is sent when the URL's host domain-matches its domain (exactly, for host-only cookies), the URL's
     /// path path-matches its path, it has not expired, and, if it is secure, the URL's scheme is `https` or `wss`
-    /// (RFC 6265 §5.4). Cookies with longer paths come first, then older cookies.
+    /// (RFC 6265 §5.4). A cookie with a ``HTTPCookie/portList`` is sent only to the ports it lists (the URL's port,
+    /// or its scheme's default port), as Apple documents. Cookies with longer paths come first, then older cookies.
     ///
     /// - Parameter URL: The URL a request is about to be sent to.
     /// - Returns: The matching cookies, possibly empty; `nil` when the URL has no host.
@@ -339,6 +357,7 @@ open class HTTPCookieStorage: NSObject, @unchecked Sendable {
         guard let host = URL.host, !host.isEmpty else { return nil }
         let path = URL.path(percentEncoded: true)
         let isSecureScheme = CookieMatching.isSecureScheme(URL.scheme)
+        let port = URL.port ?? Self.defaultPort(of: URL.scheme)
         let now = Date()
         let candidates = Self.candidateDomains(of: host)
         let matching = state.withLock { state in
@@ -354,6 +373,7 @@ open class HTTPCookieStorage: NSObject, @unchecked Sendable {
                     if (isHost || !cookie.isHostOnly) && !cookie.isExpired(at: now)
                         && (isSecureScheme || !cookie.isSecure)
                         && CookieMatching.pathMatches(requestPath: path, cookiePath: cookie.path)
+                        && Self.portMatches(cookie, port: port)
                     {
                         found.append(entry)
                     }
