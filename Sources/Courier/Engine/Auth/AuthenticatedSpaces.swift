@@ -8,7 +8,9 @@ import Synchronization
 /// A space covers its origin (scheme, host and port: a space reached over HTTPS is never sent a credential over
 /// plain HTTP) and, as RFC 7617 §2.2 suggests, the paths at or below the directory of the URL that was
 /// authenticated. The credential itself stays in the session's credential storage and is read from there each
-/// time, so removing it there stops the preemptive use.
+/// time, so removing it there stops the preemptive use. A space remembers the user whose credential worked: the
+/// storage may hold others for it, and its default (which `set(_:for:)` leaves as it was) may be one the server no
+/// longer accepts.
 final class AuthenticatedSpaces: Sendable {
     struct Entry: Hashable {
         var scheme: String
@@ -17,6 +19,8 @@ final class AuthenticatedSpaces: Sendable {
         /// The directory of the authenticated URL's path, ending in `/`.
         var pathPrefix: String
         var space: AuthenticationQuestion.Space
+        /// The user whose credential worked; `nil`: the storage's default for the space.
+        var user: String?
     }
 
     private let entries = Mutex<Set<Entry>>([])
@@ -29,21 +33,33 @@ final class AuthenticatedSpaces: Sendable {
         entries.withLock { $0.removeAll() }
     }
 
-    /// Remembers that `space` authenticated `url`. A `url` outside the space's own origin is ignored: a space's
-    /// credential is never sent ahead to another scheme, host or port.
-    func remember(_ space: AuthenticationQuestion.Space, for url: URL) {
+    /// Remembers that `space` authenticated `url` with the credential of `user` (which replaces the user remembered
+    /// for the same space and directory). A `url` outside the space's own origin is ignored: a space's credential is
+    /// never sent ahead to another scheme, host or port.
+    func remember(_ space: AuthenticationQuestion.Space, user: String? = nil, for url: URL) {
         guard let origin = Self.origin(of: url), space.proxyType == nil,
             space.protocol?.lowercased() == origin.scheme, space.host.lowercased() == origin.host,
             space.port == origin.port
         else { return }
         let entry = Entry(
             scheme: origin.scheme, host: origin.host, port: origin.port, pathPrefix: Self.directory(of: url),
-            space: space)
-        entries.withLock { _ = $0.insert(entry) }
+            space: space, user: user)
+        entries.withLock { entries in
+            entries = entries.filter {
+                !($0.scheme == entry.scheme && $0.host == entry.host && $0.port == entry.port
+                    && $0.pathPrefix == entry.pathPrefix && $0.space == entry.space)
+            }
+            entries.insert(entry)
+        }
     }
 
     /// The space whose origin matches `url` and whose path prefix is the longest prefix of its path.
     func space(for url: URL) -> AuthenticationQuestion.Space? {
+        entry(for: url)?.space
+    }
+
+    /// The entry whose origin matches `url` and whose path prefix is the longest prefix of its path.
+    func entry(for url: URL) -> Entry? {
         guard let origin = Self.origin(of: url) else { return nil }
         let path = url.path.isEmpty ? "/" : url.path
         return entries.withLock { entries in
@@ -51,7 +67,7 @@ final class AuthenticatedSpaces: Sendable {
                 $0.scheme == origin.scheme && $0.host == origin.host && $0.port == origin.port
                     && path.hasPrefix($0.pathPrefix)
             }
-            .max { $0.pathPrefix.count < $1.pathPrefix.count }?.space
+            .max { $0.pathPrefix.count < $1.pathPrefix.count }
         }
     }
 

@@ -260,7 +260,7 @@ struct AuthenticationStage: ResponseStage {
         // Only Basic credentials are sent ahead, as on Darwin: sending a Digest space's password as Basic would give
         // away what Digest keeps secret. Proxy credentials are not sent ahead (a new tunnel draws the 407 again).
         if space.proxyType == nil, space.authenticationMethod == NSURLAuthenticationMethodHTTPBasic, let url {
-            context.authenticatedSpaces?.remember(space, for: url)
+            context.authenticatedSpaces?.remember(space, user: credential.user, for: url)
         }
     }
 }

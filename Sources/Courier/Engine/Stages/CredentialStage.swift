@@ -2,31 +2,40 @@ import CourierHTTP
 import Foundation
 
 /// Credentials (request side): a request into a Basic protection space the session already authenticated in
-/// (see ``AuthenticatedSpaces``) carries the storage's default credential for it at once, as on Darwin, instead of
-/// drawing a 401 first. A request that sets its own `Authorization` keeps it.
+/// (see ``AuthenticatedSpaces``) carries the credential that worked there at once, as on Darwin, instead of drawing
+/// a 401 first. A request that sets its own `Authorization` keeps it.
 ///
 /// Courier's own `URLCredentialStorage` is read at once; an app's subclass is user code, so the stage then waits.
 struct CredentialStage: RequestStage {
     func immediate(_ request: URLRequest, in context: StageContext) throws(TransferError) -> RequestStep? {
-        guard let space = Self.space(for: request, in: context),
+        guard let entry = Self.entry(for: request, in: context),
             let storage = context.configuration.urlCredentialStorage
         else { return .proceed(request) }
         guard type(of: storage) == URLCredentialStorage.self else { return nil }
-        return .proceed(Self.authorize(request, with: storage.defaultCredential(for: space.protectionSpace)))
+        return .proceed(Self.authorize(request, with: Self.credential(for: entry, in: storage)))
     }
 
     func process(_ request: URLRequest, in context: StageContext) async throws(TransferError) -> RequestStep {
-        guard let space = Self.space(for: request, in: context),
+        guard let entry = Self.entry(for: request, in: context),
             let storage = context.configuration.urlCredentialStorage
         else { return .proceed(request) }
-        return .proceed(Self.authorize(request, with: storage.defaultCredential(for: space.protectionSpace)))
+        return .proceed(Self.authorize(request, with: Self.credential(for: entry, in: storage)))
     }
 
-    private static func space(for request: URLRequest, in context: StageContext) -> AuthenticationQuestion.Space? {
+    private static func entry(for request: URLRequest, in context: StageContext) -> AuthenticatedSpaces.Entry? {
         guard let spaces = context.authenticatedSpaces, !spaces.isEmpty, let url = request.url,
             request.value(forHTTPHeaderField: "Authorization") == nil
         else { return nil }
-        return spaces.space(for: url)
+        return spaces.entry(for: url)
+    }
+
+    /// The stored credential of the user that worked in the space (not the space's default, which may be another
+    /// user's that the server refuses: it would draw a 401, and the delegate's question, on every request); the
+    /// default when no user was remembered.
+    static func credential(for entry: AuthenticatedSpaces.Entry, in storage: URLCredentialStorage) -> URLCredential? {
+        let space = entry.space.protectionSpace
+        guard let user = entry.user else { return storage.defaultCredential(for: space) }
+        return storage.credentials(for: space)?[user]
     }
 
     private static func authorize(_ request: URLRequest, with credential: URLCredential?) -> URLRequest {
