@@ -132,6 +132,8 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
     private var response: URLResponse?
     private var source: (any ResponseSource)?
     private var preparedSource: (any ResponseSource)?
+    /// The `Authorization` field of the request the network source sends (see ``StageContext/sentAuthorization``).
+    private var sentAuthorization: String?
     /// The task's transactions, when its sink collects metrics (`nil`: nothing is recorded).
     private var transactions: [TransactionRecord]?
     /// The task's HTTP caching, made at the first attempt when the session has a `urlCache` (not for downloads).
@@ -369,9 +371,11 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
         case .failure(let error):
             step { $0.failed(attempt: attempt, error) }
         case .success(.respond(let answering)):
+            sentAuthorization = nil
             preparedSource = answering
             step { $0.prepared(attempt: attempt) }
         case .success(.proceed(let prepared)):
+            sentAuthorization = prepared.value(forHTTPHeaderField: "Authorization")
             do {
                 var isWebSocket = false
                 if case .webSocket = spec.kind { isWebSocket = true }
@@ -820,7 +824,8 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
             uploadBody: uploadBody,
             cache: currentCacheTransaction(),
             protocolRedirect: protocolRedirect,
-            responseFromCache: source?.origin == .cache
+            responseFromCache: source?.origin == .cache,
+            sentAuthorization: sentAuthorization
         )
     }
 

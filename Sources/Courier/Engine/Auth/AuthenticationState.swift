@@ -38,6 +38,15 @@ final class AuthenticationState: Sendable {
         }
     }
 
+    /// `credential`, sent ahead with the request before any challenge (a Basic space the session authenticated in),
+    /// drew a challenge for `space`: a failure, as if this task had sent it in answer to one.
+    func refusedAhead(_ credential: URLCredential, for space: AuthenticationQuestion.Space) {
+        state.withLockedValue { state in
+            state.attempts[space, default: 0] += 1
+            state.lastCredential[space] = credential
+        }
+    }
+
     /// `credential` goes out again for `space` because the server only renewed its nonce (`stale=true`): not a
     /// failure of the credential.
     func resending(_ credential: URLCredential, for space: AuthenticationQuestion.Space, to url: URL? = nil) {

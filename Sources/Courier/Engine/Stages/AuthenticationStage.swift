@@ -80,7 +80,16 @@ struct AuthenticationStage: ResponseStage {
                 state.resending(previous, for: space, to: context.currentRequest.url)
                 return .retry(next)
             }
-            let failures = state.failures(for: space)
+            var failures = state.failures(for: space)
+            // A stored credential the session sent ahead with this request (CredentialStage) drew the challenge: it
+            // failed already, so it is not proposed, or sent again by default handling, as if it were untried.
+            if failures == 0, !isProxy, challenge.isScheme("Basic"),
+                let refused = Self.credentialSentAhead(
+                    context.sentAuthorization, for: space, storage: context.configuration.urlCredentialStorage)
+            {
+                state.refusedAhead(refused, for: space)
+                failures = 1
+            }
             // A delegate that answers with the same wrong credential forever must not loop forever.
             guard failures < Self.maximumFailures else { continue }
             let proposed: URLCredential?
@@ -238,6 +247,19 @@ struct AuthenticationStage: ResponseStage {
         case nil:
             if request.httpBodyStream != nil { return nil }
             return algorithm.hash(Array(request.httpBody ?? Data()))
+        }
+    }
+
+    /// The credential stored for `space` whose Basic answer is `sent`, the `Authorization` field the request went
+    /// out with (the one ``CredentialStage`` sent ahead, or the app's own field with the same user and password).
+    static func credentialSentAhead(
+        _ sent: String?, for space: AuthenticationQuestion.Space, storage: URLCredentialStorage?
+    ) -> URLCredential? {
+        guard let sent, let stored = storage?.credentials(for: space.protectionSpace)
+        else { return nil }
+        return stored.values.first { credential in
+            guard let user = credential.user, let password = credential.password else { return false }
+            return BasicAuthentication.authorizationValue(user: user, password: password) == sent
         }
     }
 

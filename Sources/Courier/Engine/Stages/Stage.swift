@@ -96,6 +96,9 @@ struct StageContext: Sendable {
     /// The response the response side runs over was served from the session's `URLCache`, not the network: its
     /// stored `Set-Cookie` fields are not stored again (see ``CookieStorageStage``).
     var responseFromCache = false
+    /// The `Authorization` field this attempt's request went out with: ``currentRequest`` does not show one that
+    /// ``CredentialStage`` sent ahead, which ``AuthenticationStage`` must count as tried when it draws a 401.
+    var sentAuthorization: String? = nil
 
     /// Asks the app; waits for the answer (`nil` when the task ends first).
     func decide(_ decision: TaskDecision) async -> TaskDecisionAnswer? {
