@@ -167,7 +167,7 @@ final class TaskEventAdapter: TaskEventSink, TaskHost {
     }
 
     private func record(_ response: URLResponse, task: URLSessionTask) {
-        let expected = response.expectedContentLength
+        let expected = response.expectedBodyLength
         task.update { state in
             state.response = response
             state.countOfBytesExpectedToReceive = expected

@@ -137,7 +137,7 @@ extension TaskEngine {
         claimedPartialFile = nil
         guard let partial = resume.partialFile, let held = resume.partial, held.offset > 0 else {
             download.open()
-            emit(.downloadResumed(offset: 0, expectedTotal: response.expectedContentLength))
+            emit(.downloadResumed(offset: 0, expectedTotal: expectedToReceive))
             return
         }
         let decision = ResumeDecision.decide(resuming: held, status: response.statusCode) {
@@ -150,15 +150,17 @@ extension TaskEngine {
             expectedToReceive = total
             resumedFinalLength = finalLength
             emit(.downloadResumed(offset: offset, expectedTotal: total))
-        case .restartFromZero(let total):
+        case .restartFromZero:
+            // The whole body comes again: expected as `deliverHead` set it (unknown for a body that is decoded, whose
+            // Content-Length, the decision's total, counts the coded bytes).
             Self.discardPartialFile(partial)
             download.open()
-            emit(.downloadResumed(offset: 0, expectedTotal: total))
+            emit(.downloadResumed(offset: 0, expectedTotal: expectedToReceive))
         case .notResumable, .retryWithoutRange:
             // `.retryWithoutRange` was turned into a follow-up before the response was accepted.
             Self.discardPartialFile(partial)
             download.open()
-            emit(.downloadResumed(offset: 0, expectedTotal: response.expectedContentLength))
+            emit(.downloadResumed(offset: 0, expectedTotal: expectedToReceive))
         }
     }
 

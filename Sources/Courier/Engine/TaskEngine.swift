@@ -555,7 +555,7 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
 
     private func deliverHead() {
         guard let response else { return }
-        expectedToReceive = response.expectedContentLength
+        expectedToReceive = response.expectedBodyLength
         emit(.response(response))
         if download == nil {
             multipart = MultipartReplaceDelivery.make(for: response, asksForResponses: spec.asksForResponses)

@@ -248,7 +248,8 @@ open class URLSessionTask: NSObject, NSCopying, ProgressReporting, @unchecked Se
     open var countOfBytesReceived: Int64 { mutable.withLock { $0.countOfBytesReceived } }
     /// Body bytes the task expects to send, or ``NSURLSessionTransferSizeUnknown``.
     open var countOfBytesExpectedToSend: Int64 { mutable.withLock { $0.countOfBytesExpectedToSend } }
-    /// Body bytes the task expects to receive (from `Content-Length`), or ``NSURLSessionTransferSizeUnknown``.
+    /// Body bytes the task expects to receive (from `Content-Length`), or ``NSURLSessionTransferSizeUnknown`` (also
+    /// for a gzip, deflate or br body, which is decoded: `Content-Length` counts the coded bytes, as on Darwin).
     open var countOfBytesExpectedToReceive: Int64 {
         mutable.withLock { $0.countOfBytesExpectedToReceive }
     }

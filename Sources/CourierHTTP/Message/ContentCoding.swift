@@ -31,6 +31,15 @@ public enum ContentCoding {
         default: return nil
         }
     }
+
+    /// The body length a task can expect from a response's `Content-Length` (`-1` when it has none): that length,
+    /// or `-1` (`NSURLSessionTransferSizeUnknown`) when the body is decoded on the way (``automaticDecoding(_:)``).
+    /// `Content-Length` then counts the coded bytes while the task counts and delivers the decoded ones, so it
+    /// promises nothing about them: Darwin reports the length of a compressed response as unknown
+    /// (`countOfBytesExpectedToReceive`, `totalBytesExpectedToWrite`), as FoundationNetworking does.
+    public static func expectedDecodedLength(contentLength: Int64, contentEncoding: [String]) -> Int64 {
+        automaticDecoding(contentEncoding) == nil ? contentLength : -1
+    }
 }
 
 extension ContentCoding {

@@ -56,6 +56,44 @@ struct DownloadTests {
         }
     }
 
+    /// A gzip body's Content-Length counts the compressed bytes, the task the decoded ones: the expected length is
+    /// unknown (Darwin's -1), never a total the written bytes overrun.
+    @Test(arguments: WireProtocol.allCases)
+    func aCompressedBodysLengthIsUnknown(over wire: WireProtocol) async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let text = Data(String(repeating: "compressible text ", count: 5000).utf8)
+        let compressed = Data(Deflater.compress(Array(text), as: .gzip))
+        try await withServer(wire) { server in
+            server.route(
+                "/gz", response: MockResponse(headers: [("Content-Encoding", "gzip")], body: .data(compressed)))
+            let recorder = DownloadRecorder(copyDirectory: directory)
+            let session = makeSession(delegate: recorder) { $0.courierDownloadDirectory = directory }
+            defer { session.finishTasksAndInvalidate() }
+            let task = session.downloadTask(with: server.url("/gz"))
+            task.resume()
+            await recorder.waitForCompletion()
+            let snapshot = recorder.snapshot
+            #expect(snapshot.error == nil)
+            #expect((task.response as? HTTPURLResponse)?.expectedContentLength == Int64(compressed.count))
+            #expect(!snapshot.writes.isEmpty)
+            #expect(snapshot.writes.allSatisfy { $0.2 == NSURLSessionTransferSizeUnknown })
+            #expect(snapshot.writes.last?.1 == Int64(text.count))
+            #expect(task.countOfBytesExpectedToReceive == NSURLSessionTransferSizeUnknown)
+            #expect(task.countOfBytesReceived == Int64(text.count))
+            #expect(task.progress.completedUnitCount == task.progress.totalUnitCount)
+            let finished = try #require(snapshot.copiedTo)
+            #expect(try Data(contentsOf: finished) == text)
+
+            // A data task counts the same way.
+            var dataTask: URLSessionDataTask?
+            let outcome = await session.runDataTask(URLRequest(url: server.url("/gz"))) { dataTask = $0 }
+            #expect(outcome.data == text)
+            #expect(dataTask?.countOfBytesExpectedToReceive == NSURLSessionTransferSizeUnknown)
+            #expect(dataTask?.countOfBytesReceived == Int64(text.count))
+        }
+    }
+
     @Test(arguments: WireProtocol.allCases)
     func completionHandlerOwnsTheFileOnlyWhileItRuns(over wire: WireProtocol) async throws {
         let directory = try makeTemporaryDirectory()

@@ -113,6 +113,17 @@ open class URLResponse: NSObject, NSSecureCoding, NSCopying, @unchecked Sendable
         return hasher.finalize()
     }
 
+    /// The body length a task expects for this response (`countOfBytesExpectedToReceive`, the download delegate's
+    /// `totalBytesExpectedToWrite`): ``expectedContentLength``, except for a body the transport decodes (gzip,
+    /// deflate, br), whose `Content-Length` counts the coded bytes while the task counts the decoded ones — unknown
+    /// then, as on Darwin (see `ContentCoding.expectedDecodedLength`).
+    var expectedBodyLength: Int64 {
+        guard let http = self as? HTTPURLResponse, let coding = http.headerFields["Content-Encoding"] else {
+            return expectedContentLength
+        }
+        return ContentCoding.expectedDecodedLength(contentLength: expectedContentLength, contentEncoding: [coding])
+    }
+
     /// Whether `other` (of the receiver's class) has the same contents; subclasses add their own.
     func hasSameContents(as other: URLResponse) -> Bool {
         url == other.url && mimeType == other.mimeType && expectedContentLength == other.expectedContentLength
