@@ -207,7 +207,8 @@ extension TaskEngine {
             }
             return
         }
-        let request = currentRequest
+        // As the app sees it: without a credential an authentication retry carried (resume data is kept on disk).
+        let request = visibleRequest(currentRequest)
         let originalRequest = spec.request
         let expected = expectedToReceive
         download.keepForResume { [self] result in

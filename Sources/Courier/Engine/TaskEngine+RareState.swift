@@ -15,6 +15,8 @@ final class RareState {
     var multipartEndPending = false
     /// The task's HTTP authentication, from its first 401 or 407 on.
     var authentication: AuthenticationState?
+    /// The credential fields authentication retries wrote into the request, kept out of what the app sees.
+    var answeredCredentials: AnsweredCredentials?
     /// The request a custom `URLProtocol` was redirected to, for this attempt's response side.
     var protocolRedirect: URLRequest?
     /// Whether `taskIsWaitingForConnectivity` was reported (once per task).
@@ -69,6 +71,10 @@ extension TaskEngine {
     var authentication: AuthenticationState? {
         get { rareState?.authentication }
         set { setRare(isDefault: newValue == nil) { $0.authentication = newValue } }
+    }
+    var answeredCredentials: AnsweredCredentials? {
+        get { rareState?.answeredCredentials }
+        set { setRare(isDefault: newValue == nil) { $0.answeredCredentials = newValue } }
     }
     var protocolRedirect: URLRequest? {
         get { rareState?.protocolRedirect }

@@ -536,6 +536,12 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
             // request one (an app keeping a POST through a 302): Darwin sends the request it is given, body included.
             bodyState.dropped = false
         }
+        if !isRedirect {
+            // An authentication retry: the credential it carries is sent, never shown (see AnsweredCredentials).
+            var answered = answeredCredentials ?? AnsweredCredentials()
+            answered.record(from: request, to: next)
+            answeredCredentials = answered
+        }
         debug(
             "follow-up", metadata: ["task": "\(spec.taskIdentifier)", "url": "\(LogRedaction.url(next.url))"])
         setRequest(next)
@@ -792,7 +798,13 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
 
     private func setRequest(_ newRequest: URLRequest) {
         request = newRequest
-        emit(.currentRequest(newRequest))
+        emit(.currentRequest(visibleRequest(newRequest)))
+    }
+
+    /// `request` without the credentials the engine wrote to answer challenges: what `currentRequest` and resume
+    /// data show.
+    func visibleRequest(_ request: URLRequest) -> URLRequest {
+        answeredCredentials?.visible(request) ?? request
     }
 
     /// The request being loaded.

@@ -76,6 +76,47 @@ struct HTTPAuthenticationTests {
         }
     }
 
+    /// The credential an answer puts on the retry is sent, not shown: `currentRequest` keeps the app's own fields
+    /// (a password given with persistence `.none` could otherwise be read back from the task, or land in resume data).
+    @Test(arguments: WireProtocol.allCases)
+    func theAnsweredCredentialStaysOutOfTheCurrentRequest(over wire: WireProtocol) async throws {
+        try await withServer(wire) { server in
+            protect(server)
+            let once = URLCredential(user: "alice", password: "wonder land", persistence: .none)
+            let session = makeSession(delegate: ChallengeAnsweringDelegate([(.useCredential, once)]))
+            defer { session.invalidateAndCancel() }
+            var task: URLSessionDataTask?
+            let outcome = await session.runDataTask(URLRequest(url: server.url("/private"))) { task = $0 }
+            #expect(outcome.data == Data("secret".utf8))
+            #expect((authorizations(server).last ?? nil)?.hasPrefix("Basic ") == true)
+            let current = try #require(task?.currentRequest)
+            #expect(current.url == server.url("/private"))
+            #expect(current.value(forHTTPHeaderField: "Authorization") == nil)
+        }
+    }
+
+    /// A field the app set itself comes back; one a redirect to another origin removed stays removed.
+    @Test func answeredCredentialsAreReplacedByTheAppsOwnFields() throws {
+        var mine = URLRequest(url: try #require(URL(string: "http://127.0.0.1/private")))
+        mine.setValue("Bearer app", forHTTPHeaderField: "Authorization")
+        var retry = mine
+        retry.setValue("Basic YTpi", forHTTPHeaderField: "Authorization")
+        retry.setValue("Basic cDpx", forHTTPHeaderField: "Proxy-Authorization")
+        var answered = AnsweredCredentials()
+        answered.record(from: mine, to: retry)
+        var second = retry
+        second.setValue("Basic YTpj", forHTTPHeaderField: "Authorization")
+        answered.record(from: retry, to: second)
+
+        let shown = answered.visible(second)
+        #expect(shown.value(forHTTPHeaderField: "Authorization") == "Bearer app")
+        #expect(shown.value(forHTTPHeaderField: "Proxy-Authorization") == nil)
+        var redirected = second
+        redirected.setValue(nil, forHTTPHeaderField: "Authorization")
+        #expect(answered.visible(redirected).value(forHTTPHeaderField: "Authorization") == nil)
+        #expect(answered.visible(mine) == mine)
+    }
+
     @Test(arguments: WireProtocol.allCases)
     func aWrongCredentialDrawsTheNextChallengeWithItsFailureCount(over wire: WireProtocol) async throws {
         try await withServer(wire) { server in
