@@ -55,7 +55,9 @@ open class URLSessionTask: NSObject, NSCopying, ProgressReporting, @unchecked Se
             var taskDescription: String?
             var priority: Float = URLSessionTask.defaultPriority
             var earliestBeginDate: Date?
-            var prefersIncrementalDelivery = true
+            /// `nil` until the app sets it: the default depends on the kind of task (see
+            /// ``URLSessionTask/prefersIncrementalDelivery``).
+            var prefersIncrementalDelivery: Bool?
             /// The `Progress` object, made when first asked for (its setters may call observers: they are called
             /// after the lock is released).
             var progress: Progress?
@@ -99,9 +101,9 @@ open class URLSessionTask: NSObject, NSCopying, ProgressReporting, @unchecked Se
             get { rare.earliestBeginDate }
             set { setRare(isDefault: newValue == nil) { $0.earliestBeginDate = newValue } }
         }
-        var prefersIncrementalDelivery: Bool {
+        var prefersIncrementalDelivery: Bool? {
             get { rare.prefersIncrementalDelivery }
-            set { setRare(isDefault: newValue) { $0.prefersIncrementalDelivery = newValue } }
+            set { setRare(isDefault: newValue == nil) { $0.prefersIncrementalDelivery = newValue } }
         }
         var progress: Progress? {
             get { settings.value?.progress }
@@ -280,9 +282,22 @@ open class URLSessionTask: NSObject, NSCopying, ProgressReporting, @unchecked Se
     }
 
     /// Whether data is delivered as it arrives (the only mode Courier implements; setting `false` is recorded).
+    ///
+    /// Until set, Darwin's default: `true`, except for a task that delivers its result to a completion handler (or
+    /// an async call that returns the whole body) and for a download task, which default to `false`.
     open var prefersIncrementalDelivery: Bool {
-        get { mutable.withLock { $0.prefersIncrementalDelivery } }
+        get { mutable.withLock { $0.prefersIncrementalDelivery } ?? prefersIncrementalDeliveryByDefault }
         set { mutable.withLock { $0.prefersIncrementalDelivery = newValue } }
+    }
+
+    /// Darwin's default for ``prefersIncrementalDelivery``: only a task whose body goes to a delegate (or to
+    /// `AsyncBytes`, read as it arrives) prefers it.
+    private var prefersIncrementalDeliveryByDefault: Bool {
+        if self is URLSessionDownloadTask { return false }
+        switch completionMode {
+        case .delegate, .stream: return true
+        case .dataHandler, .collect, .downloadHandler, .downloadCollect: return false
+        }
     }
 
     // MARK: - Control

@@ -102,6 +102,28 @@ struct SessionFidelityTests {
         }
     }
 
+    /// Darwin's default `prefersIncrementalDelivery`: `true` for a task whose body goes to a delegate, `false` for
+    /// one with a completion handler and for a download task. A value the app sets is kept.
+    @Test func onlyDelegateDataTasksPreferIncrementalDeliveryByDefault() throws {
+        let session = makeSession()
+        defer { session.invalidateAndCancel() }
+        let url = try #require(URL(string: "http://127.0.0.1:9/"))
+        let request = URLRequest(url: url)
+        #expect(session.dataTask(with: url).prefersIncrementalDelivery)
+        #expect(session.uploadTask(with: request, from: Data()).prefersIncrementalDelivery)
+        #expect(!session.dataTask(with: url) { _, _, _ in }.prefersIncrementalDelivery)
+        #expect(!session.uploadTask(with: request, from: Data()) { _, _, _ in }.prefersIncrementalDelivery)
+        #expect(!session.downloadTask(with: url).prefersIncrementalDelivery)
+        #expect(!session.downloadTask(with: url) { _, _, _ in }.prefersIncrementalDelivery)
+
+        let handled = session.dataTask(with: url) { _, _, _ in }
+        handled.prefersIncrementalDelivery = true
+        #expect(handled.prefersIncrementalDelivery)
+        let delegated = session.dataTask(with: url)
+        delegated.prefersIncrementalDelivery = false
+        #expect(!delegated.prefersIncrementalDelivery)
+    }
+
     // MARK: - Errors
 
     @Test(arguments: ["ftp://example.com/file", "gopher://example.com/", "mailto:someone@example.com"])
