@@ -9,7 +9,7 @@ import Foundation
 /// ```
 /// request:   URLProtocol lookup → data:/file: → URL validation → default headers → cookies → credentials → cache lookup
 /// source:    the network (or a stage's answer: cache, URLProtocol, data:/file:)
-/// response:  cookie storage → redirect → authentication → cache storage → the app's disposition
+/// response:  cookie storage → cache invalidation → redirect → authentication → cache storage → app's disposition
 /// ```
 ///
 /// Credentials come before the cache lookup: the lookup records the request the response will be stored against,
@@ -19,7 +19,8 @@ import Foundation
 ///
 /// Cookie storage comes first on the response side: the cookies of every response are stored, also of a redirect
 /// or a challenge that ends the side with a follow-up (a login's `302` sets the session cookie the next request
-/// must carry).
+/// must carry). Cache invalidation comes before redirects for the same reason: a `POST` answered with a `303` changed
+/// the resource the `GET` that follows asks for.
 ///
 /// The cache and credential stages are identity stages until the cache and authentication features land; each
 /// feature adds its work to exactly one stage or source.
@@ -36,6 +37,7 @@ enum StageChain {
 
     static let responseStages: [any ResponseStage] = [
         CookieStorageStage(),
+        CacheInvalidationStage(),
         RedirectStage(),
         AuthenticationStage(),
         CacheStorageStage(),

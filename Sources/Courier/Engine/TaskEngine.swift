@@ -835,8 +835,8 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
             authenticatedSpaces: environment.authenticatedSpaces,
             uploadBody: uploadBody,
             cache: currentCacheTransaction(),
+            responseOrigin: source?.origin ?? .network,
             protocolRedirect: protocolRedirect,
-            responseFromCache: source?.origin == .cache,
             sentAuthorization: sentAuthorization
         )
     }

@@ -91,7 +91,7 @@ struct CacheStageRulesTests {
 
     @Test func unsafeSuccessesInvalidateTheirURLAndSameOriginLocations() {
         func targets(_ method: String, status: Int = 200, _ fields: [String: String] = [:]) -> [String] {
-            CacheStorageStage.invalidatedURLs(
+            CacheInvalidationStage.invalidatedURLs(
                 method: method, response: response(fields, url: "https://a.test/items/1", status: status)
             ).map(\.absoluteString)
         }

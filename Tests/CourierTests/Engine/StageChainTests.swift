@@ -173,7 +173,8 @@ struct StageChainTests {
         let responseSide = StageChain.responseStages.map { "\(type(of: $0))" }
         #expect(
             responseSide == [
-                "CookieStorageStage", "RedirectStage", "AuthenticationStage", "CacheStorageStage", "DispositionStage",
+                "CookieStorageStage", "CacheInvalidationStage", "RedirectStage", "AuthenticationStage",
+                "CacheStorageStage", "DispositionStage",
             ])
     }
 }

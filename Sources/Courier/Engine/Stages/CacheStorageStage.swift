@@ -8,8 +8,8 @@ import Foundation
 ///   capacity) or the response says `Vary: *`.
 /// - A `304` to the lookup's conditional request refreshes the stored response (its header fields updated, its body
 ///   kept, RFC 9111 §4.3.4) and the task is answered from the cache: the app sees the stored status, not `304`.
-/// - A successful unsafe request (`POST`, `PUT`, `DELETE`, `PATCH`, …) removes the stored response of its URL, and
-///   of its `Location` and `Content-Location` on the same origin (§4.4).
+///
+/// Other methods are left to ``CacheInvalidationStage``, which runs before the redirect stage.
 struct CacheStorageStage: ResponseStage {
     /// The task does not cache, or the response is not HTTP.
     static func passes(_ response: URLResponse, _ facts: ResponseStageFacts) -> Bool {
@@ -22,10 +22,7 @@ struct CacheStorageStage: ResponseStage {
         else {
             return .proceed(response)
         }
-        let method = (context.currentRequest.httpMethod ?? "GET").uppercased()
-        guard method == "GET" else {
-            return Self.invalidatedURLs(method: method, response: http).isEmpty ? .proceed(response) : nil
-        }
+        guard (context.currentRequest.httpMethod ?? "GET").uppercased() == "GET" else { return .proceed(response) }
         let attempt = transaction.attempt
         if http.statusCode == 304, attempt.validating != nil { return nil }
         if let recording = Self.recording(for: http, attempt: attempt, context: context) {
@@ -38,13 +35,7 @@ struct CacheStorageStage: ResponseStage {
         guard let transaction = context.cache, let http = response as? HTTPURLResponse else {
             return .proceed(response)
         }
-        let method = (context.currentRequest.httpMethod ?? "GET").uppercased()
-        guard method == "GET" else {
-            for url in Self.invalidatedURLs(method: method, response: http) {
-                transaction.cache.removeCachedResponse(for: URLRequest(url: url))
-            }
-            return .proceed(response)
-        }
+        guard (context.currentRequest.httpMethod ?? "GET").uppercased() == "GET" else { return .proceed(response) }
         let attempt = transaction.attempt
         guard http.statusCode == 304, let validating = attempt.validating,
             let refreshed = Self.refreshed(validating, by: http, requestTime: attempt.requestTime)
@@ -55,12 +46,18 @@ struct CacheStorageStage: ResponseStage {
     }
 
     /// What to record for `response`, or `nil` when it is not to be stored.
+    ///
+    /// Only what the server sent is stored (Apple, `willCacheResponse`: "The provided response came from the server,
+    /// rather than out of the cache"). A response the cache answered with is stored already: storing it again dropped
+    /// its storage policy and user info, asked `willCacheResponse` again, and after a redirect filed it under the
+    /// request the lookup recorded before the redirect (the redirecting URL's). A custom `URLProtocol`'s response is
+    /// not cached (see the README).
     static func recording(
         for response: HTTPURLResponse,
         attempt: (validating: CachedURLResponse?, requestTime: Date, request: URLRequest?),
         context: StageContext
     ) -> CacheRecording? {
-        guard let cache = context.cache?.cache else { return nil }
+        guard let cache = context.cache?.cache, context.responseOrigin == .network else { return nil }
         let request = attempt.request ?? context.currentRequest
         guard request.cachePolicy != .reloadIgnoringLocalAndRemoteCacheData,
             CacheRules.isStorable(
@@ -68,6 +65,11 @@ struct CacheStorageStage: ResponseStage {
                 responseHeaders: response.headerFields),
             let varying = CacheMetadata.varyingFields(of: response, request: request)
         else { return nil }
+        // Darwin stores successful responses only (Apple, `willCacheResponse`: "a status code in the 200–299
+        // range"), stricter than RFC 9111: a `404` must not replace the stored page that `.returnCacheDataElseLoad`
+        // and `.returnCacheDataDontLoad` answer with, and a `304` to the app's own conditional request (which the
+        // lookup does not revalidate with) is no document: stored, it answered the next plain GET with no body.
+        guard (200..<300).contains(response.statusCode) else { return nil }
         let limit = cache.largestStoredBody
         guard limit > 0, response.expectedContentLength <= Int64(limit) else { return nil }
         let metadata = CacheMetadata(requestTime: attempt.requestTime, responseTime: Date(), varyingFields: varying)
@@ -95,24 +97,5 @@ struct CacheStorageStage: ResponseStage {
         return CachedURLResponse(
             response: merged, data: stored.data, userInfo: stored.userInfo, storagePolicy: stored.storagePolicy,
             metadata: metadata)
-    }
-
-    /// The URLs whose stored responses a successful unsafe request invalidates: its own, and its `Location` and
-    /// `Content-Location` when they are on the same origin.
-    static func invalidatedURLs(method: String, response: HTTPURLResponse) -> [URL] {
-        let safe: Set<String> = ["GET", "HEAD", "OPTIONS", "TRACE"]
-        guard !safe.contains(method), (200..<400).contains(response.statusCode), let url = response.url else {
-            return []
-        }
-        var urls = [url]
-        for name in ["Location", "Content-Location"] {
-            guard let value = response.value(forHTTPHeaderField: name),
-                let target = URL(string: value, relativeTo: url)?.absoluteURL,
-                target.scheme?.lowercased() == url.scheme?.lowercased(),
-                target.host?.lowercased() == url.host?.lowercased(), target.port == url.port
-            else { continue }
-            urls.append(target)
-        }
-        return urls
     }
 }

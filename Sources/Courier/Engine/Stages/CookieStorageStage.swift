@@ -26,7 +26,7 @@ struct CookieStorageStage: ResponseStage {
     }
 
     func process(_ response: URLResponse, in context: StageContext) async throws(TransferError) -> ResponseStep {
-        if !context.responseFromCache, let http = response as? HTTPURLResponse {
+        if context.responseOrigin != .cache, let http = response as? HTTPURLResponse {
             CookieStage.storeCookies(from: http, configuration: context.configuration, request: context.currentRequest)
         }
         return .proceed(response)

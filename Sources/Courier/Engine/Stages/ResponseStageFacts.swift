@@ -34,7 +34,7 @@ struct ResponseStageFacts {
     /// The facts of a context the chain already has.
     init(_ context: StageContext) {
         self.init(
-            storesCookies: context.settings.cookieStorage != nil && !context.responseFromCache,
+            storesCookies: context.settings.cookieStorage != nil && context.responseOrigin != .cache,
             hasProtocolRedirect: context.protocolRedirect != nil,
             authentication: context.authentication,
             caches: context.cache != nil,

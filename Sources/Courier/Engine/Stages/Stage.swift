@@ -91,11 +91,12 @@ struct StageContext: Sendable {
     /// The task's HTTP caching (see ``CacheLookupStage`` and ``CacheStorageStage``); `nil` without a `urlCache`
     /// and for download tasks, whose bodies Darwin never caches.
     var cache: CacheTransaction? = nil
+    /// Where the response the response side runs over came from: only the network's is stored in the cache (see
+    /// ``CacheStorageStage``), and the cache's stored `Set-Cookie` fields are not stored again (see
+    /// ``CookieStorageStage``).
+    var responseOrigin: TransactionRecord.Origin = .network
     /// The request a custom `URLProtocol` was redirected to (`wasRedirectedTo:`), for the redirect stage.
     var protocolRedirect: URLRequest? = nil
-    /// The response the response side runs over was served from the session's `URLCache`, not the network: its
-    /// stored `Set-Cookie` fields are not stored again (see ``CookieStorageStage``).
-    var responseFromCache = false
     /// The `Authorization` field this attempt's request went out with: ``currentRequest`` does not show one that
     /// ``CredentialStage`` sent ahead, which ``AuthenticationStage`` must count as tried when it draws a 401.
     var sentAuthorization: String? = nil
