@@ -305,7 +305,8 @@ public final class MockServer: Sendable {
 
     // MARK: Responses
 
-    /// Answers requests for exactly `path` (the request-target without its query) with `response`.
+    /// Answers requests for exactly `path` (the request-target without its query; of an absolute-form target, as a
+    /// client sends to the server it takes for its proxy, the path after the authority) with `response`.
     ///
     /// - Parameters:
     ///   - path: The path to match, e.g. `/a/b`.

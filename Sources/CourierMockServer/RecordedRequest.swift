@@ -4,9 +4,11 @@ import Foundation
 public struct RecordedRequest: Sendable {
     /// The request method, e.g. `GET`.
     public var method: String
-    /// The request-target as sent, e.g. `/a/b?x=1`.
+    /// The request-target as sent, e.g. `/a/b?x=1`, or `http://example.com/a/b?x=1` from a client that takes the
+    /// server for its HTTP proxy.
     public var target: String
-    /// ``target`` without the query.
+    /// ``target``'s path, without the query (for an absolute-form target, the path after its authority, `/` when
+    /// there is none).
     public var path: String
     /// The query (the part of ``target`` after the first `?`), or `nil` when there is none.
     public var query: String?

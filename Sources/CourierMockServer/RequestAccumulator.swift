@@ -34,13 +34,15 @@ struct RequestAccumulator {
             return byte < 16 ? "0" + hex : hex
         }
         let target = head.uri
+        // Routes match the path of an absolute-form target too (a client that takes the server for its proxy).
+        let originForm = Self.originForm(of: target)
         let path: String
         let query: String?
-        if let mark = target.firstIndex(of: "?") {
-            path = String(target[..<mark])
-            query = String(target[target.index(after: mark)...])
+        if let mark = originForm.firstIndex(of: "?") {
+            path = String(originForm[..<mark])
+            query = String(originForm[originForm.index(after: mark)...])
         } else {
-            path = target
+            path = originForm
             query = nil
         }
         return RecordedRequest(
@@ -56,5 +58,19 @@ struct RequestAccumulator {
             bodySHA256: digest.joined(),
             connectionID: connectionID
         )
+    }
+
+    /// The path and query of an absolute-form request-target (`http://host:port/a?b` gives `/a?b`, `/` when it has
+    /// no path), which a server must accept like the origin form (RFC 9112 §3.2.2); any other target as it is.
+    static func originForm(of target: String) -> String {
+        guard !target.hasPrefix("/"), let separator = target.range(of: "://") else { return target }
+        let scheme = target[..<separator.lowerBound]
+        guard let first = scheme.first, first.isASCII, first.isLetter,
+            scheme.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "+-.".contains($0)) })
+        else { return target }
+        let afterAuthority = target[separator.upperBound...]
+        guard let start = afterAuthority.firstIndex(where: { $0 == "/" || $0 == "?" }) else { return "/" }
+        let rest = String(afterAuthority[start...])
+        return rest.hasPrefix("?") ? "/" + rest : rest
     }
 }

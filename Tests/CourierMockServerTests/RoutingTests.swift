@@ -44,6 +44,40 @@ import Testing
         }
     }
 
+    /// RFC 9112 §3.2.2: a server must accept an absolute-form request-target, which a client sends to the server
+    /// it takes for its proxy: it matches the route for its path, so `protect(asProxy:)` answers as a proxy would.
+    @Test func absoluteFormTargetsMatchTheRouteForTheirPath() async throws {
+        let server = MockServer()
+        server.route("/hello", response: .ok("hi there"))
+        server.protect("/p", user: "bob", password: "pw", asProxy: true, response: .ok("through"))
+        try await withServer(server) { server in
+            try await TestConnection.with(port: server.port) { connection in
+                try await connection.sendRequest("GET", "http://origin.example:8080/hello?x=1")
+                #expect(try await connection.readResponse().text == "hi there")
+                try await connection.sendRequest("GET", "http://origin.example/p")
+                #expect(try await connection.readResponse().status == 407)
+                let right = "Proxy-Authorization: Basic " + Data("bob:pw".utf8).base64EncodedString()
+                try await connection.sendRequest("GET", "http://origin.example/p", headers: [right])
+                #expect(try await connection.readResponse().text == "through")
+            }
+            let request = try #require(server.requests(path: "/hello").first)
+            #expect(request.target == "http://origin.example:8080/hello?x=1")
+            #expect(request.query == "x=1")
+        }
+    }
+
+    @Test(arguments: [
+        ("http://h.example/a/b?x=1", "/a/b?x=1"),
+        ("HTTP://h.example:8080", "/"),
+        ("http://[::1]:8080?q", "/?q"),
+        ("/a?x=http://h/b", "/a?x=http://h/b"),
+        ("h.example:443", "h.example:443"),
+        ("*", "*"),
+    ])
+    func theOriginFormOfATarget(target: String, expected: String) {
+        #expect(RequestAccumulator.originForm(of: target) == expected)
+    }
+
     @Test func defaultIs404WithShortBody() async throws {
         try await withServer { server in
             try await TestConnection.with(port: server.port) { connection in
