@@ -19,6 +19,8 @@ final class ConnectionHandler: ChannelInboundHandler, RemovableChannelHandler {
     private struct PendingRequest {
         var request: RecordedRequest
         var keepAlive: Bool
+        /// The parser reads nothing after this request (see ``ConnectionHandler/stopsTheParser(_:)``).
+        var stopsTheParser = false
     }
 
     private let state: ServerState
@@ -67,7 +69,13 @@ final class ConnectionHandler: ChannelInboundHandler, RemovableChannelHandler {
             // with its response by itself.
             let keepAlive =
                 http2Stream != nil || (head.version.major == 1 && head.version.minor >= 1 && head.isKeepAlive)
-            pending.append(PendingRequest(request: request, keepAlive: keepAlive))
+            pending.append(
+                PendingRequest(
+                    request: request,
+                    keepAlive: keepAlive,
+                    stopsTheParser: http2Stream == nil && Self.stopsTheParser(head)
+                )
+            )
             answerNext(context: context)
         }
     }
@@ -113,6 +121,17 @@ final class ConnectionHandler: ChannelInboundHandler, RemovableChannelHandler {
         } else {
             isDone = true
             context.close(promise: nil)
+        }
+    }
+
+    /// Whether NIO's HTTP/1 parser (llhttp) reads nothing after this request, whatever the answer: a `CONNECT`, or a
+    /// request with an `Upgrade` field and the `upgrade` token in `Connection`. Unless the answer switches protocols,
+    /// the connection must then close after it: requests that follow on it would never be read.
+    private static func stopsTheParser(_ head: HTTPRequestHead) -> Bool {
+        if head.method == .CONNECT { return true }
+        guard head.headers.contains(name: "Upgrade") else { return false }
+        return head.headers["Connection"].contains { value in
+            value.split(separator: ",").contains { $0.trimmingSpaces().lowercased() == "upgrade" }
         }
     }
 
@@ -213,7 +232,8 @@ final class ConnectionHandler: ChannelInboundHandler, RemovableChannelHandler {
         let closesConnection =
             response.closeConnection || response.header("Connection")?.lowercased().contains("close") == true
         let closing =
-            forceClose || !next.keepAlive || response.closeAfterBodyBytes != nil || (isInputClosed && pending.isEmpty)
+            forceClose || !next.keepAlive || (next.stopsTheParser && response.status != 101)
+            || response.closeAfterBodyBytes != nil || (isInputClosed && pending.isEmpty)
             || (closesConnection && http2Stream == nil)
         if closing {
             isDone = true

@@ -60,6 +60,27 @@ import Testing
         }
     }
 
+    /// NIO's parser (llhttp) reads nothing after a request that asks for an upgrade, or a `CONNECT`, whatever the
+    /// answer. A route that answers one without switching protocols (RFC 9110 §7.8 lets a server ignore `Upgrade`)
+    /// must close the connection: kept open, it left the client's next request unread, and the client hung.
+    @Test(arguments: [
+        "GET /plain HTTP/1.1\r\nHost: x\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\n"
+            + "HTTP2-Settings: AAMAAABkAAQAAP__\r\n\r\n",
+        "CONNECT origin.example:443 HTTP/1.1\r\nHost: origin.example:443\r\n\r\n",
+    ])
+    func aRequestThatStopsTheParserIsAnsweredWithClose(request: String) async throws {
+        let server = MockServer()
+        server.route("/plain", response: .ok("plain"))
+        try await withServer(server, timeout: .seconds(30)) { server in
+            try await TestConnection.with(port: server.port) { connection in
+                try await connection.send(request)
+                let response = try await connection.readResponse()
+                #expect(response.header("Connection") == "close")
+                #expect(try await connection.isClosedByServer())
+            }
+        }
+    }
+
     @Test func closeConnectionAddsHeaderAndCloses() async throws {
         var scripted = MockResponse.ok("last")
         scripted.closeConnection = true
