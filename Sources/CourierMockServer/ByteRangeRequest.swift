@@ -34,7 +34,9 @@ enum ByteRangeRequest: Equatable {
         switch self {
         case .fromStart(let first, let last):
             guard first < length else { return nil }
-            let end = min(last.map { $0 + 1 } ?? length, length)
+            // A last-pos at or past the end means the end (RFC 9110 §14.1.1); clamp before adding one, as a last-pos
+            // of Int64.max is valid and `+ 1` would overflow.
+            let end = min(last ?? (length - 1), length - 1) + 1
             return first..<end
         case .suffix(let suffixLength):
             guard suffixLength > 0, length > 0 else { return nil }
@@ -42,8 +44,10 @@ enum ByteRangeRequest: Equatable {
         }
     }
 
+    /// The value of a run of digits; one too large for Int64 is Int64.max, which means the same for a position or
+    /// a suffix length: past the end of any representation.
     private static func number(_ text: Substring) -> Int64? {
         guard !text.isEmpty, text.allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }
-        return Int64(text)
+        return Int64(text) ?? .max
     }
 }
