@@ -33,12 +33,15 @@ struct ProtectedRouteCheck: Sendable {
     /// The 401 (or, for a proxy, 407) that asks for credentials.
     var challenge: MockResponse {
         let value: String
+        // The realm as a quoted-string (RFC 9110 §5.6.4): a quote or backslash in it is escaped.
+        let quotedRealm = realm.replacingOccurrences(of: "\\", with: "\\\\")
+            .replacingOccurrences(of: "\"", with: "\\\"")
         switch authentication {
         case .basic:
-            value = "Basic realm=\"\(realm)\", charset=\"UTF-8\""
+            value = "Basic realm=\"\(quotedRealm)\", charset=\"UTF-8\""
         case .digest(let algorithm):
             value =
-                "Digest realm=\"\(realm)\", qop=\"auth\", algorithm=\(algorithm.rawValue), nonce=\"\(nonce)\", opaque=\"\(opaque)\""
+                "Digest realm=\"\(quotedRealm)\", qop=\"auth\", algorithm=\(algorithm.rawValue), nonce=\"\(nonce)\", opaque=\"\(opaque)\""
         }
         return MockResponse(
             status: asProxy ? 407 : 401,
@@ -51,7 +54,12 @@ struct ProtectedRouteCheck: Sendable {
         guard let value = request.header(credentialsField) else { return false }
         switch authentication {
         case .basic:
-            return value == "Basic " + Data("\(user):\(password)".utf8).base64EncodedString()
+            // The scheme name is case-insensitive (RFC 9110 §11.1); the credentials are compared decoded.
+            let trimmed = value.trimmingSpaces()
+            guard let space = trimmed.firstIndex(of: " "), trimmed[..<space].lowercased() == "basic",
+                let decoded = Data(base64Encoded: trimmed[space...].trimmingSpaces())
+            else { return false }
+            return Array(decoded) == Array("\(user):\(password)".utf8)
         case .digest(let algorithm):
             guard value.lowercased().hasPrefix("digest ") else { return false }
             return acceptsDigest(Self.parameters(String(value.dropFirst(7))), algorithm: algorithm, request: request)

@@ -27,6 +27,25 @@ import Testing
         }
     }
 
+    /// The scheme name is case-insensitive (RFC 9110 §11.1), and a realm with a quote goes out as a valid
+    /// quoted-string: `basic …` was refused, and `realm="say "hi""` broke the challenge.
+    @Test func basicSchemeIsCaseInsensitiveAndTheRealmIsQuoted() async throws {
+        let server = MockServer()
+        server.protect("/vault", user: "alice", password: "pw", realm: "say \"hi\"", response: .ok("secret"))
+        try await withServer(server) { server in
+            try await TestConnection.with(port: server.port) { connection in
+                try await connection.sendRequest("GET", "/vault")
+                let challenge = try await connection.readResponse()
+                #expect(challenge.header("WWW-Authenticate") == "Basic realm=\"say \\\"hi\\\"\", charset=\"UTF-8\"")
+                let token = Data("alice:pw".utf8).base64EncodedString()
+                for scheme in ["basic", "BASIC"] {
+                    try await connection.sendRequest("GET", "/vault", headers: ["Authorization: \(scheme) \(token)"])
+                    #expect(try await connection.readResponse().text == "secret")
+                }
+            }
+        }
+    }
+
     @Test func asAProxyItAnswers407AndReadsProxyAuthorization() async throws {
         let server = MockServer()
         server.protect("/p", user: "bob", password: "pw", realm: "proxy", asProxy: true, response: .ok("through"))
