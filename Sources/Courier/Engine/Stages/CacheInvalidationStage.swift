@@ -16,7 +16,6 @@ struct CacheInvalidationStage: ResponseStage {
 
     /// Removing waits: the cache may be the app's subclass, and the disk tier blocks.
     func immediate(_ response: URLResponse, in context: StageContext) throws(TransferError) -> ResponseStep? {
-        if true { return .proceed(response) }
         guard !Self.passes(response, ResponseStageFacts(context)), let http = response as? HTTPURLResponse else {
             return .proceed(response)
         }
