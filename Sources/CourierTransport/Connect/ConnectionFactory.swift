@@ -54,6 +54,8 @@ struct ConnectionFactory: Sendable {
         let endpoint = key.endpoint
         let ready = eventLoop.makePromise(of: String?.self)
         let serverHostname = endpoint.hostIsIPLiteral ? nil : endpoint.host
+        // Without an evaluator NIOSSL verifies the server, and its host check needs this one after it.
+        let checksLeafHost = sslContext != nil && trustEvaluator == nil
         let idleTimeout = idleConnectionTimeout
         let connectStart = Date()
         // An evaluator's reason for rejecting the server, which the failed handshake itself cannot carry.
@@ -133,6 +135,18 @@ struct ConnectionFactory: Sendable {
                 }.flatMap { negotiatedProtocol -> EventLoopFuture<any PooledConnection> in
                     // Runs on the channel's loop as the handshake completes, before any byte after it is read, so
                     // the pipeline for the chosen protocol is in place when the server's first bytes arrive.
+                    // NIOSSL verified the chain, and the host only loosely (see `PeerCertificateHost`): the leaf
+                    // must name the host asked for before anything is sent.
+                    if checksLeafHost,
+                        let leaf = try? channel.pipeline.syncOperations.handler(type: NIOSSLClientHandler.self)
+                            .peerCertificate,
+                        !PeerCertificateHost.leaf(leaf, names: endpoint.host)
+                    {
+                        channel.close(promise: nil)
+                        return channel.eventLoop.makeFailedFuture(
+                            TransferError.serverCertificateUntrusted(
+                                "the certificate of \(endpoint) does not name \(endpoint.host)"))
+                    }
                     var establishment = ConnectionEstablishment(connectStart: connectStart, connectEnd: connectEnd)
                     if sslContext != nil {
                         establishment.secureConnectionStart = connectEnd

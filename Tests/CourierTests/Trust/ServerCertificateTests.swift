@@ -75,6 +75,35 @@ struct ServerCertificateTests {
         }
     }
 
+    /// A certificate whose only match is an iPAddress entry for the address the connection went to does not name
+    /// a DNS host: `https://localhost/` with a leaf for `elsewhere.test` and `127.0.0.1` is refused, with a delegate
+    /// (swift-certificates) and without (NIOSSL, whose own host check accepts an address entry equal to the socket's
+    /// peer, so a certificate for an address one controls passed for any name resolved or tunnelled to it).
+    @Test func anAddressEntryDoesNotNameADNSHost() async throws {
+        let authority = try TestCertificateAuthority()
+        // Both loopback addresses: `localhost` may be reached over either, and NIOSSL's check must match the one used.
+        let identity = try authority.serverIdentity(
+            dnsNames: ["elsewhere.test"], ipAddresses: [[127, 0, 0, 1], Array(repeating: 0, count: 15) + [1]])
+        try await withServer(.https, host: "localhost", tlsIdentity: identity) { server in
+            server.route("/c", response: .ok("ok"))
+            let byName = try #require(URL(string: "https://localhost:\(server.port)/c"))
+            let byAddress = try #require(URL(string: "https://127.0.0.1:\(server.port)/c"))
+            for delegate in [TrustDelegate(.defaultHandling) as TrustDelegate?, nil] {
+                let session = makeSession(delegate: delegate) {
+                    $0.courierAdditionalTrustedCertificates = [authority.certificate.derData]
+                }
+                let refused = await session.runDataTask(byName)
+                #expect(refused.urlError?.code == .serverCertificateUntrusted, "delegate: \(delegate != nil)")
+                #expect(refused.data == nil || refused.data != Data("ok".utf8))
+                // The address itself is what the entry names.
+                #expect(await session.runDataTask(byAddress).data == Data("ok".utf8), "delegate: \(delegate != nil)")
+                session.invalidateAndCancel()
+            }
+            // Only the requests to the address reached the server.
+            #expect(server.requests.count == 2)
+        }
+    }
+
     @Test func aClientOnlyCertificateIsNoServersCertificate() async throws {
         // A CA the session trusts issued a certificate for the host, but for TLS clients only.
         let authority = try TestCertificateAuthority()
