@@ -86,12 +86,15 @@ public struct TLSSettings: Hashable, Sendable {
     /// ``applicationProtocols`` says, and the client identity if there is one.
     ///
     /// - Parameter loadsTrustRoots: `false` for connections whose chain a ``ServerTrustEvaluator`` verifies:
-    ///   loading the system's roots is the slow part of making a context, and they would never be consulted.
+    ///   loading the system's roots is the slow part of making a context, and they would never be consulted. The
+    ///   evaluator decides on the host too (default handling checks it; a delegate that trusts the server has the
+    ///   last word, as on Darwin), so NIOSSL's own host check is off for them: run after the evaluator, it refused
+    ///   servers the delegate had trusted (a self-signed certificate for another name, a server reached by address).
     func makeClientConfiguration(loadsTrustRoots: Bool = true) throws -> TLSConfiguration {
         var configuration = TLSConfiguration.makeClientConfiguration()
         configuration.minimumTLSVersion = minimumVersion
         configuration.maximumTLSVersion = maximumVersion
-        configuration.certificateVerification = .fullVerification
+        configuration.certificateVerification = loadsTrustRoots ? .fullVerification : .noHostnameVerification
         configuration.trustRoots = loadsTrustRoots ? .default : .certificates([])
         if let clientIdentity {
             configuration.certificateChain = clientIdentity.certificateChain.map { .certificate($0) }

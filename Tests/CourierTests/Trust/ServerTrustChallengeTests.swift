@@ -77,6 +77,27 @@ struct ServerTrustChallengeTests {
         }
     }
 
+    /// A delegate that trusts the server has the last word, as on Darwin: a certificate that names another host (a
+    /// development server reached by its address, say) is accepted when the delegate says so, while default handling
+    /// still checks the host.
+    @Test func aDelegatesTrustIsNotOverruledByTheHostCheck() async throws {
+        let authority = try TestCertificateAuthority()
+        let identity = try authority.serverIdentity(dnsNames: ["elsewhere.test"], ipAddresses: [[10, 0, 0, 1]])
+        try await withServer(.https, tlsIdentity: identity) { server in
+            server.route("/t", response: .ok("trusted"))
+            let trusting = makeSession(delegate: TrustDelegate(.trust))
+            let outcome = await trusting.runDataTask(server.url("/t"))
+            #expect(outcome.error == nil)
+            #expect(outcome.data == Data("trusted".utf8))
+            trusting.invalidateAndCancel()
+            let checking = makeSession(delegate: TrustDelegate(.defaultHandling)) {
+                $0.courierAdditionalTrustedCertificates = [authority.certificate.derData]
+            }
+            #expect(await checking.runDataTask(server.url("/t")).urlError?.code == .serverCertificateUntrusted)
+            checking.invalidateAndCancel()
+        }
+    }
+
     @Test func cancellingTheChallengeFailsTheTaskAsCancelled() async throws {
         try await withServer(.https) { server in
             server.route("/t", response: .ok("secret"))
