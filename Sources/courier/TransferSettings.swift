@@ -120,10 +120,9 @@ struct TransferSettings: Sendable {
         case "socks5", "socks5h":
             dictionary.merge(
                 ["SOCKSEnable": "1", "SOCKSProxy": host, "SOCKSPort": "\(url.port ?? 1080)"], uniquingKeysWith: { $1 })
-            if let user = url.user { dictionary["SOCKSUser"] = user.removingPercentEncoding ?? user }
-            if let password = url.password {
-                dictionary["SOCKSPassword"] = password.removingPercentEncoding ?? password
-            }
+            // Decoded once, as curl does (`URL.user` alone decodes by default).
+            if let user = url.user(percentEncoded: false) { dictionary["SOCKSUser"] = user }
+            if let password = url.password(percentEncoded: false) { dictionary["SOCKSPassword"] = password }
         default:
             throw CLIError("--proxy supports http:// and socks5:// proxies, not \(scheme)://", exitCode: 5)
         }
@@ -133,8 +132,8 @@ struct TransferSettings: Sendable {
     /// The `user:password` in a proxy URL, for the proxy's 407.
     static func proxyCredentials(in proxy: String?) -> (user: String, password: String)? {
         guard let proxy, let url = URL(string: proxy.contains("://") ? proxy : "http://" + proxy),
-            let scheme = url.scheme?.lowercased(), scheme == "http", let user = url.user
+            let scheme = url.scheme?.lowercased(), scheme == "http", let user = url.user(percentEncoded: false)
         else { return nil }
-        return (user.removingPercentEncoding ?? user, (url.password ?? "").removingPercentEncoding ?? "")
+        return (user, url.password(percentEncoded: false) ?? "")
     }
 }

@@ -96,6 +96,18 @@ struct ProxyRulesTests {
         #expect(ProxyServer(environmentValue: "http://p.example:3128")?.port == 3128)
     }
 
+    /// The user and password of a proxy variable are percent-decoded once, as curl decodes them: `%25` is a `%` of
+    /// the password, never the start of a second escape.
+    @Test(arguments: [
+        ("http://user:p%25ss@p.example:3128", "user", "p%ss"), ("http://user:50%2541@p.example", "user", "50%41"),
+        ("http://a%25b:pw@p.example", "a%b", "pw"), ("socks5://us%40er:p%40ss@s.example", "us@er", "p@ss"),
+    ])
+    func aProxyVariablesUserAndPasswordAreDecodedOnce(value: String, user: String, password: String) throws {
+        let proxy = try #require(ProxyServer(environmentValue: value))
+        #expect(proxy.user == user)
+        #expect(proxy.password == password)
+    }
+
     @Test(arguments: ["", "  ", "ftp://p.example", "https://p.example", "http://:80", "http://p.example:99999"])
     func unusableEnvironmentValuesNameNoProxy(value: String) {
         #expect(ProxyServer(environmentValue: value) == nil)

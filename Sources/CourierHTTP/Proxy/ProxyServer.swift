@@ -54,8 +54,8 @@ public struct ProxyServer: Hashable, Sendable, CustomStringConvertible {
         }
         let port = components.port ?? 1080
         guard (1...65535).contains(port) else { return nil }
-        self.init(
-            kind: kind, host: host, port: port, user: components.user?.removingPercentEncoding,
-            password: components.password?.removingPercentEncoding)
+        // `URLComponents.user` and `.password` are percent-decoded already, as curl decodes them once: decoding
+        // again made a password written `p%25ss` (`p%ss`) nil, and the proxy got Basic with an empty password.
+        self.init(kind: kind, host: host, port: port, user: components.user, password: components.password)
     }
 }

@@ -190,6 +190,11 @@ struct CLIFormattingTests {
         #expect(http["HTTPProxy"] == "127.0.0.1" && http["HTTPPort"] == "3128" && http["HTTPSEnable"] == "1")
         #expect(http["ExceptionsList"] == "a.test,b.test")
         #expect(TransferSettings.proxyCredentials(in: "http://u:p@127.0.0.1:3128")! == ("u", "p"))
+        // Decoded once, as curl decodes them.
+        #expect(TransferSettings.proxyCredentials(in: "http://u%2541:p%25@127.0.0.1:3128")! == ("u%41", "p%"))
+        let socksUser = try #require(
+            try TransferSettings.proxyDictionary(proxy: "socks5://a%2541:c%2541@127.0.0.1:1080", noProxy: nil))
+        #expect(socksUser["SOCKSUser"] == "a%41" && socksUser["SOCKSPassword"] == "c%41")
         let socks = try #require(try TransferSettings.proxyDictionary(proxy: "socks5://127.0.0.1:1080", noProxy: nil))
         #expect(socks["SOCKSProxy"] == "127.0.0.1" && socks["HTTPProxy"] == nil)
         #expect(try TransferSettings.proxyDictionary(proxy: "http://127.0.0.1:1", noProxy: "*") == [:])

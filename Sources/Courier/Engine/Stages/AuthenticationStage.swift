@@ -263,9 +263,11 @@ struct AuthenticationStage: ResponseStage {
         }
     }
 
-    /// `http://user:password@host/`: a credential for this task only.
+    /// `http://user:password@host/`: a credential for this task only, each part percent-decoded once. `URL.user` is
+    /// already decoded (`URL.password` is not): decoding it again turned `a%2541` into `aA` and made `a%25b` (`a%b`)
+    /// no credential at all.
     static func userInfoCredential(of url: URL) -> URLCredential? {
-        guard let user = url.user?.removingPercentEncoding, let password = url.password?.removingPercentEncoding
+        guard let user = url.user(percentEncoded: false), let password = url.password(percentEncoded: false)
         else { return nil }
         return URLCredential(user: user, password: password, persistence: .forSession)
     }
