@@ -55,10 +55,38 @@ struct EndpointTests {
 
     @Test(arguments: [
         ("http://[fe80::1%25eth0]/", "fe80::1%eth0"), ("http://Exa_mple.com/", "Exa_mple.com"),
-        ("http://b%C3%BCcher.de/", "bücher.de"),
+        ("http://b%C3%BCcher.de/", "xn--bcher-kva.de"),
     ])
     func acceptsZonesUnderscoresAndUnicodeHosts(url: String, host: String) throws {
         #expect(try Endpoint(url: try #require(URL(string: url))).host == host)
+    }
+
+    /// An internationalized host goes out in A-labels (`Host`, SNI, the certificate check, DNS) however the URL
+    /// spells it: with the Unicode characters (Foundation converts them) or percent-encoded (RFC 3986 §3.2.2's
+    /// form, which `URL.host` decodes to Unicode).
+    @Test(arguments: [
+        ("http://bücher.example/", "xn--bcher-kva.example", "xn--bcher-kva.example"),
+        ("http://b%C3%BCcher.example/", "xn--bcher-kva.example", "xn--bcher-kva.example"),
+        ("https://B%C3%9CCHER.example:8443/", "xn--bcher-kva.example", "xn--bcher-kva.example:8443"),
+        ("http://%E4%BE%8B%E3%81%88.%E3%83%86%E3%82%B9%E3%83%88/", "xn--r8jz45g.xn--zckzah", "xn--r8jz45g.xn--zckzah"),
+    ])
+    func internationalizedHostsAreSentAsALabels(url: String, host: String, hostHeader: String) throws {
+        let endpoint = try Endpoint(url: try #require(URL(string: url)))
+        #expect(endpoint.host == host)
+        #expect(endpoint.hostHeader == hostHeader)
+        #expect(endpoint.hostHeader.utf8.allSatisfy { $0 < 0x80 })
+    }
+
+    /// A non-ASCII host with no IDNA form is no host name: refused before anything is written or looked up.
+    @Test(arguments: ["http://%C3%BC..example/", "http://xn--%C3%BC.example/", "http://%C3%BC%2541.example/"])
+    func refusesUnicodeHostsWithoutAnIDNAForm(url: String) throws {
+        let parsed = try #require(URL(string: url))
+        do {
+            let endpoint = try Endpoint(url: parsed)
+            Issue.record("accepted the host \(endpoint.host.debugDescription)")
+        } catch {
+            #expect(error.urlErrorCode == .badURL)
+        }
     }
 
     @Test func unixSocketURLsNameTheSocketAndConnectAsLocalhost() throws {

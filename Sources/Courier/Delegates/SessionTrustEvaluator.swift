@@ -102,8 +102,10 @@ final class SessionTrustEvaluator: ServerTrustEvaluator, ClientCertificateProvid
             guard task.state == .running, let url = task.currentRequest?.url,
                 let taskHost = url.host(percentEncoded: false)
             else { return false }
-            let bare =
+            let unbracketed =
                 taskHost.hasPrefix("[") && taskHost.hasSuffix("]") ? String(taskHost.dropFirst().dropLast()) : taskHost
+            // The transport names an internationalized host by its A-labels (see `Endpoint`).
+            let bare = RequestHost.asciiName(unbracketed) ?? unbracketed
             let secure = ["https", "wss"].contains(url.scheme?.lowercased() ?? "")
             return bare.lowercased() == host.lowercased() && (url.port ?? (secure ? 443 : 80)) == port
         }

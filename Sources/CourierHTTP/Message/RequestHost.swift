@@ -1,3 +1,5 @@
+import Foundation
+
 /// Which decoded hosts may be written into a request head (`Host:`, a proxy's absolute-form request line, `CONNECT
 /// host:port`). `URL.host` is percent-decoded, so `http://a%0D%0AX%3A%20y.example/` is a valid URL whose host holds
 /// a line break: written as it is, it would end the line and smuggle fields or a second request.
@@ -20,5 +22,21 @@ public enum RequestHost {
                 return false
             }
         }
+    }
+
+    /// The name a decoded host is sent and looked up as: the host itself when it is ASCII, else its IDNA A-labels
+    /// (`bücher.example` is `xn--bcher-kva.example`), or `nil` when it has none. RFC 3986 §3.2.2 writes a non-ASCII
+    /// registered name percent-encoded (`b%C3%BCcher.example`, which `URL.host` decodes; a URL written with `ü`
+    /// itself gets its A-labels from Foundation) and asks for the IDNA form before a DNS lookup; `Host` (RFC 9110
+    /// §7.2) and SNI (RFC 6066 §3) carry ASCII only.
+    public static func asciiName(_ host: String) -> String? {
+        guard host.utf8.contains(where: { $0 >= 0x80 }) else { return host }
+        // Foundation's IDNA conversion (UTS #46): a name it cannot convert comes back percent-encoded.
+        var components = URLComponents()
+        components.host = host
+        guard let name = components.encodedHost, !name.isEmpty,
+            name.utf8.allSatisfy({ $0 < 0x80 && $0 != UInt8(ascii: "%") })
+        else { return nil }
+        return name
     }
 }

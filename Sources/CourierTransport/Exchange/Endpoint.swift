@@ -63,6 +63,14 @@ public struct Endpoint: Hashable, Sendable, CustomStringConvertible {
         // `url.host` is percent-decoded: a line break in it would smuggle fields or a second request (with the
         // Proxy-Authorization written after it) to a proxy.
         let isIPv6Literal = url.host(percentEncoded: true)?.utf8.contains(UInt8(ascii: ":")) == true
+        // A percent-encoded internationalized name decodes to Unicode: its A-labels go into `Host`, SNI, the
+        // certificate check and the DNS lookup, never raw UTF-8.
+        if !isIPv6Literal {
+            guard let name = RequestHost.asciiName(host) else {
+                throw .badURL("the URL's host \(host.debugDescription) is not a valid internationalized host name")
+            }
+            host = name
+        }
         guard RequestHost.isWritable(host, isIPv6Literal: isIPv6Literal) else {
             throw .badURL("the URL's host \(host.debugDescription) is not a valid host name")
         }
