@@ -9,7 +9,7 @@ import Foundation
 /// ```
 /// request:   URLProtocol lookup → data:/file: → URL validation → default headers → cookies → credentials → cache lookup
 /// source:    the network (or a stage's answer: cache, URLProtocol, data:/file:)
-/// response:  cookie storage → cache invalidation → redirect → authentication → cache storage → app's disposition
+/// response:  cookie storage → cache invalidation → authentication → redirect → cache storage → app's disposition
 /// ```
 ///
 /// Credentials come before the cache lookup: the lookup records the request the response will be stored against,
@@ -20,7 +20,9 @@ import Foundation
 /// Cookie storage comes first on the response side: the cookies of every response are stored, also of a redirect
 /// or a challenge that ends the side with a follow-up (a login's `302` sets the session cookie the next request
 /// must carry). Cache invalidation comes before redirects for the same reason: a `POST` answered with a `303` changed
-/// the resource the `GET` that follows asks for.
+/// the resource the `GET` that follows asks for. Authentication comes before redirects too: a credential answered
+/// with a redirect worked, and is settled (stored, its space remembered) before the redirect takes it off the request,
+/// or a challenge after the redirect took it for a credential that failed.
 ///
 /// The cache and credential stages are identity stages until the cache and authentication features land; each
 /// feature adds its work to exactly one stage or source.
@@ -38,8 +40,8 @@ enum StageChain {
     static let responseStages: [any ResponseStage] = [
         CookieStorageStage(),
         CacheInvalidationStage(),
-        RedirectStage(),
         AuthenticationStage(),
+        RedirectStage(),
         CacheStorageStage(),
         DispositionStage(),
     ]

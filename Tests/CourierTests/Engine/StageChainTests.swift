@@ -173,7 +173,7 @@ struct StageChainTests {
         let responseSide = StageChain.responseStages.map { "\(type(of: $0))" }
         #expect(
             responseSide == [
-                "CookieStorageStage", "CacheInvalidationStage", "RedirectStage", "AuthenticationStage",
+                "CookieStorageStage", "CacheInvalidationStage", "AuthenticationStage", "RedirectStage",
                 "CacheStorageStage", "DispositionStage",
             ])
     }

@@ -244,4 +244,45 @@ struct ProxyTests {
             #expect(origin.requests.isEmpty)
         }
     }
+
+    /// A proxy credential that got a request through to an origin that redirected it to another origin still works:
+    /// the cross-origin hop takes `Proxy-Authorization` off the followed request, and the proxy's `407` to it is a
+    /// first challenge, not a failure of the credential. Default handling answers it with the stored credential (it
+    /// delivered the `407`), and a delegate is asked with `previousFailureCount` 0 (it was 1, which the usual
+    /// `previousFailureCount > 0` check takes for a wrong password and cancels).
+    @Test(arguments: [false, true])
+    func aProxyCredentialStillWorksAfterACrossOriginRedirect(askingADelegate: Bool) async throws {
+        try await withProxy(credentials: ("proxyuser", "s3cret")) { proxy in
+            try await withServer { target in
+                target.route("/landing", response: .ok("landed"))
+                let landing = target.url("/landing").absoluteString
+                try await withServer { origin in
+                    origin.route("/start", response: MockResponse(status: 302, headers: [("Location", landing)]))
+                    let credential = URLCredential(user: "proxyuser", password: "s3cret", persistence: .forSession)
+                    let delegate = ChallengeAnsweringDelegate([
+                        (.useCredential, credential), (.useCredential, credential),
+                    ])
+                    let session = makeSession(delegate: askingADelegate ? delegate : nil) {
+                        $0.connectionProxyDictionary = settings(proxy)
+                    }
+                    defer { session.finishTasksAndInvalidate() }
+                    if !askingADelegate {
+                        let space = URLProtectionSpace(
+                            proxyHost: "127.0.0.1", port: proxy.port, type: NSURLProtectionSpaceHTTPProxy,
+                            realm: "mock proxy", authenticationMethod: NSURLAuthenticationMethodHTTPBasic)
+                        session.configuration.urlCredentialStorage?.setDefaultCredential(credential, for: space)
+                    }
+                    let outcome = await session.runDataTask(origin.url("/start"))
+                    #expect(outcome.error == nil)
+                    #expect(outcome.http?.statusCode == 200)
+                    #expect(outcome.data == Data("landed".utf8))
+                    if askingADelegate {
+                        let counts = delegate.challenges.withLockedValue { $0.map(\.previousFailureCount) }
+                        #expect(counts == [0, 0])
+                    }
+                    #expect(target.requests.allSatisfy { $0.header("Proxy-Authorization") == nil })
+                }
+            }
+        }
+    }
 }

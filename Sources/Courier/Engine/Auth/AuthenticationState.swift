@@ -38,6 +38,17 @@ final class AuthenticationState: Sendable {
         }
     }
 
+    /// The credential last sent for `space` worked (the response was no challenge for it, a redirect included): the
+    /// task's failures there start again from zero. A redirect to another origin takes the credential off the request
+    /// (a proxy's too), and the challenge that draws for the same space is a first one: counted as the credential's
+    /// failure, it had `previousFailureCount` 1, and default handling gave up on the stored credential that works.
+    func worked(for space: AuthenticationQuestion.Space) {
+        state.withLockedValue { state in
+            state.attempts[space] = nil
+            state.staleResends[space] = nil
+        }
+    }
+
     /// `credential`, sent ahead with the request before any challenge (a Basic space the session authenticated in),
     /// drew a challenge for `space`: a failure, as if this task had sent it in answer to one.
     func refusedAhead(_ credential: URLCredential, for space: AuthenticationQuestion.Space) {

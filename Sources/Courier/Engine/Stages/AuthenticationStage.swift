@@ -50,14 +50,17 @@ struct AuthenticationStage: ResponseStage {
         else { return .proceed(response) }
         let sent = state.takeCredentialInFlight()
         guard Self.isChallenge(http) else {
-            if let sent { store(sent.credential, for: sent.space, sentTo: sent.url, in: context) }
+            // Also a redirect (this stage runs before the redirect stage): the credential got the request through,
+            // and a challenge for its space after the redirect (which takes the credential off a request to another
+            // origin) is a first one, not its failure.
+            if let sent { worked(sent, state: state, in: context) }
             return .proceed(response)
         }
         let isProxy = http.statusCode == 407
         // A credential sent for the other kind of space worked: a proxy let the request through to a server that
         // asks in turn (or the other way round).
         if let sent, (sent.space.proxyType != nil) != isProxy {
-            store(sent.credential, for: sent.space, sentTo: sent.url, in: context)
+            worked(sent, state: state, in: context)
         }
         // What a proxy's Digest answer covers: the CONNECT of a tunnel, not the request inside it.
         let digestTarget =
@@ -272,10 +275,18 @@ struct AuthenticationStage: ResponseStage {
         return URLCredential(user: user, password: password, persistence: .forSession)
     }
 
-    /// Stores a credential that worked. `url` is where it was sent: the response that shows it worked may come from
-    /// elsewhere (the authenticated request was redirected, and the redirect's target answers), and the space is
-    /// remembered for the URL that was authenticated, never for the redirect's target — or later requests to that
-    /// other origin would carry this space's password.
+    /// A credential sent with the attempt worked: it is stored, and the task's failures in its space start again.
+    private func worked(
+        _ sent: (space: AuthenticationQuestion.Space, credential: URLCredential, url: URL?), state: AuthenticationState,
+        in context: StageContext
+    ) {
+        state.worked(for: sent.space)
+        store(sent.credential, for: sent.space, sentTo: sent.url, in: context)
+    }
+
+    /// Stores a credential that worked. `url` is where it was sent: the response that shows it worked may be a
+    /// redirect to elsewhere, and the space is remembered for the URL that was authenticated, never for the
+    /// redirect's target — or later requests to that other origin would carry this space's password.
     private func store(
         _ credential: URLCredential, for space: AuthenticationQuestion.Space, sentTo url: URL?, in context: StageContext
     ) {

@@ -1,7 +1,8 @@
 import CourierHTTP
 import Foundation
 
-/// Redirects: the response side's first decision (after cookie storage). A 3xx with a usable `Location` becomes a follow-up request
+/// Redirects: the response side's first decision (after cookie storage, and after the authentication stage, which
+/// only settles a credential a 3xx answered). A 3xx with a usable `Location` becomes a follow-up request
 /// (method and body rewritten, credentials and cookies of another origin removed, by ``RedirectPolicy``); the
 /// app's delegate, when there is one, may follow it, change it, or refuse it (the redirect response is then
 /// delivered as the final one).
