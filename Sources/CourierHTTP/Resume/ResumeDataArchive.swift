@@ -11,6 +11,9 @@ struct ResumeDataArchive: Codable, Equatable {
         var method: String
         var headers: [String: String]
         var timeoutInterval: Double
+        /// Absent unless `false`: resume data made before the key existed, or by a request that handles cookies,
+        /// reads as `true`.
+        var httpShouldHandleCookies: Bool? = nil
     }
 
     var downloadURL: String

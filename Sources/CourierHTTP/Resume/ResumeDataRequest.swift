@@ -13,6 +13,7 @@ extension ResumeData {
     /// | `method`          | `string`     | The request method, an HTTP token such as `GET`.      |
     /// | `headers`         | `dict`       | Header field names to values, both strings.           |
     /// | `timeoutInterval` | `real`       | The request timeout in seconds, finite and not negative. |
+    /// | `httpShouldHandleCookies` | `bool` | Present only when `false`: the request neither sends nor stores cookies. |
     ///
     /// The body is not stored: only `GET` downloads produce resume data.
     public struct Request: Hashable, Sendable {
@@ -24,6 +25,9 @@ extension ResumeData {
         public let headers: [String: String]
         /// The request timeout in seconds.
         public let timeoutInterval: TimeInterval
+        /// The request's `httpShouldHandleCookies`: a download that must not send or store the session's cookies
+        /// (a third-party host) must not start doing so when it is resumed.
+        public let httpShouldHandleCookies: Bool
 
         /// Creates a stored request, checking that it is safe to send again.
         ///
@@ -32,14 +36,18 @@ extension ResumeData {
         ///   - method: An HTTP method token.
         ///   - headers: Header fields whose names are tokens and whose values have no control characters.
         ///   - timeoutInterval: A finite, non-negative number of seconds.
+        ///   - httpShouldHandleCookies: Whether the request sends and stores cookies.
         /// - Throws: ``TransferError`` with code `cannotDecodeRawData` when a value is invalid.
         public init(
             url: URL,
             method: String = "GET",
             headers: [String: String] = [:],
-            timeoutInterval: TimeInterval = 60
+            timeoutInterval: TimeInterval = 60,
+            httpShouldHandleCookies: Bool = true
         ) throws(TransferError) {
-            try self.init(url: url, method: method, headers: headers, timeoutInterval: timeoutInterval, key: "request")
+            try self.init(
+                url: url, method: method, headers: headers, timeoutInterval: timeoutInterval,
+                httpShouldHandleCookies: httpShouldHandleCookies, key: "request")
         }
 
         /// Creates a stored request, naming `key` in errors.
@@ -48,6 +56,7 @@ extension ResumeData {
             method: String,
             headers: [String: String],
             timeoutInterval: TimeInterval,
+            httpShouldHandleCookies: Bool = true,
             key: String
         ) throws(TransferError) {
             try ResumeData.checkHTTPURL(url, key: "\(key).url")
@@ -69,6 +78,7 @@ extension ResumeData {
             self.method = method
             self.headers = headers
             self.timeoutInterval = timeoutInterval
+            self.httpShouldHandleCookies = httpShouldHandleCookies
         }
 
         /// Creates a stored request from its archived form.
@@ -81,13 +91,16 @@ extension ResumeData {
                 method: archive.method,
                 headers: archive.headers,
                 timeoutInterval: archive.timeoutInterval,
+                httpShouldHandleCookies: archive.httpShouldHandleCookies ?? true,
                 key: key
             )
         }
 
         /// The archived form.
         var archive: ResumeDataArchive.Request {
-            .init(url: url.absoluteString, method: method, headers: headers, timeoutInterval: timeoutInterval)
+            .init(
+                url: url.absoluteString, method: method, headers: headers, timeoutInterval: timeoutInterval,
+                httpShouldHandleCookies: httpShouldHandleCookies ? nil : false)
         }
     }
 }

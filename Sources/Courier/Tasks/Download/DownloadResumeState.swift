@@ -32,6 +32,7 @@ struct DownloadResumeState: Sendable {
     static func urlRequest(_ stored: ResumeData.Request) -> URLRequest {
         var request = URLRequest(url: stored.url, timeoutInterval: stored.timeoutInterval)
         request.httpMethod = stored.method
+        request.httpShouldHandleCookies = stored.httpShouldHandleCookies
         for (name, value) in stored.headers where !isRangeField(name) {
             request.setValue(value, forHTTPHeaderField: name)
         }
@@ -45,7 +46,8 @@ struct DownloadResumeState: Sendable {
             url: request?.url ?? fallbackURL,
             method: request?.httpMethod ?? "GET",
             headers: headers,
-            timeoutInterval: request?.timeoutInterval ?? 60
+            timeoutInterval: request?.timeoutInterval ?? 60,
+            httpShouldHandleCookies: request?.httpShouldHandleCookies ?? true
         )
     }
 
