@@ -17,6 +17,11 @@ import NIOConcurrencyHelpers
 open class URLCache: NSObject, @unchecked Sendable {
     private let memory: NIOLockedValueBox<MemoryCacheTier>
     private let disk: DiskCacheTier
+    /// Held across a change (its memory and disk steps) and across a memory miss's disk read and the copy it keeps
+    /// in memory: otherwise a lookup that read the disk just before a removal (or a replacement) put the old response
+    /// back in memory after the change, where every later lookup found it. The disk tier runs one call at a time
+    /// anyway (each read also records its use), so this costs lookups no parallelism; memory hits never take it.
+    private let changes = NIOLock()
 
     /// Creates a cache with the given capacities.
     ///
@@ -81,11 +86,15 @@ open class URLCache: NSObject, @unchecked Sendable {
     open func cachedResponse(for request: URLRequest) -> CachedURLResponse? {
         guard let key = Self.key(for: request) else { return nil }
         if let hit = memory.withLockedValue({ $0.entry(for: key) }) { return hit.response }
-        guard let (response, stored) = disk.response(for: key) else { return nil }
-        memory.withLockedValue {
-            $0.store(.init(response: response, cost: Self.cost(of: response), stored: stored), for: key)
+        return changes.withLock {
+            // A store that finished since the miss left its response in memory: that one is current.
+            if let hit = memory.withLockedValue({ $0.entry(for: key) }) { return hit.response }
+            guard let (response, stored) = disk.response(for: key) else { return nil }
+            memory.withLockedValue {
+                $0.store(.init(response: response, cost: Self.cost(of: response), stored: stored), for: key)
+            }
+            return response
         }
-        return response
     }
 
     /// The memory tier's answer, without touching the disk: `.miss` when the disk may still hold one.
@@ -118,11 +127,13 @@ open class URLCache: NSObject, @unchecked Sendable {
         guard cachedResponse.storagePolicy != .notAllowed, let key = Self.key(for: request) else { return }
         let now = Date()
         let entry = MemoryCacheTier.Entry(response: cachedResponse, cost: Self.cost(of: cachedResponse), stored: now)
-        memory.withLockedValue { $0.store(entry, for: key) }
-        if cachedResponse.storagePolicy == .allowed {
-            disk.store(cachedResponse, for: key, at: now)
-        } else {
-            disk.remove(key)
+        changes.withLock {
+            memory.withLockedValue { $0.store(entry, for: key) }
+            if cachedResponse.storagePolicy == .allowed {
+                disk.store(cachedResponse, for: key, at: now)
+            } else {
+                disk.remove(key)
+            }
         }
     }
 
@@ -131,22 +142,28 @@ open class URLCache: NSObject, @unchecked Sendable {
     /// - Parameter request: The request whose response to remove.
     open func removeCachedResponse(for request: URLRequest) {
         guard let key = Self.key(for: request) else { return }
-        memory.withLockedValue { $0.remove(key) }
-        disk.remove(key)
+        changes.withLock {
+            memory.withLockedValue { $0.remove(key) }
+            disk.remove(key)
+        }
     }
 
     /// Removes every cached response.
     open func removeAllCachedResponses() {
-        memory.withLockedValue { $0.removeAll() }
-        disk.removeAll()
+        changes.withLock {
+            memory.withLockedValue { $0.removeAll() }
+            disk.removeAll()
+        }
     }
 
     /// Removes the cached responses stored at or after a date.
     ///
     /// - Parameter date: The earliest storage date of the responses to remove.
     open func removeCachedResponses(since date: Date) {
-        memory.withLockedValue { $0.removeStored(since: date) }
-        disk.removeStored(since: date)
+        changes.withLock {
+            memory.withLockedValue { $0.removeStored(since: date) }
+            disk.removeStored(since: date)
+        }
     }
 
     /// The largest body the session stores from the network: 5% of the larger capacity, as Darwin does for its
