@@ -134,26 +134,33 @@ open class URLSessionTask: NSObject, NSCopying, ProgressReporting, @unchecked Se
     open var progress: Progress {
         if let existing = mutable.withLock({ $0.progress }) { return existing }
         let created = Progress(totalUnitCount: -1)
-        let (winner, units) = mutable.withLock { state -> (Progress, (total: Int64, completed: Int64)) in
-            if let raced = state.progress { return (raced, state.progressUnits) }
+        let winner = mutable.withLock { state -> Progress in
+            if let raced = state.progress { return raced }
             state.progress = created
-            return (created, state.progressUnits)
+            return created
         }
         if winner === created {
             bind(created)
-            // Outside the lock (setting a `Progress` calls its observers). A `setProgress` that ran meanwhile wrote
-            // its newer counts to `created` already and may have been overwritten here: write until the counts
-            // written are the task's current ones.
-            var written = units
-            while true {
-                created.totalUnitCount = written.total
-                created.completedUnitCount = written.completed
-                let current = mutable.withLock { $0.progressUnits }
-                if current == written { break }
-                written = current
-            }
+            writeUnits(to: created)
         }
         return winner
+    }
+
+    /// Held while Courier writes to any task's `Progress`. swift-corelibs-foundation's `Progress` has no lock of its
+    /// own (Darwin's does): a write also updates the progress's parent, so two tasks whose progress objects are
+    /// children of one `Progress` (the usual way to show the overall progress of several transfers) would change
+    /// that parent from two engine threads at once, losing its counts or corrupting its set of children.
+    private static let progressWrites = Mutex(())
+
+    /// Writes the task's current counts to `progress`, in the lock every writer takes, so that of two writers the
+    /// later one leaves the latest counts. Courier's `Progress` objects are plain `Progress` instances and their
+    /// setters call no observer on Linux (no KVO), so no app code runs in the lock.
+    private func writeUnits(to progress: Progress) {
+        Self.progressWrites.withLock { _ in
+            let units = mutable.withLock { $0.progressUnits }
+            progress.totalUnitCount = units.total
+            progress.completedUnitCount = units.completed
+        }
     }
 
     /// When the task was created: the start of its metrics' `taskInterval`, as on Darwin.
@@ -433,8 +440,7 @@ open class URLSessionTask: NSObject, NSCopying, ProgressReporting, @unchecked Se
             return state.progress
         }
         guard let progress else { return }
-        if let total { progress.totalUnitCount = total }
-        if let completed { progress.completedUnitCount = completed }
+        writeUnits(to: progress)
     }
 
     private func bind(_ progress: Progress) {
