@@ -27,10 +27,11 @@ struct MethodAndCodingRulesTests {
     }
 
     /// A decoded body's Content-Length counts the coded bytes: the task's expected length is unknown then.
-    @Test(arguments: [
-        (1000, [], Int64(1000)), (1000, ["identity"], 1000), (1000, ["gzip"], -1), (1000, ["br"], -1),
-        (1000, ["deflate, identity"], -1), (1000, ["zstd"], 1000), (-1, ["gzip"], -1),
-    ] as [(Int64, [String], Int64)])
+    @Test(
+        arguments: [
+            (1000, [], Int64(1000)), (1000, ["identity"], 1000), (1000, ["gzip"], -1), (1000, ["br"], -1),
+            (1000, ["deflate, identity"], -1), (1000, ["zstd"], 1000), (-1, ["gzip"], -1),
+        ] as [(Int64, [String], Int64)])
     func aDecodedBodysLengthIsUnknown(contentLength: Int64, codings: [String], expected: Int64) {
         #expect(ContentCoding.expectedDecodedLength(contentLength: contentLength, contentEncoding: codings) == expected)
     }
