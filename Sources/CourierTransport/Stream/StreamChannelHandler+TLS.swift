@@ -18,7 +18,7 @@ extension StreamChannelHandler {
         let timer = eventLoop.scheduleTask(in: setup.handshakeTimeout) {
             bound.value.fail(.timedOut("the TLS handshake with \(tlsEndpoint) timed out"))
         }
-        handshake = (id, timer, rejection)
+        handshake = (id, timer, rejection, setup.trustEvaluator == nil)
         TLSContextCache.shared.clientContext(
             for: setup.settings, endpoint: tlsEndpoint, trustEvaluator: setup.trustEvaluator,
             clientCertificateProvider: setup.clientCertificateProvider, on: eventLoop

@@ -38,8 +38,9 @@ final class StreamChannelHandler: ChannelDuplexHandler, RemovableChannelHandler 
     var connectTimeout: TimeAmount = .seconds(60)
     /// The TLS setups of `startTLS` barriers, until they run.
     var tlsSetups: [StreamStateMachine.ID: StreamTLSSetup] = [:]
-    /// The running TLS handshake: its barrier, timer, and the evaluator's reason for rejecting the server.
-    var handshake: (id: StreamStateMachine.ID, timer: Scheduled<Void>?, rejection: RejectionBox)?
+    /// The running TLS handshake: its barrier, timer, the evaluator's reason for rejecting the server, and whether
+    /// NIOSSL verifies it (no evaluator), so that the leaf must still be checked for the host (``PeerCertificateHost``).
+    var handshake: (id: StreamStateMachine.ID, timer: Scheduled<Void>?, rejection: RejectionBox, checksLeafHost: Bool)?
 
     init(endpoint: Endpoint, eventLoop: any EventLoop, onEvent: @escaping @Sendable (StreamConnectionEvent) -> Void) {
         self.endpoint = endpoint
@@ -141,7 +142,19 @@ final class StreamChannelHandler: ChannelDuplexHandler, RemovableChannelHandler 
         } else if let event = event as? TLSUserEvent, case .handshakeCompleted = event, let running = handshake {
             running.timer?.cancel()
             handshake = nil
-            step { $0.barrierFinished(id: running.id) }
+            // NIOSSL also takes an address entry equal to the peer's for the host (see `PeerCertificateHost`): the
+            // leaf must name the host before the calls waiting for the handshake send anything.
+            if running.checksLeafHost,
+                let leaf = try? context.pipeline.syncOperations.handler(type: NIOSSLClientHandler.self).peerCertificate,
+                !PeerCertificateHost.leaf(leaf, names: endpoint.host)
+            {
+                step {
+                    $0.fail(
+                        .serverCertificateUntrusted("the certificate of \(endpoint) does not name \(endpoint.host)"))
+                }
+            } else {
+                step { $0.barrierFinished(id: running.id) }
+            }
         }
         context.fireUserInboundEventTriggered(event)
     }

@@ -8,9 +8,10 @@ import Testing
 func withTCPServer<T>(
     _ mode: MockTCPServer.Mode = .echo,
     startTLSCommand: String? = nil,
+    tlsIdentity: MockTLSIdentity? = nil,
     _ body: (MockTCPServer) async throws -> T
 ) async throws -> T {
-    let server = MockTCPServer(mode: mode, startTLSCommand: startTLSCommand)
+    let server = MockTCPServer(mode: mode, startTLSCommand: startTLSCommand, tlsIdentity: tlsIdentity)
     try await server.start()
     do {
         let result = try await body(server)

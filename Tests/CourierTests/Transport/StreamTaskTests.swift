@@ -236,6 +236,27 @@ import Testing
         }
     }
 
+    /// Without a delegate NIOSSL verifies the server, and took an address entry equal to the connected peer's for
+    /// any host name: the leaf must name the host itself (`localhost` here), or nothing is sent.
+    @Test func startSecureConnectionRefusesALeafThatNamesOnlyThePeersAddress() async throws {
+        let authority = try TestCertificateAuthority()
+        let identity = try authority.serverIdentity(
+            dnsNames: ["elsewhere.test"], ipAddresses: [[127, 0, 0, 1], Array(repeating: 0, count: 15) + [1]])
+        try await withTCPServer(startTLSCommand: "STARTTLS\r\n", tlsIdentity: identity) { server in
+            let session = makeSession { $0.courierAdditionalTrustedCertificates = [authority.certificate.derData] }
+            let queue = session.delegateQueue
+            let task = session.streamTask(withHostName: "localhost", port: server.port)
+            task.resume()
+            #expect(await task.write("STARTTLS\r\n", queue: queue).error == nil)
+            #expect(await task.read(min: 7, max: 7, queue: queue).text == "READY\r\n")
+            task.startSecureConnection()
+            #expect(await task.write("secret", timeout: 30, queue: queue).urlErrorCode == .serverCertificateUntrusted)
+            try await waitUntil { task.state == .completed }
+            #expect((task.error as? URLError)?.code == .serverCertificateUntrusted)
+            #expect(!server.receivedBytes.contains(Array("secret".utf8)))
+        }
+    }
+
     @Test func captureStreamsCompletesEarlierCallsThenHandsOverWorkingStreams() async throws {
         try await withTCPServer { server in
             let delegate = StreamRecordingDelegate()

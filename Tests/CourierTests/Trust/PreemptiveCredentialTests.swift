@@ -5,12 +5,20 @@ import Testing
 
 @testable import Courier
 
-/// The credential sent ahead into a Basic space is the one that worked there, not whatever the storage's default for
-/// the space is.
-@Suite("Preemptive credential user")
-struct PreemptiveCredentialUserTests {
+/// Credentials sent ahead into a Basic space the session authenticated in: the one that worked there, not whatever
+/// the storage's default for the space is; and one the server refuses counts as a failed attempt.
+@Suite("Preemptive credentials")
+struct PreemptiveCredentialTests {
     static let alice = URLCredential(user: "alice", password: "wonder land", persistence: .forSession)
     static let stale = URLCredential(user: "bob", password: "old password", persistence: .forSession)
+    static let changed = URLCredential(user: "alice", password: "guess", persistence: .forSession)
+
+    /// The Basic space `protect(_:user:password:realm:)` makes for `/private`.
+    static func vault(of server: MockServer) -> URLProtectionSpace {
+        URLProtectionSpace(
+            host: "127.0.0.1", port: server.port, protocol: server.baseURL.scheme, realm: "vault",
+            authenticationMethod: NSURLAuthenticationMethodHTTPBasic)
+    }
 
     /// The storage's default for the space is bob's old credential (kept from an earlier run, or set by the app);
     /// the delegate answers with alice's, which works. `set(_:for:)` stores alice's without making it the default,
@@ -22,9 +30,7 @@ struct PreemptiveCredentialUserTests {
             server.protect("/private", user: "alice", password: "wonder land", realm: "vault", response: .ok("secret"))
             let delegate = ChallengeAnsweringDelegate([(.useCredential, Self.alice)])
             let session = makeSession(delegate: delegate)
-            let space = URLProtectionSpace(
-                host: "127.0.0.1", port: server.port, protocol: server.baseURL.scheme, realm: "vault",
-                authenticationMethod: NSURLAuthenticationMethodHTTPBasic)
+            let space = Self.vault(of: server)
             let storage = try #require(session.configuration.urlCredentialStorage)
             storage.setDefaultCredential(Self.stale, for: space)
 
@@ -46,6 +52,34 @@ struct PreemptiveCredentialUserTests {
             _ = await session.runDataTask(server.url("/private"))
             #expect(server.requests.count == 4)
             #expect(server.requests.last?.header("Authorization") == nil)
+            session.invalidateAndCancel()
+        }
+    }
+
+    /// A credential the session sent ahead (the space authenticated before) that the server now refuses is a failed
+    /// attempt: the challenge it draws says so, and default handling does not send it again.
+    @Test(arguments: WireProtocol.allCases)
+    func aCredentialSentAheadThatIsRefusedCountsAsAFailure(over wire: WireProtocol) async throws {
+        try await withServer(wire) { server in
+            server.protect("/private", user: "alice", password: "wonder land", realm: "vault", response: .ok("secret"))
+            let delegate = ChallengeAnsweringDelegate([(.useCredential, Self.alice), (.performDefaultHandling, nil)])
+            let session = makeSession(delegate: delegate)
+            #expect(await session.runDataTask(server.url("/private")).data == Data("secret".utf8))
+            // The stored password no longer matches the server's: the next request sends it ahead and is refused.
+            let space = Self.vault(of: server)
+            session.configuration.urlCredentialStorage?.set(Self.changed, for: space)
+
+            let refused = await session.runDataTask(server.url("/private"))
+            #expect(refused.error == nil && refused.http?.statusCode == 401)
+            let challenges = delegate.challenges.withLockedValue { $0 }
+            #expect(challenges.count == 2)
+            // Without the fix: previousFailureCount 0, default handling sent "guess" a second time, and a third
+            // challenge (the delegate out of answers) cancelled the task.
+            #expect(challenges.last?.previousFailureCount == 1)
+            #expect(challenges.last?.proposedCredential?.password == "guess")
+            let sentAhead = "Basic " + Data("alice:guess".utf8).base64EncodedString()
+            #expect(server.requests.count == 3)
+            #expect(server.requests.last?.header("Authorization") == sentAhead)
             session.invalidateAndCancel()
         }
     }
