@@ -55,6 +55,23 @@ struct EndpointTests {
         }
     }
 
+    /// A zone names an interface of this machine: it is used to connect, never sent (RFC 6874 §4), neither in `Host`
+    /// (nor the absolute-form target built from it) nor in a `CONNECT` authority.
+    @Test(arguments: [
+        ("http://[fe80::1%25eth0]/", "fe80::1%eth0", "[fe80::1]", "[fe80::1]:80"),
+        ("https://[fe80::1%25en0]:8443/x", "fe80::1%en0", "[fe80::1]:8443", "[fe80::1]:8443"),
+        ("http://[::1%251]:8080/", "::1%1", "[::1]:8080", "[::1]:8080"),
+        ("http://[::1]:8080/", "::1", "[::1]:8080", "[::1]:8080"),
+    ])
+    func aZoneIsNeverWrittenIntoTheRequestHead(url: String, host: String, hostHeader: String, authority: String) throws
+    {
+        let parsed = try #require(URL(string: url))
+        let endpoint = try Endpoint(url: parsed)
+        #expect(endpoint.host == host)
+        #expect(endpoint.hostHeader == hostHeader)
+        #expect(endpoint.authority == authority)
+    }
+
     @Test(arguments: [
         ("http://[fe80::1%25eth0]/", "fe80::1%eth0"), ("http://Exa_mple.com/", "Exa_mple.com"),
         ("http://b%C3%BCcher.de/", "xn--bcher-kva.de"),

@@ -86,14 +86,22 @@ public struct Endpoint: Hashable, Sendable, CustomStringConvertible {
         hostIsIPv6Literal || host.split(separator: ".").count == 4 && host.allSatisfy { $0.isNumber || $0 == "." }
     }
 
-    /// The value of the `Host` header: brackets around IPv6, the port when not the scheme's default.
+    /// The value of the `Host` header: brackets around IPv6 (without a zone), the port when not the scheme's default.
     public var hostHeader: String {
-        let name = hostIsIPv6Literal ? "[\(host)]" : host
-        return port == scheme.defaultPort ? name : "\(name):\(port)"
+        port == scheme.defaultPort ? nameInRequestHead : "\(nameInRequestHead):\(port)"
     }
 
-    /// `host:port` with brackets around an IPv6 literal, as a `CONNECT` request names its target.
-    public var authority: String { hostIsIPv6Literal ? "[\(host)]:\(port)" : "\(host):\(port)" }
+    /// `host:port` with brackets around an IPv6 literal (without a zone), as a `CONNECT` request names its target.
+    public var authority: String { "\(nameInRequestHead):\(port)" }
+
+    /// The host as the request head names it. An IPv6 literal goes in brackets and without its zone
+    /// (`fe80::1%eth0` is `[fe80::1]`): the zone names an interface of this machine only, and RFC 6874 §4 says an
+    /// HTTP client MUST remove it from what it sends (curl does). Connecting still uses ``host``, zone included.
+    private var nameInRequestHead: String {
+        guard hostIsIPv6Literal else { return host }
+        guard let percent = host.utf8.firstIndex(of: UInt8(ascii: "%")) else { return "[\(host)]" }
+        return "[\(host[..<percent])]"
+    }
 
     /// Whether the host is an IPv6 literal: it has a colon. A byte search — `String.contains` would go through
     /// Foundation's `range(of:)`, and this is asked for every request.

@@ -125,6 +125,18 @@ struct DataTaskTests {
         }
     }
 
+    /// A URL's IPv6 zone (`%251`: interface 1, the loopback on Linux) picks the interface to connect through and is
+    /// not sent: the `Host` field names the address alone (RFC 6874 §4).
+    @Test func anIPv6ZoneConnectsButIsNotSent() async throws {
+        try await withServer(host: "::1") { server in
+            server.route("/zone", response: .ok("zoned"))
+            let url = try #require(URL(string: "http://[::1%251]:\(server.port)/zone"))
+            let outcome = await makeSession().runDataTask(url)
+            #expect(outcome.data == Data("zoned".utf8))
+            #expect(server.requests.first?.header("Host") == "[::1]:\(server.port)")
+        }
+    }
+
     @Test(arguments: WireProtocol.allCases)
     func keepAliveReusesOneConnection(over wire: WireProtocol) async throws {
         try await withServer(wire) { server in
