@@ -1,8 +1,9 @@
 import CourierHTTP
 import Foundation
 
-/// Delivers a task's outcome once, by its completion mode, then removes the task from its session (which may
-/// complete the session's invalidation). Also used for a task cancelled before it ever ran (it has no engine).
+/// Delivers a task's outcome once, by its completion mode, lets go of the task's own delegate, then removes the task
+/// from its session (which may complete the session's invalidation). Also used for a task cancelled before it ever
+/// ran (it has no engine).
 extension TaskEventAdapter {
     static func deliverCompletion(task: URLSessionTask, error: (any Error)?, body: Data?, file: URL?) {
         let session = task.session
@@ -17,6 +18,7 @@ extension TaskEventAdapter {
                 }
                 task.resolvedDelegate(URLSessionTaskDelegate.self)?
                     .urlSession(session, task: task, didCompleteWithError: error)
+                task.releaseDelegate()
                 removeFromSession(task)
             }
         case .downloadHandler(let handler):
@@ -24,6 +26,7 @@ extension TaskEventAdapter {
             session.dispatcher.async {
                 handler(error == nil ? file : nil, response, error)
                 if let file { try? FileManager.default.removeItem(at: file) }
+                task.releaseDelegate()
                 removeFromSession(task)
             }
         case .downloadCollect(let handler):
@@ -34,11 +37,13 @@ extension TaskEventAdapter {
             } else {
                 handler(.failure(URLErrorMapping.urlError(.badServerResponse, failingURL: task.originalRequest?.url)))
             }
+            releaseDelegateAfterQueuedCalls(task)
             removeFromSession(task)
         case .dataHandler(let handler):
             let response = task.response
             session.dispatcher.async {
                 handler(error == nil ? (body ?? Data()) : nil, response, error)
+                task.releaseDelegate()
                 removeFromSession(task)
             }
         case .collect(let handler):
@@ -49,11 +54,21 @@ extension TaskEventAdapter {
             } else {
                 handler(.failure(URLErrorMapping.urlError(.badServerResponse, failingURL: task.originalRequest?.url)))
             }
+            releaseDelegateAfterQueuedCalls(task)
             removeFromSession(task)
         case .stream(let source):
             source.finish(error: error)
+            releaseDelegateAfterQueuedCalls(task)
             removeFromSession(task)
         }
+    }
+
+    /// An outcome delivered straight to Swift concurrency may overtake the task's delegate calls still queued (a
+    /// `didSendBodyData`, say): the delegate is let go after them, as their forwarding to the session's delegate
+    /// needs the task's own to recognise itself (``URLSessionTask/sessionFallback(from:as:)``).
+    private static func releaseDelegateAfterQueuedCalls(_ task: URLSessionTask) {
+        guard task.delegate != nil else { return }
+        task.session.dispatcher.async { task.releaseDelegate() }
     }
 
     private static func removeFromSession(_ task: URLSessionTask) {

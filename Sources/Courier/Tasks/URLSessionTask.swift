@@ -282,7 +282,7 @@ open class URLSessionTask: NSObject, NSCopying, ProgressReporting, @unchecked Se
     }
 
     /// A delegate for this task only; it receives the task's events in place of the session delegate for the
-    /// protocols it adopts.
+    /// protocols it adopts. Held strongly until the task completes, then reset to `nil`, as on Darwin.
     open var delegate: (any URLSessionTaskDelegate)? {
         get { mutable.withLock { $0.delegate } }
         set { mutable.withLock { $0.delegate = newValue } }
@@ -416,6 +416,14 @@ open class URLSessionTask: NSObject, NSCopying, ProgressReporting, @unchecked Se
         let total = units.total < 0 || units.completed > units.total ? max(units.completed, 0) : units.total
         setProgress(total: total, completed: total)
         TaskEventAdapter.deliverCompletion(task: self, error: error, body: body, file: file)
+    }
+
+    /// Lets go of the task's own delegate once its completion was delivered, as Darwin does: "Delegate is strongly
+    /// referenced until the task completes, after which it is reset to `nil`" (NSURLSession.h). A delegate that
+    /// keeps its task (the usual pattern), or a per-call delegate of `bytes(for:delegate:)` kept by the task its
+    /// `AsyncBytes` holds, would otherwise live as long as the task, a cycle that is never freed.
+    func releaseDelegate() {
+        mutable.withLock { $0.delegate = nil }
     }
 
     /// Ends the task without any delivery (a data task that became a download task).
