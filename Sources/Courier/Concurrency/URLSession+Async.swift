@@ -10,8 +10,10 @@ extension URLSession {
         for request: URLRequest,
         delegate: (any URLSessionTaskDelegate)? = nil
     ) async throws -> (Data, URLResponse) {
-        try await collect(delegate: delegate) { mode in
-            self.register { URLSessionDataTask(session: self, request: request, identifier: $0, completionMode: mode) }
+        try await collect { mode in
+            self.register(delegate: delegate) {
+                URLSessionDataTask(session: self, request: request, identifier: $0, completionMode: mode)
+            }
         }
     }
 
@@ -29,7 +31,9 @@ extension URLSession {
         from bodyData: Data,
         delegate: (any URLSessionTaskDelegate)? = nil
     ) async throws -> (Data, URLResponse) {
-        try await collect(delegate: delegate) { mode in self.makeUpload(request, body: .data(bodyData), mode: mode) }
+        try await collect { mode in
+            self.makeUpload(request, body: .data(bodyData), mode: mode, delegate: delegate)
+        }
     }
 
     /// Uploads the file at `fileURL` (streamed from disk) and returns the response body and response.
@@ -38,12 +42,14 @@ extension URLSession {
         fromFile fileURL: URL,
         delegate: (any URLSessionTaskDelegate)? = nil
     ) async throws -> (Data, URLResponse) {
-        try await collect(delegate: delegate) { mode in self.makeUpload(request, body: .file(fileURL), mode: mode) }
+        try await collect { mode in
+            self.makeUpload(request, body: .file(fileURL), mode: mode, delegate: delegate)
+        }
     }
 
-    /// Runs the task `make` creates with a collecting completion mode; cancelling the Swift task cancels it.
+    /// Runs the task `make` creates (with its delegate, if any) with a collecting completion mode; cancelling the
+    /// Swift task cancels it.
     func collect(
-        delegate: (any URLSessionTaskDelegate)?,
         _ make: @escaping (TaskCompletionMode) -> URLSessionTask
     ) async throws -> (Data, URLResponse) {
         let box = TaskBox()
@@ -56,7 +62,6 @@ extension URLSession {
                         box.release()
                         continuation.resume(with: result)
                     })
-                task.delegate = delegate
                 box.set(task)
                 task.resume()
             }
@@ -72,10 +77,9 @@ extension URLSession {
         delegate: (any URLSessionTaskDelegate)? = nil
     ) async throws -> (URLSession.AsyncBytes, URLResponse) {
         let source = AsyncBytesSource()
-        let task = register {
+        let task = register(delegate: delegate) {
             URLSessionDataTask(session: self, request: request, identifier: $0, completionMode: .stream(source))
         }
-        task.delegate = delegate
         source.attach(task)
         task.resume()
         let response = try await source.response()
@@ -95,8 +99,8 @@ extension URLSession {
         for request: URLRequest,
         delegate: (any URLSessionTaskDelegate)? = nil
     ) async throws -> (URL, URLResponse) {
-        try await collectDownload(delegate: delegate) { mode in
-            self.register {
+        try await collectDownload { mode in
+            self.register(delegate: delegate) {
                 URLSessionDownloadTask(session: self, request: request, identifier: $0, completionMode: mode)
             }
         }
@@ -115,13 +119,12 @@ extension URLSession {
         resumeFrom resumeData: Data,
         delegate: (any URLSessionTaskDelegate)? = nil
     ) async throws -> (URL, URLResponse) {
-        try await collectDownload(delegate: delegate) { mode in
-            self.makeResumedDownload(resumeData, mode: mode)
+        try await collectDownload { mode in
+            self.makeResumedDownload(resumeData, mode: mode, delegate: delegate)
         }
     }
 
     private func collectDownload(
-        delegate: (any URLSessionTaskDelegate)?,
         _ make: @escaping (TaskCompletionMode) -> URLSessionTask
     ) async throws -> (URL, URLResponse) {
         let box = TaskBox()
@@ -133,7 +136,6 @@ extension URLSession {
                         box.release()
                         continuation.resume(with: result)
                     })
-                task.delegate = delegate
                 box.set(task)
                 task.resume()
             }

@@ -5,7 +5,8 @@ import Foundation
 /// Set one on a session, or on a single task through ``URLSessionTask/delegate`` (a task-specific delegate
 /// receives the task's events in place of the session delegate when it adopts the protocol that declares them).
 public protocol URLSessionTaskDelegate: URLSessionDelegate {
-    /// A task was created. Called synchronously on the creating thread, before the factory method returns.
+    /// A task was created. Called synchronously on the creating thread, before the factory method returns; for an
+    /// async call (`data(for:delegate:)` and the others) on its `delegate` first, before the task is resumed.
     func urlSession(_ session: URLSession, didCreateTask task: URLSessionTask)
 
     /// A task with an `earliestBeginDate` is about to start.
@@ -98,7 +99,9 @@ public protocol URLSessionTaskDelegate: URLSessionDelegate {
 }
 
 extension URLSessionTaskDelegate {
-    public func urlSession(_ session: URLSession, didCreateTask task: URLSessionTask) {}
+    public func urlSession(_ session: URLSession, didCreateTask task: URLSessionTask) {
+        task.sessionFallback(from: self, as: URLSessionTaskDelegate.self)?.urlSession(session, didCreateTask: task)
+    }
 
     public func urlSession(
         _ session: URLSession,
