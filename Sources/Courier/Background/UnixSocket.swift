@@ -18,7 +18,8 @@ package enum UnixSocket {
         package var code: Int32
     }
 
-    /// A connected socket to `path`, or the `errno` that refused it (`ENOENT`, `ECONNREFUSED`: no daemon).
+    /// A connected socket to `path`, or the `errno` that refused it (`ENOENT`, `ECONNREFUSED`: no daemon; `EPERM`:
+    /// the socket is another user's).
     package static func connect(to path: String) -> Result<Int32, Failure> {
         let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard descriptor >= 0 else { return .failure(Failure(code: errno)) }
@@ -27,6 +28,13 @@ package enum UnixSocket {
             let code = result == -2 ? ENAMETOOLONG : errno
             close(descriptor)
             return .failure(Failure(code: code))
+        }
+        // The listener must be this user's, as the daemon admits only its own user: a socket another local user
+        // planted where the app was sent (the path a crashed daemon published, in a `/tmp` folder cleared since)
+        // would receive the app's requests, cookies and passwords, and send events naming any of the user's files.
+        guard admits(peer: peerUserID(of: descriptor)) else {
+            close(descriptor)
+            return .failure(Failure(code: EPERM))
         }
         return .success(descriptor)
     }

@@ -117,6 +117,67 @@ extension BackgroundSuites {
             await child.exitStatus()
         }
 
+        /// The app talks only to its own user's daemon: a socket another local user listens on is refused, here at
+        /// the path a daemon of this user published before it crashed (the published file stays; a restart clears
+        /// `/tmp`, where another user can then make the folder). Connected, the stranger would receive the app's
+        /// requests, cookies and passwords and could send events naming any of the user's files, which the app
+        /// deletes after its delegate ran. Needs root and `setpriv` to run the stranger's daemon as `nobody`.
+        @Test(.enabled(if: geteuid() == 0 && access("/usr/bin/setpriv", X_OK) == 0))
+        func anotherUsersSocketIsNeverTheDaemon() async throws {
+            let root = try makeTemporaryDirectory()
+            defer { try? FileManager.default.removeItem(at: root) }
+            chmod(root.path, 0o755)
+            chmod(root.deletingLastPathComponent().path, 0o1777)
+            let stranger = root.appendingPathComponent("stranger")
+            for name in ["run", "data"] {
+                let folder = stranger.appendingPathComponent(name)
+                try FileManager.default.createDirectory(
+                    at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+                #expect(chown(folder.path, 65534, 65534) == 0)
+            }
+            chmod(stranger.path, 0o755)
+            let daemon = courierBinary().deletingLastPathComponent().appendingPathComponent("courierd")
+            let child = try ChildProcess(
+                "/usr/bin/setpriv",
+                ["--reuid=65534", "--regid=65534", "--clear-groups", daemon.path],
+                environment: [
+                    "XDG_RUNTIME_DIR": stranger.appendingPathComponent("run").path,
+                    "XDG_DATA_HOME": stranger.appendingPathComponent("data").path,
+                    "HOME": "/nonexistent", "PATH": "/usr/bin:/bin", "COURIERD_IDLE_TIMEOUT": "60",
+                ])
+            defer { child.send(SIGKILL) }
+            // The pid file is written once the stranger's daemon listens.
+            let pidFile = stranger.appendingPathComponent("run/courier/courierd.pid").path
+            for _ in 0..<1000 where access(pidFile, F_OK) != 0 {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            let planted = stranger.appendingPathComponent("run/courier/courierd.sock").path
+            #expect(access(pidFile, F_OK) == 0, "the stranger's courierd did not start")
+
+            switch UnixSocket.connect(to: planted) {
+            case .success(let descriptor):
+                close(descriptor)
+                Issue.record("connected to another user's socket")
+            case .failure(let failure):
+                #expect(failure.code == EPERM)
+            }
+            // This user's journal names the stranger's socket (no daemon of this user runs).
+            let location = BackgroundLocation(environment: [
+                "HOME": root.path, "XDG_RUNTIME_DIR": root.appendingPathComponent("run").path,
+                "XDG_DATA_HOME": root.appendingPathComponent("data").path,
+            ])
+            try PrivateFolder.prepare(location.runtimeFolder, purpose: "runtime folder", hint: "")
+            try PrivateFolder.prepare(location.dataFolder, purpose: "data folder", hint: "")
+            try PrivateFolder.replaceFile(at: location.publishedSocketFile, with: Data(planted.utf8))
+            #expect(location.publishedSocketPath() == planted)
+            if case .success(let descriptor) = DaemonLauncher.connectToRunning(location) {
+                close(descriptor)
+                Issue.record("the published path led to another user's daemon")
+            }
+            child.send(SIGKILL)
+            await child.exitStatus()
+        }
+
         /// A background task goes through the proxy the app's environment names, not through the daemon's: the
         /// daemon runs with another process's environment (the first app that started it, or systemd's), so a task
         /// the app meant for its proxy went direct.
