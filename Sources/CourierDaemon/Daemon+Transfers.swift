@@ -189,10 +189,12 @@ extension Daemon: TransferAttemptObserver {
             let name = field[0].lowercased()
             if name != "range" && name != "if-range" { headers[field[0]] = field[1] }
         }
+        // The request's cookie handling too: a continuation of a download the app kept from its cookies (a
+        // third-party host) must not send them, or store what that host sets.
         guard
             let stored = try? ResumeData.Request(
                 url: original.url ?? url, method: original.method ?? "GET", headers: headers,
-                timeoutInterval: original.timeoutInterval)
+                timeoutInterval: original.timeoutInterval, httpShouldHandleCookies: original.httpShouldHandleCookies)
         else { return nil }
         return try? ResumeData(
             downloadURL: url, bytesReceived: offset, entityTag: record.entityTag,

@@ -328,6 +328,41 @@ extension BackgroundSuites {
             #expect(BootIdentifier.current?.isEmpty == false)
         }
 
+        /// The resume data the daemon continues a download from (each attempt after a transient failure or a crash of
+        /// the daemon, and the app's `cancel(byProducingResumeData:)` of a waiting task) keeps the request's
+        /// `httpShouldHandleCookies`: it came back `true`, and the continuation of a download the app kept from its
+        /// cookies sent them to that host and stored the cookies it set.
+        @Test(arguments: [false, true])
+        func theDaemonsResumeDataKeepsTheRequestsCookieHandling(handlesCookies: Bool) throws {
+            let root = try makeTemporaryDirectory()
+            defer { try? FileManager.default.removeItem(at: root) }
+            let location = BackgroundLocation(environment: [
+                "HOME": root.path, "XDG_RUNTIME_DIR": root.appendingPathComponent("run").path,
+                "XDG_DATA_HOME": root.appendingPathComponent("data").path,
+            ])
+            // (Not recovered: no timer runs.)
+            let daemon = try Daemon(
+                location: location, settings: DaemonSettings(environment: [:]), logger: Logger(label: "t"))
+            var request = URLRequest(url: URL(string: "http://127.0.0.1/file")!)
+            request.httpShouldHandleCookies = handlesCookies
+            let spec = BackgroundTaskSpec(
+                task: 1, kind: .download, request: CodableRequest(request),
+                settings: BackgroundTransferSettings(timeoutIntervalForRequest: 60, timeoutIntervalForResource: 60))
+            var record = TaskRecord(identifier: "a", spec: spec, now: Date())
+            let folder = root.appendingPathComponent("task-1")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            try Data(repeating: 7, count: 1000).write(to: folder.appendingPathComponent("CFNetworkDownload_1.tmp"))
+            record.partialFileName = "CFNetworkDownload_1.tmp"
+            record.durableBytes = 1000
+            record.entityTag = "\"v1\""
+            let data = try #require(daemon.durableResumeData(record, folder: folder))
+            let resumeData = try ResumeData(decoding: data)
+            #expect(resumeData.bytesReceived == 1000)
+            #expect(resumeData.originalRequest.httpShouldHandleCookies == handlesCookies)
+            #expect(resumeData.currentRequest.httpShouldHandleCookies == handlesCookies)
+            #expect(DownloadResumeState.decode(data).request?.httpShouldHandleCookies == handlesCookies)
+        }
+
         /// A message longer than the peer accepts is never sent: framing it throws, and `send` says so.
         @Test func aMessageTooLongForAFrameIsNotSent() throws {
             let huge = BackgroundRequest.list(
