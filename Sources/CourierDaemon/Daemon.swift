@@ -173,7 +173,7 @@ package final class Daemon: @unchecked Sendable {
         attachments[identifier] = client
         launched.remove(identifier)
         // A session without a launch command (`courier queue wait`, the usual command itself) keeps the one
-        // registered.
+        // registered; one with launch events off sends an empty command, which nothing runs.
         if let launch {
             do {
                 try journal.setLaunch(try? JSONEncoder().encode(launch), for: identifier)

@@ -56,13 +56,19 @@ package enum BackgroundReply: Codable, Sendable, Equatable {
 /// What `courierd` runs when a session's task ends with no process attached (`sessionSendsLaunchEvents` and
 /// `courierBackgroundLaunchCommand`).
 package struct BackgroundLaunch: Codable, Sendable, Equatable {
-    /// An absolute executable path, then its arguments.
+    /// An absolute executable path, then its arguments; empty: nothing runs.
     package var command: [String]
 
+    /// What a session registers when it attaches: its command; an empty one when it turned launch events off, so
+    /// that the daemon forgets a command an earlier launch of the app registered; `nil` when it names no command but
+    /// does not refuse launches either (`courier queue wait`, the usual command itself), which keeps the registered
+    /// one.
     package init?(command: [String]?, sendsLaunchEvents: Bool) {
-        guard sendsLaunchEvents, let command, let executable = command.first, executable.hasPrefix("/") else {
-            return nil
+        guard sendsLaunchEvents else {
+            self.command = []
+            return
         }
+        guard let command, let executable = command.first, executable.hasPrefix("/") else { return nil }
         self.command = command
     }
 }

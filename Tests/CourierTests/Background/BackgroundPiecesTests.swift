@@ -452,6 +452,55 @@ extension BackgroundSuites {
             #expect(FileManager.default.fileExists(atPath: finished.path))
         }
 
+        /// `sessionSendsLaunchEvents = false` turns launches off, also the command an earlier launch of the app
+        /// registered: the daemon kept that one (as it must for a session that names none, such as `courier queue
+        /// wait`) and ran it whenever a task ended with no process attached.
+        @Test func launchEventsTurnedOffForgetTheRegisteredCommand() throws {
+            let root = try makeTemporaryDirectory()
+            defer { try? FileManager.default.removeItem(at: root) }
+            let location = BackgroundLocation(environment: [
+                "HOME": root.path, "XDG_RUNTIME_DIR": root.appendingPathComponent("run").path,
+                "XDG_DATA_HOME": root.appendingPathComponent("data").path,
+            ])
+            // (Not recovered: no timer runs.)
+            let daemon = try Daemon(
+                location: location, settings: DaemonSettings(environment: [:]), logger: Logger(label: "t"))
+            /// A process with a session of `configuration` attaches and leaves; whether a command is registered then.
+            func attachAndLeave(_ configuration: URLSessionConfiguration) -> Bool? {
+                var ends: [Int32] = [0, 0]
+                guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &ends) == 0 else { return nil }
+                let app = FrameChannel(descriptor: ends[0], label: "app")
+                let client = daemon.connected(FrameChannel(descriptor: ends[1], label: "daemon"))
+                // What `URLSession` sends for the configuration.
+                let launch = BackgroundLaunch(
+                    command: configuration.courierBackgroundLaunchCommand,
+                    sendsLaunchEvents: configuration.sessionSendsLaunchEvents)
+                daemon.received(
+                    .attach(identifier: "app.quiet", processID: getpid(), reattaching: false, launch: launch),
+                    from: client)
+                app.setReceiveTimeout(seconds: 5)
+                guard case .attached(_, _) = app.receive(BackgroundReply.self) else { return nil }
+                daemon.disconnected(client)
+                let registered: Bool = daemon.queue.sync {
+                    guard let data = try? daemon.journal.launch(for: "app.quiet"),
+                        let launch = try? JSONDecoder().decode(BackgroundLaunch.self, from: data)
+                    else { return false }
+                    return launch.command.first != nil
+                }
+                return registered
+            }
+            let launching = URLSessionConfiguration.background(withIdentifier: "app.quiet")
+            launching.courierBackgroundLaunchCommand = ["/bin/true"]
+            #expect(attachAndLeave(launching) == true)
+            // A session naming no command keeps the registered one.
+            #expect(attachAndLeave(.background(withIdentifier: "app.quiet")) == true)
+            let quiet = URLSessionConfiguration.background(withIdentifier: "app.quiet")
+            quiet.courierBackgroundLaunchCommand = ["/bin/true"]
+            quiet.sessionSendsLaunchEvents = false
+            #expect(attachAndLeave(quiet) == false)
+            #expect(attachAndLeave(.background(withIdentifier: "app.quiet")) == false)
+        }
+
         /// A process started detached gets none of its starter's descriptors but standard input, output and error,
         /// even one opened without close-on-exec.
         @Test func aDetachedProcessInheritsNoDescriptors() async throws {
