@@ -462,6 +462,7 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
         let facts = ResponseStageFacts(
             storesCookies: environment.stageSettings.cookieStorage != nil && source?.origin != .cache,
             hasProtocolRedirect: protocolRedirect != nil,
+            answeredLocally: source?.origin == .local,
             authentication: authentication,
             caches: currentCacheTransaction() != nil,
             asksForResponses: asksForResponses

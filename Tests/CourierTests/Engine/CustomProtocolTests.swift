@@ -106,6 +106,29 @@ struct CustomProtocolTests {
         session.invalidateAndCancel()
     }
 
+    /// A protocol redirects with `wasRedirectedTo:`; a 3xx it answers with `didReceive(_:cacheStoragePolicy:)` is
+    /// the task's response, as on Darwin. (Courier followed its `Location`: the stub's own 302 never reached the app,
+    /// the delegate was asked about a redirect Darwin never reports, and a target no protocol claims went out to the
+    /// network from a test that stubs it.)
+    @Test func aThreeHundredResponseFromAProtocolIsNotFollowed() async throws {
+        StubProtocol.script(
+            "/found",
+            .respond(status: 302, headers: ["Location": "https://stub.test/plain-3"], parts: [Data("moved".utf8)]))
+        StubProtocol.script("/plain-3", .plain(mimeType: "text/plain", body: Data("followed".utf8)))
+        let delegate = RecordingDelegate()
+        let session = session(delegate: delegate)
+        let outcome = await session.runDataTask(URLRequest(url: url("/found")))
+        #expect(outcome.error == nil)
+        #expect(outcome.http?.statusCode == 302)
+        #expect(outcome.data == Data("moved".utf8))
+        session.dataTask(with: url("/found")).resume()
+        await delegate.waitForCompletions(1)
+        #expect(!delegate.events.contains(.redirect("/plain-3")))
+        #expect(delegate.body == Data("moved".utf8))
+        #expect(!StubProtocol.log.withLockedValue { $0.contains("start /plain-3 canonical=yes") })
+        session.invalidateAndCancel()
+    }
+
     @Test func aProtocolsChallengeGoesToTheDelegateAndItsAnswerToTheSender() async throws {
         StubProtocol.script("/private", .challenge)
         let delegate = ChallengeAnsweringDelegate([

@@ -6,11 +6,15 @@ import Foundation
 /// (method and body rewritten, credentials and cookies of another origin removed, by ``RedirectPolicy``); the
 /// app's delegate, when there is one, may follow it, change it, or refuse it (the redirect response is then
 /// delivered as the final one).
+///
+/// A custom `URLProtocol` redirects only with `wasRedirectedTo:redirectResponse:`: a 3xx it hands over with
+/// `didReceive(_:cacheStoragePolicy:)` is its final response, as on Darwin (where redirects are followed by the
+/// HTTP loader, not by the client of a custom protocol; stub libraries call `wasRedirectedTo:` for that reason).
 struct RedirectStage: ResponseStage {
-    /// Neither a protocol's redirect nor a redirect status.
+    /// Neither a protocol's redirect nor a redirect status of an HTTP exchange.
     static func passes(_ response: URLResponse, _ facts: ResponseStageFacts) -> Bool {
         guard !facts.hasProtocolRedirect else { return false }
-        guard let http = response as? HTTPURLResponse else { return true }
+        guard !facts.answeredLocally, let http = response as? HTTPURLResponse else { return true }
         return !RedirectPolicy.isRedirectStatus(http.statusCode)
     }
 

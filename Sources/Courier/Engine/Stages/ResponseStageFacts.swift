@@ -13,6 +13,9 @@ struct ResponseStageFacts {
     var storesCookies: Bool
     /// A custom `URLProtocol` redirected the request (`wasRedirectedTo:`).
     var hasProtocolRedirect: Bool
+    /// The response came from a custom `URLProtocol` (or a `data:`/`file:` URL), not from an HTTP exchange: its
+    /// status is not acted on as a redirect (only `wasRedirectedTo:` redirects it, as on Darwin).
+    var answeredLocally: Bool
     /// The task's authentication, when it met a challenge before.
     var authentication: AuthenticationState?
     /// The task caches: a ``CacheTransaction`` exists.
@@ -21,11 +24,12 @@ struct ResponseStageFacts {
     var asksForResponses: Bool
 
     init(
-        storesCookies: Bool, hasProtocolRedirect: Bool, authentication: AuthenticationState?, caches: Bool,
-        asksForResponses: Bool
+        storesCookies: Bool, hasProtocolRedirect: Bool, answeredLocally: Bool = false,
+        authentication: AuthenticationState?, caches: Bool, asksForResponses: Bool
     ) {
         self.storesCookies = storesCookies
         self.hasProtocolRedirect = hasProtocolRedirect
+        self.answeredLocally = answeredLocally
         self.authentication = authentication
         self.caches = caches
         self.asksForResponses = asksForResponses
@@ -36,6 +40,7 @@ struct ResponseStageFacts {
         self.init(
             storesCookies: context.settings.cookieStorage != nil && context.responseOrigin != .cache,
             hasProtocolRedirect: context.protocolRedirect != nil,
+            answeredLocally: context.responseOrigin == .local,
             authentication: context.authentication,
             caches: context.cache != nil,
             asksForResponses: context.asksForResponses
