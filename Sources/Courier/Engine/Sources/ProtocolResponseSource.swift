@@ -112,7 +112,9 @@ final class ProtocolResponseSource: ResponseSource, @unchecked Sendable {
             return state.instance
         }
         wakeProtocolThread()
-        thread.perform { instance?.stopLoading() }
+        // Without an instance there is nothing to stop (the start, if handed over, sees `ended` and returns), and a
+        // source that was never started has no thread to start for it.
+        if let instance { thread.perform { instance.stopLoading() } }
         thread.stop()
     }
 

@@ -5,7 +5,8 @@ import NIOConcurrencyHelpers
 /// on such a thread, and protocol authors rely on it for timers, streams and `perform(_:)`.
 ///
 /// Work is handed over as a timer that fires at once (adding a timer wakes the run loop from any thread); the loop
-/// runs until ``stop()``.
+/// runs until ``stop()``. The thread starts with the first work handed over: a load that never starts (its task was
+/// cancelled while the protocol lookup asked `canInit`) costs no thread, and so leaves none behind.
 final class ProtocolThread: @unchecked Sendable {  // RunLoop is not Sendable; it is only added timers to
 
     private struct State {
@@ -13,12 +14,16 @@ final class ProtocolThread: @unchecked Sendable {  // RunLoop is not Sendable; i
         /// Work handed over before the thread's run loop existed.
         var pending: [@Sendable () -> Void] = []
         var stopped = false
+        /// Whether the thread was started (at the first ``perform(_:)``).
+        var started = false
     }
 
     private let state = NIOLockedValueBox(State())
 
+    init() {}
+
     /// Starts the thread; nobody waits for it: work handed over meanwhile runs when it is up.
-    init() {
+    private func startThread() {
         let thread = Thread { [self] in
             // Named from inside: on Linux a name set before `start()` never reaches the thread (pthread names
             // hold 15 characters). Best effort: when the thread runs before Foundation recorded its pthread, the
@@ -47,20 +52,28 @@ final class ProtocolThread: @unchecked Sendable {  // RunLoop is not Sendable; i
         thread.start()
     }
 
-    /// Runs `work` on the thread, after the work handed over before it.
+    /// Runs `work` on the thread, after the work handed over before it; the first call starts the thread.
     func perform(_ work: @escaping @Sendable () -> Void) {
-        let runLoop = state.withLockedValue { state -> RunLoop? in
-            guard !state.stopped else { return nil }
+        let (runLoop, starts) = state.withLockedValue { state -> (RunLoop?, Bool) in
+            guard !state.stopped else { return (nil, false) }
             if state.runLoop == nil { state.pending.append(work) }
-            return state.runLoop
+            let starts = !state.started
+            state.started = true
+            return (state.runLoop, starts)
         }
+        if starts { startThread() }
         guard let runLoop else { return }
         let timer = Timer(fire: Date(), interval: 0, repeats: false) { _ in work() }
         runLoop.add(timer, forMode: .default)
     }
 
-    /// Ends the thread once the work handed over so far has run.
+    /// Ends the thread once the work handed over so far has run; a thread never started is not started.
     func stop() {
+        let started = state.withLockedValue { state -> Bool in
+            if !state.started { state.stopped = true }
+            return state.started
+        }
+        guard started else { return }
         perform { [self] in
             state.withLockedValue { $0.stopped = true }
             // A fired timer does not make `run(mode:before:)` return (only a handled source does), so the loop
