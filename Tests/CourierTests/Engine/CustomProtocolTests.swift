@@ -129,6 +129,24 @@ struct CustomProtocolTests {
         session.invalidateAndCancel()
     }
 
+    /// An upload task's body is not in its request; Darwin hands it to the protocol as the request's body stream,
+    /// which stubs read to check what was uploaded. (Courier gave the protocol the request alone: the body was
+    /// nowhere, and a protocol that loads through a session of its own sent an empty upload.)
+    @Test func anUploadsBodyReachesTheProtocolAsItsBodyStream() async throws {
+        StubProtocol.script("/echo", .echoBodyStream)
+        let session = session()
+        var request = URLRequest(url: url("/echo"))
+        request.httpMethod = "POST"
+        let (fromData, _) = try await session.upload(for: request, from: Data("uploaded".utf8))
+        #expect(fromData == Data("uploaded".utf8))
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("courier-protocol-\(UUID()).txt")
+        try Data("from a file".utf8).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let (fromFile, _) = try await session.upload(for: request, fromFile: file)
+        #expect(fromFile == Data("from a file".utf8))
+        session.invalidateAndCancel()
+    }
+
     @Test func aProtocolsChallengeGoesToTheDelegateAndItsAnswerToTheSender() async throws {
         StubProtocol.script("/private", .challenge)
         let delegate = ChallengeAnsweringDelegate([

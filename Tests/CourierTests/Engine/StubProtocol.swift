@@ -20,6 +20,8 @@ final class StubProtocol: URLProtocol, @unchecked Sendable {
         case cachedIsValid
         /// Nothing ever: for cancellation.
         case silent
+        /// A 200 whose body is what the request's `httpBodyStream` held (`"no stream"` without one).
+        case echoBodyStream
     }
 
     static let scripts = NIOLockedValueBox<[String: Script]>([:])
@@ -108,7 +110,26 @@ final class StubProtocol: URLProtocol, @unchecked Sendable {
             client.urlProtocol(self, cachedResponseIsValid: cachedResponse)
         case .silent:
             break
+        case .echoBodyStream:
+            let response = HTTPURLResponse(url: url, statusCode: 200, httpVersion: "HTTP/1.1", headerFields: [:])!
+            client.urlProtocol(self, didReceive: response, cacheStoragePolicy: .notAllowed)
+            client.urlProtocol(self, didLoad: request.httpBodyStream.map(Self.readAll) ?? Data("no stream".utf8))
+            client.urlProtocolDidFinishLoading(self)
         }
+    }
+
+    /// Everything a body stream holds, as a protocol on Darwin reads an upload's body.
+    private static func readAll(_ stream: InputStream) -> Data {
+        stream.open()
+        defer { stream.close() }
+        var data = Data()
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = stream.read(&buffer, maxLength: buffer.count)
+            guard count > 0 else { break }
+            data.append(buffer, count: count)
+        }
+        return data
     }
 
     override func stopLoading() {

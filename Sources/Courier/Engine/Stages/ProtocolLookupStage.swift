@@ -12,6 +12,9 @@ import Foundation
 /// the task's current request is the request being prepared — also on a redirect hop, since the engine makes the
 /// follow-up request current before preparing it; otherwise (a task-less engine) `canInit(with: request)`.
 ///
+/// An upload task's body, which its request does not carry, reaches the protocol as its request's `httpBodyStream`,
+/// as on Darwin: a stub can check what was uploaded, and a protocol that loads through a session of its own sends it.
+///
 /// `canInit` is user code: the stage asks it in ``process(_:in:)``, on a Swift concurrency thread, never on an
 /// event loop or under a lock.
 struct ProtocolLookupStage: RequestStage {
@@ -34,11 +37,26 @@ struct ProtocolLookupStage: RequestStage {
                 let cached = context.cache?.cache.cachedResponse(for: canonical)
                 return .respond(
                     ProtocolResponseSource(
-                        protocolClass: protocolClass, request: canonical, task: isCurrentRequest ? context.task : nil,
-                        cachedResponse: cached))
+                        protocolClass: protocolClass, request: Self.carryingUploadBody(canonical, in: context),
+                        task: isCurrentRequest ? context.task : nil, cachedResponse: cached))
             }
         }
         return .proceed(request)
+    }
+
+    /// `request` with the upload task's data or file as its body stream (a new stream for each load). Only for the
+    /// task's first request: after a redirect the request is the one the redirect made (a protocol's
+    /// `wasRedirectedTo:` request, or a 303's `GET`, which has no body). A streamed upload's body comes from the
+    /// delegate when a transfer asks for it: its request is left as it is.
+    static func carryingUploadBody(_ request: URLRequest, in context: StageContext) -> URLRequest {
+        guard context.redirectCount == 0, let upload = context.uploadBody else { return request }
+        var carrying = request
+        switch upload {
+        case .data(let data): carrying.httpBodyStream = InputStream(data: data)
+        case .file(let url): carrying.httpBodyStream = InputStream(url: url)
+        case .streamed: break
+        }
+        return carrying
     }
 
     private func candidates(_ context: StageContext) -> [URLProtocol.Type] {
