@@ -184,6 +184,22 @@ struct CustomProtocolTests {
         session.invalidateAndCancel()
     }
 
+    /// `cachedResponseIsValid` names the response that is valid: the task gets that one, also when the protocol keeps
+    /// responses of its own and the session has no cache. (Courier answered with the response the protocol was
+    /// created with, and failed the task with `resourceUnavailable` when there was none.)
+    @Test func theCachedResponseTheProtocolNamesIsServed() async throws {
+        StubProtocol.script("/own-cache", .ownCachedIsValid(Data("kept by the protocol".utf8)))
+        let session = makeSession { configuration in
+            configuration.protocolClasses = [StubProtocol.self]
+            configuration.urlCache = nil
+        }
+        let outcome = await session.runDataTask(URLRequest(url: url("/own-cache")))
+        #expect(outcome.error == nil)
+        #expect(outcome.http?.statusCode == 200)
+        #expect(outcome.data == Data("kept by the protocol".utf8))
+        session.invalidateAndCancel()
+    }
+
     @Test func registeredClassesServeSessionsThatKeepTheDefaultList() async throws {
         StubProtocol.script("/registered", .plain(mimeType: "text/plain", body: Data("registered".utf8)))
         #expect(URLProtocol.registerClass(StubProtocol.self))

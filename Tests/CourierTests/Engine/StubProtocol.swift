@@ -22,6 +22,8 @@ final class StubProtocol: URLProtocol, @unchecked Sendable {
         case silent
         /// A 200 whose body is what the request's `httpBodyStream` held (`"no stream"` without one).
         case echoBodyStream
+        /// A cached response the protocol makes itself (not the one it was given) is declared valid.
+        case ownCachedIsValid(Data)
     }
 
     static let scripts = NIOLockedValueBox<[String: Script]>([:])
@@ -115,6 +117,9 @@ final class StubProtocol: URLProtocol, @unchecked Sendable {
             client.urlProtocol(self, didReceive: response, cacheStoragePolicy: .notAllowed)
             client.urlProtocol(self, didLoad: request.httpBodyStream.map(Self.readAll) ?? Data("no stream".utf8))
             client.urlProtocolDidFinishLoading(self)
+        case .ownCachedIsValid(let body):
+            let response = HTTPURLResponse(url: url, statusCode: 200, httpVersion: "HTTP/1.1", headerFields: [:])!
+            client.urlProtocol(self, cachedResponseIsValid: CachedURLResponse(response: response, data: body))
         }
     }
 

@@ -15,7 +15,7 @@ final class ProtocolClientBridge: NSObject, URLProtocolClient, @unchecked Sendab
     }
 
     func urlProtocol(_ protocol: URLProtocol, cachedResponseIsValid cachedResponse: CachedURLResponse) {
-        source?.deliverCachedResponse()
+        source?.deliverCachedResponse(cachedResponse)
     }
 
     func urlProtocol(

@@ -12,7 +12,7 @@ import NIOCore
 ///   without any response comes after a plain response of unknown length.
 /// - `wasRedirectedTo:redirectResponse:` hands the redirect to the engine's redirect stage (and so to the delegate);
 ///   following it starts the lookup again for the new request.
-/// - `cachedResponseIsValid` answers with the cached response the protocol was given.
+/// - `cachedResponseIsValid` answers with the cached response the protocol names.
 /// - `didReceive challenge` asks the task's delegate (see ``ProtocolChallengeRelay``) and answers the challenge's
 ///   sender.
 ///
@@ -164,11 +164,9 @@ final class ProtocolResponseSource: ResponseSource, @unchecked Sendable {
             textEncodingName: nil)
     }
 
-    /// The cached response the protocol was created with, delivered as its answer.
-    func deliverCachedResponse() {
-        guard let cachedResponse else {
-            return enqueue(.fail(.resourceUnavailable("the protocol named a cached response it was not given")))
-        }
+    /// The cached response the protocol declared valid, delivered as its answer: the one it names, which need not be
+    /// the one it was created with (a protocol may keep responses of its own, or the session may have no cache).
+    func deliverCachedResponse(_ cachedResponse: CachedURLResponse) {
         enqueue(.response(cachedResponse.response))
         if !cachedResponse.data.isEmpty { enqueue(.data(cachedResponse.data)) }
         enqueue(.finish)
