@@ -30,7 +30,7 @@ struct CancelledLookupProtocolTests {
     @Test func aTaskCancelledWhileCanInitRunsLeavesNoThreadBehind() async throws {
         let session = makeSession { $0.protocolClasses = [SlowClaimProtocol.self] }
         defer { session.invalidateAndCancel() }
-        let before = Self.protocolThreads()
+        let before = StubProtocol.threadCount()
         let loads = 5
         for index in 0..<loads {
             let asked = SlowClaimProtocol.asked.withLockedValue { $0 }
@@ -44,20 +44,7 @@ struct CancelledLookupProtocolTests {
             try await waitUntil { SlowClaimProtocol.answered.withLockedValue { $0 } > asked }
         }
         // Other suites' loads come and go: allow a few, and give ending threads a moment.
-        var after = Self.protocolThreads()
-        for _ in 0..<20 where after > before + 2 {
-            try await Task.sleep(for: .milliseconds(100))
-            after = Self.protocolThreads()
-        }
+        let after = try await StubProtocol.threadCount(settlingAtMost: before + 2, polls: 20)
         #expect(after <= before + 2, "\(after - before) more protocol threads after \(loads) cancelled lookups")
-    }
-
-    /// The threads of this process named as the protocol threads are named.
-    private static func protocolThreads() -> Int {
-        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
-        return tasks.filter { task in
-            let name = try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8)
-            return name?.hasPrefix("courier.proto") == true
-        }.count
     }
 }

@@ -237,27 +237,15 @@ struct CustomProtocolTests {
         StubProtocol.script("/brief", .respond(status: 200, headers: [:], parts: [Data("ok".utf8)]))
         let session = session()
         defer { session.invalidateAndCancel() }
-        let before = Self.protocolThreads()
+        let before = StubProtocol.threadCount()
         for _ in 0..<30 {
             #expect(await session.runDataTask(URLRequest(url: url("/brief"))).data == Data("ok".utf8))
         }
         // The threads end after their load's last callback; give them a moment (other suites' loads come and go).
-        var after = Self.protocolThreads()
-        for _ in 0..<50 where after > before + 3 {
-            try await Task.sleep(for: .milliseconds(100))
-            after = Self.protocolThreads()
-        }
+        let after = try await StubProtocol.threadCount(settlingAtMost: before + 3, polls: 50)
         #expect(after <= before + 3, "\(after - before) more protocol threads after 30 loads")
     }
 
-    /// The threads of this process named as ``ProtocolThread`` names them.
-    private static func protocolThreads() -> Int {
-        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
-        return tasks.filter { task in
-            let name = try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8)
-            return name?.hasPrefix("courier.proto") == true
-        }.count
-    }
 }
 
 /// An error type of the app's own, which a stub protocol fails with.

@@ -27,6 +27,26 @@ final class StubProtocol: URLProtocol, @unchecked Sendable {
     }
 
     static let scripts = NIOLockedValueBox<[String: Script]>([:])
+
+    /// The threads of this process named as ``ProtocolThread`` names them.
+    static func threadCount() -> Int {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+        return tasks.filter { task in
+            let name = try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8)
+            return name?.hasPrefix("courier.proto") == true
+        }.count
+    }
+
+    /// ``threadCount()`` once it is at most `limit`, or after `polls` tenths of a second: ending threads take a
+    /// moment, and other suites' loads come and go.
+    static func threadCount(settlingAtMost limit: Int, polls: Int) async throws -> Int {
+        var count = threadCount()
+        for _ in 0..<polls where count > limit {
+            try await Task.sleep(for: .milliseconds(100))
+            count = threadCount()
+        }
+        return count
+    }
     /// What the protocols saw: the thread's name, whether the run loop was running, and the calls made.
     static let log = NIOLockedValueBox<[String]>([])
 
