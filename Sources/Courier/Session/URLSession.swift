@@ -447,10 +447,14 @@ open class URLSession: NSObject, @unchecked Sendable {
         webSocketTask(with: URLRequest(url: url))
     }
 
-    /// Creates a WebSocket task for `url` offering `protocols`.
+    /// Creates a WebSocket task for `url` offering `protocols` (none: no `Sec-WebSocket-Protocol` field).
     open func webSocketTask(with url: URL, protocols: [String]) -> URLSessionWebSocketTask {
         var request = URLRequest(url: url)
-        request.setValue(protocols.joined(separator: ", "), forHTTPHeaderField: "Sec-WebSocket-Protocol")
+        // The field lists one or more subprotocols (RFC 6455 §4.3, `1#token`): an empty one is not sent, as servers
+        // may refuse the handshake over it.
+        if !protocols.isEmpty {
+            request.setValue(protocols.joined(separator: ", "), forHTTPHeaderField: "Sec-WebSocket-Protocol")
+        }
         return webSocketTask(with: request)
     }
 

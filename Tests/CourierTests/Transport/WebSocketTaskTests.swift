@@ -63,7 +63,7 @@ struct WebSocketTaskTests {
     /// Runs `body` with an HTTP/1.1 server serving `endpoint` at `path` and a resumed task to it, whose delegate is a
     /// recorder.
     private func withWebSocket(
-        _ endpoint: MockWebSocketEndpoint, at path: String,
+        _ endpoint: MockWebSocketEndpoint, at path: String, protocols: [String]? = nil,
         _ body: (URLSessionWebSocketTask, WebSocketRecorder, MockServer) async throws -> Void
     ) async throws {
         try await withServer { server in
@@ -71,7 +71,9 @@ struct WebSocketTaskTests {
             let recorder = WebSocketRecorder()
             let session = makeSession(delegate: recorder)
             defer { session.invalidateAndCancel() }
-            let task = session.webSocketTask(with: try Self.webSocketURL(server, path))
+            let url = try Self.webSocketURL(server, path)
+            let task =
+                protocols.map { session.webSocketTask(with: url, protocols: $0) } ?? session.webSocketTask(with: url)
             task.resume()
             try await body(task, recorder, server)
         }
@@ -111,6 +113,21 @@ struct WebSocketTaskTests {
             let handshake = try #require(server.requests(path: "/echo").first)
             #expect(handshake.header("Sec-WebSocket-Protocol") == "v1, v2")
             #expect(handshake.protocolName == "http/1.1")
+        }
+    }
+
+    /// `Sec-WebSocket-Protocol` lists one or more subprotocols (RFC 6455 §4.1 item 10, §4.3 `1#token`): with no
+    /// protocols to offer, the handshake leaves the field out instead of sending it empty (which servers such as
+    /// Node's `ws` answer with 400).
+    @Test func offeringNoSubprotocolsSendsNoSubprotocolField() async throws {
+        try await withWebSocket(.echo, at: "/echo", protocols: []) { task, recorder, server in
+            try await task.send(.string("hello"))
+            _ = try await task.receive()
+            task.cancel(with: .normalClosure, reason: nil)
+            try await recorder.completion()
+            #expect(recorder.events == [.opened(nil), .closed(.normalClosure, nil), .completed(nil)])
+            let handshake = try #require(server.requests(path: "/echo").first)
+            #expect(handshake.header("Sec-WebSocket-Protocol") == nil)
         }
     }
 
