@@ -92,7 +92,7 @@ open class URLSessionWebSocketTask: URLSessionTask, @unchecked Sendable {
         let outgoing = Self.transportMessage(message)
         switch socket.withLockedValue({ $0.send(outgoing, done) }) {
         case .send(let connection): connection.send(outgoing, completion: done)
-        case .fail(let error): done(error)
+        case .fail(let error): session.dispatcher.async { completionHandler(error) }
         case .queued: break
         }
     }
@@ -143,7 +143,7 @@ open class URLSessionWebSocketTask: URLSessionTask, @unchecked Sendable {
         }
         switch socket.withLockedValue({ $0.ping(done) }) {
         case .send(let connection): connection.sendPing(completion: done)
-        case .fail(let error): done(error)
+        case .fail(let error): session.dispatcher.async { pongReceiveHandler(error) }
         case .queued: break
         }
     }

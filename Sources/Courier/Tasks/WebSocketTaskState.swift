@@ -12,7 +12,8 @@ struct WebSocketTaskState {
     enum Phase {
         case handshaking
         case open(WebSocketConnection)
-        case closed(receiveError: any Error, sendError: TransferError)
+        /// Closed: receives (once the held messages are taken), sends and pings fail with the error.
+        case closed(any Error)
     }
 
     var phase = Phase.handshaking
@@ -50,7 +51,8 @@ struct WebSocketTaskState {
     enum Outgoing {
         case send(WebSocketConnection)
         case queued
-        case fail(TransferError)
+        /// Fails with the error as the app sees it.
+        case fail(any Error)
     }
 
     mutating func send(_ message: WebSocketMessage, _ done: @escaping Done) -> Outgoing {
@@ -60,7 +62,7 @@ struct WebSocketTaskState {
             return .queued
         case .open(let connection):
             return .send(connection)
-        case .closed(_, let error):
+        case .closed(let error):
             return .fail(error)
         }
     }
@@ -72,7 +74,7 @@ struct WebSocketTaskState {
             return .queued
         case .open(let connection):
             return .send(connection)
-        case .closed(_, let error):
+        case .closed(let error):
             return .fail(error)
         }
     }
@@ -91,7 +93,7 @@ struct WebSocketTaskState {
             let resumes = messages.count == URLSessionWebSocketTask.readAhead - 1
             return (.message(message), resumes ? reading(true, on: openConnection) : nil)
         }
-        if case .closed(let error, _) = phase { return (.failure(error), nil) }
+        if case .closed(let error) = phase { return (.failure(error), nil) }
         receivers.append(receiver)
         return (.waits, nil)
     }
@@ -136,15 +138,14 @@ struct WebSocketTaskState {
     }
 
     /// The connection ended: the close code and reason are recorded, and what waited is handed back to fail
-    /// (messages already held can still be received).
+    /// (messages already held can still be received). Later receives, sends and pings fail with `receiveError`
+    /// alike: after a clean close, Darwin's `ENOTCONN` for each of them, not a lost connection for the sends.
     mutating func closed(_ closure: WebSocketClosure, receiveError: any Error) -> Waiting {
         if let code = closure.code {
             closeCode = URLSessionWebSocketTask.CloseCode(rawValue: Int(code)) ?? closeCode
             if !closure.reason.isEmpty { closeReason = Data(closure.reason) }
         }
-        phase = .closed(
-            receiveError: receiveError,
-            sendError: closure.error ?? .networkConnectionLost("the WebSocket connection is closed"))
+        phase = .closed(receiveError)
         defer {
             receivers = []
             queuedSends = []

@@ -184,6 +184,24 @@ struct WebSocketTaskTests {
         }
     }
 
+    /// Once the connection closed cleanly, a send and a ping fail as a receive does: with Darwin's `ENOTCONN`
+    /// ("Socket is not connected"), not as a lost connection.
+    @Test func sendsAndPingsAfterACleanCloseFailWithNotConnected() async throws {
+        try await withWebSocket(.echo, at: "/echo") { task, recorder, server in
+            try await task.send(.string("hello"))
+            _ = try await task.receive()
+            task.cancel(with: .normalClosure, reason: nil)
+            try await recorder.completion()
+            #expect(recorder.events == [.opened(nil), .closed(.normalClosure, nil), .completed(nil)])
+            let receiveError = await #expect(throws: POSIXError.self) { try await task.receive() }
+            #expect(receiveError?.code == .ENOTCONN)
+            let sendError = await #expect(throws: POSIXError.self) { try await task.send(.string("late")) }
+            #expect(sendError?.code == .ENOTCONN)
+            let pingError = await #expect(throws: POSIXError.self) { try await task.sendPing() }
+            #expect(pingError?.code == .ENOTCONN)
+        }
+    }
+
     /// A close frame without a status code is a close handshake all the same: the delegate hears it with 1005
     /// (RFC 6455 §7.1.5: the close code is then "considered to be 1005"), `closeCode` says so, and the task ends
     /// without an error. (The server here closes TCP once the client answered, without a second close frame.)
