@@ -9,7 +9,8 @@ import Foundation
 ///   ``CacheStorageStage``); `only-if-cached` with nothing usable fails with `URLError.resourceUnavailable`.
 /// - `.reloadRevalidatingCacheData`: a stored response is always revalidated first.
 /// - `.returnCacheDataElseLoad` / `.returnCacheDataDontLoad`: a stored response answers whatever its age; with
-///   none, the first loads and the second fails with `URLError.resourceUnavailable`.
+///   none, the first loads and the second fails with `URLError.resourceUnavailable` (also for a request the cache
+///   never answers, such as a `POST`: it never goes out).
 /// - `.reloadIgnoringLocalCacheData` (and `…LocalAndRemote…`): the network, always.
 ///
 /// A stored response answers only requests that agree on the fields its `Vary` named. Requests with their own
@@ -23,6 +24,14 @@ struct CacheLookupStage: RequestStage {
         }
         let policy = Self.policy(of: request, in: context)
         guard Self.consultsCache(request, policy: policy) else {
+            // `.returnCacheDataDontLoad` never loads (Apple: "no attempt is made to load the data from the
+            // originating source"; the originating source is "Ignored"): a request the cache cannot answer (another
+            // method, the app's own conditional or range fields) fails as a miss does, rather than going out.
+            if policy == .returnCacheDataDontLoad {
+                throw .resourceUnavailable(
+                    "the cache policy does not load, and the cache cannot answer \(request.httpMethod ?? "GET") "
+                        + (request.url?.absoluteString ?? "the request"))
+            }
             transaction.sending(request, validating: nil, at: Date())
             return .proceed(request)
         }
