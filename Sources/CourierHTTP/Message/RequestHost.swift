@@ -24,6 +24,14 @@ public enum RequestHost {
         }
     }
 
+    /// An IPv6 literal without its zone (`fe80::1%eth0` is `fe80::1`); any other host as it is. The zone names an
+    /// interface of this machine only: RFC 6874 §4 says an HTTP client MUST NOT send it, and a certificate's
+    /// address entry never holds one.
+    public static func withoutZone(_ host: String) -> String {
+        guard let percent = host.utf8.firstIndex(of: UInt8(ascii: "%")) else { return host }
+        return String(host[..<percent])
+    }
+
     /// The name a decoded host is sent and looked up as: the host itself when it is ASCII, else its IDNA A-labels
     /// (`bücher.example` is `xn--bcher-kva.example`), or `nil` when it has none. RFC 3986 §3.2.2 writes a non-ASCII
     /// registered name percent-encoded (`b%C3%BCcher.example`, which `URL.host` decodes; a URL written with `ü`

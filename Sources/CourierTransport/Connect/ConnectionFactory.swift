@@ -137,11 +137,7 @@ struct ConnectionFactory: Sendable {
                     // the pipeline for the chosen protocol is in place when the server's first bytes arrive.
                     // NIOSSL verified the chain, and the host only loosely (see `PeerCertificateHost`): the leaf
                     // must name the host asked for before anything is sent.
-                    if checksLeafHost,
-                        let leaf = try? channel.pipeline.syncOperations.handler(type: NIOSSLClientHandler.self)
-                            .peerCertificate,
-                        !PeerCertificateHost.leaf(leaf, names: endpoint.host)
-                    {
+                    if checksLeafHost, !PeerCertificateHost.handshakeLeaf(in: channel.pipeline, names: endpoint.host) {
                         channel.close(promise: nil)
                         return channel.eventLoop.makeFailedFuture(
                             TransferError.serverCertificateUntrusted(

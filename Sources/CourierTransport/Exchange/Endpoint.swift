@@ -98,9 +98,7 @@ public struct Endpoint: Hashable, Sendable, CustomStringConvertible {
     /// (`fe80::1%eth0` is `[fe80::1]`): the zone names an interface of this machine only, and RFC 6874 §4 says an
     /// HTTP client MUST remove it from what it sends (curl does). Connecting still uses ``host``, zone included.
     private var nameInRequestHead: String {
-        guard hostIsIPv6Literal else { return host }
-        guard let percent = host.utf8.firstIndex(of: UInt8(ascii: "%")) else { return "[\(host)]" }
-        return "[\(host[..<percent])]"
+        hostIsIPv6Literal ? "[\(RequestHost.withoutZone(host))]" : host
     }
 
     /// Whether the host is an IPv6 literal: it has a colon. A byte search — `String.contains` would go through

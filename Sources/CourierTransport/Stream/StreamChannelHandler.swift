@@ -144,10 +144,7 @@ final class StreamChannelHandler: ChannelDuplexHandler, RemovableChannelHandler 
             handshake = nil
             // NIOSSL also takes an address entry equal to the peer's for the host (see `PeerCertificateHost`): the
             // leaf must name the host before the calls waiting for the handshake send anything.
-            if running.checksLeafHost,
-                let leaf = try? context.pipeline.syncOperations.handler(type: NIOSSLClientHandler.self).peerCertificate,
-                !PeerCertificateHost.leaf(leaf, names: endpoint.host)
-            {
+            if running.checksLeafHost, !PeerCertificateHost.handshakeLeaf(in: context.pipeline, names: endpoint.host) {
                 step {
                     $0.fail(
                         .serverCertificateUntrusted("the certificate of \(endpoint) does not name \(endpoint.host)"))

@@ -11,6 +11,15 @@ import NIOSSL
 /// pass for every name. Used for connections NIOSSL verifies (sessions without a delegate); a
 /// ``ServerTrustEvaluator`` checks the host itself.
 enum PeerCertificateHost {
+    /// Whether the leaf the TLS handler in `pipeline` received names `host`. Fails closed: without the handler or
+    /// its peer certificate there is nothing that names the host. Call on the pipeline's event loop.
+    static func handshakeLeaf(in pipeline: ChannelPipeline, names host: String) -> Bool {
+        guard let leaf = try? pipeline.syncOperations.handler(type: NIOSSLClientHandler.self).peerCertificate else {
+            return false
+        }
+        return Self.leaf(leaf, names: host)
+    }
+
     /// Whether `leaf` names `host` (an `Endpoint`'s host: no brackets).
     static func leaf(_ leaf: NIOSSLCertificate, names host: String) -> Bool {
         var dnsNames: [String] = []
@@ -37,8 +46,7 @@ enum PeerCertificateHost {
     /// The bytes of an IPv4 or IPv6 literal (an IPv6 zone, which names a local interface, left out), or `nil` for a
     /// name.
     static func addressBytes(_ host: String) -> [UInt8]? {
-        let address = host.split(separator: "%", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init)
-        switch try? SocketAddress(ipAddress: address ?? host, port: 0) {
+        switch try? SocketAddress(ipAddress: RequestHost.withoutZone(host), port: 0) {
         case .v4(let v4)?:
             return withUnsafeBytes(of: v4.address.sin_addr) { Array($0) }
         case .v6(let v6)?:

@@ -26,7 +26,8 @@ struct CookieStorageStage: ResponseStage {
     }
 
     func process(_ response: URLResponse, in context: StageContext) async throws(TransferError) -> ResponseStep {
-        if context.responseOrigin != .cache, let http = response as? HTTPURLResponse {
+        // Only reached when `immediate` found something to store (a network response with `Set-Cookie`).
+        if let http = response as? HTTPURLResponse {
             CookieStage.storeCookies(from: http, configuration: context.configuration, request: context.currentRequest)
         }
         return .proceed(response)
