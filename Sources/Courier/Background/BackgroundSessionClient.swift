@@ -44,6 +44,14 @@ final class BackgroundSessionClient: Sendable {
     /// The session, for its delegate, dispatcher and registry; weak: the session owns the client.
     private let owner = Mutex<WeakSession>(WeakSession())
 
+    /// Identifiers whose session in this process was invalidated: a new session with one of them that the daemon
+    /// refuses as in use waits for the old connection's close instead of failing its tasks.
+    private static let released = Mutex<Set<String>>([])
+    /// How many times (50 ms apart) such a session asks again before it gives up: 3 s.
+    static let releaseWaitTries = 60
+    /// This session's entry in ``released``: its daemon's socket and its identifier.
+    private var releaseKey: String { location.socket.path + "\n" + identifier }
+
     /// How long the app waits for the daemon's answer to an attach (or a one-off request).
     static let answerTimeout = 30
 
@@ -58,17 +66,30 @@ final class BackgroundSessionClient: Sendable {
     func attach(to session: URLSession) {
         owner.withLock { $0.session = session }
         var attached = connectAndAttach()
-        // A daemon that was exiting for idleness as this session connected closes without answering: the next
-        // connection starts a new one.
-        for _ in 0..<3 {
-            guard case .failure(let error) = attached, error.urlErrorCode == .backgroundSessionWasDisconnected else {
-                break
+        var disconnections = 0
+        var refusals = 0
+        retrying: while case .failure(let error) = attached {
+            switch error.urlErrorCode {
+            // A daemon that was exiting for idleness as this session connected closes without answering: the next
+            // connection starts a new one.
+            case .backgroundSessionWasDisconnected where disconnections < 3:
+                disconnections += 1
+                usleep(100_000)
+            // A session of this process with the same identifier was invalidated, and its connection's close has
+            // not reached the daemon yet (it goes out from that session's delegate queue, behind what is queued
+            // there): the identifier is free once it does, as Darwin promises after invalidation.
+            case .backgroundSessionInUseByAnotherProcess
+            where refusals < Self.releaseWaitTries && Self.released.withLock({ $0.contains(releaseKey) }):
+                refusals += 1
+                usleep(50_000)
+            default:
+                break retrying
             }
-            usleep(100_000)
             attached = connectAndAttach()
         }
         switch attached {
         case .success(let (channel, next, snapshots)):
+            _ = Self.released.withLock { $0.remove(releaseKey) }
             session.registry.advanceIdentifiers(to: next)
             adopt(snapshots, in: session)
             state.withLock { $0.channel = channel }
@@ -98,6 +119,7 @@ final class BackgroundSessionClient: Sendable {
     /// Closes the connection for good without ending the tasks: the daemon carries on, as when the app exits.
     /// Acknowledgements already queued on the delegate queue go out first (when the session still exists).
     func detach() {
+        _ = Self.released.withLock { $0.insert(releaseKey) }
         let channel: FrameChannel? = state.withLock { state in
             state.detached = true
             return state.handling ? nil : state.channel

@@ -75,6 +75,38 @@ extension BackgroundSuites {
             await fixture.tearDown()
         }
 
+        /// A session re-created with the identifier of one this process just invalidated attaches, although the old
+        /// connection's close is still queued behind the old session's delegate queue: the identifier is free after
+        /// invalidation, as on Darwin, instead of being refused as in use by another process.
+        @Test func theIdentifierOfAnInvalidatedSessionIsFreeAtOnce() async throws {
+            try await withBackgroundServer { fixture, server in
+                server.serveResource("/file", body: .pattern(length: 1000))
+                let busy = OperationQueue()
+                busy.maxConcurrentOperationCount = 1
+                let release = DispatchSemaphore(value: 0)
+                let configuration = fixture.configuration("app.again")
+                let first = await onOwnThread {
+                    URLSession(configuration: configuration, delegate: BackgroundRecorder(), delegateQueue: busy)
+                }
+                // The old session's delegate queue is busy: its connection closes only once it is free again.
+                busy.addOperation { release.wait() }
+                first.invalidateAndCancel()
+                let releasing = Task.detached {
+                    try? await Task.sleep(for: .milliseconds(300))
+                    release.signal()
+                }
+                let recorder = BackgroundRecorder()
+                let second = await fixture.session("app.again", delegate: recorder)
+                second.downloadTask(with: server.url("/file")).resume()
+                await recorder.waitForCompletions(1)
+                #expect(recorder.errors[1] == .some(nil), "\(fixture.daemonLog)")
+                #expect(
+                    bytesAre(recorder.finished.first?.bytes ?? Data(), MockBody.patternBytes(offset: 0, count: 1000)))
+                await releasing.value
+                second.invalidateAndCancel()
+            }
+        }
+
         /// A daemon exiting for idleness as a session connects (it accepts, then closes without an answer): the
         /// session starts a new one and attaches, instead of failing its tasks.
         @Test func aDaemonExitingAsTheSessionConnectsIsReplaced() async throws {
