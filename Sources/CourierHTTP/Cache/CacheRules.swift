@@ -119,3 +119,26 @@ public enum CacheRules {
         return .validate(ifNoneMatch: etag, ifModifiedSince: modified)
     }
 }
+
+extension CacheRules {
+    /// Methods a cache need not invalidate for (RFC 9110 §9.2.1).
+    static let safeMethods: Set<String> = ["GET", "HEAD", "OPTIONS", "TRACE"]
+
+    /// The URLs whose stored responses a response to an unsafe request invalidates (RFC 9111 §4.4, on a non-error
+    /// status, 2xx or 3xx): the request's own `url`, and its `Location` and `Content-Location` (relative to `url`)
+    /// when they are on the same origin; another origin's entries are not a server's to remove.
+    public static func invalidatedURLs(
+        method: String, status: Int, url: URL, location: String?, contentLocation: String?
+    ) -> [URL] {
+        guard !safeMethods.contains(method.uppercased()), (200..<400).contains(status) else { return [] }
+        var urls = [url]
+        for value in [location, contentLocation] {
+            guard let value, let target = URL(string: value, relativeTo: url)?.absoluteURL,
+                target.scheme?.lowercased() == url.scheme?.lowercased(),
+                target.host?.lowercased() == url.host?.lowercased(), target.port == url.port
+            else { continue }
+            urls.append(target)
+        }
+        return urls
+    }
+}

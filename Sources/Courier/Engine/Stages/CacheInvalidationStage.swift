@@ -36,22 +36,12 @@ struct CacheInvalidationStage: ResponseStage {
         (context.currentRequest.httpMethod ?? "GET").uppercased()
     }
 
-    /// The URLs whose stored responses a successful unsafe request invalidates: its own, and its `Location` and
-    /// `Content-Location` when they are on the same origin.
+    /// The URLs whose stored responses `response` to a `method` request invalidates (``CacheRules``' rule).
     static func invalidatedURLs(method: String, response: HTTPURLResponse) -> [URL] {
-        let safe: Set<String> = ["GET", "HEAD", "OPTIONS", "TRACE"]
-        guard !safe.contains(method), (200..<400).contains(response.statusCode), let url = response.url else {
-            return []
-        }
-        var urls = [url]
-        for name in ["Location", "Content-Location"] {
-            guard let value = response.value(forHTTPHeaderField: name),
-                let target = URL(string: value, relativeTo: url)?.absoluteURL,
-                target.scheme?.lowercased() == url.scheme?.lowercased(),
-                target.host?.lowercased() == url.host?.lowercased(), target.port == url.port
-            else { continue }
-            urls.append(target)
-        }
-        return urls
+        guard let url = response.url else { return [] }
+        return CacheRules.invalidatedURLs(
+            method: method, status: response.statusCode, url: url,
+            location: response.value(forHTTPHeaderField: "Location"),
+            contentLocation: response.value(forHTTPHeaderField: "Content-Location"))
     }
 }
