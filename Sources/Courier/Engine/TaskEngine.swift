@@ -460,9 +460,9 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
             authentication = AuthenticationState()
         }
         let facts = ResponseStageFacts(
-            storesCookies: environment.stageSettings.cookieStorage != nil && source?.origin != .cache,
+            hasCookieStorage: environment.stageSettings.cookieStorage != nil,
+            origin: source?.origin,
             hasProtocolRedirect: protocolRedirect != nil,
-            answeredLocally: source?.origin == .local,
             authentication: authentication,
             caches: currentCacheTransaction() != nil,
             asksForResponses: asksForResponses

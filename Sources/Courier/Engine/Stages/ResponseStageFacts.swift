@@ -23,13 +23,14 @@ struct ResponseStageFacts {
     /// The app decides on each response.
     var asksForResponses: Bool
 
+    /// The facts of a response from `origin` (`nil`: no source yet, the network's rules).
     init(
-        storesCookies: Bool, hasProtocolRedirect: Bool, answeredLocally: Bool = false,
+        hasCookieStorage: Bool, origin: TransactionRecord.Origin?, hasProtocolRedirect: Bool,
         authentication: AuthenticationState?, caches: Bool, asksForResponses: Bool
     ) {
-        self.storesCookies = storesCookies
+        self.storesCookies = hasCookieStorage && origin != .cache
         self.hasProtocolRedirect = hasProtocolRedirect
-        self.answeredLocally = answeredLocally
+        self.answeredLocally = origin == .local
         self.authentication = authentication
         self.caches = caches
         self.asksForResponses = asksForResponses
@@ -38,9 +39,9 @@ struct ResponseStageFacts {
     /// The facts of a context the chain already has.
     init(_ context: StageContext) {
         self.init(
-            storesCookies: context.settings.cookieStorage != nil && context.responseOrigin != .cache,
+            hasCookieStorage: context.settings.cookieStorage != nil,
+            origin: context.responseOrigin,
             hasProtocolRedirect: context.protocolRedirect != nil,
-            answeredLocally: context.responseOrigin == .local,
             authentication: context.authentication,
             caches: context.cache != nil,
             asksForResponses: context.asksForResponses
