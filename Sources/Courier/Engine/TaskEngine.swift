@@ -310,9 +310,11 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
                 telemetry.sourceStarted(source.origin, cacheInUse: cacheTransaction != nil)
             }
             if let source, transactions != nil {
+                // The metrics show the request as `currentRequest` does: without an answered credential.
                 transactions?.append(
                     TransactionRecord(
-                        attempt: attempt, request: request, origin: source.origin, fetchStart: Date()))
+                        attempt: attempt, request: visibleRequest(request), origin: source.origin,
+                        fetchStart: Date()))
             }
             source?.start(
                 AttemptConsumer(
@@ -838,7 +840,8 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
             cache: currentCacheTransaction(),
             responseOrigin: source?.origin ?? .network,
             protocolRedirect: protocolRedirect,
-            sentAuthorization: sentAuthorization
+            sentAuthorization: sentAuthorization,
+            answeredCredentials: answeredCredentials
         )
     }
 

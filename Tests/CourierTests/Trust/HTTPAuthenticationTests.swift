@@ -368,3 +368,106 @@ extension HTTPAuthenticationTests {
         }
     }
 }
+
+/// A task delegate that answers the first HTTP authentication challenge with `credential` and cancels any later one,
+/// follows redirects as proposed, and records the redirect requests and the metrics it is shown.
+final class CredentialWatchingDelegate: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
+    let credential: URLCredential
+    let challengeCount = NIOLockedValueBox(0)
+    let redirects = NIOLockedValueBox<[URLRequest]>([])
+    let metrics = NIOLockedValueBox<URLSessionTaskMetrics?>(nil)
+
+    init(_ credential: URLCredential) {
+        self.credential = credential
+    }
+
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
+        completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
+    ) {
+        guard challenge.protectionSpace.authenticationMethod != NSURLAuthenticationMethodServerTrust else {
+            return completionHandler(.performDefaultHandling, nil)
+        }
+        let first = challengeCount.withLockedValue { count in
+            count += 1
+            return count == 1
+        }
+        completionHandler(first ? .useCredential : .cancelAuthenticationChallenge, first ? credential : nil)
+    }
+
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
+    ) {
+        redirects.withLockedValue { $0.append(request) }
+        completionHandler(request)
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didFinishCollecting metrics: URLSessionTaskMetrics) {
+        self.metrics.withLockedValue { $0 = metrics }
+    }
+}
+
+extension HTTPAuthenticationTests {
+    /// The credential an answer put on the request is not shown to `willPerformHTTPRedirection` nor in the task's
+    /// metrics (on Darwin it is applied below every request the app sees), yet a same-origin redirect the delegate
+    /// follows as proposed still sends it: no second challenge.
+    @Test(arguments: WireProtocol.allCases)
+    func theAnsweredCredentialStaysOutOfRedirectsAndMetrics(over wire: WireProtocol) async throws {
+        try await withServer(wire) { server in
+            let expected = "Basic " + Data("alice:wonder land".utf8).base64EncodedString()
+            let moved = server.url("/moved")
+            for path in ["/private", "/moved"] {
+                server.route(path) { request in
+                    guard request.header("Authorization") == expected else {
+                        return MockResponse(status: 401, headers: [("WWW-Authenticate", "Basic realm=\"vault\"")])
+                    }
+                    if path == "/moved" { return .ok("moved") }
+                    return MockResponse(status: 302, headers: [("Location", moved.absoluteString)])
+                }
+            }
+            let once = URLCredential(user: "alice", password: "wonder land", persistence: .none)
+            let delegate = CredentialWatchingDelegate(once)
+            let session = makeSession(delegate: delegate)
+            defer { session.invalidateAndCancel() }
+            let outcome = await session.runDataTask(server.url("/private"))
+            #expect(outcome.data == Data("moved".utf8))
+            #expect(delegate.challengeCount.withLockedValue { $0 } == 1)
+            #expect(server.requests.map(\.target) == ["/private", "/private", "/moved"])
+            #expect(server.requests.last?.header("Authorization") == expected)
+
+            let redirect = try #require(delegate.redirects.withLockedValue { $0 }.first)
+            #expect(redirect.url == moved)
+            #expect(redirect.value(forHTTPHeaderField: "Authorization") == nil)
+            let metrics = try #require(delegate.metrics.withLockedValue { $0 })
+            #expect(metrics.transactionMetrics.count == 3)
+            let shown = metrics.transactionMetrics.map { $0.request.value(forHTTPHeaderField: "Authorization") }
+            #expect(shown == [nil, nil, nil])
+        }
+    }
+
+    /// What the redirect's delegate hands back gets the answered credential again where it left the field as it was
+    /// shown; a value of its own is kept, and nothing follows its request to another origin.
+    @Test func aRedirectTheAppLeftAloneGetsTheAnsweredCredentialBack() throws {
+        let mine = URLRequest(url: try #require(URL(string: "http://127.0.0.1/private")))
+        var retry = mine
+        retry.setValue("Basic YTpi", forHTTPHeaderField: "Authorization")
+        var answered = AnsweredCredentials()
+        answered.record(from: mine, to: retry)
+        var proposed = retry
+        proposed.url = URL(string: "http://127.0.0.1/moved")
+
+        func sent(_ chosen: URLRequest) -> String? {
+            answered.restored(chosen, proposed: proposed).value(forHTTPHeaderField: "Authorization")
+        }
+        let shown = answered.visible(proposed)
+        #expect(shown.value(forHTTPHeaderField: "Authorization") == nil)
+        #expect(sent(shown) == "Basic YTpi")
+        var own = shown
+        own.setValue("Bearer app", forHTTPHeaderField: "Authorization")
+        #expect(sent(own) == "Bearer app")
+        var elsewhere = shown
+        elsewhere.url = URL(string: "http://example.com/moved")
+        #expect(sent(elsewhere) == nil)
+    }
+}

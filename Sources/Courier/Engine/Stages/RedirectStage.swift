@@ -53,9 +53,12 @@ struct RedirectStage: ResponseStage {
             proposed = Self.redirectedRequest(context.currentRequest, plan: plan)
             dropsBody = plan.dropsBody
         }
-        switch await context.decide(.redirect(http, newRequest: proposed)) {
+        // The delegate sees the request without the credentials the engine answered challenges with (as
+        // `currentRequest` does); what it hands back gets them again where it left them alone.
+        let answered = context.answeredCredentials
+        switch await context.decide(.redirect(http, newRequest: answered?.visible(proposed) ?? proposed)) {
         case .redirect(let chosen?):
-            return .followUp(chosen, dropsBody: dropsBody)
+            return .followUp(answered?.restored(chosen, proposed: proposed) ?? chosen, dropsBody: dropsBody)
         case .redirect(nil):
             return .proceed(response)
         default:

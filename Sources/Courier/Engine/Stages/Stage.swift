@@ -100,6 +100,9 @@ struct StageContext: Sendable {
     /// The `Authorization` field this attempt's request went out with: ``currentRequest`` does not show one that
     /// ``CredentialStage`` sent ahead, which ``AuthenticationStage`` must count as tried when it draws a 401.
     var sentAuthorization: String? = nil
+    /// The credential fields the engine wrote to answer challenges, which the app never sees (see
+    /// ``RedirectStage``); `nil` when there are none.
+    var answeredCredentials: AnsweredCredentials? = nil
 
     /// Asks the app; waits for the answer (`nil` when the task ends first).
     func decide(_ decision: TaskDecision) async -> TaskDecisionAnswer? {
