@@ -1,5 +1,6 @@
 import ArgumentParser
 import Courier
+import CourierHTTP
 import Foundation
 
 /// `courier queue`: the background downloads `courier get --background` left with `courierd`.
@@ -31,7 +32,7 @@ struct QueueCommand: AsyncParsableCommand {
         /// any `user:password@` (an app's task may carry one; a listing ends up in terminals and bug reports).
         static func line(for task: BackgroundTaskSnapshot) -> String {
             let total = task.bytesExpectedToReceive > 0 ? "/\(task.bytesExpectedToReceive)" : ""
-            let target = task.taskDescription ?? task.originalRequest.url.map(TransferRunner.withoutCredentials) ?? ""
+            let target = task.taskDescription ?? task.originalRequest.url.map { $0.textWithoutCredentials() } ?? ""
             return "\(task.identifier)\t\(task.task)\t\(task.state.rawValue)\t\(task.bytesReceived)\(total)\t\(target)"
         }
     }

@@ -1,4 +1,5 @@
 import Courier
+import CourierHTTP
 import Foundation
 import NIOConcurrencyHelpers
 
@@ -30,7 +31,7 @@ final class QueueWaitDelegate: NSObject, URLSessionDownloadDelegate, Sendable {
     private func line(for task: URLSessionTask) -> Int {
         state.withLockedValue { state in
             if let line = state.lines[task.taskIdentifier] { return line }
-            let url = task.originalRequest?.url.map(TransferRunner.withoutCredentials)
+            let url = task.originalRequest?.url.map { $0.textWithoutCredentials() }
             let line = board.add(name: task.taskDescription ?? url ?? "?")
             state.lines[task.taskIdentifier] = line
             return line

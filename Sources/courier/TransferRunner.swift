@@ -1,4 +1,5 @@
 import Courier
+import CourierHTTP
 import Foundation
 import NIOConcurrencyHelpers
 
@@ -128,7 +129,7 @@ final class TransferRunner: Sendable {
     func run() async -> TransferResult {
         let line = board.add(name: job.displayName)
         var report = TransferReport()
-        report.effectiveURL = Self.withoutCredentials(job.url)
+        report.effectiveURL = job.url.textWithoutCredentials()
         let start = ProcessInfo.processInfo.systemUptime
         self.start.withLockedValue { $0 = start }
         defer { cleanUp() }
@@ -149,7 +150,7 @@ final class TransferRunner: Sendable {
             if let response = outcome.response {
                 report.httpCode = response.statusCode
                 // The response's URL is the request's, with any `user:password@` the command line gave it.
-                report.effectiveURL = response.url.map(Self.withoutCredentials) ?? report.effectiveURL
+                report.effectiveURL = response.url.map { $0.textWithoutCredentials() } ?? report.effectiveURL
                 report.contentType = response.value(forHTTPHeaderField: "Content-Type") ?? ""
             }
             if let placed = outcome.placedFile { report.fileName = placed.path }
@@ -215,15 +216,7 @@ final class TransferRunner: Sendable {
     }
 
     /// The URL for messages, without any `user:password@`.
-    private var displayURL: String { Self.withoutCredentials(job.url) }
-
-    /// `url` as text without any `user:password@`, for anything shown (messages, `-w`'s `%{url_effective}`).
-    static func withoutCredentials(_ url: URL) -> String {
-        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return "" }
-        components.user = nil
-        components.password = nil
-        return components.string ?? ""
-    }
+    private var displayURL: String { job.url.textWithoutCredentials() }
 
     /// The process is being interrupted (the signal handler's queue; the process exits right after): a `-C -`
     /// download keeps its resume data, everything else is removed.

@@ -32,6 +32,20 @@ struct EndpointTests {
         #expect(throws: TransferError.self) { try Endpoint(url: try #require(URL(string: "http:///x"))) }
     }
 
+    /// The error's text names the URL without its password (it ends up in the app's logs), in each `badURL` case.
+    @Test(arguments: ["http+unix://alice:s3cret@relative/x"])
+    func errorTextsLeaveThePasswordOut(url: String) throws {
+        let parsed = try #require(URL(string: url))
+        do {
+            let endpoint = try Endpoint(url: parsed)
+            Issue.record("accepted \(endpoint)")
+        } catch {
+            #expect(error.urlErrorCode == .badURL)
+            #expect(!error.detail.contains("s3cret"))
+            #expect(error.detail.contains("http+unix://relative/x"))
+        }
+    }
+
     /// A percent-encoded host decodes to bytes that would end the `Host:` line, a proxy's absolute-form request line
     /// or a `CONNECT` line: refused before anything is written.
     @Test(arguments: [

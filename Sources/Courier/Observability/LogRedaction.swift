@@ -2,16 +2,15 @@ import CourierHTTP
 import Foundation
 
 /// What log lines may show of requests and responses: never a credential. Header fields that carry secrets keep
-/// their names with the value replaced, and URLs lose their user and password.
+/// their names with the value replaced, and URLs lose their user and password (see
+/// `URL.textWithoutCredentials(marking:)`).
 enum LogRedaction {
     /// The fields whose values are secrets.
     static let secretFields = ["Authorization", "Proxy-Authorization", "Cookie", "Set-Cookie"]
 
-    /// `url` with its user and password replaced by `REDACTED`.
+    /// `url` for a log line: user and password replaced by `REDACTED`, `-` for none.
     static func url(_ url: URL?) -> String {
-        guard let url else { return "-" }
-        guard url.user != nil || url.password != nil else { return url.absoluteString }
-        return TaskTelemetry.redacted(url, keepsQuery: true)
+        url?.textWithoutCredentials(marking: URL.redactedCredentialMarker) ?? "-"
     }
 
     /// A head for a `trace` line: the start line and one `name: value` per field, secrets redacted.

@@ -233,11 +233,9 @@ final class TaskTelemetry {
     /// without its query unless `keepsQuery`.
     static func redacted(_ url: URL, keepsQuery: Bool) -> String {
         guard var components = URLComponents(url: url, resolvingAgainstBaseURL: true) else { return "-" }
-        if components.user != nil { components.user = "REDACTED" }
-        if components.password != nil { components.password = "REDACTED" }
         if !keepsQuery { components.query = nil }
         components.fragment = nil
-        return components.string ?? "-"
+        return components.url?.textWithoutCredentials(marking: URL.redactedCredentialMarker) ?? "-"
     }
 
     /// `error` as the span records it. Tracers export a recorded error's description as `exception.message`, and a

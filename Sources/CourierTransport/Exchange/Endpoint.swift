@@ -38,7 +38,7 @@ public struct Endpoint: Hashable, Sendable, CustomStringConvertible {
     /// The endpoint of an absolute `http` or `https` URL.
     public init(url: URL) throws(TransferError) {
         guard let schemeName = url.lowercasedScheme else {
-            throw .badURL("the URL has no scheme: \(url.absoluteString)")
+            throw .badURL("the URL has no scheme: \(url.textWithoutCredentials())")
         }
         guard let scheme = Scheme(rawValue: schemeName) else {
             guard let socketScheme = Self.unixSocketSchemes[schemeName] else {
@@ -48,14 +48,15 @@ public struct Endpoint: Hashable, Sendable, CustomStringConvertible {
                 let path = encoded.removingPercentEncoding, path.hasPrefix("/")
             else {
                 throw .badURL(
-                    "the \(schemeName) URL \(url.absoluteString) needs the socket's absolute path, percent-encoded, as its host"
+                    "the \(schemeName) URL \(url.textWithoutCredentials()) needs the socket's absolute path, "
+                        + "percent-encoded, as its host"
                 )
             }
             self.init(scheme: socketScheme, host: "localhost", port: socketScheme.defaultPort, unixSocketPath: path)
             return
         }
         guard var host = url.host, !host.isEmpty else {
-            throw .badURL("the URL has no host: \(url.absoluteString)")
+            throw .badURL("the URL has no host: \(url.textWithoutCredentials())")
         }
         if host.hasPrefix("["), host.hasSuffix("]") {
             host = String(host.dropFirst().dropLast())

@@ -48,7 +48,7 @@ final class FileResponseSource: ResponseSource, Sendable {
     ///   host than this machine, or not a regular file: a FIFO or a device could block or never end).
     static func open(_ url: URL) throws(TransferError) -> FileResponseSource {
         if let host = url.host, !host.isEmpty, host.lowercased() != "localhost" {
-            throw .unsupportedURL("the file URL \(url.absoluteString) names another host (\(host))")
+            throw .unsupportedURL("the file URL \(url.textWithoutCredentials()) names another host (\(host))")
         }
         let path = url.path
         // Non-blocking, so that opening a FIFO does not wait for a writer; the type is checked on the open file

@@ -30,7 +30,7 @@ struct CacheLookupStage: RequestStage {
             if policy == .returnCacheDataDontLoad {
                 throw .resourceUnavailable(
                     "the cache policy does not load, and the cache cannot answer \(request.httpMethod ?? "GET") "
-                        + (request.url?.absoluteString ?? "the request"))
+                        + (request.url?.textWithoutCredentials() ?? "the request"))
             }
             transaction.sending(request, validating: nil, at: Date())
             return .proceed(request)
@@ -80,7 +80,8 @@ struct CacheLookupStage: RequestStage {
         case .returnCacheDataElseLoad, .returnCacheDataDontLoad:
             if let usable { return .respond(InMemoryResponseSource(usable)) }
             if policy == .returnCacheDataDontLoad {
-                throw .resourceUnavailable("nothing is cached for \(request.url?.absoluteString ?? "the request")")
+                throw .resourceUnavailable(
+                    "nothing is cached for " + (request.url?.textWithoutCredentials() ?? "the request"))
             }
             transaction.sending(request, validating: nil, at: now)
             return .proceed(request)
@@ -109,7 +110,8 @@ struct CacheLookupStage: RequestStage {
                 return .proceed(request)
             case .unsatisfiable:
                 throw .resourceUnavailable(
-                    "only-if-cached, and nothing usable is cached for \(request.url?.absoluteString ?? "the request")")
+                    "only-if-cached, and nothing usable is cached for "
+                        + (request.url?.textWithoutCredentials() ?? "the request"))
             }
         }
     }

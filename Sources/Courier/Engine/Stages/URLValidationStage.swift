@@ -10,7 +10,7 @@ struct URLValidationStage: RequestStage {
             throw .unsupportedURL("unsupported URL: the request has no URL")
         }
         guard let scheme = url.lowercasedScheme else {
-            throw .unsupportedURL("the URL \(url.absoluteString) has no scheme")
+            throw .unsupportedURL("the URL \(url.textWithoutCredentials()) has no scheme")
         }
         switch scheme {
         case "http", "https", "http+unix", "https+unix":
@@ -22,7 +22,7 @@ struct URLValidationStage: RequestStage {
         }
         // Percent-encoded: whether there is a host does not need it decoded.
         guard let host = url.host(percentEncoded: true), !host.isEmpty else {
-            throw .badURL("the URL \(url.absoluteString) has no host")
+            throw .badURL("the URL \(url.textWithoutCredentials()) has no host")
         }
         return .proceed(request)
     }
