@@ -467,7 +467,9 @@ open class URLSessionTask: NSObject, NSCopying, ProgressReporting, @unchecked Se
         isDetached ? "the task was created with init() and belongs to no session, so it cannot run" : nil
     }
 
+    /// The task's class, identifier and URL, without the URL's user and password: apps print tasks in their logs,
+    /// and Darwin's description shows no URL at all.
     open override var description: String {
-        "<\(type(of: self)): \(taskIdentifier) \(originalRequest?.url?.absoluteString ?? "")>"
+        "<\(type(of: self)): \(taskIdentifier) \(originalRequest?.url?.textWithoutCredentials() ?? "")>"
     }
 }

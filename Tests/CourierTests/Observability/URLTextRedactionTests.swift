@@ -31,4 +31,14 @@ struct URLTextRedactionTests {
         #expect(TaskTelemetry.redacted(url, keepsQuery: false) == "https://REDACTED:REDACTED@a.example:8443/p")
         #expect(LogRedaction.url(nil) == "-")
     }
+
+    /// A task's description (what `print(task)` writes) names its URL without the password.
+    @Test func aTaskDescriptionLeavesThePasswordOut() throws {
+        let url = try #require(URL(string: "http://alice:s3cret@127.0.0.1:9/doc"))
+        let session = makeSession()
+        defer { session.invalidateAndCancel() }
+        let task = session.dataTask(with: url)
+        #expect(!task.description.contains("s3cret"))
+        #expect(task.description.contains("http://127.0.0.1:9/doc"))
+    }
 }
