@@ -367,12 +367,17 @@ final class TaskEventAdapter: TaskEventSink, TaskHost {
         let response = dataTask.response
         let expected = dataTask.countOfBytesExpectedToReceive
         let engine = self.engine
+        // The task's own delegate carries over, as on Darwin: the download task's events (`didWriteData`,
+        // `didFinishDownloadingTo`, the completion) go to the delegate the app gave the data task, not only to the
+        // session's.
+        let taskDelegate = dataTask.delegate
         downloadTask.update { state in
             _ = state.lifecycle.resume()
             state.engine = engine
             state.adapter = self
             state.response = response
             state.countOfBytesExpectedToReceive = expected
+            state.delegate = taskDelegate
         }
         downloadTask.setProgress(total: expected)
         state.withLock { $0.task = downloadTask }
@@ -380,6 +385,9 @@ final class TaskEventAdapter: TaskEventSink, TaskHost {
         let dataDelegate = dataTask.resolvedDelegate(URLSessionDataDelegate.self)
         session.dispatcher.async {
             dataDelegate?.urlSession(session, dataTask: dataTask, didBecome: downloadTask)
+            // The data task has ended: it lets go of its delegate as a completed task does (a delegate that keeps
+            // its task would otherwise never be freed); the download task holds it now.
+            dataTask.releaseDelegate()
         }
     }
 

@@ -237,6 +237,31 @@ struct DownloadEdgeCaseTests {
         }
     }
 
+    /// The data task's own delegate (no session delegate at all) answers `.becomeDownload`: the download task's
+    /// events must reach that delegate, as on Darwin, or the app never hears `didFinishDownloadingTo`.
+    @Test func theTaskDelegateCarriesOverToTheDownloadTask() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try await withServer { server in
+            server.route("/b", response: MockResponse(body: .pattern(length: 200_000)))
+            let delegate = BecomingDownloadDelegate(copyDirectory: directory)
+            let session = makeSession { $0.courierDownloadDirectory = directory }
+            let dataTask = session.dataTask(with: server.url("/b"))
+            dataTask.delegate = delegate
+            dataTask.resume()
+            try await waitUntil { delegate.recorder.snapshot.completed }
+            let snapshot = delegate.recorder.snapshot
+            #expect(snapshot.completed)
+            #expect(snapshot.error == nil)
+            let finished = try #require(snapshot.copiedTo)
+            #expect(try fileHoldsPattern(finished, length: 200_000))
+            #expect(delegate.became.withLockedValue { $0 }?.data == dataTask.taskIdentifier)
+            // Both tasks let go of the delegate once done with it.
+            try await waitUntil { dataTask.delegate == nil }
+            session.finishTasksAndInvalidate()
+        }
+    }
+
     @Test(arguments: WireProtocol.allCases)
     func becomingADownloadWhileTheSessionIsInvalidatedStillDeliversEverything(over wire: WireProtocol) async throws {
         let directory = try makeTemporaryDirectory()
