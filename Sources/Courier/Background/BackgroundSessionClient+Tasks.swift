@@ -72,14 +72,12 @@ extension BackgroundSessionClient {
 
     /// The configuration values that travel with a task to `url`.
     static func settings(_ configuration: URLSessionConfiguration, for url: URL?) -> BackgroundTransferSettings {
-        var headers: [[String]] = []
-        for (name, value) in configuration.httpAdditionalHeaders ?? [:] {
-            if let name = name as? String, let value = value as? String { headers.append([name, value]) }
-        }
+        // Read as the in-process session reads them: a number value is sent as its description, not dropped.
+        let headers = configuration.additionalHeaderPairs.map { [$0.0, $0.1] }
         var settings = BackgroundTransferSettings(
             timeoutIntervalForRequest: configuration.timeoutIntervalForRequest,
             timeoutIntervalForResource: configuration.timeoutIntervalForResource,
-            additionalHeaders: headers.sorted { $0[0] < $1[0] },
+            additionalHeaders: headers,
             isDiscretionary: configuration.isDiscretionary,
             allowsExpensiveNetworkAccess: configuration.allowsExpensiveNetworkAccess
         )

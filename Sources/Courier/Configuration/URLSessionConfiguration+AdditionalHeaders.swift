@@ -2,21 +2,16 @@ import CourierHTTP
 import Foundation
 
 extension URLSessionConfiguration {
-    /// ``httpAdditionalHeaders`` as name–value pairs, sorted by lowercased name for a deterministic order.
+    /// ``httpAdditionalHeaders`` as name–value pairs, sorted by lowercased name for a deterministic order: the one
+    /// reading of them, for the session's requests and for the tasks a background session hands to courierd.
     ///
-    /// Keys must be strings. Values may be strings or any `LosslessStringConvertible` value such as a number;
-    /// other entries are ignored.
+    /// Keys must be strings (other entries are ignored). A value that is not a string (an `NSNumber`, an `Int`) is
+    /// sent as its description, as Darwin sends it.
     package var additionalHeaderPairs: [(String, String)] {
         guard let headers = httpAdditionalHeaders else { return [] }
         let pairs: [(String, String)] = headers.compactMap { key, value in
             guard let name = key.base as? String else { return nil }
-            if let text = value as? String {
-                return (name, text)
-            }
-            if let convertible = value as? any LosslessStringConvertible {
-                return (name, convertible.description)
-            }
-            return nil
+            return (name, value as? String ?? String(describing: value))
         }
         return pairs.sorted { HeaderName.canonical($0.0) < HeaderName.canonical($1.0) }
     }

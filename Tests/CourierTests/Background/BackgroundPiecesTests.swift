@@ -207,6 +207,30 @@ extension BackgroundSuites {
             #expect(BackgroundSessionClient.settings(configuration, for: url).proxyEnvironment == nil)
         }
 
+        /// `httpAdditionalHeaders` values that are not strings (an `NSNumber`, an `Int`) reach the daemon's session as
+        /// the in-process session sends them, as their description: the background task had dropped them.
+        @Test func nonStringAdditionalHeadersTravelToTheDaemon() throws {
+            let configuration = URLSessionConfiguration.ephemeral
+            configuration.httpCookieStorage = nil
+            configuration.urlCredentialStorage = nil
+            configuration.httpAdditionalHeaders = [
+                "X-Text": "plain", "X-Count": 3, "X-Number": NSNumber(value: 42),
+            ]
+            let url = try #require(URL(string: "https://files.example/big"))
+            let settings = BackgroundSessionClient.settings(configuration, for: url)
+            let spec = BackgroundTaskSpec(
+                task: 1, kind: .download, request: CodableRequest(URLRequest(url: url)), settings: settings)
+            let decoded = try JSONDecoder().decode(BackgroundTaskSpec.self, from: JSONEncoder().encode(spec))
+            let record = TaskRecord(identifier: "headers", spec: decoded, now: Date())
+            let daemonSide = TransferAttempt.configuration(for: record, folder: FileManager.default.temporaryDirectory)
+            func fields(_ pairs: [(String, String)]) -> [String: String] {
+                Dictionary(pairs, uniquingKeysWith: { _, last in last })
+            }
+            let inProcess = fields(StageSettings(configuration).additionalHeaders)
+            #expect(inProcess == ["X-Text": "plain", "X-Count": "3", "X-Number": "42"])
+            #expect(fields(StageSettings(daemonSide).additionalHeaders) == inProcess)
+        }
+
         /// Transient failures are retried with a doubling delay until the resource deadline; others end the task; a
         /// `5xx` is retried only with a `Retry-After`.
         @Test func theRetryRules() {

@@ -37,10 +37,7 @@ final class StageSettings: Sendable {
         maximumDecompressionRatio = configuration.courierMaximumDecompressionRatio
         waitsForConnectivity = configuration.waitsForConnectivity
         protocolClasses = (configuration.protocolClasses ?? []).compactMap { $0 as? URLProtocol.Type }
-        additionalHeaders = (configuration.httpAdditionalHeaders ?? [:]).compactMap { key, value in
-            guard let name = key.base as? String else { return nil }
-            return (name, String(describing: value))
-        }
+        additionalHeaders = configuration.additionalHeaderPairs
         shouldSetCookies = configuration.httpShouldSetCookies
         cookieStorage = configuration.httpCookieStorage
         cachePolicy = configuration.requestCachePolicy
