@@ -4,20 +4,23 @@ import Testing
 @Suite("Resumability")
 struct ResumabilityTests {
     static let date = "Wed, 21 Oct 2015 07:28:00 GMT"
+    /// A `Date` a minute after ``date``: ``date`` is then a strong validator (RFC 9110 §8.8.2.2).
+    static let sent = "Wed, 21 Oct 2015 07:29:00 GMT"
+    static let nextDay = "Thu, 22 Oct 2015 07:28:00 GMT"
 
     typealias Headers = [String: String]
 
     static let resumableCases: [(String, Int, Headers, Int64, String?, String?)] = [
         ("GET", 200, ["Accept-Ranges": "bytes", "ETag": "\"v1\""], 1, "\"v1\"", nil),
         ("GET", 200, ["accept-ranges": "BYTES", "etag": "\"v1\""], 10, "\"v1\"", nil),
-        ("GET", 200, ["Accept-Ranges": "bytes", "Last-Modified": date], 10, nil, date),
+        ("GET", 200, ["Accept-Ranges": "bytes", "Last-Modified": date, "Date": sent], 10, nil, date),
+        ("GET", 200, ["Accept-Ranges": "bytes", "Last-Modified": date, "Date": nextDay], 10, nil, date),
         ("GET", 200, ["Accept-Ranges": "bytes", "ETag": "\"v1\"", "Last-Modified": date], 10, "\"v1\"", date),
-        ("GET", 200, ["Accept-Ranges": "bytes", "ETag": "W/\"v1\"", "Last-Modified": date], 10, nil, date),
-        ("GET", 200, ["Accept-Ranges": "bytes", "ETag": "garbage", "Last-Modified": date], 10, nil, date),
+        ("GET", 200, ["Accept-Ranges": "bytes", "ETag": " ", "Last-Modified": date, "Date": sent], 10, nil, date),
         ("GET", 200, ["Accept-Ranges": "other, bytes", "ETag": "\"v1\""], 10, "\"v1\"", nil),
         ("GET", 200, ["Accept-Ranges": " bytes ", "ETag": " \"v1\" "], 10, "\"v1\"", nil),
         ("GET", 206, ["ETag": "\"v1\""], 10, "\"v1\"", nil),
-        ("GET", 206, ["Accept-Ranges": "bytes", "Last-Modified": date], 10, nil, date),
+        ("GET", 206, ["Accept-Ranges": "bytes", "Last-Modified": date, "Date": sent], 10, nil, date),
         ("GET", 200, ["Accept-Ranges": "bytes", "ETag": "\"v1\"", "Content-Encoding": "identity"], 10, "\"v1\"", nil),
         ("GET", 200, ["Accept-Ranges": "bytes", "ETag": "\"v1\""], Int64.max, "\"v1\"", nil),
     ]
@@ -54,6 +57,17 @@ struct ResumabilityTests {
         ("GET", 200, ["Accept-Ranges": "bytes", "ETag": "v1"], 10),
         ("GET", 200, ["Accept-Ranges": "bytes", "ETag": "\"v1\r\nX: 1\""], 10),
         ("GET", 200, ["Accept-Ranges": "bytes", "Last-Modified": "  "], 10),
+        // A `Last-Modified` that is not a strong validator (RFC 9110 §8.8.2.2): no `Date`, a `Date` less than 60
+        // seconds after it (two versions written in the same second share it), or dates that do not parse.
+        ("GET", 200, ["Accept-Ranges": "bytes", "Last-Modified": date], 10),
+        ("GET", 200, ["Accept-Ranges": "bytes", "Last-Modified": date, "Date": date], 10),
+        ("GET", 200, ["Accept-Ranges": "bytes", "Last-Modified": date, "Date": "Wed, 21 Oct 2015 07:28:59 GMT"], 10),
+        ("GET", 200, ["Accept-Ranges": "bytes", "Last-Modified": sent, "Date": date], 10),
+        ("GET", 200, ["Accept-Ranges": "bytes", "Last-Modified": date, "Date": "soon"], 10),
+        ("GET", 200, ["Accept-Ranges": "bytes", "Last-Modified": "yesterday", "Date": sent], 10),
+        // A weak or malformed entity tag rules the date out (RFC 9110 §13.1.5).
+        ("GET", 200, ["Accept-Ranges": "bytes", "ETag": "W/\"v1\"", "Last-Modified": date, "Date": sent], 10),
+        ("GET", 200, ["Accept-Ranges": "bytes", "ETag": "garbage", "Last-Modified": date, "Date": sent], 10),
         ("GET", 200, ["Accept-Ranges": "bytes", "Last-Modified": "Wed\r\nX: 1"], 10),
         ("GET", 200, ["ETag": "\"v1\""], 10),
         ("GET", 200, ["Accept-Ranges": "none", "ETag": "\"v1\""], 10),
@@ -78,7 +92,7 @@ struct ResumabilityTests {
 
     @Test func validatorsFeedTheResumeRequest() throws {
         let fields: HeaderFieldDictionary = [
-            "Accept-Ranges": "bytes", "ETag": "W/\"weak\"", "Last-Modified": Self.date,
+            "Accept-Ranges": "bytes", "Last-Modified": Self.date, "Date": Self.sent,
         ]
         let result = try #require(
             Resumability(method: "GET", status: 200, responseHeaders: fields, bytesReceived: 5))

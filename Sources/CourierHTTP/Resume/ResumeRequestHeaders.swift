@@ -7,8 +7,10 @@ public enum ResumeRequestHeaders {
     /// since the partial file was written. RFC 9110 §13.1.5 forbids a weak entity tag (`W/"…"`) there, so the
     /// validator is chosen as follows:
     /// 1. a well-formed strong entity tag;
-    /// 2. otherwise (no entity tag, a weak one, or a malformed one) the `Last-Modified` date;
-    /// 3. otherwise `nil`: without a validator a range could be spliced onto a different version of the resource.
+    /// 2. otherwise, when there is no entity tag at all, the `Last-Modified` date (RFC 9110 §13.1.5: a client sends
+    ///    a date only when it has no entity tag; ``Resumability`` keeps a date only when it is a strong validator);
+    /// 3. otherwise `nil` (a weak or malformed entity tag, or no validator): a range could be spliced onto a
+    ///    different version of the resource.
     ///
     /// A validator containing control characters is treated as absent, so it can never inject header fields.
     ///
@@ -29,11 +31,14 @@ public enum ResumeRequestHeaders {
         return HeaderFieldDictionary(pairs: [("Range", "bytes=\(offset)-"), ("If-Range", validator)])
     }
 
-    /// The value to send in `If-Range`: the strong entity tag if there is one, else the `Last-Modified` date.
+    /// The value to send in `If-Range`: the strong entity tag if there is one, else (no entity tag at all) the
+    /// `Last-Modified` date.
     static func validator(entityTag: String?, lastModified: String?) -> String? {
         if let entityTag, FieldText.hasNoControlCharacters(entityTag), let strong = EntityTag.strong(entityTag) {
             return strong
         }
+        // A weak or malformed entity tag (resume data written elsewhere) is still an entity tag: no date then.
+        if let entityTag, !HeaderParameters.trim(entityTag).isEmpty { return nil }
         if let lastModified, FieldText.hasNoControlCharacters(lastModified) {
             let date = HeaderParameters.trim(lastModified)
             return date.isEmpty ? nil : date

@@ -170,8 +170,10 @@ struct ResumeTests {
             let old = MockBody.patternBytes(offset: 0, count: 400_000)
             let newLength = kind == "new-length" ? 450_000 : 400_000
             let new = Data((0..<newLength).map { UInt8(($0 * 7) % 256) })
+            // A `Date` well after `Last-Modified` makes the date a strong validator (RFC 9110 §8.8.2.2).
             let validator: [(name: String, value: String)] =
-                kind == "new-date" ? [("Last-Modified", oldDate)] : [("ETag", "\"v1\"")]
+                kind == "new-date"
+                ? [("Last-Modified", oldDate), ("Date", "Thu, 17 Nov 1994 12:45:26 GMT")] : [("ETag", "\"v1\"")]
             var first = MockResponse(headers: validator + [("Accept-Ranges", "bytes")], body: .data(old))
             first.closeAfterBodyBytes = 100_000
             // The resumed request's answer: a range of the new version, whatever If-Range said.
