@@ -121,6 +121,36 @@ struct CookieJarTests {
         #expect(big.cookies(for: URL(string: "http://d10000.test/")!)?.count == 1)
     }
 
+    /// The per-site limit counts a registrable domain with all its subdomains, as browsers do: one server setting
+    /// cookies on many subdomains of its own (free with wildcard DNS) keeps at most 180, and cannot fill the storage
+    /// to push another site's cookies out through the total limit.
+    @Test func oneSitesSubdomainsShareOneLimitAndCannotEvictAnotherSite() throws {
+        let storage = HTTPCookieStorage()
+        storage.setCookie(Self.cookie("sid", domain: "app.example.com"))
+        let perSite = HTTPCookieStorage.maximumCookiesPerDomain
+        let subdomains = HTTPCookieStorage.maximumCookies / perSite + 1
+        for subdomain in 0..<subdomains {
+            for index in 0..<perSite {
+                storage.setCookie(Self.cookie("c\(index)", domain: "s\(subdomain).flood.example.org"))
+            }
+        }
+        let app = try #require(URL(string: "http://app.example.com/"))
+        #expect(storage.cookies(for: app)?.map(\.name) == ["sid"])
+        let flood = storage.cookies?.filter { $0.domain.hasSuffix("flood.example.org") } ?? []
+        #expect(flood.count == perSite)
+        // The newest stay: all of them on the last subdomain.
+        #expect(flood.allSatisfy { $0.domain == "s\(subdomains - 1).flood.example.org" })
+        // Separate sites under one public suffix keep separate limits; IP addresses count one by one.
+        let separate = HTTPCookieStorage()
+        for index in 0..<perSite {
+            separate.setCookie(Self.cookie("a\(index)", domain: "one.github.io"))
+            separate.setCookie(Self.cookie("b\(index)", domain: "two.github.io"))
+            separate.setCookie(Self.cookie("c\(index)", domain: "10.0.0.1"))
+            separate.setCookie(Self.cookie("d\(index)", domain: "10.0.0.2"))
+        }
+        #expect(separate.cookies?.count == 4 * perSite)
+    }
+
     /// A plain-`http` response's cookies are checked against the stored `Secure` cookies (RFC 6265bis §5.7) without
     /// listing the whole storage for each of them: a hostile server's thousands of cookies in one response, stored on
     /// a network thread against a full storage, cost one listing (each listing copies and sorts up to 10,000).

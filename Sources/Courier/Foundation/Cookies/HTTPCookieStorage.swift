@@ -8,8 +8,9 @@ import Synchronization
 ///
 /// The storage is thread-safe. Lookups are indexed by domain: a request looks at the cookies of its host and of the
 /// host's parent domains only, never at every stored cookie. A cookie's name and value may take at most 4096 bytes
-/// (longer ones are refused when parsed); a domain keeps at most ``maximumCookiesPerDomain`` cookies and the storage
-/// at most ``maximumCookies``, the oldest going first, as browsers and Darwin do.
+/// (longer ones are refused when parsed); a site (a registrable domain with all its subdomains) keeps at most
+/// ``maximumCookiesPerDomain`` cookies and the storage at most ``maximumCookies``, the oldest going first, as browsers
+/// and Darwin do.
 ///
 /// ``shared`` is persistent: cookies with an expiry date are kept in `Cookies.db` under
 /// `$XDG_DATA_HOME/<application>/courier/` (`~/.local/share/<application>/courier/`, 0600 in a 0700 folder) and come
@@ -40,6 +41,8 @@ open class HTTPCookieStorage: NSObject, @unchecked Sendable {
         var cookie: HTTPCookie
         var created: Date
         var sequence: Int
+        /// The cookie's site (see ``State/siteKey(_:)``), whose count the per-site limit bounds.
+        var site: String
     }
 
     /// What a change did, for the jar and the notification.
@@ -54,6 +57,8 @@ open class HTTPCookieStorage: NSObject, @unchecked Sendable {
         var byIdentity: [Identity: Int] = [:]
         /// Cookie sequences by domain (lowercased, without a leading dot).
         var byDomain: [String: Set<Int>] = [:]
+        /// Cookie sequences by site (``siteKey(_:)``), for the per-site limit.
+        var bySite: [String: Set<Int>] = [:]
         /// Sequences in the order stored; removed ones are skipped when met.
         var order: [Int] = []
         var orderStart = 0
@@ -65,12 +70,22 @@ open class HTTPCookieStorage: NSObject, @unchecked Sendable {
             return lowered.hasPrefix(".") ? String(lowered.dropFirst()) : lowered
         }
 
-        mutating func insert(_ cookie: HTTPCookie, created: Date) -> Int {
+        /// The site a cookie's domain belongs to: its registrable domain (`a.example.co.uk` → `example.co.uk`), so
+        /// that one site's many subdomains share one limit (as browsers count, RFC 6265 §6.1); the domain itself
+        /// for an IP address or a name without a registrable domain (`localhost`, a public suffix).
+        static func siteKey(_ domain: String) -> String {
+            let key = domainKey(domain)
+            if CookieMatching.isIPAddress(key) { return key }
+            return PublicSuffixList.shared.registrableDomain(of: key) ?? key
+        }
+
+        mutating func insert(_ cookie: HTTPCookie, created: Date, site: String) -> Int {
             let sequence = nextSequence
             nextSequence += 1
-            entries[sequence] = Entry(cookie: cookie, created: created, sequence: sequence)
+            entries[sequence] = Entry(cookie: cookie, created: created, sequence: sequence, site: site)
             byIdentity[Identity(cookie)] = sequence
             byDomain[Self.domainKey(cookie.domain), default: []].insert(sequence)
+            bySite[site, default: []].insert(sequence)
             order.append(sequence)
             return sequence
         }
@@ -82,14 +97,16 @@ open class HTTPCookieStorage: NSObject, @unchecked Sendable {
             let key = Self.domainKey(entry.cookie.domain)
             byDomain[key]?.remove(sequence)
             if byDomain[key]?.isEmpty == true { byDomain[key] = nil }
+            bySite[entry.site]?.remove(sequence)
+            if bySite[entry.site]?.isEmpty == true { bySite[entry.site] = nil }
             return entry.cookie
         }
 
-        /// Evicts the oldest cookies of `domain` beyond the per-domain limit, then the oldest of all beyond the
-        /// total limit.
-        mutating func enforceLimits(domain: String, into change: inout Change) {
-            let key = Self.domainKey(domain)
-            while let sequences = byDomain[key], sequences.count > HTTPCookieStorage.maximumCookiesPerDomain,
+        /// Evicts the oldest cookies of `site` beyond the per-site limit, then the oldest of all beyond the total
+        /// limit. Counting by site, not by exact domain, keeps one server's cookies set on many subdomains of its own
+        /// from filling the storage and pushing every other site's cookies out through the total limit.
+        mutating func enforceLimits(site: String, into change: inout Change) {
+            while let sequences = bySite[site], sequences.count > HTTPCookieStorage.maximumCookiesPerDomain,
                 let oldest = sequences.min(), let removed = remove(oldest)
             {
                 change.deleted.append(removed)
@@ -107,7 +124,8 @@ open class HTTPCookieStorage: NSObject, @unchecked Sendable {
         }
     }
 
-    /// The most cookies one domain keeps (the figure of Chromium and Firefox); more evict the domain's oldest.
+    /// The most cookies one site keeps, its registrable domain and all its subdomains together (the figure and the
+    /// grouping of Chromium and Firefox); more evict the site's oldest.
     public static let maximumCookiesPerDomain = 180
     /// The most cookies a storage keeps (RFC 6265 asks for at least 3000); more evict the oldest. Lookups are
     /// indexed by domain, so a full storage costs a request no more than an empty one.
@@ -133,7 +151,7 @@ open class HTTPCookieStorage: NSObject, @unchecked Sendable {
         state.withLock { state in
             for (cookie, created) in loaded where !cookie.isExpired(at: now) {
                 if let existing = state.byIdentity[Identity(cookie)] { state.remove(existing) }
-                _ = state.insert(cookie, created: created)
+                _ = state.insert(cookie, created: created, site: State.siteKey(cookie.domain))
             }
         }
     }
@@ -223,6 +241,8 @@ open class HTTPCookieStorage: NSObject, @unchecked Sendable {
     /// (RFC 6265 §5.3 step 11).
     private func store(_ cookie: HTTPCookie) -> Change {
         let now = Date()
+        // Outside the lock: the first use reads the Public Suffix List.
+        let site = State.siteKey(cookie.domain)
         return state.withLock { state -> Change in
             var change = Change()
             guard state.acceptPolicy != .never else { return change }
@@ -235,9 +255,9 @@ open class HTTPCookieStorage: NSObject, @unchecked Sendable {
                 state.entries[existing]?.cookie = cookie
                 change.saved.append((cookie, entry.created))
             } else {
-                _ = state.insert(cookie, created: now)
+                _ = state.insert(cookie, created: now, site: site)
                 change.saved.append((cookie, now))
-                state.enforceLimits(domain: cookie.domain, into: &change)
+                state.enforceLimits(site: site, into: &change)
             }
             return change
         }
