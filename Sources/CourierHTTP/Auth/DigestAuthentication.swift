@@ -15,8 +15,8 @@ public struct DigestAuthentication: Sendable, Equatable {
         /// The lowercase hex hash of `text`.
         public func hash(_ text: [UInt8]) -> String {
             switch self {
-            case .md5, .md5Session: return Insecure.MD5.hash(data: text).map(Self.hex).joined()
-            case .sha256, .sha256Session: return SHA256.hash(data: text).map(Self.hex).joined()
+            case .md5, .md5Session: return Hex.lowercase(Insecure.MD5.hash(data: text))
+            case .sha256, .sha256Session: return Hex.lowercase(SHA256.hash(data: text))
             }
         }
 
@@ -28,17 +28,12 @@ public struct DigestAuthentication: Sendable, Equatable {
             case .md5, .md5Session:
                 var hasher = Insecure.MD5()
                 while let chunk = try handle.read(upToCount: 64 * 1024), !chunk.isEmpty { hasher.update(data: chunk) }
-                return hasher.finalize().map(Self.hex).joined()
+                return Hex.lowercase(hasher.finalize())
             case .sha256, .sha256Session:
                 var hasher = SHA256()
                 while let chunk = try handle.read(upToCount: 64 * 1024), !chunk.isEmpty { hasher.update(data: chunk) }
-                return hasher.finalize().map(Self.hex).joined()
+                return Hex.lowercase(hasher.finalize())
             }
-        }
-
-        private static func hex(_ byte: UInt8) -> String {
-            let digits = Array("0123456789abcdef")
-            return String([digits[Int(byte >> 4)], digits[Int(byte & 0x0F)]])
         }
     }
 
@@ -136,7 +131,7 @@ public struct DigestAuthentication: Sendable, Equatable {
 
     /// A fresh client nonce: 16 random bytes in hex.
     public static func makeClientNonce() -> String {
-        (0..<16).map { _ in String(UInt8.random(in: 0...255), radix: 16).leftPadded(to: 2) }.joined()
+        Hex.lowercase((0..<16).map { _ in UInt8.random(in: 0...255) })
     }
 }
 

@@ -120,11 +120,8 @@ enum CredentialFile {
         }
     }
 
-    /// Replaces the file at `url` with `entries` (creating its private folder first).
-    static func save(_ entries: [Entry], to url: URL) throws(TransferError) {
-        try PrivateFolder.prepare(
-            url.deletingLastPathComponent(), purpose: "credential folder",
-            hint: "(permanent credentials are kept for this process only)")
+    /// Replaces the file at `url` with `entries`, in the private folder ``update(_:from:to:logger:)`` prepared.
+    private static func save(_ entries: [Entry], to url: URL) throws(TransferError) {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         let data: Data

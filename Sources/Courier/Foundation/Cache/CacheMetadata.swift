@@ -40,7 +40,7 @@ struct CacheMetadata: Codable, Sendable, Equatable {
     static func recorded(_ value: String?, of name: String) -> String? {
         guard let value, secretFields.contains(name) else { return value }
         let code = HMAC<SHA256>.authenticationCode(for: Data(value.utf8), using: secretKey)
-        return "hmac-sha256:" + code.map { String(format: "%02x", $0) }.joined()
+        return "hmac-sha256:" + Hex.lowercase(code)
     }
 
     /// Whether `request` agrees with the stored request on every varying field.
