@@ -170,4 +170,28 @@ struct WebSocketProtocolTests {
         let exact = [UInt8](repeating: UInt8(ascii: "y"), count: 123)
         #expect(WebSocketCloseFrame.payload(code: 1000, reason: exact).count == 125)
     }
+
+    /// RFC 6455 §5.2: with a 64-bit payload length, "the most significant bit MUST be 0"; §5.5: a control frame is
+    /// whole and at most 125 bytes. Both are protocol errors (1002), found in the header before any size limit (1009)
+    /// is applied; a header that does not show its whole length yet waits for more bytes.
+    @Test func aFrameHeaderThatBreaksTheFramingIsAProtocolError() {
+        func closeCode(_ bytes: [UInt8]) -> UInt16? {
+            guard case .violation(let code, _) = WebSocketFrameHeader.check(bytes) else { return nil }
+            return code
+        }
+        #expect(WebSocketFrameHeader.check([]) == .incomplete(needed: 2))
+        #expect(WebSocketFrameHeader.check([0x82]) == .incomplete(needed: 2))
+        #expect(WebSocketFrameHeader.check([0x82, 5]) == .valid)
+        #expect(WebSocketFrameHeader.check([0x02, 126, 0xFF, 0xFF]) == .valid)
+        #expect(WebSocketFrameHeader.check([0x82, 127, 0x80, 0]) == .incomplete(needed: 10))
+        #expect(WebSocketFrameHeader.check([0x82, 127, 0x7F, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF]) == .valid)
+        #expect(closeCode([0x82, 127, 0x80, 0, 0, 0, 0, 0, 0, 0]) == 1002)
+        #expect(closeCode([0x00, 127, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 7]) == 1002)
+        // Control frames: at most 125 bytes, never fragmented.
+        #expect(WebSocketFrameHeader.check([0x89, 125]) == .valid)
+        #expect(WebSocketFrameHeader.check([0x88, 0]) == .valid)
+        #expect(closeCode([0x89, 126]) == 1002)
+        #expect(closeCode([0x8A, 127, 0, 0, 0, 1, 0, 0, 0, 0]) == 1002)
+        #expect(closeCode([0x09, 1]) == 1002)
+    }
 }

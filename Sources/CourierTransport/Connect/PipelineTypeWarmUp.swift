@@ -29,7 +29,7 @@ enum PipelineTypeWarmUp {
     }()
     private static let webSocket: Void = {
         keep(WebSocketFrameEncoder())
-        keep(ByteToMessageHandler(WebSocketFrameDecoder()))
+        keep(ByteToMessageHandler(CheckedWebSocketFrameDecoder(maxFrameSize: 1 << 14)))
     }()
 
     /// Makes sure the HTTP/1.1 pipeline's types are built (every connection starts with them); returns at once after

@@ -180,6 +180,10 @@ final class WebSocketClientHandler: ChannelDuplexHandler {
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        if let violation = error as? WebSocketFrameHeaderViolation {
+            fail(closeCode: violation.closeCode, error: .badServerResponse(violation.reason), context: context)
+            return
+        }
         if let frameError = error as? NIOWebSocketError {
             switch frameError {
             case .invalidFrameLength:

@@ -38,7 +38,8 @@ public final class WebSocketConnection: Sendable {
         upgraded.start(
             { pipeline in
                 try pipeline.addHandler(WebSocketFrameEncoder())
-                try pipeline.addHandler(ByteToMessageHandler(WebSocketFrameDecoder(maxFrameSize: maximumFrameSize)))
+                try pipeline.addHandler(
+                    ByteToMessageHandler(CheckedWebSocketFrameDecoder(maxFrameSize: maximumFrameSize)))
                 try pipeline.addHandler(bound.value)
             },
             failed: { error in bound.value.startFailed(error) })

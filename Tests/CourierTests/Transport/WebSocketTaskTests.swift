@@ -291,6 +291,10 @@ struct WebSocketTaskTests {
         (MockWebSocketFrame.bytes(opcode: MockWebSocketFrame.Opcode.text, rsv: 0x4, payload: []), 1002),
         (MockWebSocketFrame.bytes(opcode: MockWebSocketFrame.Opcode.close, payload: [0x03, 0xED]), 1002),
         (MockWebSocketFrame.bytes(opcode: MockWebSocketFrame.Opcode.text, payload: [0xC3, 0x28]), 1007),
+        // RFC 6455 §5.2: a 64-bit length's most significant bit "MUST be 0" — a protocol error, not a message too big
+        // (1009); likewise a ping whose 64-bit length is far over the limit: a control frame is at most 125 bytes.
+        ([UInt8]([0x82, 127, 0x80, 0, 0, 0, 0, 0, 0, 0]), 1002),
+        ([UInt8]([0x89, 127, 0, 0, 0, 1, 0, 0, 0, 0]), 1002),
     ])
     func aServerThatBreaksTheFramingEndsTheTask(frame: [UInt8], closeCode: Int) async throws {
         try await withServer { server in
