@@ -379,7 +379,12 @@ open class URLSessionTask: NSObject, NSCopying, ProgressReporting, @unchecked Se
 
     /// Cancels the task; it completes with `URLError(.cancelled)`, also when it was never resumed.
     open func cancel() {
-        let action = mutable.withLock { $0.lifecycle.cancel() }
+        carryOutCancel(mutable.withLock { $0.lifecycle.cancel() })
+    }
+
+    /// What ``cancel()`` does once the lifecycle moved: `action` is what the move asked for. Apart so that a task
+    /// can move its lifecycle first and look at its own state after (see `URLSessionWebSocketTask.cancel()`).
+    func carryOutCancel(_ action: TaskLifecycle.Action) {
         switch action {
         case .cancelTransfer:
             if let background = session.backgroundClient {

@@ -171,7 +171,7 @@ open class URLSessionWebSocketTask: URLSessionTask, @unchecked Sendable {
             return state.openConnection
         }
         guard let connection else {
-            super.cancel()
+            cancelHandshakeOrConnection()
             return
         }
         connection.close(code: UInt16(closeCode.rawValue), reason: Array(reason ?? Data()))
@@ -181,12 +181,24 @@ open class URLSessionWebSocketTask: URLSessionTask, @unchecked Sendable {
     /// with `URLError(.cancelled)`. As for every task, `state` is `canceling` from this call until the completion
     /// (and the session no longer lists the task).
     open override func cancel() {
+        cancelHandshakeOrConnection()
+    }
+
+    /// Cancels the handshake, or closes the open connection without a close handshake.
+    ///
+    /// The lifecycle moves to `canceling` first, and only then is the connection looked up: ``open(_:protocol:)``
+    /// records the connection first and looks at the lifecycle after, so whichever of the two runs second sees the
+    /// other, and a connection that opens as the task is cancelled is closed. (Looking the connection up first, a
+    /// cancel that found none while the handshake's end was opening one cancelled an engine that had finished, and
+    /// the open had already seen the task running: the task stayed `canceling` until the server closed.)
+    private func cancelHandshakeOrConnection() {
+        let action = mutable.withLock { $0.lifecycle.cancel() }
         guard let connection = socket.withLockedValue({ $0.openConnection }) else {
-            super.cancel()
+            carryOutCancel(action)
             return
         }
         // Only the first cancel closes the connection.
-        guard mutable.withLock({ $0.lifecycle.cancel() }) == .cancelTransfer else { return }
+        guard action == .cancelTransfer else { return }
         connection.abort(.cancelled())
     }
 
@@ -235,7 +247,8 @@ open class URLSessionWebSocketTask: URLSessionTask, @unchecked Sendable {
         for done in opened.pings { connection.sendPing(completion: done) }
         connection.setReading(opened.reading.on, generation: opened.reading.generation)
         // A cancel() made after the handshake's end but before the connection was the task's found nothing to close
-        // (the handshake's engine had finished): it is carried out now.
+        // (the handshake's engine had finished): it is carried out now. The connection is recorded above before the
+        // lifecycle is read here, the reverse of `cancelHandshakeOrConnection()`'s order, so one of the two closes it.
         if state == .canceling { connection.abort(.cancelled()) }
     }
 
