@@ -165,11 +165,7 @@ open class URLSessionWebSocketTask: URLSessionTask, @unchecked Sendable {
     /// completes (without an error) once the server answered, or after 5 s. Before the connection opened, the
     /// handshake is cancelled.
     open func cancel(with closeCode: CloseCode, reason: Data?) {
-        let connection: WebSocketConnection? = socket.withLockedValue { state in
-            state.closeCode = closeCode
-            state.closeReason = reason
-            return state.openConnection
-        }
+        let connection = socket.withLockedValue { $0.closeAsked(code: closeCode, reason: reason) }
         guard let connection else {
             cancelHandshakeOrConnection()
             return

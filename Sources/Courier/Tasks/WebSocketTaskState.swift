@@ -20,6 +20,8 @@ struct WebSocketTaskState {
     var maximumMessageSize = 1 << 20
     var closeCode = URLSessionWebSocketTask.CloseCode.invalid
     var closeReason: Data?
+    /// Whether the app asked for a close (`cancel(with:reason:)`): the first one's code and reason are recorded.
+    private var closeWasAsked = false
     /// Sends and pings made before the connection opened, in order.
     private var queuedSends: [(WebSocketMessage, Done)] = []
     private var queuedPings: [Done] = []
@@ -46,6 +48,19 @@ struct WebSocketTaskState {
     var openConnection: WebSocketConnection? {
         if case .open(let connection) = phase { return connection }
         return nil
+    }
+
+    /// `cancel(with:reason:)`: records `code` and `reason` — those of the first close asked for, and only while the
+    /// connection has not ended: after that they are the close that happened, and a later call closes nothing — and
+    /// hands back the open connection to close, if there is one.
+    mutating func closeAsked(code: URLSessionWebSocketTask.CloseCode, reason: Data?) -> WebSocketConnection? {
+        if case .closed = phase { return nil }
+        if !closeWasAsked {
+            closeWasAsked = true
+            closeCode = code
+            closeReason = reason
+        }
+        return openConnection
     }
 
     enum Outgoing {

@@ -184,6 +184,35 @@ struct WebSocketTaskTests {
         }
     }
 
+    /// `closeCode` and `closeReason` say how the connection closed: a `cancel(with:reason:)` made after the close
+    /// changes neither (it closes nothing), and a second one while the close handshake runs does not replace the code
+    /// and reason that went to the server. Before the fix every call overwrote them, also on a completed task.
+    @Test func aCloseAskedForAfterTheFirstDoesNotChangeTheCloseCodeAndReason() async throws {
+        try await withWebSocket(.script(.close(code: 1001, reason: "server leaving")), at: "/s") { task, recorder, _ in
+            try await recorder.completion()
+            #expect(recorder.events == [.opened(nil), .closed(.goingAway, "server leaving"), .completed(nil)])
+            task.cancel(with: .normalClosure, reason: Data("too late".utf8))
+            #expect(task.closeCode == .goingAway)
+            #expect(task.closeReason == Data("server leaving".utf8))
+            #expect(task.state == .completed)
+            #expect(task.error == nil)
+        }
+        try await withWebSocket(.echo, at: "/echo") { task, recorder, server in
+            try await task.send(.string("hello"))
+            _ = try await task.receive()
+            task.cancel(with: .goingAway, reason: Data("first".utf8))
+            task.cancel(with: .normalClosure, reason: Data("second".utf8))
+            #expect(task.closeCode == .goingAway)
+            #expect(task.closeReason == Data("first".utf8))
+            try await recorder.completion()
+            #expect(recorder.events == [.opened(nil), .closed(.goingAway, "first"), .completed(nil)])
+            #expect(task.closeCode == .goingAway)
+            #expect(task.closeReason == Data("first".utf8))
+            let received = await server.waitForWebSocketMessages(path: "/echo", count: 2)
+            #expect(received.last == .close(code: 1001, reason: "first"))
+        }
+    }
+
     /// Once the connection closed cleanly, a send and a ping fail as a receive does: with Darwin's `ENOTCONN`
     /// ("Socket is not connected"), not as a lost connection.
     @Test func sendsAndPingsAfterACleanCloseFailWithNotConnected() async throws {
