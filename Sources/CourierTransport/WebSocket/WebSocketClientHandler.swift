@@ -69,11 +69,17 @@ final class WebSocketClientHandler: ChannelDuplexHandler {
         .networkConnectionLost("the WebSocket connection closed without a close handshake")
     }
 
+    /// Why a send or a ping cannot go out: the failure that is ending the connection (an abort's `cancelled`, a
+    /// protocol violation) once it is known, as the owner reports it after the end, else a closed connection.
+    private var notOpen: TransferError {
+        closure?.error ?? .networkConnectionLost("the WebSocket connection is closed")
+    }
+
     // MARK: - Commands
 
     func send(_ message: WebSocketMessage, completion: @escaping @Sendable (TransferError?) -> Void) {
         guard case .open = phase, let context else {
-            completion(.networkConnectionLost("the WebSocket connection is closed"))
+            completion(notOpen)
             return
         }
         let frame: WebSocketFrame
@@ -95,7 +101,7 @@ final class WebSocketClientHandler: ChannelDuplexHandler {
 
     func sendPing(completion: @escaping @Sendable (TransferError?) -> Void) {
         guard case .open = phase, let context else {
-            completion(.networkConnectionLost("the WebSocket connection is closed"))
+            completion(notOpen)
             return
         }
         pings.append(completion)

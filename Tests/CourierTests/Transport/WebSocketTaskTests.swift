@@ -446,6 +446,25 @@ struct WebSocketTaskTests {
         }
     }
 
+    /// After `cancel()`, a send and a ping fail as the task does, with `URLError(.cancelled)`, whether or not the
+    /// connection's end has come back from its event loop yet. Before the fix those made right after the cancel
+    /// reached the connection after its abort and failed as a lost connection (`networkConnectionLost`), and only
+    /// later ones as cancelled.
+    @Test func sendsAndPingsRightAfterCancelFailAsCancelled() async throws {
+        try await withWebSocket(.echo, at: "/echo") { task, recorder, _ in
+            try await task.send(.string("hello"))
+            _ = try await task.receive()
+            task.cancel()
+            let pingError = await #expect(throws: URLError.self) { try await task.sendPing() }
+            #expect(pingError?.code == .cancelled)
+            let sendError = await #expect(throws: URLError.self) { try await task.send(.string("late")) }
+            #expect(sendError?.code == .cancelled)
+            try await recorder.completion()
+            let laterPingError = await #expect(throws: URLError.self) { try await task.sendPing() }
+            #expect(laterPingError?.code == .cancelled)
+        }
+    }
+
     @Test func anAbruptCloseIsAConnectionLost() async throws {
         try await withWebSocket(.script(.dropConnection), at: "/ws") { task, recorder, server in
             let error = await #expect(throws: URLError.self) { try await task.receive() }
