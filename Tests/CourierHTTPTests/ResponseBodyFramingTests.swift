@@ -65,4 +65,21 @@ struct ResponseBodyFramingTests {
         #expect(used == nil)
         #expect(!framing.isComplete)
     }
+
+    /// The same decision from parsed fields, for the transport's check of a TLS close without close_notify.
+    @Test func endsAtCloseAgreesWithTheRawHeadsDecision() {
+        func ends(_ status: Int, _ method: String = "GET", te: [String] = [], length: Bool = false) -> Bool {
+            ResponseBodyFraming.endsAtClose(
+                status: status, requestMethod: method, transferEncoding: te, hasContentLength: length)
+        }
+        #expect(ends(200))
+        #expect(ends(200, te: ["chunked, gzip"]))
+        #expect(ends(200, te: ["identity"], length: true))
+        #expect(!ends(200, length: true))
+        #expect(!ends(200, te: ["gzip, Chunked"], length: true))
+        #expect(!ends(200, "HEAD"))
+        #expect(!ends(204))
+        #expect(!ends(304))
+        #expect(!ends(103))
+    }
 }

@@ -74,6 +74,27 @@ public struct ResponseBodyFraming: Hashable, Sendable {
         }
     }
 
+    /// Whether a response's body ends only where the connection closes (RFC 9112 §6.3): one that may have a body
+    /// (not to HEAD, nor 1xx, 204 or 304) framed neither by chunks nor by `Content-Length`, as
+    /// ``init(head:requestMethod:)`` decides from the raw head. Over TLS such a body is complete only when the close
+    /// comes with `close_notify` (RFC 9112 §9.8): a bare TCP close may be an attacker's, cutting the body short.
+    ///
+    /// - Parameters:
+    ///   - transferEncoding: The response's `Transfer-Encoding` values, one per field line.
+    ///   - hasContentLength: Whether the response has a `Content-Length` field.
+    public static func endsAtClose(
+        status: Int, requestMethod: String, transferEncoding: [String], hasContentLength: Bool
+    ) -> Bool {
+        if requestMethod == "HEAD" || status == 204 || status == 304 || (100..<200).contains(status) && status != 101 {
+            return false
+        }
+        if status == 101 || (requestMethod == "CONNECT" && (200..<300).contains(status)) { return true }
+        if let last = transferEncoding.last {
+            return TransferCodingRules.codings(last).last != "chunked"
+        }
+        return !hasContentLength
+    }
+
     /// Whether the body has ended.
     public var isComplete: Bool { state == .complete || state == .length(remaining: 0) }
 

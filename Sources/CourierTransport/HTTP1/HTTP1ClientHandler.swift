@@ -31,6 +31,9 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
         /// The end of a request without a body was written.
         var endWritten = false
         var headReceived = false
+        /// The response's body ends where the connection closes (no length, not chunked): over TLS only a close
+        /// with `close_notify` completes it.
+        var endsAtClose = false
         /// A `101` to a request that takes the connection over: the handover happens at the head's end.
         var switchingProtocols = false
         var keepAlive = true
@@ -85,6 +88,9 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// handler whose channel is gone: told early, it would drop a handler that still decodes, and the exchange would
     /// never end.
     private var closeReportDeferred = false
+    /// TLS ended without `close_notify` (NIOSSL's `uncleanShutdown`, told just before the close): a body framed by
+    /// the close may have been cut short by whoever ended the TCP connection.
+    private var closedWithoutCloseNotify = false
     private var idleTimer: Scheduled<Void>?
     /// The request (idle) timeout: fires when the running exchange sent and received nothing for its request's
     /// `idleTimeout`. One timer serves the connection's successive exchanges (see ``armRequestTimer()``).
@@ -296,7 +302,8 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
                     retryable: false)
                 return
             }
-            if let coding = TransferCodingRules.unrequestedCoding(in: head.headers["Transfer-Encoding"]) {
+            let transferEncoding = head.headers["Transfer-Encoding"]
+            if let coding = TransferCodingRules.unrequestedCoding(in: transferEncoding) {
                 // Only chunked is ever asked for (no TE field is sent): the body would reach the app still coded.
                 fail(
                     .badServerResponse("the response uses the transfer coding \(coding), which was not asked for"),
@@ -305,6 +312,12 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
             }
             active.bodyWriter?.finalResponseArrived()
             active.headReceived = true
+            active.endsAtClose =
+                !isStream
+                && ResponseBodyFraming.endsAtClose(
+                    status: Int(head.status.code), requestMethod: active.exchange.request.method,
+                    transferEncoding: transferEncoding,
+                    hasContentLength: head.headers.contains(name: "Content-Length"))
             // "HTTP/1.1 200 " + reason, as the normalizer passed it on (a lenient head rewritten strictly).
             active.timeline?.responseHeaderBytesReceived = Self.serializedSize(
                 startLine: 13 + head.status.reasonPhrase.utf8.count, headers: head.headers)
@@ -340,6 +353,18 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
         case .end:
             if active.switchingProtocols {
                 switchProtocols(active, context: context)
+                return
+            }
+            if active.endsAtClose && closedWithoutCloseNotify && active.drainBudget == nil {
+                // RFC 9112 §9.8: a body without length or chunks is complete only with a valid closure alert. A bare
+                // TCP close (anyone on the path can send a FIN) would otherwise pass a truncated body, or a download
+                // file, as complete. Lost, as for a length-framed body cut short (curl fails here too). A drained
+                // body is dropped anyway.
+                fail(
+                    .networkConnectionLost(
+                        "the connection to \(endpoint) closed without TLS's close_notify: the body, which only the "
+                            + "close ends, may be cut short"),
+                    retryable: false)
                 return
             }
             if let decoder = active.decoder, decoder.canStep {
@@ -487,9 +512,13 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         // Many servers end TCP without TLS's close_notify; NIOSSL says so just before the close reaches the
-        // pipeline. The close decides, as over plain TCP: a body framed by it ends there, and one framed by a length
-        // or by chunks that is cut short fails with networkConnectionLost (resumable), not secureConnectionFailed.
-        if let tls = error as? NIOSSLError, case .uncleanShutdown = tls { return }
+        // pipeline. The close decides, as over plain TCP: a body framed by a length or by chunks that is cut short
+        // fails with networkConnectionLost (resumable), not secureConnectionFailed; one framed by the close itself
+        // fails the same way at its end (see `.end`), as nothing proves it whole.
+        if let tls = error as? NIOSSLError, case .uncleanShutdown = tls {
+            closedWithoutCloseNotify = true
+            return
+        }
         guard case .active(let active) = state else {
             context.close(promise: nil)
             return
