@@ -449,8 +449,11 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
         return made
     }
 
+    /// The upload task's body, until a redirect's rule dropped it (see ``TransportRequestBuilder/BodyState``): after
+    /// a 303 the body is the request's own, if the delegate gave it one, not the upload's, which the request for
+    /// another method and resource never asked to carry.
     private var uploadBody: UploadBody? {
-        if case .upload(let body) = spec.kind { return body }
+        if case .upload(let body) = spec.kind, !bodyState.uploadDropped { return body }
         return nil
     }
 
@@ -533,7 +536,10 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
         protocolRedirect = nil
         if isRedirect { redirectCount += 1 }
         telemetry?.followedUp(to: next.url, isRedirect: isRedirect)
-        if dropsBody { bodyState.dropped = true }
+        if dropsBody {
+            bodyState.dropped = true
+            bodyState.uploadDropped = true
+        }
         if isRedirect, next.httpBody != nil || next.httpBodyStream != nil {
             // The redirect's rule dropped the body, but the delegate's `willPerformHTTPRedirection` gave the new
             // request one (an app keeping a POST through a 302): Darwin sends the request it is given, body included.

@@ -10,6 +10,10 @@ enum TransportRequestBuilder {
     struct BodyState {
         /// A redirect rewrote the method (301/302 POST, 303): no body any more, not even an upload task's.
         var dropped = false
+        /// A redirect's rule dropped the body once: the upload task's own data or file is never sent again, even when
+        /// the delegate's `willPerformHTTPRedirection` gives the request a body back (that body is the one sent, as
+        /// Darwin sends the request it is given). Never reset, unlike ``dropped``.
+        var uploadDropped = false
         /// The body was sent before (a 307/308 hop): a stream cannot be read again, so ask the delegate.
         var sentBefore = false
     }

@@ -214,6 +214,57 @@ struct SessionFidelityTests {
         }
     }
 
+    /// An upload task whose body a redirect's rule dropped never sends that body again: the body the delegate gives
+    /// back is the one sent (the upload's data had gone out as a different body under the delegate's request).
+    @Test(arguments: [301, 302, 303])
+    func anUploadRedirectSendsTheBodyTheDelegateGivesBackNotTheUpload(status: Int) async throws {
+        try await withServer { server in
+            server.route(
+                "/form", method: "POST", response: MockResponse(status: status, headers: [("Location", "/to")]))
+            server.route("/to", method: "POST", response: .ok("posted"))
+            let session = makeSession()
+            defer { session.invalidateAndCancel() }
+            let kept = Data("name=value".utf8)
+            var request = URLRequest(url: server.url("/form"))
+            request.httpMethod = "POST"
+            request.httpBody = Data("ignored by an upload task".utf8)
+            let (data, _) = try await session.upload(
+                for: request, from: Data("the upload".utf8), delegate: PostKeepingDelegate(body: kept))
+            #expect(data == Data("posted".utf8))
+            #expect(server.requests(path: "/form").first?.body == Data("the upload".utf8))
+            let followed = try #require(server.requests(path: "/to").first)
+            #expect(followed.method == "POST")
+            #expect(followed.body == kept)
+        }
+    }
+
+    /// 307 and 308 send an upload task's body again, never the request's own `httpBody` (which it ignores); 303
+    /// sends none of them.
+    @Test(arguments: [303, 307, 308])
+    func anUploadWithAnHTTPBodyIsRedirectedWithTheUploadOrNoBody(status: Int) async throws {
+        try await withServer { server in
+            server.route(
+                "/form", method: "POST", response: MockResponse(status: status, headers: [("Location", "/to")]))
+            server.route("/to", response: .ok("done"))
+            let session = makeSession()
+            defer { session.invalidateAndCancel() }
+            var request = URLRequest(url: server.url("/form"))
+            request.httpMethod = "POST"
+            request.httpBody = Data("ignored by an upload task".utf8)
+            let upload = Data("the upload".utf8)
+            let (data, _) = try await session.upload(for: request, from: upload)
+            #expect(data == Data("done".utf8))
+            let followed = try #require(server.requests(path: "/to").first)
+            if status == 303 {
+                #expect(followed.method == "GET")
+                #expect(followed.bodyLength == 0)
+            } else {
+                #expect(followed.method == "POST")
+                #expect(followed.body == upload)
+            }
+        }
+    }
+
     /// Keeps a POST and its body through a redirect, as Darwin apps do.
     final class PostKeepingDelegate: NSObject, URLSessionTaskDelegate, Sendable {
         let body: Data
