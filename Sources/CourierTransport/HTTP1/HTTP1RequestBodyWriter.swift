@@ -121,10 +121,12 @@ final class HTTP1RequestBodyWriter {
                 write(slice)
             }
             end()
-        case .stream(_, let source):
+        case .stream(let length, let source):
             guard !readerRequested else { return }
             readerRequested = true
-            context.flush()
+            // A head that announces no body is a whole request: it waits until the source proved empty (see
+            // `holdsBack`), else a server would act on an empty request the client then fails.
+            if length != 0 { context.flush() }
             let promise = context.eventLoop.makePromise(of: (any TransportBodyReader).self)
             promise.completeWithTask { try await source.makeReader() }
             promise.futureResult.assumeIsolated().whenComplete { [weak self] result in
@@ -151,7 +153,7 @@ final class HTTP1RequestBodyWriter {
     /// source (a file, off the event loop) overlaps with the socket draining what was written.
     private func pump() {
         guard case .writing = phase, !paused, let reader else { return }
-        if let buffer = readAhead, context.channel.isWritable {
+        if let buffer = readAhead, context.channel.isWritable, !holdsBack(buffer) {
             readAhead = nil
             write(buffer)
             context.flush()
@@ -160,7 +162,9 @@ final class HTTP1RequestBodyWriter {
             if readAhead == nil { endStream() }
             return
         }
-        guard !reading, readAhead == nil else { return }
+        // A chunk held back (it would complete the declared length) waits for one more read, which must find the
+        // end of the source.
+        guard !reading, readAhead.map({ holdsBack($0) }) ?? true else { return }
         reading = true
         let chunk: EventLoopFuture<ByteBuffer?>
         if let direct = reader as? any EventLoopBodyReader {
@@ -197,6 +201,15 @@ final class HTTP1RequestBodyWriter {
             }
             self.pump()
         }
+    }
+
+    /// Whether `buffer` completes the body's declared `Content-Length` while the source has not yet said it ended.
+    /// Those bytes make the request whole on the wire, so they wait until the source proves it has no more: a source
+    /// longer than its length fails the request before the server can act on a complete but truncated one (and a
+    /// keep-alive server would read the rest as the next request).
+    private func holdsBack(_ buffer: ByteBuffer) -> Bool {
+        guard !sourceEnded, case .stream(.some(let length), _) = body else { return false }
+        return totalSent + Int64(buffer.readableBytes) == length
     }
 
     /// The source is exhausted and everything read was written: check the length and end the request.
