@@ -165,6 +165,18 @@ struct HTTP1ClientHandlerResponseFramingTests {
         #expect(harness.reusableCount == 1)
         try harness.finish()
     }
+
+    /// Bytes a server sends before the first request are no response. The start of a head was once kept, silently,
+    /// to prefix the real response (here the real status line would become the value of `X-Stray`, and its fields
+    /// this head's): the connection is closed instead, unused.
+    @Test func bytesBeforeTheFirstRequestCloseTheConnection() throws {
+        let harness = try HTTP1Harness()
+        try harness.receive("HTTP/1.1 200 OK\r\nContent-Length: 4\r\nX-Stray: ")
+        #expect(!harness.channel.isActive)
+        #expect(harness.closedCount == 1)
+        #expect(harness.reusableCount == 0)
+        try harness.finish()
+    }
 }
 
 @Suite("HTTP1ClientHandler: pause")

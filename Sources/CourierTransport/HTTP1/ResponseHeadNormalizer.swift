@@ -39,12 +39,14 @@ final class ResponseHeadNormalizer: ChannelDuplexHandler, RemovableChannelHandle
     }
 
     /// Sent up the pipeline, ahead of the bytes that end a response, when the server sent more than its response
-    /// (or sent bytes while no request was waiting): the connection's framing cannot be trusted, and it must not be
-    /// reused. The extra bytes are never passed on: the parser would keep the start of a head and read it as the
-    /// start of the next response.
+    /// (or sent bytes while no request was waiting, before the first included): the connection's framing cannot be
+    /// trusted, and it must not be reused. The extra bytes are never passed on: the parser would keep the start of
+    /// a head and read it as the start of the next response.
     struct BytesAfterResponse {}
 
-    private var phase = Phase.head(bytes: [], lines: [], lineStart: 0)
+    /// Nothing may come before the first request either: bytes a server (or a proxy, behind its CONNECT answer)
+    /// sends first are no response, and the start of a head kept from then would prefix the real response.
+    private var phase = Phase.ended
     /// The method of the request being answered: a response to HEAD has no body.
     private var requestMethod = "GET"
 
