@@ -127,6 +127,26 @@ struct PoolStateMachineTests {
         #expect(machine.closed("a", 10) == .connect(for: "r2"))
     }
 
+    /// A `reset` or `flush` while a connection is still being opened: it runs the request it was opened for (made
+    /// before the reset), then closes instead of waiting idle or serving a waiter, so that every later request starts
+    /// on a new connection ("future requests occur on a new socket"). One opened after the reset is reused as usual.
+    @Test func aConnectionStillOpeningAtAResetRunsItsRequestThenCloses() {
+        var machine = Machine(maxConnectionsPerHost: 1)
+        #expect(machine.lease("a", for: "r1") == .connect)
+        let before = machine.generation
+        #expect(machine.takeIdleConnections().isEmpty)
+        #expect(machine.lease("a", for: "r2") == .wait)
+        let assignments = machine.connected("a", 10, protocol: .http1, capacity: 1, for: "r1", generation: before)
+        #expect(assignments.map(\.waiter) == ["r1"])
+        #expect(machine.release("a", 10) == .close(10))
+        #expect(machine.counts("a") == (idle: 0, busy: 1, waiting: 1))
+        #expect(machine.closed("a", 10) == .connect(for: "r2"))
+        let current = machine.generation
+        _ = machine.connected("a", 11, protocol: .http1, capacity: 1, for: "r2", generation: current)
+        #expect(machine.release("a", 11) == .none)
+        #expect(machine.lease("a", for: "r3") == .use(11))
+    }
+
     @Test func idleHTTP1ConnectionsAreReusedMostRecentFirst() {
         var machine = Machine(maxConnectionsPerHost: 2)
         _ = machine.lease("a", for: "r1")
@@ -377,6 +397,25 @@ extension PoolStateMachineTests {
             // The waiter gets a stream of the new connection.
             let assignments = machine.connected("a", 11, protocol: "h2", capacity: 100, for: "r2")
             #expect(assignments.map(\.waiter) == ["r2", "r3"])
+        }
+
+        /// A multiplexed connection still being opened at a `reset`/`flush` runs only the stream it was opened for:
+        /// it takes no waiter and no new lease, whatever its capacity, and closes when that stream ends.
+        @Test func aMultiplexedConnectionStillOpeningAtAResetRunsOnlyItsTrigger() {
+            var machine = Machine(maxConnectionsPerHost: 1)
+            #expect(machine.lease("a", for: "r1", mayMultiplex: true) == .connect)
+            let before = machine.generation
+            #expect(machine.takeIdleConnections().isEmpty)
+            #expect(machine.lease("a", for: "r2", mayMultiplex: true) == .wait)
+            let assignments = machine.connected("a", 10, protocol: "h2", capacity: 100, for: "r1", generation: before)
+            #expect(assignments.map(\.waiter) == ["r1"])
+            #expect(machine.capacityChanged("a", 10, capacity: 200).isEmpty)
+            #expect(machine.lease("a", for: "r3", mayMultiplex: true) == .wait)
+            #expect(machine.release("a", 10) == .close(10))
+            #expect(machine.closed("a", 10) == .connect(for: "r2"))
+            let current = machine.generation
+            let next = machine.connected("a", 11, protocol: "h2", capacity: 100, for: "r2", generation: current)
+            #expect(next.map(\.waiter) == ["r2", "r3"])
         }
 
         @Test func closingAMultiplexedConnectionFreesItsSlotForAWaiter() {

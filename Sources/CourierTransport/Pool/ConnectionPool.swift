@@ -56,12 +56,12 @@ final class ConnectionPool: Sendable {
     func lease(for exchange: TransportExchange) {
         let key = PoolKey(request: exchange.request)
         let mayMultiplex = key.tls?.applicationProtocols == .http2AndHTTP1
-        let action = mutate { $0.lease(key, for: exchange, mayMultiplex: mayMultiplex) }
+        let (action, generation) = mutate { ($0.lease(key, for: exchange, mayMultiplex: mayMultiplex), $0.generation) }
         switch action {
         case .use(let connection):
             run(exchange, on: connection.connection, isReused: true)
         case .connect:
-            connect(key, for: exchange)
+            connect(key, for: exchange, generation: generation)
         case .wait:
             exchange.markWaiting()
         case .failShutdown:
@@ -71,14 +71,18 @@ final class ConnectionPool: Sendable {
 
     /// A connection finished a request (for HTTP/2: a stream ended) and can take another.
     func release(_ connection: any PooledConnection) {
-        let action = mutate { $0.release(connection.key, PooledConnectionRef(connection)) }
-        perform(action, key: connection.key)
+        let (action, generation) = mutate { machine in
+            (machine.release(connection.key, PooledConnectionRef(connection)), machine.generation)
+        }
+        perform(action, key: connection.key, generation: generation)
     }
 
     /// A connection closed.
     func connectionClosed(_ connection: any PooledConnection) {
-        let action = mutate { $0.closed(connection.key, PooledConnectionRef(connection)) }
-        perform(action, key: connection.key)
+        let (action, generation) = mutate { machine in
+            (machine.closed(connection.key, PooledConnectionRef(connection)), machine.generation)
+        }
+        perform(action, key: connection.key, generation: generation)
     }
 
     /// The peer of a multiplexed connection changed how many streams it may run at once.
@@ -101,8 +105,10 @@ final class ConnectionPool: Sendable {
     /// again, its release or close is ignored, and its slot may open a connection for a waiting request. The new
     /// owner closes it.
     func detach(_ connection: any PooledConnection) {
-        let action = mutate { $0.detach(connection.key, PooledConnectionRef(connection)) }
-        perform(action, key: connection.key)
+        let (action, generation) = mutate { machine in
+            (machine.detach(connection.key, PooledConnectionRef(connection)), machine.generation)
+        }
+        perform(action, key: connection.key, generation: generation)
     }
 
     /// Removes a cancelled exchange from the waiting queue.
@@ -124,15 +130,16 @@ final class ConnectionPool: Sendable {
         for connection in idle { connection.connection.close() }
     }
 
-    /// Carries out what the machine decided after a release, close or detach.
-    private func perform(_ action: Machine.ReleaseAction, key: PoolKey) {
+    /// Carries out what the machine decided after a release, close or detach; `generation` is the machine's as it
+    /// decided (read under the same lock), for a connection it asks to open.
+    private func perform(_ action: Machine.ReleaseAction, key: PoolKey, generation: Int) {
         switch action {
         case .none:
             break
         case .hand(let connection, let waiter):
             run(waiter, on: connection.connection, isReused: true)
         case .connect(let waiter):
-            connect(key, for: waiter)
+            connect(key, for: waiter, generation: generation)
         case .close(let connection):
             connection.connection.close()
         }
@@ -149,7 +156,9 @@ final class ConnectionPool: Sendable {
     }
 
     /// Opens a connection for `exchange` (the machine counted it as connecting) and reports how that went.
-    private func connect(_ key: PoolKey, for exchange: TransportExchange) {
+    /// `generation` is the machine's when it decided to connect: a reset meanwhile retires the connection as it
+    /// opens (see ``PoolStateMachine/connected(_:_:protocol:capacity:for:generation:)``).
+    private func connect(_ key: PoolKey, for exchange: TransportExchange, generation: Int) {
         let id = nextConnectionID.withLockedValue { value in
             value += 1
             return value
@@ -166,41 +175,41 @@ final class ConnectionPool: Sendable {
             switch result {
             case .success(let connection):
                 connection.channel.eventLoop.execute {
-                    self.opened(connection, for: exchange)
+                    self.opened(connection, for: exchange, generation: generation)
                 }
             case .failure(let error):
-                let action = self.mutate { $0.closed(key, nil) }
+                let (action, current) = self.mutate { ($0.closed(key, nil), $0.generation) }
                 if let refusal = error as? ProxyTunnelRefusal {
                     exchange.tunnelRefused(refusal)
                 } else {
                     let transfer = error as? TransferError ?? .cannotConnectToHost("\(error)")
                     exchange.connectFailed(transfer, timerLoop: self.factory.group.any())
                 }
-                self.perform(action, key: key)
+                self.perform(action, key: key, generation: current)
             }
         }
     }
 
     /// A connection opened for `exchange`: reports its protocol and capacity and runs the exchanges the machine
     /// assigns to it. Runs on the connection's event loop.
-    private func opened(_ connection: any PooledConnection, for exchange: TransportExchange) {
+    private func opened(_ connection: any PooledConnection, for exchange: TransportExchange, generation: Int) {
         let key = connection.key
         if !connection.acceptsExchanges {
             // It closed, or its server sent GOAWAY with its first SETTINGS, before the handler could report it: a
             // failed connect. Nothing was sent on it, so the request goes to another connection whatever its method
             // (RFC 9113 §8.7). It is never bound (so no cycle) nor leased; one going away is closed here.
-            let action = mutate { $0.closed(key, nil) }
-            perform(action, key: key)
+            let (action, current) = mutate { ($0.closed(key, nil), $0.generation) }
+            perform(action, key: key, generation: current)
             connection.close()
             exchange.connectionFailed(.networkConnectionLost("the connection closed"), retryable: true)
             return
         }
         connection.bind(to: self)
-        let (assignments, connecting) = mutate { machine in
+        let (assignments, connecting, current) = mutate { machine in
             let assignments = machine.connected(
                 key, PooledConnectionRef(connection), protocol: connection.applicationProtocol,
-                capacity: connection.capacity, for: exchange)
-            return (assignments, machine.connectForWaiters(key))
+                capacity: connection.capacity, for: exchange, generation: generation)
+            return (assignments, machine.connectForWaiters(key), machine.generation)
         }
         for (index, assignment) in assignments.enumerated() {
             // The first exchange on a connection is the one that pays for its set-up; on HTTP/2 the streams that
@@ -208,7 +217,7 @@ final class ConnectionPool: Sendable {
             run(assignment.waiter, on: assignment.connection.connection, isReused: index > 0)
         }
         for waiter in connecting {
-            connect(key, for: waiter)
+            connect(key, for: waiter, generation: current)
         }
     }
 }

@@ -16,7 +16,8 @@ struct PoolStateMachine<Key: Hashable, Connection: Hashable, Waiter: Hashable> {
     enum LeaseAction: Equatable {
         /// Run it on this connection (reused, or a free stream of a multiplexed one).
         case use(Connection)
-        /// Open a new connection for it, then report ``PoolStateMachine/connected(_:_:protocol:capacity:for:)``.
+        /// Open a new connection for it, then report
+        /// ``PoolStateMachine/connected(_:_:protocol:capacity:for:generation:)``.
         case connect
         /// It waits in the queue for a connection.
         case wait
@@ -102,6 +103,11 @@ struct PoolStateMachine<Key: Hashable, Connection: Hashable, Waiter: Hashable> {
     private var hosts: [Key: Host] = [:]
     /// Whether ``shutdown()`` ran.
     private(set) var isShutdown = false
+    /// Counts the calls of ``takeIdleConnections()`` (`URLSession.reset` and `flush`). A connection being opened is
+    /// not yet known to the machine (only counted), so the owner notes the generation when it starts to open one and
+    /// passes it to ``connected(_:_:protocol:capacity:for:generation:)``: one opened for an earlier generation is
+    /// retired as it arrives, as the connections that were busy at the reset are.
+    private(set) var generation = 0
     /// The most connections (connecting + ready) per key.
     let maxConnectionsPerHost: Int
 
@@ -134,17 +140,35 @@ struct PoolStateMachine<Key: Hashable, Connection: Hashable, Waiter: Hashable> {
     /// A connection opened for `trigger` (after a `connect` action) speaks `protocol` and runs up to `capacity`
     /// exchanges at once. It runs `trigger` and, when multiplexed, further waiters up to its capacity; HTTP/1 runs
     /// one exchange whatever `capacity` says, and a multiplexed capacity below 1 counts as 1.
+    ///
+    /// `generation` is ``generation`` as it was when the connect began (`nil`: the current one). A connection that
+    /// began to open before ``takeIdleConnections()`` ran (a `reset` or `flush` came while it connected) runs only
+    /// `trigger`, a request made before the reset, and closes when it ends: it is never parked for reuse nor given
+    /// a waiter, so that every request made after the reset starts on a new connection.
     mutating func connected(
         _ key: Key,
         _ connection: Connection,
         protocol applicationProtocol: ApplicationProtocol,
         capacity: Int,
-        for trigger: Waiter
+        for trigger: Waiter,
+        generation: Int? = nil
     ) -> [Assignment] {
-        withHost(key, creating: true) { host in
+        let isStale = (generation ?? self.generation) < self.generation
+        return withHost(key, creating: true) { host in
             host.connecting = max(0, host.connecting - 1)
             host.knownProtocol = applicationProtocol
             var assignments = [Assignment(connection: connection, waiter: trigger)]
+            if isStale {
+                host.retiring.insert(connection)
+                if applicationProtocol.isMultiplexed {
+                    // No free stream: the trigger's ends it, and `release` then closes it.
+                    host.multiplexed.add(
+                        connection, applicationProtocol: applicationProtocol, capacity: 0, inFlight: 1)
+                } else {
+                    host.http1.addBusy(connection)
+                }
+                return assignments
+            }
             guard applicationProtocol.isMultiplexed else {
                 host.http1.addBusy(connection)
                 return assignments
@@ -161,7 +185,7 @@ struct PoolStateMachine<Key: Hashable, Connection: Hashable, Waiter: Hashable> {
 
     /// A multiplexed connection's peer changed how many streams it may run at once (HTTP/2's
     /// SETTINGS_MAX_CONCURRENT_STREAMS); waiters get the streams that became free. Below 1 counts as 1, as in
-    /// ``connected(_:_:protocol:capacity:for:)``.
+    /// ``connected(_:_:protocol:capacity:for:generation:)``.
     mutating func capacityChanged(_ key: Key, _ connection: Connection, capacity: Int) -> [Assignment] {
         withHost(key) { host in
             // A retiring connection starts no new stream, whatever its peer allows.
@@ -274,10 +298,13 @@ struct PoolStateMachine<Key: Hashable, Connection: Hashable, Waiter: Hashable> {
 
     /// Takes the connections that run nothing out of the pool (to close), leaving it open, and retires the busy
     /// ones: they finish their exchanges, take no new one (not even a free HTTP/2 stream), and ``release(_:_:)``
-    /// closes them when their last exchange ends. Later requests open new connections (`URLSession.flush` and
-    /// `reset`: "future requests occur on a new socket"; a request in flight must not hand its connection, with
-    /// the TLS identity and trust it was approved with, to the requests made after).
+    /// closes them when their last exchange ends; connections still being opened are retired as they open (see
+    /// ``connected(_:_:protocol:capacity:for:generation:)``). Later requests open new connections
+    /// (`URLSession.flush` and `reset`: "future requests occur on a new socket"; a request in flight must not hand
+    /// its connection, with the TLS identity and trust it was approved with, to the requests made after).
     mutating func takeIdleConnections() -> [Connection] {
+        // Connections still being opened belong to the generation that ends here (see `connected`).
+        generation += 1
         var idle: [Connection] = []
         for key in Array(hosts.keys) {
             withHost(key) { host in

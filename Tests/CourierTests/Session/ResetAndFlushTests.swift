@@ -2,6 +2,7 @@ import Courier
 import CourierMockServer
 import CourierTestSupport
 import Foundation
+import NIOConcurrencyHelpers
 import Testing
 
 /// `URLSession.reset` and `flush`: what they empty, and that later requests start on new connections.
@@ -79,6 +80,27 @@ struct ResetAndFlushTests {
         }
     }
 
+    /// A reset while a connection is still being opened (its TLS handshake waits for the delegate's trust answer):
+    /// the request it was opened for runs on it, but it is not kept for later requests, which start on a new
+    /// connection as Darwin promises ("future requests occur on a new socket").
+    @Test func aConnectionStillOpeningAtAResetIsNotReusedAfterIt() async throws {
+        try await withServer(.https) { server in
+            server.route("/opening", response: .ok("ok"))
+            let delegate = HeldTrustDelegate()
+            let session = makeSession(delegate: delegate)
+            defer { session.finishTasksAndInvalidate() }
+            async let first = session.runDataTask(server.url("/opening"))
+            await delegate.asked.wait()
+            await session.reset()
+            delegate.release.open()
+            #expect(await first.error == nil)
+            #expect(await session.runDataTask(server.url("/opening")).error == nil)
+            let requests = server.requests(path: "/opening")
+            try #require(requests.count == 2)
+            #expect(requests[0].connectionID != requests[1].connectionID)
+        }
+    }
+
     @Test func resetCallsItsHandlerOnTheDelegateQueue() async throws {
         let queue = OperationQueue()
         queue.maxConcurrentOperationCount = 1
@@ -89,5 +111,34 @@ struct ResetAndFlushTests {
             session.reset { continuation.resume(returning: OperationQueue.current === queue) }
         }
         #expect(onQueue)
+    }
+}
+
+/// Trusts the server, but holds its first server-trust answer until ``release`` opens (``asked`` opens when the
+/// challenge came): the connection stays in its TLS handshake meanwhile. Later challenges are answered at once.
+private final class HeldTrustDelegate: NSObject, URLSessionDelegate, @unchecked Sendable {
+    let asked = AsyncGate()
+    let release = AsyncGate()
+    private let challenges = NIOLockedValueBox(0)
+
+    func urlSession(
+        _ session: URLSession, didReceive challenge: URLAuthenticationChallenge,
+        completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
+    ) {
+        guard let trust = challenge.protectionSpace.serverTrust else {
+            return completionHandler(.performDefaultHandling, nil)
+        }
+        let credential = URLCredential(trust: trust)
+        let isFirst = challenges.withLockedValue { count in
+            count += 1
+            return count == 1
+        }
+        guard isFirst else { return completionHandler(.useCredential, credential) }
+        asked.open()
+        let release = self.release
+        Task {
+            await release.wait()
+            completionHandler(.useCredential, credential)
+        }
     }
 }
