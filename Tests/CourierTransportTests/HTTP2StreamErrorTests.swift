@@ -1,4 +1,5 @@
 import CourierMockServer
+import Foundation
 import NIOCore
 import NIOEmbedded
 import NIOHTTP2
@@ -55,5 +56,52 @@ struct HTTP2StreamErrorTests {
         // The reset went out: its stream closed, the connection and its other streams go on.
         #expect(!stream.isActive)
         #expect(channel.isActive)
+    }
+
+    /// A POST whose body waits for the server's flow-control window when the server refuses the stream
+    /// (`REFUSED_STREAM`: it processed nothing) is sent again on another connection, as RFC 9113 §8.7 allows whatever
+    /// the method. NIOHTTP2 fails the body's pending write before the stream's channel hears of the reset; that failure
+    /// must not end the exchange as a lost connection. The pool is shut down, so the retry's lease is what fails,
+    /// with the pool's own error.
+    @Test func aStreamRefusedWhileItsBodyWaitsForTheWindowIsRetried() throws {
+        let loop = EmbeddedEventLoop()
+        let channel = EmbeddedChannel(loop: loop)
+        defer { _ = try? channel.finish(acceptAlreadyClosed: true) }
+        let monitor = HTTP2ConnectionMonitor(ready: loop.makePromise(), timing: .init(idleTimeout: .seconds(60)))
+        let multiplexer = HTTP2StreamMultiplexer(mode: .client, channel: channel, inboundStreamInitializer: nil)
+        let sync = channel.pipeline.syncOperations
+        try sync.addHandler(
+            NIOHTTP2Handler(
+                mode: .client, frameDelegate: monitor, connectionConfiguration: HTTP2Tuning.connectionConfiguration))
+        try sync.addHandler(monitor)
+        try sync.addHandler(multiplexer)
+        try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 443)).wait()
+        // The server's SETTINGS leave the default windows: 65 535 bytes for the stream and the connection.
+        try channel.writeInbound(ByteBuffer(bytes: HTTP2RawFrame.settings([])))
+        loop.run()
+
+        let url = try #require(URL(string: "https://example.test/upload"))
+        let request = try TransportRequest(
+            method: "POST", url: url, headers: [], body: .bytes(ByteBuffer(repeating: 0x61, count: 100_000)),
+            idleTimeout: .seconds(30), tls: TLSSettings())
+        let connection = HTTP2Connection(
+            id: 1, key: PoolKey(request: request), channel: channel, capacity: 100, multiplexer: multiplexer,
+            monitor: monitor, establishment: ConnectionEstablishment(), idleConnectionTimeout: .seconds(60))
+        let pool = HTTP1TestPipeline.makePool(group: loop)
+        pool.shutdown()
+        let consumer = RecordingConsumer()
+        let exchange = TransportExchange(request: request, consumer: consumer, pool: pool)
+        try #require(exchange.attach(connection))
+        connection.execute(exchange, isReused: false)
+        loop.run()
+        #expect(!consumer.finished && consumer.error == nil, "the body's end waits for a window update")
+
+        let refused = HTTP2RawFrame.frame(
+            type: HTTP2RawFrame.FrameType.rstStream, streamID: 1, payload: [0, 0, 0, 0x7])  // REFUSED_STREAM
+        try channel.writeInbound(ByteBuffer(bytes: refused))
+        loop.run()
+        #expect(consumer.events.last == .failed(.cancelled))
+        #expect(consumer.error?.detail == "the session was invalidated")
+        #expect(channel.isActive, "a refused stream leaves the connection open")
     }
 }

@@ -2,6 +2,7 @@ import CourierHTTP
 import Foundation
 import NIOCore
 import NIOHTTP1
+import NIOHTTP2
 import NIOSSL
 
 /// Runs one exchange at a time on an HTTP/1.1 connection, or the one exchange of an HTTP/2 stream, and streams its
@@ -598,8 +599,16 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     /// Sending the request failed. On a reused connection (or stream of one) that closed under it before any
     /// response byte, an idempotent request is sent again on a new connection, as when the close is noticed first.
-    private func requestWriteFailed(_ error: TransferError) {
+    private func requestWriteFailed(_ error: TransferError, cause: any Error) {
         guard case .active(let active) = state else { return }
+        if isStream, cause is NIOHTTP2Errors.StreamClosed {
+            // NIOHTTP2 fails a stream's pending writes (a body held back by flow control) as the stream closes, before
+            // the stream's channel hears of the close, which follows in the same turn (`errorCaught`, then
+            // `channelInactive`). The close decides: only it tells a stream the server refused (`REFUSED_STREAM`) or
+            // a GOAWAY left unprocessed, which goes to another connection whatever its method (RFC 9113 §8.7). Failed
+            // here, such an upload would end as a lost connection. (The request timer still runs meanwhile.)
+            return
+        }
         let closedUnderneath = !(context?.channel.isActive ?? false)
         let retryable =
             closedUnderneath && active.isReused && !active.headReceived && active.exchange.request.isIdempotent
@@ -644,7 +653,7 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
             body: request.body, context: context, endpoint: endpoint, expectsContinue: expectsContinue)
         writer.onProgress = { [weak self] count, total in self?.didSendBody(count: count, total: total) }
         writer.onEnded = { [weak self] in self?.recordRequestEnd() }
-        writer.onFailed = { [weak self] error in self?.requestWriteFailed(error) }
+        writer.onFailed = { [weak self] error, cause in self?.requestWriteFailed(error, cause: cause) }
         return writer
     }
 

@@ -41,8 +41,9 @@ final class HTTP1RequestBodyWriter {
     var onProgress: ((Int64, Int64) -> Void)?
     /// The whole request is written.
     var onEnded: (() -> Void)?
-    /// Writing the body failed.
-    var onFailed: ((TransferError) -> Void)?
+    /// Writing the body failed: the failure to report, and the error behind it (the same when it was already a
+    /// `TransferError`), which tells an HTTP/2 stream's close from other failures.
+    var onFailed: ((TransferError, any Error) -> Void)?
 
     init(body: TransportRequestBody, context: ChannelHandlerContext, endpoint: Endpoint, expectsContinue: Bool) {
         self.body = body
@@ -253,7 +254,7 @@ final class HTTP1RequestBodyWriter {
         abandon()
         let transfer =
             error as? TransferError ?? TransportErrorMapping.exchangeError(error, endpoint: endpoint)
-        onFailed?(transfer)
+        onFailed?(transfer, error)
     }
 
     private func releaseReader() {
