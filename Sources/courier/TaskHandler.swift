@@ -237,6 +237,7 @@ final class TaskHandler: @unchecked Sendable {
         else {
             return (.performDefaultHandling, nil)
         }
+        verboseLog?.noteAnswered(scheme: space.authenticationMethod, proxy: isProxy)
         return (
             .useCredential, URLCredential(user: credentials.user, password: credentials.password, persistence: .none)
         )

@@ -9,6 +9,10 @@ final class VerboseLog: Sendable {
     private let board: ProgressBoard
     /// The subject of each host's certificate, from the server-trust challenge.
     private let certificateSubjects = NIOLockedValueBox<[String: String]>([:])
+    /// The challenges the command answered (`-u`, `--proxy-user`): the field the session then adds (`Authorization`
+    /// or `Proxy-Authorization`) and its scheme. The metrics show requests without a credential the session added,
+    /// as `currentRequest` does, so the log adds the field back, masked, to the requests after the challenge.
+    private let answeredFields = NIOLockedValueBox<[String: String]>([:])
 
     init(board: ProgressBoard) {
         self.board = board
@@ -19,8 +23,18 @@ final class VerboseLog: Sendable {
         certificateSubjects.withLockedValue { $0[host] = subject }
     }
 
+    /// Notes that the command answered a challenge of `scheme` (`NSURLAuthenticationMethodHTTPBasic`, …) for a
+    /// proxy or the origin.
+    func noteAnswered(scheme: String, proxy: Bool) {
+        let name = scheme == NSURLAuthenticationMethodHTTPDigest ? "Digest" : "Basic"
+        answeredFields.withLockedValue { $0[proxy ? "Proxy-Authorization" : "Authorization"] = name }
+    }
+
     func log(_ metrics: URLSessionTaskMetrics) {
         var lines: [String] = []
+        let answered = answeredFields.withLockedValue { $0 }
+        // The fields a challenge met so far asks for: 401 → Authorization (same origin only), 407 → the proxy's.
+        var challenged: [String: URL] = [:]
         for transaction in metrics.transactionMetrics {
             let request = transaction.request
             let host = request.url?.host ?? ""
@@ -45,11 +59,20 @@ final class VerboseLog: Sendable {
             if !fields.keys.contains(where: { $0.lowercased() == "host" }), let url = request.url, let host = url.host {
                 fields["Host"] = url.port.map { "\(host):\($0)" } ?? host
             }
+            for (name, origin) in challenged where fields[name] == nil {
+                guard let scheme = answered[name], let url = request.url,
+                    name == "Proxy-Authorization" || Self.sameOrigin(url, origin)
+                else { continue }
+                fields[name] = "\(scheme) credential"
+            }
             for (name, value) in fields.sorted(by: { $0.key < $1.key }) {
                 lines.append("> \(name): \(Self.mask(name: name, value: value))")
             }
             lines.append(">")
             if let response = transaction.response as? HTTPURLResponse {
+                if let url = request.url, response.statusCode == 401 || response.statusCode == 407 {
+                    challenged[response.statusCode == 401 ? "Authorization" : "Proxy-Authorization"] = url
+                }
                 lines.append("< \(Self.label(transaction.networkProtocolName)) \(response.statusCode)")
                 for (name, value) in response.allHeaderFields.sorted(by: { "\($0.key)" < "\($1.key)" }) {
                     lines.append("< \(name): \(Self.mask(name: "\(name)", value: "\(value)"))")
@@ -107,5 +130,10 @@ final class VerboseLog: Sendable {
         default:
             return value
         }
+    }
+
+    private static func sameOrigin(_ a: URL, _ b: URL) -> Bool {
+        a.scheme?.lowercased() == b.scheme?.lowercased() && a.host?.lowercased() == b.host?.lowercased()
+            && a.port == b.port
     }
 }
