@@ -398,14 +398,18 @@ final class TaskEventAdapter: TaskEventSink, TaskHost {
         let session = dataTask.session
         let url = dataTask.currentRequest?.url ?? dataTask.originalRequest?.url
         let port = url?.port ?? (url?.scheme?.lowercased() == "https" ? 443 : 80)
+        // The task's own delegate carries over, as for `.becomeDownload`: the stream task's events (its sides
+        // closing, its completion) go to the delegate the app gave the data task, not only to the session's.
         let streamTask = URLSessionStreamTask(
             session: session, adopting: upgraded, hostName: url?.host ?? "", port: port,
-            identifier: session.registry.nextIdentifier())
+            identifier: session.registry.nextIdentifier(), delegate: dataTask.delegate)
         session.registry.replace(dataTask, with: streamTask)
         dataTask.endSilently(removeFromSession: false)
         let dataDelegate = dataTask.resolvedDelegate(URLSessionDataDelegate.self)
         session.dispatcher.async {
             dataDelegate?.urlSession(session, dataTask: dataTask, didBecome: streamTask)
+            // The data task has ended: it lets go of its delegate as a completed task does; the stream task holds it.
+            dataTask.releaseDelegate()
         }
     }
 

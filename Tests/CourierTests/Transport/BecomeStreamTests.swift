@@ -115,6 +115,39 @@ struct BecomeStreamTests {
         #expect((streamTask.error as? URLError)?.code == .networkConnectionLost)
     }
 
+    /// The data task's own delegate (no session delegate at all) answers `.becomeStream`: the stream task's events
+    /// must reach that delegate, as `.becomeDownload`'s do, or the app never hears the stream task complete. Before,
+    /// the stream task was made without it and its completion went to the session's delegate (here: nobody).
+    @Test func theTaskDelegateCarriesOverToTheStreamTask() async throws {
+        let server = MockTCPServer(
+            mode: .script([
+                .receive(atLeast: 1),
+                .send("HTTP/1.1 101 Switching Protocols\r\nUpgrade: echo/1\r\nConnection: Upgrade\r\n\r\n"),
+                // Long enough for a loaded machine; the test ends the connection itself.
+                .wait(.seconds(30)),
+            ]))
+        try await server.start()
+        defer { Task { await server.shutdown() } }
+        let delegate = Delegate()
+        let session = makeSession()
+        defer { session.invalidateAndCancel() }
+        var request = URLRequest(url: try #require(URL(string: "http://127.0.0.1:\(server.port)/switch")))
+        request.setValue("echo/1", forHTTPHeaderField: "Upgrade")
+        request.setValue("Upgrade", forHTTPHeaderField: "Connection")
+        let dataTask = session.dataTask(with: request)
+        dataTask.delegate = delegate
+        dataTask.resume()
+        try await waitUntil { delegate.streamTask.withLockedValue { $0 } != nil }
+        let streamTask = try #require(delegate.streamTask.withLockedValue { $0 })
+        #expect(streamTask.delegate === delegate)
+        // The data task let go of the delegate; the stream task holds it now.
+        try await waitUntil { dataTask.delegate == nil }
+        streamTask.cancel()
+        let expected = "\(streamTask.taskIdentifier) \(URLError.Code.cancelled.rawValue)"
+        try await waitUntil { delegate.completions.withLockedValue { $0 }.contains(expected) }
+        #expect(delegate.completions.withLockedValue { $0 }.contains(expected))
+    }
+
     @Test func becomeStreamWithoutASwitchedConnectionFailsClearly() async throws {
         try await withServer { server in
             server.route("/plain", response: .ok("not switched"))

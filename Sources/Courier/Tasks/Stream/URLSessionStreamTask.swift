@@ -49,7 +49,14 @@ open class URLSessionStreamTask: URLSessionTask, @unchecked Sendable {
     }
 
     /// A stream task over a connection a data task handed over (`.becomeStream`): already running, no connect.
-    init(session: URLSession, adopting upgraded: UpgradedConnection, hostName: String, port: Int, identifier: Int) {
+    ///
+    /// `delegate` is the data task's own delegate, which carries over as on Darwin. It is set here, before the
+    /// connection is adopted: from then on the connection's events (a close, a failure) may complete the task at
+    /// once, and set afterwards they would go to the session's delegate instead.
+    init(
+        session: URLSession, adopting upgraded: UpgradedConnection, hostName: String, port: Int, identifier: Int,
+        delegate: (any URLSessionTaskDelegate)?
+    ) {
         self.hostName = hostName
         self.port = port
         let relay = StreamEventRelay()
@@ -59,7 +66,10 @@ open class URLSessionStreamTask: URLSessionTask, @unchecked Sendable {
             session: session, request: URLRequest(url: Self.url(host: hostName, port: port)), identifier: identifier,
             completionMode: .delegate)
         relay.attach(self)
-        _ = mutable.withLock { $0.lifecycle.resume() }
+        mutable.withLock { state in
+            state.delegate = delegate
+            _ = state.lifecycle.resume()
+        }
         connection.adopt(upgraded)
     }
 
