@@ -31,7 +31,10 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
         let bodyWriter: HTTP1RequestBodyWriter?
         /// The end of a request without a body was written.
         var endWritten = false
-        var headReceived = false
+        /// A head arrived, an informational one included: the server answered this request, so it is never sent
+        /// again on another connection (the app would see its `103 Early Hints` twice, and the server would act on
+        /// a request it already took on). A stale keep-alive connection closes before any response.
+        var responseStarted = false
         /// The response's body ends where the connection closes (no length, not chunked): over TLS only a close
         /// with `close_notify` completes it.
         var endsAtClose = false
@@ -273,6 +276,7 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
         guard case .active(let active) = state else { return }
         switch part {
         case .head(let head):
+            active.responseStarted = true
             if head.status.code >= 100 && head.status.code < 200 && head.status.code != 101 {
                 // Informational responses are never delivered as the response; 100 Continue is the body writer's.
                 if head.status.code == 100 {
@@ -288,7 +292,6 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 // handshake) gets it at the end of this head; for any other it is a server's mistake.
                 let asked = active.exchange.request.headers.contains { HeaderName.equal($0.0, "Upgrade") }
                 if asked, active.exchange.request.upgrade != nil, !isStream, active.drainBudget == nil {
-                    active.headReceived = true
                     active.switchingProtocols = true
                     active.timeline?.responseStart = Date()
                     cancelRequestTimer()
@@ -312,7 +315,6 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 return
             }
             active.bodyWriter?.finalResponseArrived()
-            active.headReceived = true
             active.endsAtClose =
                 !isStream
                 && ResponseBodyFraming.endsAtClose(
@@ -527,8 +529,8 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
         let mapped = streamFailure?(error) ?? TransportErrorMapping.exchangeError(error, endpoint: endpoint)
         // A reset on a reused connection before any response byte is the same stale keep-alive case as a close.
         let staleConnection =
-            error is IOError && active.isReused && !active.headReceived && active.exchange.request.isIdempotent
-        let unprocessedStream = isStream && !active.headReceived && streamWasUnprocessed?(error) == true
+            error is IOError && active.isReused && !active.responseStarted && active.exchange.request.isIdempotent
+        let unprocessedStream = isStream && !active.responseStarted && streamWasUnprocessed?(error) == true
         fail(mapped, retryable: staleConnection || unprocessedStream)
     }
 
@@ -571,7 +573,7 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
             active.bodyWriter?.abandon()
             state = .closed
             storeTimeline(of: active)
-            let retryable = active.isReused && !active.headReceived && active.exchange.request.isIdempotent
+            let retryable = active.isReused && !active.responseStarted && active.exchange.request.isIdempotent
             active.exchange.connectionFailed(
                 .networkConnectionLost("the connection to \(endpoint) closed before the response ended"),
                 retryable: retryable
@@ -611,7 +613,7 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
         }
         let closedUnderneath = !(context?.channel.isActive ?? false)
         let retryable =
-            closedUnderneath && active.isReused && !active.headReceived && active.exchange.request.isIdempotent
+            closedUnderneath && active.isReused && !active.responseStarted && active.exchange.request.isIdempotent
         fail(error, retryable: retryable)
     }
 

@@ -58,6 +58,31 @@ struct InformationalResponseTests {
         }
     }
 
+    /// A reused keep-alive connection that closes after a `103`: the server answered the request, so this is no
+    /// stale connection and the request is not sent again on a new one. Before, the close before the final head
+    /// counted as a stale connection, the GET went out a second time, and the app saw the server's `103` twice.
+    @Test func aConnectionClosedAfterEarlyHintsIsNotRetried() async throws {
+        try await withServer { server in
+            server.route("/first", response: .ok("one"))
+            server.route(
+                "/hints-then-close", response: .raw("HTTP/1.1 103 Early Hints\r\nLink: </a.css>; rel=preload\r\n\r\n"))
+            let session = makeSession()
+            defer { session.finishTasksAndInvalidate() }
+            // Leaves a keep-alive connection in the pool, which the next request reuses.
+            let first = await session.runDataTask(server.url("/first"))
+            #expect(first.http?.statusCode == 200)
+            let delegate = InformationalDelegate()
+            let task = session.dataTask(with: server.url("/hints-then-close"))
+            task.delegate = delegate
+            task.resume()
+            await delegate.done.wait()
+            #expect(delegate.events.withLockedValue { $0 } == ["informational 103 queue=true", "complete false"])
+            #expect((task.error as? URLError)?.code == .networkConnectionLost)
+            #expect(server.requests(path: "/hints-then-close").count == 1)
+            #expect(server.connectionCount == 1)
+        }
+    }
+
     @Test func aCompletionHandlerTaskIgnoresThemAndGetsTheFinalResponse() async throws {
         try await withServer { server in
             var response = MockResponse.ok("final")
