@@ -314,6 +314,29 @@ struct HTTP1ClientHandlerInformationalTests {
     }
 }
 
+extension HTTP1ClientHandlerInformationalTests {
+    /// Informational heads without end (each restarts the request timeout, so a server sending `102 Processing` for
+    /// ever kept the task alive until its resource timeout): past ``InformationalResponseLimit/maximumCount`` the
+    /// exchange fails with `badServerResponse` and the connection closes. Up to the limit they are delivered.
+    @Test func informationalHeadsPastTheLimitFailTheExchange() throws {
+        let harness = try HTTP1Harness()
+        let consumer = RecordingConsumer()
+        _ = try harness.start(HTTP1TestPipeline.request(), consumer: consumer)
+        let limit = InformationalResponseLimit.maximumCount
+        for _ in 0..<limit {
+            try harness.receive("HTTP/1.1 102 Processing\r\n\r\n")
+        }
+        #expect(consumer.events == Array(repeating: RecordingConsumer.Event.informational(102), count: limit))
+        #expect(harness.channel.isActive)
+        try harness.receive("HTTP/1.1 102 Processing\r\n\r\n")
+        #expect(consumer.events.last == .failed(.badServerResponse))
+        #expect(consumer.events.count == limit + 1)
+        #expect(!harness.channel.isActive)
+        #expect(harness.reusableCount == 0)
+        try harness.finish()
+    }
+}
+
 @Suite("HTTP1ClientHandler: trailers")
 struct HTTP1ClientHandlerTrailerTests {
     /// A chunked response with trailer fields ends normally, the connection is reusable, and the trailer fields

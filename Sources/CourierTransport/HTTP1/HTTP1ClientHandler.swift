@@ -35,6 +35,8 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
         /// again on another connection (the app would see its `103 Early Hints` twice, and the server would act on
         /// a request it already took on). A stale keep-alive connection closes before any response.
         var responseStarted = false
+        /// The informational (1xx) heads received so far; bounded (``InformationalResponseLimit``).
+        var informationalCount = 0
         /// The response's body ends where the connection closes (no length, not chunked): over TLS only a close
         /// with `close_notify` completes it.
         var endsAtClose = false
@@ -278,6 +280,17 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
         case .head(let head):
             active.responseStarted = true
             if head.status.code >= 100 && head.status.code < 200 && head.status.code != 101 {
+                // Each one restarted the request timeout: without a bound, a server that sends them for ever would
+                // keep the task alive until its resource timeout.
+                active.informationalCount += 1
+                if InformationalResponseLimit.isExceeded(by: active.informationalCount) {
+                    fail(
+                        .badServerResponse(
+                            "the server sent more than \(InformationalResponseLimit.maximumCount) informational (1xx) "
+                                + "responses without a final one"),
+                        retryable: false)
+                    return
+                }
                 // Informational responses are never delivered as the response; 100 Continue is the body writer's.
                 if head.status.code == 100 {
                     active.bodyWriter?.continueReceived()

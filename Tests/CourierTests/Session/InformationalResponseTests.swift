@@ -83,6 +83,28 @@ struct InformationalResponseTests {
         }
     }
 
+    /// A server that sends informational responses without end never gets to keep the task: each one restarted the
+    /// request timeout, so `102 Processing` for ever kept it alive until its resource timeout (a week by default).
+    /// Past the limit the task fails with `badServerResponse`; a response at the limit still arrives.
+    @Test(arguments: [100, 101])
+    func endlessInformationalResponsesFailTheTask(count: Int) async throws {
+        try await withServer { server in
+            var response = MockResponse.ok("final")
+            response.informational = Array(repeating: (status: 102, headers: []), count: count)
+            server.route("/processing", response: response)
+            let session = makeSession()
+            defer { session.finishTasksAndInvalidate() }
+            let outcome = await session.runDataTask(server.url("/processing"))
+            if count <= 100 {
+                #expect(outcome.http?.statusCode == 200)
+                #expect(outcome.data == Data("final".utf8))
+            } else {
+                #expect(outcome.urlError?.code == .badServerResponse)
+                #expect(outcome.urlError?.localizedDescription.contains("informational") == true)
+            }
+        }
+    }
+
     @Test func aCompletionHandlerTaskIgnoresThemAndGetsTheFinalResponse() async throws {
         try await withServer { server in
             var response = MockResponse.ok("final")
