@@ -190,7 +190,11 @@ final class HTTP1RequestBodyWriter {
             case .success(.some(let buffer)):
                 self.totalRead += Int64(buffer.readableBytes)
                 if case .stream(.some(let length), _) = self.body, self.totalRead > length {
-                    self.fail(TransferError.badURL("the request body is longer than its Content-Length (\(length))"))
+                    // The body stream broke its request, as a failed or overlong read does: the code the engine
+                    // gives those (`InputStreamBodySource`), not `badURL`, whose text says "unsupported URL".
+                    self.fail(
+                        TransferError.requestBodyStreamExhausted(
+                            "the request body stream is longer than the \(length) bytes its Content-Length declares"))
                     return
                 }
                 if buffer.readableBytes > 0 { self.readAhead = buffer }
@@ -216,7 +220,10 @@ final class HTTP1RequestBodyWriter {
     /// The source is exhausted and everything read was written: check the length and end the request.
     private func endStream() {
         if case .stream(.some(let length), _) = body, totalSent != length {
-            fail(TransferError.badURL("the request body ended after \(totalSent) of \(length) bytes"))
+            fail(
+                TransferError.requestBodyStreamExhausted(
+                    "the request body stream ended after \(totalSent) of the \(length) bytes its Content-Length "
+                        + "declares"))
             return
         }
         releaseReader()

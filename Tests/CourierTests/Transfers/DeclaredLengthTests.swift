@@ -41,6 +41,24 @@ struct DeclaredLengthTests {
         }
     }
 
+    /// A stream longer or shorter than its declared length fails with the code of a body stream that broke its
+    /// request (`requestBodyStreamExhausted`, as for a failed read), and a description that says so. Before, both
+    /// failed with `badURL`, a code that means the URL, and whose usual text is "unsupported URL".
+    @Test(arguments: [512 * 1024 + 1_000, 1_000])
+    func aStreamThatDisagreesWithItsContentLengthFailsClearly(streamLength: Int) async throws {
+        try await withServer { server in
+            server.route("/p", method: "POST", response: .status(201))
+            let declared = 512 * 1024
+            var request = URLRequest(url: server.url("/p"))
+            request.httpMethod = "POST"
+            request.setValue(String(declared), forHTTPHeaderField: "Content-Length")
+            request.httpBodyStream = InputStream(data: MockBody.patternBytes(offset: 0, count: streamLength))
+            let outcome = await makeSession { $0.timeoutIntervalForRequest = 30 }.runDataTask(request)
+            #expect(outcome.urlError?.code == .requestBodyStreamExhausted)
+            #expect(outcome.urlError?.localizedDescription.contains("Content-Length declares") == true)
+        }
+    }
+
     /// A stream exactly as long as its declared length still goes out whole.
     @Test func aStreamAsLongAsItsContentLengthIsSent() async throws {
         try await withServer { server in
