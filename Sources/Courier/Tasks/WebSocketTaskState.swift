@@ -155,10 +155,15 @@ struct WebSocketTaskState {
     /// The connection ended: the close code and reason are recorded, and what waited is handed back to fail
     /// (messages already held can still be received). Later receives, sends and pings fail with `receiveError`
     /// alike: after a clean close, Darwin's `ENOTCONN` for each of them, not a lost connection for the sends.
+    ///
+    /// After a close handshake, `closeCode` and `closeReason` both come from the close the connection reports — the
+    /// one the delegate's `didCloseWith` hears — never one from each side: when the server's close crossed the app's
+    /// `cancel(with:reason:)`, the server's close is the one that happened (the app's closed nothing), and its reason
+    /// goes with its code even when that code has no `CloseCode` (then `.invalid`) or its reason is empty.
     mutating func closed(_ closure: WebSocketClosure, receiveError: any Error) -> Waiting {
         if let code = closure.code {
-            closeCode = URLSessionWebSocketTask.CloseCode(rawValue: Int(code)) ?? closeCode
-            if !closure.reason.isEmpty { closeReason = Data(closure.reason) }
+            closeCode = URLSessionWebSocketTask.CloseCode(rawValue: Int(code)) ?? .invalid
+            closeReason = closure.reason.isEmpty ? nil : Data(closure.reason)
         }
         phase = .closed(receiveError)
         defer {

@@ -213,6 +213,36 @@ struct WebSocketTaskTests {
         }
     }
 
+    /// The server's close crosses the app's `cancel(with:reason:)`: the server's close frame reached the connection
+    /// first (it answered it), so the app's close sent nothing, and the server's close is the one that happened.
+    /// `closeCode` and `closeReason` then both describe it, as `didCloseWith` does. Before the fix they mixed the two
+    /// closes: a server code without a `CloseCode` (4000) kept the app's code next to the server's reason, and a server
+    /// close without a reason kept the app's reason next to the server's code.
+    @Test(arguments: [(UInt16(4000), "server leaving"), (UInt16(1000), "")])
+    func aServerCloseThatCrossesTheAppsCloseGivesItsCodeAndReasonTogether(code: UInt16, reason: String)
+        async throws
+    {
+        // The server closes, records the client's answer without answering it and keeps the connection open: the
+        // client's 5 s close timeout ends the connection, which leaves the app time to ask for its own close.
+        let close = MockWebSocketFrame.bytes(
+            opcode: MockWebSocketFrame.Opcode.close,
+            payload: MockWebSocketFrame.closePayload(code: code, reason: reason))
+        let endpoint = MockWebSocketEndpoint(behaviour: .script([.ignoreClose, .sendRaw(close), .wait(.seconds(30))]))
+        try await withWebSocket(endpoint, at: "/ws") { task, recorder, server in
+            let answer = await server.waitForWebSocketMessages(path: "/ws", count: 1)
+            #expect(answer == [.close(code: code, reason: "")])
+            task.cancel(with: .goingAway, reason: Data("app leaving".utf8))
+            try await recorder.completion(timeout: .seconds(25))
+            let expectedCode = URLSessionWebSocketTask.CloseCode(rawValue: Int(code)) ?? .invalid
+            let expectedReason: String? = reason.isEmpty ? nil : reason
+            #expect(recorder.events == [.opened(nil), .closed(expectedCode, expectedReason), .completed(nil)])
+            #expect(task.closeCode == expectedCode)
+            #expect(task.closeReason == expectedReason.map { Data($0.utf8) })
+            // The app's close never went out: the client's only close frame is its answer.
+            #expect(server.webSocketMessages(path: "/ws") == [.close(code: code, reason: "")])
+        }
+    }
+
     /// Once the connection closed cleanly, a send and a ping fail as a receive does: with Darwin's `ENOTCONN`
     /// ("Socket is not connected"), not as a lost connection.
     @Test func sendsAndPingsAfterACleanCloseFailWithNotConnected() async throws {
