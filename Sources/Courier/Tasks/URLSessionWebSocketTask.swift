@@ -285,7 +285,7 @@ open class URLSessionWebSocketTask: URLSessionTask, @unchecked Sendable {
         }
         let receiveError: any Error = Self.socketError(closure.error)
         let waiting = socket.withLockedValue { $0.closed(closure, receiveError: receiveError) }
-        fail(waiting, receiveError: receiveError, sendError: closure.error ?? .networkConnectionLost("closed"))
+        fail(waiting, receiveError: receiveError, sendError: closure.error ?? WebSocketConnection.notConnected)
         if let code = closure.code, closure.error == nil {
             TaskEventAdapter.webSocketClosed(
                 self, code: CloseCode(rawValue: Int(code)) ?? .invalid,
@@ -315,9 +315,11 @@ open class URLSessionWebSocketTask: URLSessionTask, @unchecked Sendable {
     }
 
     /// The error a send, receive or ping reports once the connection is gone: Darwin's `ENOTCONN` ("Socket is not
-    /// connected") after a close, `EMSGSIZE` after a message over the limit, else the failure as a `URLError`.
+    /// connected") after a close — and for a send or a ping once a close handshake began, when no data frame may go
+    /// out any more (``WebSocketConnection/notConnected``) — `EMSGSIZE` after a message over the limit, else the
+    /// failure as a `URLError`.
     static func socketError(_ error: TransferError?) -> any Error {
-        guard let error else { return POSIXError(.ENOTCONN) }
+        guard let error, error != WebSocketConnection.notConnected else { return POSIXError(.ENOTCONN) }
         if error.urlErrorCode == .dataLengthExceedsMaximum { return POSIXError(.EMSGSIZE) }
         return URLErrorMapping.urlError(from: error, failingURL: nil)
     }

@@ -70,9 +70,13 @@ final class WebSocketClientHandler: ChannelDuplexHandler {
     }
 
     /// Why a send or a ping cannot go out: the failure that is ending the connection (an abort's `cancelled`, a
-    /// protocol violation) once it is known, as the owner reports it after the end, else a closed connection.
+    /// protocol violation) once it is known, as the owner reports it after the end; once a close handshake began
+    /// or ended cleanly, ``WebSocketConnection/notConnected``, as the owner reports a send after a clean close;
+    /// else a closed connection.
     private var notOpen: TransferError {
-        closure?.error ?? .networkConnectionLost("the WebSocket connection is closed")
+        if let closure { return closure.error ?? WebSocketConnection.notConnected }
+        if case .closeSent = phase { return WebSocketConnection.notConnected }
+        return .networkConnectionLost("the WebSocket connection is closed")
     }
 
     // MARK: - Commands
@@ -285,7 +289,8 @@ final class WebSocketClientHandler: ChannelDuplexHandler {
         let pending = pings
         pings = []
         pingPayloads.removeAll()
-        for ping in pending { ping(result.error ?? .networkConnectionLost("the WebSocket connection closed")) }
+        // After a clean close, a ping still waiting for its pong fails as a receive still waiting does.
+        for ping in pending { ping(result.error ?? WebSocketConnection.notConnected) }
         let delegate = self.delegate
         delegate.webSocketDidClose(result)
     }

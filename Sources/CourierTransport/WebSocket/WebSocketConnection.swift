@@ -14,6 +14,12 @@ public final class WebSocketConnection: Sendable {
     /// How long the client waits for the server's close frame (or its closing the connection) after sending one.
     public static let closeTimeout: TimeAmount = .seconds(5)
 
+    /// What a send or a ping fails with once a close handshake began — the client's close frame went out, or the
+    /// server's came in — or ended cleanly: no data frame may follow a close frame (RFC 6455 §5.5.1). The owner
+    /// reports it as it reports a send after the close (Darwin's `ENOTCONN`), not as a lost connection.
+    public static let notConnected = TransferError.networkConnectionLost(
+        "the WebSocket connection is closing or closed")
+
     private init(channel: any Channel, maximumMessageSize: Int, delegate: any WebSocketConnectionDelegate) {
         self.channel = channel
         self.handler = NIOLoopBoundBox.makeBoxSendingValue(

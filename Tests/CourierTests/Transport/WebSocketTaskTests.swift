@@ -261,6 +261,34 @@ struct WebSocketTaskTests {
         }
     }
 
+    /// While a close handshake runs — the app's close went out and the server has not answered, or the server's
+    /// came in and the client answered it — no data frame may go out (RFC 6455 §5.5.1): a send and a ping fail as
+    /// after the close, with Darwin's `ENOTCONN`. Before the fix they failed as a lost connection
+    /// (`URLError(.networkConnectionLost)`) until the connection's end came back, and with `ENOTCONN` after.
+    @Test(arguments: [false, true])
+    func sendsAndPingsDuringTheCloseHandshakeFailWithNotConnected(serverCloses: Bool) async throws {
+        // The server leaves the handshake open (the client's 5 s close timeout ends it), so the sends below are made
+        // while it runs.
+        let close = MockWebSocketFrame.bytes(
+            opcode: MockWebSocketFrame.Opcode.close, payload: MockWebSocketFrame.closePayload(code: 1000))
+        let steps: [MockWebSocketStep] =
+            serverCloses ? [.ignoreClose, .sendRaw(close), .wait(.seconds(30))] : [.ignoreClose, .wait(.seconds(30))]
+        try await withWebSocket(MockWebSocketEndpoint(behaviour: .script(steps)), at: "/ws") { task, _, server in
+            if serverCloses {
+                // The client answered the server's close.
+                let answer = await server.waitForWebSocketMessages(path: "/ws", count: 1)
+                #expect(answer == [.close(code: 1000, reason: "")])
+            } else {
+                try await task.sendPing()
+                task.cancel(with: .normalClosure, reason: nil)
+            }
+            let sendError = await #expect(throws: POSIXError.self) { try await task.send(.string("late")) }
+            #expect(sendError?.code == .ENOTCONN)
+            let pingError = await #expect(throws: POSIXError.self) { try await task.sendPing() }
+            #expect(pingError?.code == .ENOTCONN)
+        }
+    }
+
     /// A close frame without a status code is a close handshake all the same: the delegate hears it with 1005
     /// (RFC 6455 §7.1.5: the close code is then "considered to be 1005"), `closeCode` says so, and the task ends
     /// without an error. (The server here closes TCP once the client answered, without a second close frame.)
