@@ -163,7 +163,7 @@ open class URLSessionWebSocketTask: URLSessionTask, @unchecked Sendable {
 
     /// Closes the WebSocket with a close handshake: `closeCode` and `reason` go to the server, and the task
     /// completes (without an error) once the server answered, or after 5 s. Before the connection opened, the
-    /// handshake is cancelled.
+    /// handshake is cancelled: no close frame goes out, and ``closeCode`` stays `.invalid`.
     open func cancel(with closeCode: CloseCode, reason: Data?) {
         let connection = socket.withLockedValue { $0.closeAsked(code: closeCode, reason: reason) }
         guard let connection else {

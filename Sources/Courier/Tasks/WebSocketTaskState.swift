@@ -51,16 +51,17 @@ struct WebSocketTaskState {
     }
 
     /// `cancel(with:reason:)`: records `code` and `reason` — those of the first close asked for, and only while the
-    /// connection has not ended: after that they are the close that happened, and a later call closes nothing — and
-    /// hands back the open connection to close, if there is one.
+    /// connection is open: after it ended they are the close that happened, and a later call closes nothing; before
+    /// it opened the handshake is cancelled and no close frame goes out, so `closeCode` stays `.invalid`, as on
+    /// Darwin when no close happened — and hands back the open connection to close, if there is one.
     mutating func closeAsked(code: URLSessionWebSocketTask.CloseCode, reason: Data?) -> WebSocketConnection? {
-        if case .closed = phase { return nil }
+        guard case .open(let connection) = phase else { return nil }
         if !closeWasAsked {
             closeWasAsked = true
             closeCode = code
             closeReason = reason
         }
-        return openConnection
+        return connection
     }
 
     enum Outgoing {
