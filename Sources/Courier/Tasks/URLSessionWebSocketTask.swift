@@ -68,7 +68,8 @@ open class URLSessionWebSocketTask: URLSessionTask, @unchecked Sendable {
     }
 
     /// The largest message accepted, in bytes (Darwin's default is 1 MiB). A larger one ends the task with close
-    /// code 1009. Set it before `resume()`.
+    /// code 1009. Set it before `resume()`. Zero or less sets no limit, as a maximum message size of 0 does in the
+    /// Network framework Darwin's WebSocket tasks run on.
     open var maximumMessageSize: Int {
         get { socket.withLockedValue { $0.maximumMessageSize } }
         set { socket.withLockedValue { $0.maximumMessageSize = newValue } }
@@ -236,7 +237,9 @@ open class URLSessionWebSocketTask: URLSessionTask, @unchecked Sendable {
         // event loop (a server that hung up right after its 101), and that must come after `didOpenWithProtocol`.
         TaskEventAdapter.webSocketOpened(self, protocol: chosen.isEmpty ? nil : chosen)
         let bridge = WebSocketTaskBridge(task: self)
-        let size = maximumMessageSize
+        // No limit for zero or less (see `maximumMessageSize`): taken literally, a negative limit refused every
+        // message, even an empty one, and 0 every message but an empty one.
+        let size = maximumMessageSize > 0 ? maximumMessageSize : Int.max
         let connection = WebSocketConnection.start(upgraded, maximumMessageSize: size, delegate: bridge)
         let opened = socket.withLockedValue { $0.opened(connection) }
         for (message, done) in opened.sends { connection.send(message, completion: done) }

@@ -337,6 +337,34 @@ struct WebSocketTaskTests {
         }
     }
 
+    /// A `maximumMessageSize` of zero or less sets no limit, as a maximum message size of 0 does in the Network
+    /// framework: an empty message and one over the default 1 MiB both arrive. Before the fix the size was taken
+    /// literally: -1 refused even the empty message, and 0 every message but an empty one (both with 1009).
+    @Test(arguments: [0, -1])
+    func aMaximumMessageSizeOfZeroOrLessSetsNoLimit(size: Int) async throws {
+        try await withServer { server in
+            let big = Data((0..<((1 << 20) + 1)).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+            server.webSocket("/ws", endpoint: .script(.send(text: ""), .send(data: big), .wait(.seconds(30))))
+            let session = makeSession()
+            defer { session.invalidateAndCancel() }
+            let task = session.webSocketTask(with: try Self.webSocketURL(server, "/ws"))
+            task.maximumMessageSize = size
+            task.resume()
+            guard case .string(let empty) = try await task.receive() else {
+                Issue.record("not a text message")
+                return
+            }
+            #expect(empty.isEmpty)
+            guard case .data(let received) = try await task.receive() else {
+                Issue.record("not a binary message")
+                return
+            }
+            #expect(received == big)
+            #expect(task.maximumMessageSize == size)
+            #expect(task.closeCode == .invalid)
+        }
+    }
+
     @Test func tenThousandSmallMessagesArriveInOrder() async throws {
         try await withWebSocket(.echo, at: "/echo") { task, recorder, server in
             let count = 10_000
