@@ -106,7 +106,9 @@ struct TransferSettings: Sendable {
         let text = proxy.contains("://") ? proxy : "http://" + proxy
         guard let url = URL(string: text), let host = url.host, !host.isEmpty, let scheme = url.scheme?.lowercased()
         else {
-            throw CLIError("--proxy must look like http://host:port or socks5://host:port, not \(proxy)", exitCode: 5)
+            // The text as given may hold a password (a typo in `http://user:password@proxy:3128`): named without it.
+            let named = proxyTextWithoutCredentials(proxy)
+            throw CLIError("--proxy must look like http://host:port or socks5://host:port, not \(named)", exitCode: 5)
         }
         var dictionary = ["ExceptionsList": exceptions.joined(separator: ",")]
         switch scheme {
@@ -127,6 +129,24 @@ struct TransferSettings: Sendable {
             throw CLIError("--proxy supports http:// and socks5:// proxies, not \(scheme)://", exitCode: 5)
         }
         return dictionary
+    }
+
+    /// `proxy` as text for a message, without the user info a password may be in: what lies between the scheme's
+    /// `://` (or the start, without a scheme) and the last `@` goes, as `URL.textWithoutCredentials()` drops it from a
+    /// URL — also when the text is not a valid URL, as a `--proxy` that is refused often is, with a real password.
+    static func proxyTextWithoutCredentials(_ proxy: String) -> String {
+        guard let at = proxy.lastIndex(of: "@") else { return proxy }
+        var start = proxy.startIndex
+        // Only a real scheme's `://` (RFC 3986 §3.1: a letter, then letters, digits, `+`, `-`, `.`): one inside a
+        // password (`user:pa://ss@host`) must not keep what comes before it.
+        if let separator = proxy.range(of: "://"), separator.upperBound <= at {
+            let scheme = proxy[..<separator.lowerBound]
+            let isScheme =
+                scheme.first.map { $0.isASCII && $0.isLetter } == true
+                && scheme.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "+-.".contains($0)) }
+            if isScheme { start = separator.upperBound }
+        }
+        return String(proxy[..<start]) + String(proxy[proxy.index(after: at)...])
     }
 
     /// The `user:password` in a proxy URL, for the proxy's 407.

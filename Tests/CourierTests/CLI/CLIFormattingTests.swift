@@ -201,6 +201,37 @@ struct CLIFormattingTests {
         #expect(throws: CLIError.self) { try TransferSettings.proxyDictionary(proxy: "ftp://x:1", noProxy: nil) }
     }
 
+    /// A `--proxy` that cannot be used is named in the error without its user info: the text as typed may hold a
+    /// real password next to the typo that made it unusable (here a missing host). Before the fix the message quoted
+    /// it whole, password included.
+    @Test(arguments: [
+        ("http://user:s3cret@:3128", "http://:3128"), ("user:s3cret@:3128", ":3128"),
+        ("socks5://user:s3cret@", "socks5://"),
+    ])
+    func aProxyThatCannotBeUsedIsNamedWithoutItsPassword(proxy: String, named: String) {
+        do {
+            _ = try TransferSettings.proxyDictionary(proxy: proxy, noProxy: nil)
+            Issue.record("\(proxy) was accepted")
+        } catch let error as CLIError {
+            #expect(!error.description.contains("s3cret"))
+            #expect(!error.description.contains("user"))
+            #expect(error.description.hasSuffix("not \(named)"))
+        } catch {
+            Issue.record("unexpected \(error)")
+        }
+    }
+
+    /// The user info goes from text that is not a URL too: up to the last `@`, after a real scheme's `://` only.
+    @Test func proxyTextLosesItsUserInfoWhateverItsShape() {
+        #expect(TransferSettings.proxyTextWithoutCredentials("http://u:s3cret@pro xy:3128") == "http://pro xy:3128")
+        #expect(TransferSettings.proxyTextWithoutCredentials("socks5://u:s3c@ret@h:1080") == "socks5://h:1080")
+        #expect(TransferSettings.proxyTextWithoutCredentials("u:s3cret@proxy") == "proxy")
+        // A `://` inside the password is not a scheme's: nothing before the `@` is kept.
+        #expect(TransferSettings.proxyTextWithoutCredentials("u:a://s3cret@proxy") == "proxy")
+        #expect(TransferSettings.proxyTextWithoutCredentials("http:/u:s3cret@proxy") == "proxy")
+        #expect(TransferSettings.proxyTextWithoutCredentials("http://proxy:3128") == "http://proxy:3128")
+    }
+
     @Test func pinsParseAndBadPinsAreRefused() throws {
         let digest = Data(repeating: 7, count: 32)
         #expect(try TrustPolicy.parsePins("sha256//\(digest.base64EncodedString())") == [digest])
