@@ -97,6 +97,8 @@ final class TransferAttempt: NSObject, URLSessionTaskDelegate, @unchecked Sendab
         }
         configuration.courierAllowsHTTP2 = settings.allowsHTTP2
         configuration.httpMaximumConnectionsPerHost = settings.maximumConnectionsPerHost
+        configuration.courierMaximumDecompressionRatio =
+            settings.maximumDecompressionRatio > 0 ? settings.maximumDecompressionRatio : nil
         configuration.courierDownloadDirectory = folder
         configuration.urlCredentialStorage = settings.credentialFile.map {
             // Read now, so that a credential the app stored since the last attempt is known; a copy in memory, so

@@ -114,6 +114,9 @@ package struct BackgroundTransferSettings: Codable, Sendable, Equatable {
     /// task the app meant for its proxy must not go direct, nor through a proxy the app never named. `nil` from an
     /// app of an earlier version, whose tasks keep the daemon's environment.
     package var proxyEnvironment: [String: String]?
+    /// `courierMaximumDecompressionRatio`, with 0 for `nil` (the guard turned off): a missing value is an app of an
+    /// earlier version, whose tasks keep the default guard, and must not read as "off".
+    package var maximumDecompressionRatio = ContentCoding.defaultMaximumDecompressionRatio
 
     package init(
         timeoutIntervalForRequest: TimeInterval, timeoutIntervalForResource: TimeInterval,
@@ -149,6 +152,9 @@ package struct BackgroundTransferSettings: Codable, Sendable, Equatable {
         credentialFile = try container.decodeIfPresent(String.self, forKey: .credentialFile)
         proxyDictionary = try container.decodeIfPresent(Data.self, forKey: .proxyDictionary)
         proxyEnvironment = try container.decodeIfPresent([String: String].self, forKey: .proxyEnvironment)
+        maximumDecompressionRatio =
+            try container.decodeIfPresent(Int.self, forKey: .maximumDecompressionRatio)
+            ?? ContentCoding.defaultMaximumDecompressionRatio
     }
 }
 

@@ -86,6 +86,9 @@ extension BackgroundSessionClient {
         settings.tlsMaximumVersion = configuration.tlsMaximumSupportedProtocolVersion.rawValue
         settings.allowsHTTP2 = configuration.courierAllowsHTTP2
         settings.maximumConnectionsPerHost = configuration.httpMaximumConnectionsPerHost
+        // The daemon's session had the default guard whatever the app set: a download the app turned the guard off
+        // for failed, and one it lowered the limit for was held to the default.
+        settings.maximumDecompressionRatio = configuration.courierMaximumDecompressionRatio ?? 0
         settings.credentialFile = configuration.urlCredentialStorage?.persistentFile?.path
         if let proxies = configuration.connectionProxyDictionary {
             settings.proxyDictionary = proxyJSON(proxies)

@@ -231,6 +231,33 @@ extension BackgroundSuites {
             #expect(fields(StageSettings(daemonSide).additionalHeaders) == inProcess)
         }
 
+        /// `courierMaximumDecompressionRatio` reaches the daemon's session: it kept the default guard whatever the app
+        /// set, so a background download the app had turned the guard off for failed with `cannotDecodeContentData`,
+        /// and one it had lowered the limit for was held to the default. A spec of an earlier app keeps the default.
+        @Test(arguments: [nil, 5, 50_000] as [Int?])
+        func theDecompressionGuardTravelsToTheDaemon(ratio: Int?) throws {
+            let configuration = URLSessionConfiguration.ephemeral
+            configuration.httpCookieStorage = nil
+            configuration.urlCredentialStorage = nil
+            configuration.courierMaximumDecompressionRatio = ratio
+            let url = try #require(URL(string: "https://files.example/big.gz"))
+            let spec = BackgroundTaskSpec(
+                task: 1, kind: .download, request: CodableRequest(URLRequest(url: url)),
+                settings: BackgroundSessionClient.settings(configuration, for: url))
+            let decoded = try JSONDecoder().decode(BackgroundTaskSpec.self, from: JSONEncoder().encode(spec))
+            let record = TaskRecord(identifier: "ratio", spec: decoded, now: Date())
+            let daemonSide = TransferAttempt.configuration(for: record, folder: FileManager.default.temporaryDirectory)
+            #expect(daemonSide.courierMaximumDecompressionRatio == ratio)
+            #expect(StageSettings(daemonSide).maximumDecompressionRatio == ratio)
+        }
+
+        /// Settings written by an app that did not send the decompression guard keep the default one, never "off".
+        @Test func settingsWithoutTheDecompressionGuardKeepTheDefault() throws {
+            let earlier = Data(#"{"timeoutIntervalForRequest":60,"timeoutIntervalForResource":60}"#.utf8)
+            let settings = try JSONDecoder().decode(BackgroundTransferSettings.self, from: earlier)
+            #expect(settings.maximumDecompressionRatio == ContentCoding.defaultMaximumDecompressionRatio)
+        }
+
         /// Transient failures are retried with a doubling delay until the resource deadline; others end the task; a
         /// `5xx` is retried only with a `Retry-After`.
         @Test func theRetryRules() {
