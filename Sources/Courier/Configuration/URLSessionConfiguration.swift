@@ -175,7 +175,9 @@ open class URLSessionConfiguration: NSObject, NSCopying, @unchecked Sendable {
         set { settings.withLockedValue { $0.waitsForConnectivity = newValue } }
     }
 
-    /// Whether background tasks may be scheduled at the system's discretion. Recorded only. Defaults to `false`.
+    /// Whether background tasks may be scheduled at the system's discretion. Defaults to `false`. In a background
+    /// session `courierd` starts discretionary tasks after the others; other sessions record it only (Linux has no
+    /// system scheduler that waits for power or Wi-Fi).
     open var isDiscretionary: Bool {
         get { settings.withLockedValue { $0.isDiscretionary } }
         set { settings.withLockedValue { $0.isDiscretionary = newValue } }
@@ -223,7 +225,9 @@ open class URLSessionConfiguration: NSObject, NSCopying, @unchecked Sendable {
         set { settings.withLockedValue { $0.tlsMaximumSupportedProtocolVersion = newValue } }
     }
 
-    /// Whether the session's requests use HTTP pipelining. Defaults to `false`.
+    /// Whether the session's requests use HTTP pipelining. Recorded only: Courier never pipelines (an HTTP/1.1
+    /// connection carries one request at a time; HTTP/2 multiplexes instead). Apple documents the setting as a hint
+    /// that does not guarantee pipelining. Defaults to `false`.
     open var httpShouldUsePipelining: Bool {
         get { settings.withLockedValue { $0.httpShouldUsePipelining } }
         set { settings.withLockedValue { $0.httpShouldUsePipelining = newValue } }

@@ -244,7 +244,8 @@ open class URLSessionTask: NSObject, NSCopying, ProgressReporting, @unchecked Se
         set { mutable.withLock { $0.taskDescription = newValue } }
     }
 
-    /// The relative priority, from 0.0 to 1.0.
+    /// The relative priority, from 0.0 to 1.0 (values outside are clamped). Recorded only: Courier does not order
+    /// requests or HTTP/2 streams by it (Apple documents it as a hint that guarantees nothing).
     open var priority: Float {
         get { mutable.withLock { $0.priority } }
         set { mutable.withLock { $0.priority = min(1, max(0, newValue)) } }
@@ -263,13 +264,14 @@ open class URLSessionTask: NSObject, NSCopying, ProgressReporting, @unchecked Se
         mutable.withLock { $0.countOfBytesExpectedToReceive }
     }
 
-    /// The app's estimate of the bytes to send (a scheduling hint).
+    /// The app's estimate of the bytes to send (a scheduling hint). Recorded only: nothing is scheduled by it.
     open var countOfBytesClientExpectsToSend: Int64 {
         get { mutable.withLock { $0.countOfBytesClientExpectsToSend } }
         set { mutable.withLock { $0.countOfBytesClientExpectsToSend = newValue } }
     }
 
-    /// The app's estimate of the bytes to receive (a scheduling hint).
+    /// The app's estimate of the bytes to receive (a scheduling hint). Recorded only: nothing is scheduled by it, in
+    /// background sessions either.
     open var countOfBytesClientExpectsToReceive: Int64 {
         get { mutable.withLock { $0.countOfBytesClientExpectsToReceive } }
         set { mutable.withLock { $0.countOfBytesClientExpectsToReceive = newValue } }

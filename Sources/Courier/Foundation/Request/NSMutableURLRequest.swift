@@ -117,7 +117,7 @@ open class NSMutableURLRequest: NSURLRequest, @unchecked Sendable {
         get { request.requiresDNSSECValidation }
         set { mutate { $0.requiresDNSSECValidation = newValue } }
     }
-    /// Whether the request was initiated by the user or by the developer.
+    /// Whether the request was initiated by the user or by the developer (recorded only).
     open override var attribution: URLRequest.Attribution {
         get { request.attribution }
         set { mutate { $0.attribution = newValue } }
@@ -127,7 +127,7 @@ open class NSMutableURLRequest: NSURLRequest, @unchecked Sendable {
         get { request.httpShouldHandleCookies }
         set { mutate { $0.httpShouldHandleCookies = newValue } }
     }
-    /// Whether the request may be sent before the previous response arrived.
+    /// Whether the request may be sent before the previous response arrived (recorded only: Courier never pipelines).
     open override var httpShouldUsePipelining: Bool {
         get { request.httpShouldUsePipelining }
         set { mutate { $0.httpShouldUsePipelining = newValue } }

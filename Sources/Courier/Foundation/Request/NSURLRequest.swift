@@ -137,11 +137,11 @@ open class NSURLRequest: NSObject, NSSecureCoding, NSCopying, NSMutableCopying, 
     open var assumesHTTP3Capable: Bool { request.assumesHTTP3Capable }
     /// Whether DNS resolution must be validated with DNSSEC (recorded only).
     open var requiresDNSSECValidation: Bool { request.requiresDNSSECValidation }
-    /// Whether the request was initiated by the user or by the developer.
+    /// Whether the request was initiated by the user or by the developer (recorded only).
     open var attribution: URLRequest.Attribution { request.attribution }
     /// Whether cookies are sent with the request and stored from its response.
     open var httpShouldHandleCookies: Bool { request.httpShouldHandleCookies }
-    /// Whether the request may be sent before the previous response arrived.
+    /// Whether the request may be sent before the previous response arrived (recorded only: Courier never pipelines).
     open var httpShouldUsePipelining: Bool { request.httpShouldUsePipelining }
 
     /// Returns the value of a header field, whose name is compared case-insensitively.

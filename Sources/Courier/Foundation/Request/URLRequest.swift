@@ -47,13 +47,15 @@ public struct URLRequest: Hashable, Equatable, Sendable, CustomStringConvertible
     /// Whether DNS resolution for the request must be validated with DNSSEC. Recorded only.
     public var requiresDNSSECValidation: Bool = false
 
-    /// Whether the request was initiated by the user or by the developer.
+    /// Whether the request was initiated by the user or by the developer. Recorded only: it feeds Apple's App Privacy
+    /// Report, which Linux does not have.
     public var attribution: URLRequest.Attribution = .developer
 
     /// Whether cookies from the session's cookie storage are sent with this request and cookies it receives stored.
     public var httpShouldHandleCookies: Bool = true
 
-    /// Whether the request may be sent before the previous response on the connection has been received.
+    /// Whether the request may be sent before the previous response on the connection has been received. Recorded
+    /// only: Courier never pipelines (Apple documents the value as a hint that does not guarantee pipelining).
     public var httpShouldUsePipelining: Bool = false
 
     private var method: String = "GET"
