@@ -112,6 +112,29 @@ struct HTTPCacheTests {
         }
     }
 
+    /// `.reloadIgnoringLocalAndRemoteCacheData` neither reads nor stores, whether the request sets it or the
+    /// configuration's `requestCachePolicy` does: the session-wide policy was honoured by the lookup only, and the
+    /// responses were stored all the same.
+    @Test(arguments: [false, true])
+    func ignoringLocalAndRemoteDataStoresNothing(sessionWide: Bool) async throws {
+        try await withServer { server in
+            server.route(
+                "/r",
+                response: MockResponse(
+                    status: 200, headers: [("Cache-Control", "max-age=600")], body: .data(Data("body".utf8))))
+            let session = makeSession {
+                if sessionWide { $0.requestCachePolicy = .reloadIgnoringLocalAndRemoteCacheData }
+            }
+            defer { session.invalidateAndCancel() }
+            var request = URLRequest(url: server.url("/r"))
+            if !sessionWide { request.cachePolicy = .reloadIgnoringLocalAndRemoteCacheData }
+            #expect(await session.runDataTask(request).data == Data("body".utf8))
+            #expect(await session.runDataTask(request).data == Data("body".utf8))
+            #expect(server.requests.count == 2)
+            #expect(session.configuration.urlCache?.cachedResponse(for: URLRequest(url: server.url("/r"))) == nil)
+        }
+    }
+
     @Test(arguments: WireProtocol.allCases)
     func varyKeepsResponsesApartByTheNamedRequestFields(over wire: WireProtocol) async throws {
         try await withServer(wire) { server in

@@ -59,7 +59,9 @@ struct CacheStorageStage: ResponseStage {
     ) -> CacheRecording? {
         guard let cache = context.cache?.cache, context.responseOrigin == .network else { return nil }
         let request = attempt.request ?? context.currentRequest
-        guard request.cachePolicy != .reloadIgnoringLocalAndRemoteCacheData,
+        // The policy in force, as the lookup reads it: a request that keeps `.useProtocolCachePolicy` takes the
+        // configuration's `requestCachePolicy`, which a session-wide `…LocalAndRemote…` must not lose here.
+        guard CacheLookupStage.policy(of: request, in: context) != .reloadIgnoringLocalAndRemoteCacheData,
             CacheRules.isStorable(
                 method: "GET", requestHeaders: request.headerFields, status: response.statusCode,
                 responseHeaders: response.headerFields),
