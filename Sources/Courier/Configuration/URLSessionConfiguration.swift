@@ -214,12 +214,14 @@ open class URLSessionConfiguration: NSObject, NSCopying, @unchecked Sendable {
     }
 
     /// The lowest TLS version the session's connections accept. Defaults to ``tls_protocol_version_t/TLSv12``.
+    /// A DTLS version (a datagram protocol, which HTTPS connections do not speak) is replaced by the default.
     open var tlsMinimumSupportedProtocolVersion: tls_protocol_version_t {
         get { settings.withLockedValue { $0.tlsMinimumSupportedProtocolVersion } }
         set { settings.withLockedValue { $0.tlsMinimumSupportedProtocolVersion = newValue } }
     }
 
     /// The highest TLS version the session's connections offer. Defaults to ``tls_protocol_version_t/TLSv13``.
+    /// A DTLS version is replaced by the default.
     open var tlsMaximumSupportedProtocolVersion: tls_protocol_version_t {
         get { settings.withLockedValue { $0.tlsMaximumSupportedProtocolVersion } }
         set { settings.withLockedValue { $0.tlsMaximumSupportedProtocolVersion = newValue } }
@@ -310,6 +312,9 @@ open class URLSessionConfiguration: NSObject, NSCopying, @unchecked Sendable {
     /// data. The default is `$XDG_CACHE_HOME/courier/downloads` (`~/.cache/courier/downloads`; without a home
     /// folder, `courier-<uid>` in `TMPDIR`).
     ///
+    /// A background session's downloads are written by `courierd` in a folder of its own instead (see the README's
+    /// Background sessions), and handed to `didFinishDownloadingTo` from there.
+    ///
     /// The folder must be private: Courier creates it with mode 0700, and refuses (failing the download with
     /// `URLError.cannotCreateFile`) an existing folder that is a symbolic link, belongs to another user or can be
     /// written by group or others. Files in it are created with mode 0600. Partial files kept for resume data and
@@ -368,7 +373,8 @@ open class URLSessionConfiguration: NSObject, NSCopying, @unchecked Sendable {
 
     /// Courier extension: where the session's spans, metrics and log lines go, and what they carry (see
     /// ``CourierTelemetry``). By default, the process's bootstrapped tracer and metrics factory; nothing is recorded
-    /// when none was bootstrapped.
+    /// when none was bootstrapped. The transfers of a background session run in `courierd`, another process, and are
+    /// not recorded in the app's telemetry.
     public var courierTelemetry: CourierTelemetry {
         get { settings.withLockedValue { $0.courierTelemetry } }
         set { settings.withLockedValue { $0.courierTelemetry = newValue } }
