@@ -289,6 +289,7 @@ open class URLSessionConfiguration: NSObject, NSCopying, @unchecked Sendable {
     }
 
     /// The extra protocol classes that handle requests, or `nil`. Defaults to an empty array: Courier's built-in HTTP support is not a protocol class.
+    /// A class that is not a `URLProtocol` subclass is skipped.
     open var protocolClasses: [AnyClass]? {
         get { settings.withLockedValue { $0.protocolClasses } }
         set { settings.withLockedValue { $0.protocolClasses = newValue } }
