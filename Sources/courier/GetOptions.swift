@@ -45,7 +45,9 @@ struct OutputOptions: ParsableArguments {
                 An interrupted download (dropped connection, Ctrl-C, or a failure after --retry) keeps its bytes in a \
                 private folder beside the file and Courier's resume data in FILE.courier-partial. The next run with \
                 -C - asks the server for the rest (Range with If-Range), and starts over cleanly when the file \
-                changed on the server or ranges are not supported. Only '-' (find the offset) is accepted.
+                changed on the server or ranges are not supported. A server must name the version it sent: a strong \
+                ETag, or a Last-Modified at least 60 s before its Date; without one nothing is kept to continue. \
+                Only '-' (find the offset) is accepted.
                 """, valueName: "-"))
     var continueAt: String?
 
