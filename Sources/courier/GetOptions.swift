@@ -140,9 +140,11 @@ struct RequestOptions: ParsableArguments {
     var location = false
 
     @Option(
-        name: .customLong("max-redirs"), help: ArgumentHelp("At most this many redirects (default 50).", valueName: "n")
-    )
-    var maxRedirects: Int = 50
+        name: .customLong("max-redirs"),
+        help: ArgumentHelp(
+            "At most this many redirects (default 16, the most URLSession follows, as on Darwin; a larger value "
+                + "stops at 16 too).", valueName: "n"))
+    var maxRedirects: Int = 16
 
     @Flag(
         name: .customLong("compressed"),

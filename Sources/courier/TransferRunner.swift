@@ -191,9 +191,14 @@ final class TransferRunner: Sendable {
                     continue
                 }
                 keepOrDiscardPartial(resumable)
+                // URLSession stops at its own limit (Darwin's 16) before asking about one more redirect: say which
+                // limit it was, since a larger --max-redirs cannot raise it.
+                let reason =
+                    error.code == .httpTooManyRedirects
+                    ? "more than \(RedirectPolicy.maximumRedirects) redirects (URLSession's limit; --max-redirs)"
+                    : Self.describe(error)
                 return finish(
-                    line, report: &report, status: ExitStatus.forError(error),
-                    message: "\(displayURL): \(Self.describe(error))")
+                    line, report: &report, status: ExitStatus.forError(error), message: "\(displayURL): \(reason)")
             }
             usingRecord = false
             let status = outcome.response?.statusCode ?? 0

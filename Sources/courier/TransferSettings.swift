@@ -41,7 +41,7 @@ struct TransferSettings: Sendable {
     var showProgress = false
     var showErrors = true
     var writeOut: String?
-    var maxRedirects = 50
+    var maxRedirects = 16
     var credentials: (user: String, password: String)?
     var proxyCredentials: (user: String, password: String)?
     var limitRate: Int64?
