@@ -2,7 +2,7 @@ import Courier
 import Foundation
 
 /// The exit statuses of `courier`: curl's numbers for the failures both tools can have, so scripts written for curl
-/// keep working (`courier help exit-codes` lists them).
+/// keep working (`courier help get` lists them).
 enum ExitStatus {
     static let success: Int32 = 0
     /// An unsupported URL scheme, or a failure without a closer status.
@@ -63,11 +63,13 @@ enum ExitStatus {
           1   unsupported URL scheme, or a failure without a closer status
           2   usage error: unknown option, or options that cannot go together
           3   malformed URL
+          5   the --proxy URL cannot be used (not http:// or socks5://, or no host)
           6   could not resolve the host name
           7   could not connect to the host
           8   the server's reply could not be parsed
           22  -f/--fail and the server answered 400 or above
           23  the output file could not be written
+          26  the -d @file body could not be read
           28  timed out (--max-time, --connect-timeout, or the server stopped sending)
           35  the TLS handshake failed
           42  the transfer was cancelled
