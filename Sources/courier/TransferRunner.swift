@@ -116,10 +116,13 @@ final class TransferRunner: Sendable {
             return nil
         }
         do {
-            let made = try DownloadPlacement.makeRunFolder(in: directory)
-            madeFolder.withLockedValue { $0 = (made, true) }
-            // An interruption that came while the folder was made found nothing to remove.
-            if state.withLockedValue({ $0.interrupted }) { cleanUp() }
+            // Made and recorded under the lock the interruption's cleanup reads it with: an interruption either
+            // comes first (no folder is made) or waits for the folder and removes it. The process exits as soon as
+            // the interruption's cleanup returns, so a folder made outside the lock could be left behind.
+            try madeFolder.withLockedValue { folder in
+                guard !state.withLockedValue({ $0.interrupted }) else { return }
+                folder = (try DownloadPlacement.makeRunFolder(in: directory), true)
+            }
             return nil
         } catch {
             return "cannot write in \(directory.path): \(error.localizedDescription)"
