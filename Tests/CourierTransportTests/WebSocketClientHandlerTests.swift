@@ -58,7 +58,8 @@ struct WebSocketClientHandlerTests {
     @Test func anOlderReadingDecisionArrivingLateIsIgnored() throws {
         let channel = EmbeddedChannel()
         let counter = ReadCounter()
-        let handler = WebSocketClientHandler(maximumMessageSize: 1 << 20, delegate: IgnoringDelegate())
+        let handler = WebSocketClientHandler(
+            maximumMessageSize: 1 << 20, closeTimeout: WebSocketConnection.closeTimeout, delegate: IgnoringDelegate())
         try channel.pipeline.syncOperations.addHandler(counter)
         try channel.pipeline.syncOperations.addHandler(handler)
         try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()

@@ -75,6 +75,14 @@ open class URLSessionWebSocketTask: URLSessionTask, @unchecked Sendable {
         set { socket.withLockedValue { $0.maximumMessageSize = newValue } }
     }
 
+    /// How long the server has to answer the task's close frame before the connection is left (5 s; Darwin
+    /// documents no figure). Read when the connection opens. Not public: tests set it so that what they check
+    /// does not race the timeout on a loaded machine.
+    package var closeHandshakeTimeout: Duration {
+        get { socket.withLockedValue { $0.closeHandshakeTimeout } }
+        set { socket.withLockedValue { $0.closeHandshakeTimeout = newValue } }
+    }
+
     /// The close code sent or received; `.invalid` while open.
     open var closeCode: CloseCode { socket.withLockedValue { $0.closeCode } }
 
@@ -240,7 +248,8 @@ open class URLSessionWebSocketTask: URLSessionTask, @unchecked Sendable {
         // No limit for zero or less (see `maximumMessageSize`): taken literally, a negative limit refused every
         // message, even an empty one, and 0 every message but an empty one.
         let size = maximumMessageSize > 0 ? maximumMessageSize : Int.max
-        let connection = WebSocketConnection.start(upgraded, maximumMessageSize: size, delegate: bridge)
+        let connection = WebSocketConnection.start(
+            upgraded, maximumMessageSize: size, closeTimeout: .init(closeHandshakeTimeout), delegate: bridge)
         let opened = socket.withLockedValue { $0.opened(connection) }
         for (message, done) in opened.sends { connection.send(message, completion: done) }
         for done in opened.pings { connection.sendPing(completion: done) }

@@ -1,6 +1,7 @@
 import CourierHTTP
 import CourierTransport
 import Foundation
+import NIOCore
 
 /// The bookkeeping of a WebSocket task, as a value stepped under the task's lock: what waits for the connection to
 /// open, the receives waiting for messages and the messages waiting for receives, and whether the connection should
@@ -18,6 +19,7 @@ struct WebSocketTaskState {
 
     var phase = Phase.handshaking
     var maximumMessageSize = 1 << 20
+    var closeHandshakeTimeout = Duration(WebSocketConnection.closeTimeout)
     var closeCode = URLSessionWebSocketTask.CloseCode.invalid
     var closeReason: Data?
     /// Whether the app asked for a close (`cancel(with:reason:)`): the first one's code and reason are recorded.

@@ -33,7 +33,11 @@ final class WebSocketClientHandler: ChannelDuplexHandler {
     /// Whether the owner heard how the connection ended (it hears it once).
     private var reported = false
 
-    init(maximumMessageSize: Int, delegate: any WebSocketConnectionDelegate) {
+    /// How long the server has to answer the client's close frame.
+    private let closeTimeout: TimeAmount
+
+    init(maximumMessageSize: Int, closeTimeout: TimeAmount, delegate: any WebSocketConnectionDelegate) {
+        self.closeTimeout = closeTimeout
         self.assembler = WebSocketMessageAssembler(maximumMessageSize: maximumMessageSize)
         self.delegate = delegate
     }
@@ -252,7 +256,7 @@ final class WebSocketClientHandler: ChannelDuplexHandler {
         // a control frame holds (the close is still reported with the code and reason asked for).
         let payload = context.channel.allocator.buffer(bytes: WebSocketCloseFrame.payload(code: code, reason: reason))
         context.writeAndFlush(wrapOutboundOut(makeFrame(.connectionClose, bytes: payload)), promise: nil)
-        let timer = context.eventLoop.assumeIsolated().scheduleTask(in: WebSocketConnection.closeTimeout) {
+        let timer = context.eventLoop.assumeIsolated().scheduleTask(in: closeTimeout) {
             [weak self] in
             guard let self, let context = self.context else { return }
             if self.closure == nil {

@@ -11,7 +11,8 @@ public final class WebSocketConnection: Sendable {
     /// event loop's, or a trust evaluation's or a delegate's after a proxy or TLS challenge).
     private let handler: NIOLoopBoundBox<WebSocketClientHandler>
 
-    /// How long the client waits for the server's close frame (or its closing the connection) after sending one.
+    /// How long the client waits by default for the server's close frame (or its closing the connection) after
+    /// sending one.
     public static let closeTimeout: TimeAmount = .seconds(5)
 
     /// What a send or a ping fails with once a close handshake began — the client's close frame went out, or the
@@ -20,10 +21,14 @@ public final class WebSocketConnection: Sendable {
     public static let notConnected = TransferError.networkConnectionLost(
         "the WebSocket connection is closing or closed")
 
-    private init(channel: any Channel, maximumMessageSize: Int, delegate: any WebSocketConnectionDelegate) {
+    private init(
+        channel: any Channel, maximumMessageSize: Int, closeTimeout: TimeAmount,
+        delegate: any WebSocketConnectionDelegate
+    ) {
         self.channel = channel
         self.handler = NIOLoopBoundBox.makeBoxSendingValue(
-            WebSocketClientHandler(maximumMessageSize: maximumMessageSize, delegate: delegate),
+            WebSocketClientHandler(
+                maximumMessageSize: maximumMessageSize, closeTimeout: closeTimeout, delegate: delegate),
             eventLoop: channel.eventLoop)
     }
 
@@ -31,13 +36,15 @@ public final class WebSocketConnection: Sendable {
     ///
     /// - Parameters:
     ///   - maximumMessageSize: The largest message accepted; a larger one closes the connection with 1009.
+    ///   - closeTimeout: How long to wait for the server's answer to the client's close frame.
     public static func start(
-        _ upgraded: UpgradedConnection, maximumMessageSize: Int, delegate: any WebSocketConnectionDelegate
+        _ upgraded: UpgradedConnection, maximumMessageSize: Int, closeTimeout: TimeAmount = closeTimeout,
+        delegate: any WebSocketConnectionDelegate
     ) -> WebSocketConnection {
         PipelineTypeWarmUp.ensureWebSocket()
         let channel = upgraded.channel
         let connection = WebSocketConnection(
-            channel: channel, maximumMessageSize: maximumMessageSize, delegate: delegate)
+            channel: channel, maximumMessageSize: maximumMessageSize, closeTimeout: closeTimeout, delegate: delegate)
         let bound = connection.handler
         // A frame can be no larger than the largest message (the assembler checks whole messages).
         let maximumFrameSize = min(Int(UInt32.max), max(maximumMessageSize, 1 << 14))
