@@ -192,20 +192,30 @@ struct SessionFidelityTests {
         }
     }
 
+    /// A server whose `POST /form` answers `status` with `Location: /to` (and `/to` answers "posted" to any
+    /// method), a session, and a `POST /form` request with `body` as its `httpBody`.
+    private func withRedirectedForm(
+        status: Int, body: Data, _ test: (MockServer, URLSession, URLRequest) async throws -> Void
+    ) async throws {
+        try await withServer { server in
+            server.route(
+                "/form", method: "POST", response: MockResponse(status: status, headers: [("Location", "/to")]))
+            server.route("/to", response: .ok("posted"))
+            let session = makeSession()
+            defer { session.invalidateAndCancel() }
+            var request = URLRequest(url: server.url("/form"))
+            request.httpMethod = "POST"
+            request.httpBody = body
+            try await test(server, session, request)
+        }
+    }
+
     /// Darwin sends the request `willPerformHTTPRedirection` hands back as it is: an app that keeps a POST and its
     /// body through a 301, 302 or 303 (the rule alone would make it a GET without a body) has the body sent.
     @Test(arguments: [301, 302, 303])
     func aBodyTheRedirectDelegateGivesBackIsSent(status: Int) async throws {
-        try await withServer { server in
-            server.route(
-                "/form", method: "POST", response: MockResponse(status: status, headers: [("Location", "/to")]))
-            server.route("/to", method: "POST", response: .ok("posted"))
-            let session = makeSession()
-            defer { session.invalidateAndCancel() }
-            let body = Data("name=value".utf8)
-            var request = URLRequest(url: server.url("/form"))
-            request.httpMethod = "POST"
-            request.httpBody = body
+        let body = Data("name=value".utf8)
+        try await withRedirectedForm(status: status, body: body) { server, session, request in
             let (data, _) = try await session.data(for: request, delegate: PostKeepingDelegate(body: body))
             #expect(data == Data("posted".utf8))
             let followed = try #require(server.requests(path: "/to").first)
@@ -218,16 +228,9 @@ struct SessionFidelityTests {
     /// back is the one sent (the upload's data had gone out as a different body under the delegate's request).
     @Test(arguments: [301, 302, 303])
     func anUploadRedirectSendsTheBodyTheDelegateGivesBackNotTheUpload(status: Int) async throws {
-        try await withServer { server in
-            server.route(
-                "/form", method: "POST", response: MockResponse(status: status, headers: [("Location", "/to")]))
-            server.route("/to", method: "POST", response: .ok("posted"))
-            let session = makeSession()
-            defer { session.invalidateAndCancel() }
+        let ignored = Data("ignored by an upload task".utf8)
+        try await withRedirectedForm(status: status, body: ignored) { server, session, request in
             let kept = Data("name=value".utf8)
-            var request = URLRequest(url: server.url("/form"))
-            request.httpMethod = "POST"
-            request.httpBody = Data("ignored by an upload task".utf8)
             let (data, _) = try await session.upload(
                 for: request, from: Data("the upload".utf8), delegate: PostKeepingDelegate(body: kept))
             #expect(data == Data("posted".utf8))
@@ -242,18 +245,11 @@ struct SessionFidelityTests {
     /// sends none of them.
     @Test(arguments: [303, 307, 308])
     func anUploadWithAnHTTPBodyIsRedirectedWithTheUploadOrNoBody(status: Int) async throws {
-        try await withServer { server in
-            server.route(
-                "/form", method: "POST", response: MockResponse(status: status, headers: [("Location", "/to")]))
-            server.route("/to", response: .ok("done"))
-            let session = makeSession()
-            defer { session.invalidateAndCancel() }
-            var request = URLRequest(url: server.url("/form"))
-            request.httpMethod = "POST"
-            request.httpBody = Data("ignored by an upload task".utf8)
+        let ignored = Data("ignored by an upload task".utf8)
+        try await withRedirectedForm(status: status, body: ignored) { server, session, request in
             let upload = Data("the upload".utf8)
             let (data, _) = try await session.upload(for: request, from: upload)
-            #expect(data == Data("done".utf8))
+            #expect(data == Data("posted".utf8))
             let followed = try #require(server.requests(path: "/to").first)
             if status == 303 {
                 #expect(followed.method == "GET")
