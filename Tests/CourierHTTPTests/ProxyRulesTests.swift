@@ -128,4 +128,34 @@ struct ProxyRulesTests {
         }
         #expect(NoProxyPattern("") == nil && NoProxyPattern("10.0.0.0/99") == nil && NoProxyPattern("a/b") == nil)
     }
+
+    /// Entries with a `*` that macOS's proxy settings accept (`192.168.*`, `*example.com`) go direct: read as
+    /// domain names they matched no host, and the hosts listed silently kept going through the proxy.
+    @Test func wildcardExceptionsMatchAddressesAndNames() throws {
+        let cases: [(String, String, Bool)] = [
+            ("192.168.*", "192.168.1.5", true), ("192.168.*", "192.169.1.5", false),
+            ("10.*.*.*", "10.200.3.4", true), ("10.*", "11.0.0.1", false), ("172.16.5.*", "172.16.5.9", true),
+            ("172.16.5.*", "172.16.6.9", false), ("*example.com", "badexample.com", true),
+            ("*example.com", "example.org", false), ("build-*.example.com", "BUILD-7.a.example.com", true),
+            ("build-*.example.com", "build-7.example.org", false), ("*.corp.*", "git.corp.example", true),
+            ("*.corp.*", "corp.example", false), ("192.168.*:8080", "192.168.0.1", true),
+        ]
+        for (pattern, host, matches) in cases {
+            let parsed = try #require(NoProxyPattern(pattern), "\(pattern)")
+            #expect(parsed.matches(host: host, port: 8080) == matches, "\(pattern) vs \(host)")
+        }
+        #expect(NoProxyPattern("192.168.*:8080")?.matches(host: "192.168.0.1", port: 80) == false)
+        #expect(NoProxyPattern("a*/8") == nil)
+        // Through Darwin's dictionary and the environment alike.
+        let rules = ProxyRules(dictionary: [
+            "HTTPEnable": 1, "HTTPProxy": "proxy.example", "ExceptionsList": ["192.168.*", "*.local", "*intra*"],
+        ])
+        #expect(rules.proxy(for: try url("http://192.168.7.7/")) == nil)
+        #expect(rules.proxy(for: try url("http://my-intranet.example/")) == nil)
+        #expect(rules.proxy(for: try url("http://printer.local/")) == nil)
+        #expect(rules.proxy(for: try url("http://192.167.7.7/")) != nil)
+        let environment = ProxyRules(environment: ["http_proxy": "p.example:3128", "no_proxy": "10.1.*, *.test"])
+        #expect(environment.proxy(for: try url("http://10.1.2.3/")) == nil)
+        #expect(environment.proxy(for: try url("http://10.2.2.3/")) != nil)
+    }
 }
