@@ -100,6 +100,10 @@ final class TransferAttempt: NSObject, URLSessionTaskDelegate, @unchecked Sendab
         configuration.courierMaximumDecompressionRatio =
             settings.maximumDecompressionRatio > 0 ? settings.maximumDecompressionRatio : nil
         configuration.courierDownloadDirectory = folder
+        // No cache: background transfers neither read nor fill one, whatever the cache policy (README), as a Darwin
+        // background session has none by default. `.ephemeral`'s would be a 4 MB cache per attempt that nothing
+        // reads, and an upload under `.returnCacheDataDontLoad` would fail as a cache miss instead of being sent.
+        configuration.urlCache = nil
         configuration.urlCredentialStorage = settings.credentialFile.map {
             // Read now, so that a credential the app stored since the last attempt is known; a copy in memory, so
             // that the daemon never rewrites the app's file from what may by then be an old copy of it.

@@ -251,6 +251,27 @@ extension BackgroundSuites {
             #expect(StageSettings(daemonSide).maximumDecompressionRatio == ratio)
         }
 
+        /// The daemon's session for a task has no cache, as the README promises ("background transfers neither read
+        /// nor fill it, whatever the cache policy"): each attempt had `.ephemeral`'s 4 MB in-memory cache, that
+        /// nothing read, and a cache policy that does not load made an upload fail as a cache miss.
+        @Test func theDaemonsSessionHasNoCache() throws {
+            let configuration = URLSessionConfiguration.ephemeral
+            configuration.httpCookieStorage = nil
+            configuration.urlCredentialStorage = nil
+            let url = try #require(URL(string: "https://files.example/upload"))
+            var request = URLRequest(url: url)
+            request.httpMethod = "POST"
+            request.cachePolicy = .returnCacheDataDontLoad
+            let spec = BackgroundTaskSpec(
+                task: 1, kind: .uploadFile("/tmp/body"), request: CodableRequest(request),
+                settings: BackgroundSessionClient.settings(configuration, for: url))
+            let decoded = try JSONDecoder().decode(BackgroundTaskSpec.self, from: JSONEncoder().encode(spec))
+            let record = TaskRecord(identifier: "uncached", spec: decoded, now: Date())
+            let daemonSide = TransferAttempt.configuration(for: record, folder: FileManager.default.temporaryDirectory)
+            #expect(daemonSide.urlCache == nil)
+            #expect(StageSettings(daemonSide).urlCache == nil)
+        }
+
         /// Settings written by an app that did not send the decompression guard keep the default one, never "off".
         @Test func settingsWithoutTheDecompressionGuardKeepTheDefault() throws {
             let earlier = Data(#"{"timeoutIntervalForRequest":60,"timeoutIntervalForResource":60}"#.utf8)
