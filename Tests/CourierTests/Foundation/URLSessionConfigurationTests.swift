@@ -117,4 +117,22 @@ struct URLSessionConfigurationTests {
         #expect(headers["X-Count"] == "3")
         #expect(headers["Authorization"] == nil)
     }
+
+    /// A Swift `Bool` in `httpAdditionalHeaders` is an `NSNumber` on Darwin, which sends `1` or `0`: Courier sent
+    /// `true` or `false`, its Swift description, to the session's requests and to courierd alike.
+    @Test("Bool header values are sent as 1 or 0, as Darwin sends them")
+    func boolAdditionalHeaders() throws {
+        let configuration = URLSessionConfiguration.default
+        configuration.httpAdditionalHeaders = [
+            "X-On": true, "X-Off": false, "X-Boxed": NSNumber(value: true), "X-Count": 3, "X-Text": "true",
+        ]
+        let headers = configuration.headerFields(for: URLRequest(url: try #require(URL(string: "https://a.example"))))
+        #expect(headers["X-On"] == "1")
+        #expect(headers["X-Off"] == "0")
+        #expect(headers["X-Boxed"] == "1")
+        #expect(headers["X-Count"] == "3")
+        #expect(headers["X-Text"] == "true")
+        let pairs = Dictionary(configuration.additionalHeaderPairs, uniquingKeysWith: { _, last in last })
+        #expect(pairs["X-On"] == "1" && pairs["X-Off"] == "0")
+    }
 }
