@@ -91,6 +91,9 @@ open class URLSessionConfiguration: NSObject, NSCopying, @unchecked Sendable {
         var settings = defaultSettings()
         settings.identifier = identifier
         settings.sessionSendsLaunchEvents = true
+        // No cache, as Apple documents for background sessions: their transfers neither read nor fill one, and
+        // `URLSession.reset` of such a session must not empty `URLCache.shared`, which the app's other sessions use.
+        settings.urlCache = nil
         return URLSessionConfiguration(settings: settings)
     }
 
@@ -275,8 +278,8 @@ open class URLSessionConfiguration: NSObject, NSCopying, @unchecked Sendable {
     }
 
     /// The response cache of the session, or `nil` for none. Defaults to ``URLCache/shared``; an ephemeral configuration
-    /// gets a new in-memory cache. Data and upload tasks store storable responses in it and are answered from it by
-    /// the rules of RFC 9111 and the request's `cachePolicy`.
+    /// gets a new in-memory cache, and a background one none (as on Darwin). Data and upload tasks store storable
+    /// responses in it and are answered from it by the rules of RFC 9111 and the request's `cachePolicy`.
     open var urlCache: URLCache? {
         get { settings.withLockedValue { $0.urlCache } }
         set { settings.withLockedValue { $0.urlCache = newValue } }

@@ -67,6 +67,9 @@ struct URLSessionConfigurationTests {
         #expect(configuration.identifier == "com.example.bg")
         #expect(configuration.sessionSendsLaunchEvents)
         #expect(configuration.httpCookieStorage === HTTPCookieStorage.shared)
+        // Apple: "For background sessions, the default value is nil" (it was URLCache.shared, which resetting the
+        // background session then emptied for the app's other sessions).
+        #expect(configuration.urlCache == nil)
     }
 
     @Test("Mutating a copy leaves the original unchanged")
@@ -84,12 +87,12 @@ struct URLSessionConfigurationTests {
         copy.httpAdditionalHeaders?["X-B"] = "2"
         copy.httpCookieAcceptPolicy = .never
         copy.tlsMinimumSupportedProtocolVersion = .TLSv13
-        copy.urlCache = nil
+        copy.urlCache = URLCache.shared
         #expect(original.timeoutIntervalForRequest == 10)
         #expect(original.httpAdditionalHeaders?.count == 1)
         #expect(original.httpCookieAcceptPolicy == .onlyFromMainDocumentDomain)
         #expect(original.tlsMinimumSupportedProtocolVersion == .TLSv12)
-        #expect(original.urlCache === URLCache.shared)
+        #expect(original.urlCache == nil)
     }
 
     @Test(
