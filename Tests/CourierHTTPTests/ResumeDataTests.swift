@@ -365,6 +365,56 @@ struct ResumeDataTests {
         }
     }
 
+    // MARK: - Shapes the parser must not be given
+
+    /// An XML property list whose body is `open` repeated `depth` times, never closed: Foundation's XML scanner
+    /// recurses into each element before it finds the end of the data.
+    static func nested(_ open: String, depth: Int) -> String {
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<plist version=\"1.0\">" + String(repeating: open, count: depth)
+    }
+
+    /// Nesting deep enough to overflow the stack of Foundation's recursive XML scanner (it crashed the process inside
+    /// `ResumeData(decoding:)`), in UTF-8 and in UTF-16 (which Foundation converts before scanning), and data past the
+    /// size bound, are refused before they are parsed. Each deep case stays under the size bound, so that it is the
+    /// element count or the encoding that refuses it.
+    @Test(
+        "Deeply nested, oversized or UTF-16 data is refused without being parsed",
+        arguments: [
+            ("arrays", "more than 64"),
+            ("dicts", "more than 64"),
+            ("plists", "more than 64"),
+            ("utf16-arrays", "not a UTF-8 or binary property list"),
+            ("oversized", "larger than 1048576 bytes"),
+        ])
+    func hostileShape(kind: String, reason: String) throws {
+        let data: Data
+        switch kind {
+        case "arrays":
+            data = Data(Self.nested("<array>", depth: 140_000).utf8)
+        case "dicts":
+            data = Data(Self.nested("<dict><key>k</key>", depth: 55_000).utf8)
+        case "plists":
+            data = Data(Self.nested("<plist>", depth: 140_000).utf8)
+        case "utf16-arrays":
+            data = try #require(Self.nested("<array>", depth: 70_000).data(using: .utf16))
+            #expect(data.count <= 1 << 20)
+        default:
+            // Valid resume data, padded with a comment past the bound.
+            let padding = "<!--" + String(repeating: " ", count: 1 << 20) + "-->"
+            let text = String(decoding: Self.plist(), as: UTF8.self)
+            data = Data(text.replacingOccurrences(of: "<plist version", with: padding + "<plist version").utf8)
+        }
+        Self.expectInvalid(mentioning: reason) { () throws(TransferError) in _ = try ResumeData(decoding: data) }
+    }
+
+    /// The bound leaves room for keys Courier does not know: a few containers under them still decode.
+    @Test func unknownContainerKeysStillDecode() throws {
+        let extra = "<array><dict><key>a</key><array/></dict><array><string>x</string></array></array>"
+        let data = Self.plist(replacing: "NSURLSessionResumeSomethingNew", with: extra)
+        let decoded = try ResumeData(decoding: data)
+        #expect(decoded.tempFileName == "CFNetworkDownload_Ab12Cd.tmp")
+    }
+
     // MARK: - Partial file size
 
     @Test(

@@ -106,7 +106,8 @@ public struct ResumeData: Hashable, Sendable {
     ///
     /// The data may be an XML, binary or OpenStep property list. Anything that is not a dictionary of the version
     /// Courier writes, with every key present and of the right type and every value valid (see the initializer),
-    /// is rejected.
+    /// is rejected; so is data of more than 1 MiB, and a text property list that is not UTF-8 or has more than 64
+    /// `plist`, `dict` and `array` elements, before it is parsed (Foundation's XML parser has no nesting limit).
     ///
     /// - Parameter data: Resume data, as handed to `downloadTask(withResumeData:)`.
     /// - Throws: ``TransferError`` with code `cannotDecodeRawData` saying what was wrong.

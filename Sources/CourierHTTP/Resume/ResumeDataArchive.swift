@@ -49,11 +49,61 @@ struct ResumeDataArchive: Codable, Equatable {
         }
     }
 
+    /// The largest resume data read, in bytes. Courier's own is a few kilobytes (two requests' URLs and header
+    /// fields); the bound keeps a hostile blob from costing the parser several times its size in memory.
+    static let maximumSize = 1 << 20
+    /// The most `<plist>`, `<dict>` and `<array>` elements a text property list may hold. Courier writes five
+    /// dictionaries (the archive, two requests and their header fields); unknown keys leave room for more.
+    static let maximumElements = 64
+
+    /// Refuses data the property-list parser must not be given: more than ``maximumSize`` bytes, or a text property
+    /// list with more than ``maximumElements`` container elements. Foundation's XML property-list scanner descends
+    /// one level of recursion for each nested `<plist>`, `<dict>` or `<array>` element, with no limit, so resume data
+    /// of a few hundred kilobytes of nested `<array>` elements would overflow the stack and crash the app inside
+    /// `downloadTask(withResumeData:)`. A binary property list is read one object at a time, as the decoder asks
+    /// for it, and needs no such bound.
+    static func checkShape(_ data: Data) throws(TransferError) {
+        guard data.count <= maximumSize else {
+            throw ResumeData.invalid("it is larger than \(maximumSize) bytes")
+        }
+        if data.starts(with: "bplist".utf8) { return }
+        let problem: String? = data.withUnsafeBytes { (buffer: UnsafeRawBufferPointer) -> String? in
+            let bytes = buffer.bindMemory(to: UInt8.self)
+            var elements = 0
+            for index in bytes.indices {
+                let byte = bytes[index]
+                // UTF-16 or UTF-32 text (which Foundation converts before parsing) would hide its elements from the
+                // count below; every such property list has NUL bytes (its `<` is one), and UTF-8 text never needs one.
+                if byte == 0 { return "it is not a UTF-8 or binary property list" }
+                guard byte == UInt8(ascii: "<") else { continue }
+                let rest = bytes[(index + 1)...]
+                if hasElementName(rest) {
+                    elements += 1
+                    if elements > maximumElements {
+                        return "it has more than \(maximumElements) plist, dict or array elements"
+                    }
+                }
+            }
+            return nil
+        }
+        if let problem { throw ResumeData.invalid(problem) }
+    }
+
+    private static let elementNames: [[UInt8]] = ["plist", "dict", "array"].map { Array($0.utf8) }
+
+    /// Whether `bytes` start with `plist`, `dict` or `array` (in any case: counting too many only refuses data).
+    private static func hasElementName(_ bytes: Slice<UnsafeBufferPointer<UInt8>>) -> Bool {
+        elementNames.contains { name in
+            bytes.count >= name.count && zip(bytes, name).allSatisfy { ($0 | 0x20) == $1 }
+        }
+    }
+
     /// Reads the archive from a property list (XML, binary or OpenStep), rejecting any version but
     /// ``ResumeData/version``.
     ///
     /// - Parameter data: The resume data.
     static func decode(_ data: Data) throws(TransferError) -> ResumeDataArchive {
+        try checkShape(data)
         let decoder = PropertyListDecoder()
         let version: Int
         do {

@@ -266,7 +266,7 @@ struct ResumeTests {
 
     @Test(arguments: [
         "garbage", "traversal", "slash", "too-many-bytes", "missing-file", "array", "not-a-download-file",
-        "linked-folder",
+        "linked-folder", "deeply-nested",
     ])
     func hostileResumeDataFailsClearlyAndTouchesNothingOutside(kind: String) async throws {
         let directory = try makeTemporaryDirectory()
@@ -328,6 +328,11 @@ struct ResumeTests {
             try FileManager.default.createSymbolicLink(at: folder, withDestinationURL: elsewhere)
             data = try plist(name: elsewhereFile.lastPathComponent, bytes: 0)
             expected = .cannotOpenFile
+        case "deeply-nested":
+            // Foundation's XML scanner recurses into each element: this overflowed the stack of the caller of
+            // download(resumeFrom:) before the data was refused.
+            data = Data(("<plist version=\"1.0\">" + String(repeating: "<array>", count: 140_000)).utf8)
+            expected = .cannotDecodeRawData
         default:
             data = try PropertyListSerialization.data(fromPropertyList: ["a", "b"], format: .xml, options: 0)
             expected = .cannotDecodeRawData
