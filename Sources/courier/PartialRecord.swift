@@ -56,4 +56,22 @@ enum PartialRecord {
     static func partialFileName(in resumeData: Data) -> String? {
         (try? ResumeData(decoding: resumeData))?.tempFileName
     }
+
+    /// The partial file the resume data continues, when the tool may delete it: only a name Courier gives its
+    /// download files (`CFNetworkDownload_*.tmp`), and only in a folder that is private to the user. Courier refuses
+    /// to resume from a record naming any other file, or through a `.courier-partials` that is a symbolic link or
+    /// another user's folder, and that refusal must not make the tool delete the file itself: the record is a file
+    /// on disk that something else may have written, and a link planted at the folder's path would lead the unlink
+    /// to a file outside it.
+    static func deletablePartialFile(in resumeData: Data, folder: URL) -> URL? {
+        guard let name = partialFileName(in: resumeData), name.hasPrefix(downloadFilePrefix),
+            name.hasSuffix(downloadFileSuffix), name.count > downloadFilePrefix.count + downloadFileSuffix.count,
+            PrivateFolder.privacyProblem(of: folder.path) == nil
+        else { return nil }
+        return folder.appendingPathComponent(name, isDirectory: false)
+    }
+
+    /// The name prefix and suffix of Courier's download files (as Darwin names them).
+    static let downloadFilePrefix = "CFNetworkDownload_"
+    static let downloadFileSuffix = ".tmp"
 }

@@ -365,10 +365,14 @@ final class TransferRunner: Sendable {
     }
 
     /// Removes the partial file that resume data continues, from the download folder: once its record is given up,
-    /// nothing else would ever continue it (and `-C -`'s folder could not go when the run ends).
+    /// nothing else would ever continue it (and `-C -`'s folder could not go when the run ends). Only a file Courier
+    /// itself would have continued (see ``PartialRecord/deletablePartialFile(in:folder:)``): a record it refused
+    /// names no file the tool may delete.
     private func discardPartial(namedIn resumeData: Data) {
-        guard let folder, let name = PartialRecord.partialFileName(in: resumeData) else { return }
-        unlink(folder.url.appendingPathComponent(name).path)
+        guard let folder, let partial = PartialRecord.deletablePartialFile(in: resumeData, folder: folder.url) else {
+            return
+        }
+        unlink(partial.path)
     }
 
     private func finish(_ line: Int, report: inout TransferReport, status: Int32, message: String?) -> TransferResult {

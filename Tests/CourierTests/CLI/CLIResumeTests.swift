@@ -1,3 +1,4 @@
+import CourierHTTP
 import CourierMockServer
 import CourierTestSupport
 import Foundation
@@ -240,6 +241,55 @@ extension CLISuites {
                 #expect(result.status == 0, "\(result.stderr)")
                 #expect(try fileHoldsPattern(out, length: 100_000))
                 #expect(server.requests(path: "/file").last?.header("Range") == nil)
+            }
+        }
+
+        /// A record Courier refuses to resume from makes the tool delete nothing either: one that names a file of the
+        /// user's in the partials folder that is not a download file, or one whose partials folder was replaced by a
+        /// symbolic link (the unlink followed it to the file of that name in the linked folder). Both were deleted.
+        @Test(arguments: ["foreign-name", "linked-folder"])
+        func aRefusedRecordDeletesNoFile(kind: String) async throws {
+            let directory = try makeTemporaryDirectory()
+            defer { try? FileManager.default.removeItem(at: directory) }
+            try await withServer { server in
+                serveDroppingFirstRequest(on: server, dropAt: 10_000, length: 100_000)
+                let out = directory.appendingPathComponent("out.bin")
+                let arguments = ["get", server.url("/file").absoluteString, "-o", out.path, "-C", "-"]
+                let cut = try await runCourier(arguments)
+                #expect(cut.status == 56, "\(cut.stderr)")
+                let partials = directory.appendingPathComponent(".courier-partials")
+                let record = directory.appendingPathComponent("out.bin.courier-partial")
+                let kept: URL
+                let expected: Data
+                if kind == "foreign-name" {
+                    kept = partials.appendingPathComponent("notes.txt")
+                    expected = Data("the user's own".utf8)
+                    try expected.write(to: kept)
+                    let original = try ResumeData(decoding: Data(contentsOf: record))
+                    try ResumeData(
+                        downloadURL: original.downloadURL, bytesReceived: 0, entityTag: original.entityTag,
+                        serverDownloadDate: original.serverDownloadDate, tempFileName: kept.lastPathComponent,
+                        originalRequest: original.originalRequest, currentRequest: original.currentRequest
+                    ).encoded().write(to: record)
+                } else {
+                    let elsewhere = directory.appendingPathComponent("elsewhere")
+                    try FileManager.default.moveItem(at: partials, to: elsewhere)
+                    try FileManager.default.createSymbolicLink(at: partials, withDestinationURL: elsewhere)
+                    let name = try #require(filesIn(elsewhere).first)
+                    kept = elsewhere.appendingPathComponent(name)
+                    expected = try Data(contentsOf: kept)
+                }
+                let second = try await runCourier(arguments)
+                #expect(try Data(contentsOf: kept) == expected, "\(second.stderr)")
+                if kind == "foreign-name" {
+                    // The record was given up: the download started over and completed.
+                    #expect(second.status == 0, "\(second.stderr)")
+                    #expect(try fileHoldsPattern(out, length: 100_000))
+                    #expect(server.requests(path: "/file").last?.header("Range") == nil)
+                } else {
+                    // Courier writes nothing through the link either.
+                    #expect(second.status != 0)
+                }
             }
         }
 
