@@ -367,10 +367,10 @@ struct ResumeDataTests {
 
     // MARK: - Shapes the parser must not be given
 
-    /// An XML property list whose body is `open` repeated `depth` times, never closed: Foundation's XML scanner
+    /// An XML property list whose body is `element` repeated `depth` times, never closed: Foundation's XML scanner
     /// recurses into each element before it finds the end of the data.
-    static func nested(_ open: String, depth: Int) -> String {
-        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<plist version=\"1.0\">" + String(repeating: open, count: depth)
+    static func nested(_ element: String, depth: Int) -> String {
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<plist version=\"1.0\">" + String(repeating: element, count: depth)
     }
 
     /// Nesting deep enough to overflow the stack of Foundation's recursive XML scanner (it crashed the process inside
