@@ -50,8 +50,10 @@ final class ProgressBoard: @unchecked Sendable {
         timer.resume()
     }
 
-    /// Adds a line for a transfer named `name`; returns its identifier.
+    /// Adds a line for a transfer named `name`; returns its identifier. Control characters in the name are shown,
+    /// not obeyed (``Terminal/printable(_:keepingLineFeeds:)``): it comes from a URL.
     func add(name: String) -> Int {
+        let name = Terminal.printable(name)
         let identifier = state.withLockedValue { state in
             defer { state.nextIdentifier += 1 }
             state.entries[state.nextIdentifier] = Entry(
@@ -95,8 +97,10 @@ final class ProgressBoard: @unchecked Sendable {
         redraw(force: true)
     }
 
-    /// Writes `text` (one or more lines) on standard error, above the progress block.
+    /// Writes `text` (one or more lines) on standard error, above the progress block. Control characters other
+    /// than the line feeds are shown, not obeyed: messages quote URLs, names, header values and certificates.
     func message(_ text: String) {
+        let text = Terminal.printable(text, keepingLineFeeds: true)
         guard isEnabled else {
             Terminal.writeError(text.hasSuffix("\n") ? text : text + "\n")
             return

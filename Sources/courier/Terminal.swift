@@ -27,6 +27,26 @@ enum Terminal {
         return 80
     }
 
+    /// `text` made safe to show on a terminal: every control character (C0 but the line feed where
+    /// `keepingLineFeeds`, DEL, and the C1 range U+0080–U+009F, which terminals also obey) is shown as `\xHH`
+    /// instead of being written. What the tool prints holds text that others chose — a URL's percent-decoded last
+    /// component (`%1B`), a header value or a certificate's name in `-v` — and, written raw, an escape sequence
+    /// in it would move the cursor, clear the screen or retitle the window.
+    static func printable(_ text: String, keepingLineFeeds: Bool = false) -> String {
+        var result = ""
+        for scalar in text.unicodeScalars {
+            let value = scalar.value
+            let isControl = value < 0x20 || (0x7F...0x9F).contains(value)
+            if isControl && !(keepingLineFeeds && scalar == "\n") {
+                let hex = String(value, radix: 16, uppercase: true)
+                result += "\\x" + (hex.count < 2 ? "0" + hex : hex)
+            } else {
+                result.unicodeScalars.append(scalar)
+            }
+        }
+        return result
+    }
+
     /// Writes `text` to standard error in full.
     static func writeError(_ text: String) {
         write(Array(text.utf8), to: STDERR_FILENO)

@@ -141,6 +141,28 @@ extension CLISuites {
             }
         }
 
+        /// A URL is text someone else wrote: its last component, percent-decoded for the progress line and the
+        /// `-v` log, may hold escape sequences (`%1B]0;…%07` retitles the window, `%1B[31m` colours the screen).
+        /// They are shown as `\x1B`, never sent to the terminal.
+        @Test func escapeSequencesInAURLAreShownNotObeyed() async throws {
+            let directory = try makeTemporaryDirectory()
+            defer { try? FileManager.default.removeItem(at: directory) }
+            try await withServer { server in
+                let path = "/dl%1B%5D0%3Bpwned%07%1B%5B31mred"
+                server.route(path, response: trickle(length: 100_000))
+                let result = try await runInTerminal(
+                    ["get", "-v", "-O", "--output-dir", directory.path, server.url(path).absoluteString],
+                    columns: 100)
+                #expect(result.status == 0)
+                #expect(result.screen.unknownSequences.isEmpty, "\(result.screen.unknownSequences)")
+                let lines = result.screen.seenLines
+                #expect(!lines.contains { $0.unicodeScalars.contains { $0.value == 0x07 } })
+                #expect(lines.contains { $0.hasPrefix("dl\\x1B]0;pwned\\x07\\x1B[31mred") }, "\(lines)")
+                // The file's name keeps no control character either.
+                #expect(filesIn(directory) == ["dl]0;pwned[31mred"])
+            }
+        }
+
         /// `-s` draws nothing, and the body still arrives.
         @Test func silentDrawsNothing() async throws {
             try await withServer { server in
