@@ -216,16 +216,41 @@ enum DownloadPlacement {
     }
 
     /// A plain file name for `-O`: the last path component of the server's suggestion, without control characters,
-    /// not hidden (a leading dot becomes `_`), `index.html` when nothing is left.
+    /// not hidden (a leading dot becomes `_`), `index.html` when nothing is left, and at most 200 bytes of UTF-8:
+    /// file systems limit a name to 255 bytes (`NAME_MAX`), not characters, and the tool's own names beside the
+    /// file (`.NAME.courier-XXXXXX`, `NAME.courier-partial`) need room too.
     static func safeFileName(_ suggested: String?) -> String {
         let last = (suggested ?? "").split(whereSeparator: { $0 == "/" || $0 == "\\" }).last.map(String.init) ?? ""
         var name = String(last.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7F }.map(Character.init))
         name = name.trimmingCharacters(in: .whitespaces)
         if name.isEmpty || name == "." || name == ".." || name == "Unknown" { return "index.html" }
         if name.hasPrefix(".") { name = "_" + name.dropFirst() }
-        name = String(name.prefix(200))
+        name = prefix(of: name, maximumBytes: 200)
         // Never the name of the tool's own records beside a file (checked after shortening, which could restore it).
-        if name.hasSuffix(PartialRecord.suffix) { name = String(name.prefix(199)) + "_" }
+        if name.hasSuffix(PartialRecord.suffix) { name = prefix(of: name, maximumBytes: 199) + "_" }
         return name
+    }
+
+    /// The longest start of `name` that fits in `maximumBytes` bytes of UTF-8, cut between characters (between
+    /// scalars when the first character alone is longer), never inside one's encoding.
+    static func prefix(of name: String, maximumBytes: Int) -> String {
+        guard name.utf8.count > maximumBytes else { return name }
+        var result = ""
+        var bytes = 0
+        for character in name {
+            let size = character.utf8.count
+            guard bytes + size <= maximumBytes else { break }
+            result.append(character)
+            bytes += size
+        }
+        guard result.isEmpty else { return result }
+        var scalars = String.UnicodeScalarView()
+        for scalar in name.unicodeScalars {
+            let size = String(scalar).utf8.count
+            guard bytes + size <= maximumBytes else { break }
+            scalars.append(scalar)
+            bytes += size
+        }
+        return String(scalars)
     }
 }

@@ -172,6 +172,23 @@ struct CLIFormattingTests {
         }
     }
 
+    /// File systems count a name's bytes (255 at most), not its characters: a name in another script, or one
+    /// character with hundreds of combining marks, is cut to 200 bytes at a character's edge.
+    @Test func remoteNamesFitInAFileNameWhateverTheirScript() {
+        let japanese = DownloadPlacement.safeFileName(String(repeating: "日", count: 150) + ".pdf")
+        #expect(japanese.utf8.count <= 200)
+        #expect(japanese == String(repeating: "日", count: 66))
+        let emoji = DownloadPlacement.safeFileName(String(repeating: "👩‍👩‍👧", count: 30))
+        #expect(emoji.utf8.count <= 200)
+        #expect(emoji == String(repeating: "👩‍👩‍👧", count: 11))
+        let marks = DownloadPlacement.safeFileName("a" + String(repeating: "\u{301}", count: 300))
+        #expect(!marks.isEmpty)
+        #expect(marks.utf8.count <= 200)
+        let record = DownloadPlacement.safeFileName(String(repeating: "é", count: 92) + PartialRecord.suffix)
+        #expect(record.utf8.count <= 200)
+        #expect(!record.hasSuffix(PartialRecord.suffix))
+    }
+
     @Test func exitStatusesAreCurls() {
         #expect(ExitStatus.forError(URLError(.cannotFindHost)) == 6)
         #expect(ExitStatus.forError(URLError(.cannotConnectToHost)) == 7)

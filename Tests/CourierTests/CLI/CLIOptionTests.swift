@@ -355,6 +355,28 @@ extension CLISuites {
             }
         }
 
+        /// A server's long name in another script (`filename*`, 100 characters, 300 bytes of UTF-8) still gives a
+        /// file: cut to what a file system takes, not refused by it with "File name too long".
+        @Test func aLongServerNameInAnotherScriptIsShortenedToFit() async throws {
+            let directory = try makeTemporaryDirectory()
+            defer { try? FileManager.default.removeItem(at: directory) }
+            try await withServer { server in
+                let encoded = String(repeating: "%E6%97%A5", count: 100) + ".pdf"
+                server.route(
+                    "/doc",
+                    response: MockResponse(
+                        headers: [("Content-Disposition", "attachment; filename*=UTF-8''\(encoded)")],
+                        body: .data(Data("long".utf8))))
+                let result = try await runCourier([
+                    "get", "-O", "-J", "--output-dir", directory.path, server.url("/doc").absoluteString,
+                ])
+                #expect(result.status == 0, "\(result.stderr)")
+                let name = String(repeating: "日", count: 66)
+                #expect(filesIn(directory) == [name])
+                #expect(try Data(contentsOf: directory.appendingPathComponent(name)) == Data("long".utf8))
+            }
+        }
+
         /// A symbolic link that another user planted is not followed: its target stays untouched.
         @Test(.enabled(if: geteuid() == 0, "only root can give a link to another user"))
         func anotherUsersLinkIsNotFollowed() async throws {
