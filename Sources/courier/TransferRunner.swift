@@ -393,6 +393,8 @@ final class TransferRunner: Sendable {
     }
 
     private func cleanUp() {
+        // Its own session's idle connections go now, not when the whole run ends.
+        pool.release(downloadFolder: folder?.url, privateFolder: folder?.ownedByRun ?? false, transfer: job.index)
         guard let folder else { return }
         if folder.ownedByRun {
             DownloadPlacement.removeFolder(folder.url)

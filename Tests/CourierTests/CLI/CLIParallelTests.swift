@@ -38,6 +38,34 @@ extension CLISuites {
             }
         }
 
+        /// Each download has a session, and so a connection pool, of its own: once it ends, its keep-alive
+        /// connection is closed, not kept open for a minute until the run ends (a command with hundreds of URLs
+        /// held one for each and ran out of file descriptors).
+        @Test func finishedDownloadsLeaveNoConnectionOpen() async throws {
+            let directory = try makeTemporaryDirectory()
+            defer { try? FileManager.default.removeItem(at: directory) }
+            try await withServer { server in
+                for index in 0..<4 { server.route("/f\(index)", response: .ok("file \(index)")) }
+                server.route("/slow", response: .delayed("slow", by: .seconds(3)))
+                var arguments = ["get", "-O", "--output-dir", directory.path]
+                arguments += (0..<4).map { server.url("/f\($0)").absoluteString }
+                arguments.append(server.url("/slow").absoluteString)
+                async let run = runCourier(arguments)
+                for _ in 0..<500 where server.requests(path: "/slow").isEmpty {
+                    try await Task.sleep(for: .milliseconds(20))
+                }
+                // While the last transfer waits for its answer, only its own connection is open.
+                for _ in 0..<100 where server.openConnectionCount > 1 {
+                    try await Task.sleep(for: .milliseconds(20))
+                }
+                let open = server.openConnectionCount
+                let result = try await run
+                #expect(result.status == 0, "\(result.stderr)")
+                #expect(open == 1)
+                #expect(Set(filesIn(directory)) == ["f0", "f1", "f2", "f3", "slow"])
+            }
+        }
+
         /// The transfers of a command without `-Z` run one after another, in order.
         @Test func sequentialTransfersRunInOrder() async throws {
             try await withServer { server in
