@@ -47,9 +47,8 @@ extension CLISuites {
             try await withServer { server in
                 for index in 0..<4 { server.route("/f\(index)", response: .ok("file \(index)")) }
                 server.route("/slow", response: .delayed("slow", by: .seconds(3)))
-                let arguments =
-                    ["get", "-O", "--output-dir", directory.path] + (0..<4).map { server.url("/f\($0)").absoluteString }
-                    + [server.url("/slow").absoluteString]
+                let urls = (0..<4).map { server.url("/f\($0)").absoluteString } + [server.url("/slow").absoluteString]
+                let arguments = ["get", "-O", "--output-dir", directory.path] + urls
                 async let run = runCourier(arguments)
                 for _ in 0..<500 where server.requests(path: "/slow").isEmpty {
                     try await Task.sleep(for: .milliseconds(20))
