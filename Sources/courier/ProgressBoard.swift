@@ -149,8 +149,10 @@ final class ProgressBoard: @unchecked Sendable {
             text += "\r"
             if state.drawnLines > 1 { text += "\u{1B}[\(state.drawnLines - 1)A" }
         }
+        // Written in full: the terminal may wrap them, which is harmless above the block (only the block is
+        // redrawn in place). Cut to the width, an error lost its reason on a narrow terminal.
         for line in state.pending {
-            text += "\u{1B}[K" + String(line.prefix(max(width - 1, 1))) + "\n"
+            text += "\u{1B}[K" + line + "\n"
         }
         state.pending = []
         let lines = state.order.compactMap { identifier -> String? in

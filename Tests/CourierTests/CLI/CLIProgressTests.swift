@@ -163,6 +163,17 @@ extension CLISuites {
             }
         }
 
+        /// A message is written in full however narrow the terminal (which wraps it): cut to the width, the error
+        /// of a long URL lost its reason.
+        @Test func aMessageIsNotCutToTheWidth() async throws {
+            let url = "http://127.0.0.1:1/a/rather/long/path/for/a/narrow/terminal.iso"
+            let result = try await runInTerminal(["get", url], columns: 40)
+            #expect(result.status == 7)
+            let message = result.screen.seenLines.first { $0.hasPrefix("courier: ") }
+            #expect(message?.contains(url) == true, "\(result.screen.seenLines)")
+            #expect(message?.contains("(URLError ") == true, "\(result.screen.seenLines)")
+        }
+
         /// `-s` draws nothing, and the body still arrives.
         @Test func silentDrawsNothing() async throws {
             try await withServer { server in
