@@ -189,6 +189,15 @@ struct CLIFormattingTests {
         #expect(!record.hasSuffix(PartialRecord.suffix))
     }
 
+    /// C1 controls (U+009B is a terminal's `ESC [`) and bidirectional overrides never reach a name.
+    @Test func remoteNamesHaveNoC1ControlOrBidiOverride() {
+        #expect(DownloadPlacement.safeFileName("a\u{9B}2Jb.txt") == "a2Jb.txt")
+        #expect(DownloadPlacement.safeFileName("a\u{85}\u{9D}0;t\u{9C}.txt") == "a0;t.txt")
+        #expect(DownloadPlacement.safeFileName("invoice\u{202E}fdp.exe") == "invoicefdp.exe")
+        #expect(DownloadPlacement.safeFileName("\u{2066}x\u{2069}\u{200F}.bin") == "x.bin")
+        #expect(DownloadPlacement.safeFileName("café-日本.pdf") == "café-日本.pdf")
+    }
+
     @Test func exitStatusesAreCurls() {
         #expect(ExitStatus.forError(URLError(.cannotFindHost)) == 6)
         #expect(ExitStatus.forError(URLError(.cannotConnectToHost)) == 7)

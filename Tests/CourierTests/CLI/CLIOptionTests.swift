@@ -377,6 +377,28 @@ extension CLISuites {
             }
         }
 
+        /// `filename*` can carry any character: a C1 control (U+009B is a terminal's `ESC [`) or a bidirectional
+        /// override (`invoice‮fdp.exe` reads as `invoiceexe.pdf`) reaches neither the file's name nor `-w`.
+        @Test func aServerNameLosesC1ControlsAndBidiOverrides() async throws {
+            let directory = try makeTemporaryDirectory()
+            defer { try? FileManager.default.removeItem(at: directory) }
+            try await withServer { server in
+                let disposition = "attachment; filename*=UTF-8''invoice%C2%9B2J%E2%80%AEfdp.exe"
+                server.route(
+                    "/doc",
+                    response: MockResponse(
+                        headers: [("Content-Disposition", disposition)], body: .data(Data("x".utf8))))
+                let result = try await runCourier([
+                    "get", "-O", "-J", "--output-dir", directory.path, "-w", "%{filename_effective}",
+                    server.url("/doc").absoluteString,
+                ])
+                #expect(result.status == 0, "\(result.stderr)")
+                #expect(filesIn(directory) == ["invoice2Jfdp.exe"])
+                let written = String(decoding: result.stdout, as: UTF8.self)
+                #expect(written.hasSuffix("/invoice2Jfdp.exe"), "\(written)")
+            }
+        }
+
         /// A symbolic link that another user planted is not followed: its target stays untouched.
         @Test(.enabled(if: geteuid() == 0, "only root can give a link to another user"))
         func anotherUsersLinkIsNotFollowed() async throws {
