@@ -216,25 +216,26 @@ enum DownloadPlacement {
     }
 
     /// A plain file name for `-O`: the last path component of the server's suggestion, without control or
-    /// bidirectional formatting characters (``isUnsafeInName(_:)``), not hidden (a leading dot becomes `_`), `index.html` when nothing is left, and at most 200 bytes of UTF-8:
-    /// file systems limit a name to 255 bytes (`NAME_MAX`), not characters, and the tool's own names beside the
-    /// file (`.NAME.courier-XXXXXX`, `NAME.courier-partial`) need room too.
+    /// bidirectional formatting characters (``isUnsafeInName(_:)``), not hidden (a leading dot becomes `_`),
+    /// `index.html` when nothing is left, and at most 200 bytes of UTF-8: file systems limit a name to 255 bytes
+    /// (`NAME_MAX`), not characters, and the tool's own names beside the file (`.NAME.courier-XXXXXX`,
+    /// `NAME.courier-partial`) need room too.
     static func safeFileName(_ suggested: String?) -> String {
         let last = (suggested ?? "").split(whereSeparator: { $0 == "/" || $0 == "\\" }).last.map(String.init) ?? ""
-        var name = String(last.unicodeScalars.filter { !isUnsafeInName($0) }.map(Character.init))
+        var name = String(last.unicodeScalars.filter { !Self.isUnsafeInName($0) }.map(Character.init))
         name = name.trimmingCharacters(in: .whitespaces)
         if name.isEmpty || name == "." || name == ".." || name == "Unknown" { return "index.html" }
         if name.hasPrefix(".") { name = "_" + name.dropFirst() }
-        name = prefix(of: name, maximumBytes: 200)
+        name = Self.prefix(of: name, maximumBytes: 200)
         // Never the name of the tool's own records beside a file (checked after shortening, which could restore it).
-        if name.hasSuffix(PartialRecord.suffix) { name = prefix(of: name, maximumBytes: 199) + "_" }
+        if name.hasSuffix(PartialRecord.suffix) { name = Self.prefix(of: name, maximumBytes: 199) + "_" }
         return name
     }
 
     /// Whether `scalar` has no place in a file name someone else chose: a control character — C0, DEL, and C1
     /// (U+0080–U+009F, which `Content-Disposition`'s `filename*` can carry and terminals obey as `ESC [` and the
-    /// like when the name is shown) — or a bidirectional formatting character, which makes `invoice‮fdp.exe`
-    /// (with U+202E) read as `invoiceexe.pdf`.
+    /// like when the name is shown) — or a bidirectional formatting character: `invoice`, U+202E, `fdp.exe`
+    /// reads as `invoiceexe.pdf`.
     static func isUnsafeInName(_ scalar: Unicode.Scalar) -> Bool {
         switch scalar.value {
         case 0..<0x20, 0x7F...0x9F, 0x061C, 0x200E, 0x200F, 0x202A...0x202E, 0x2066...0x2069: true

@@ -378,7 +378,8 @@ extension CLISuites {
         }
 
         /// `filename*` can carry any character: a C1 control (U+009B is a terminal's `ESC [`) or a bidirectional
-        /// override (`invoice‮fdp.exe` reads as `invoiceexe.pdf`) reaches neither the file's name nor `-w`.
+        /// override (`invoice`, U+202E, `fdp.exe` reads as `invoiceexe.pdf`) reaches neither the file's name nor
+        /// `-w`.
         @Test func aServerNameLosesC1ControlsAndBidiOverrides() async throws {
             let directory = try makeTemporaryDirectory()
             defer { try? FileManager.default.removeItem(at: directory) }
