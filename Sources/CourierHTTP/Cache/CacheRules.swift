@@ -133,9 +133,9 @@ extension CacheRules {
         guard !safeMethods.contains(method.uppercased()), (200..<400).contains(status) else { return [] }
         var urls = [url]
         for value in [location, contentLocation] {
+            // Same origin with the scheme's default port filled in: `https://a.test:443/x` is `https://a.test/x`'s.
             guard let value, let target = URL(string: value, relativeTo: url)?.absoluteURL,
-                target.scheme?.lowercased() == url.scheme?.lowercased(),
-                target.host?.lowercased() == url.host?.lowercased(), target.port == url.port
+                RedirectPolicy.isSameOrigin(target, url)
             else { continue }
             urls.append(target)
         }

@@ -102,6 +102,10 @@ struct CacheStageRulesTests {
             targets("POST", status: 201, ["Location": "/items/2", "Content-Location": "https://b.test/elsewhere"])
                 == ["https://a.test/items/1", "https://a.test/items/2"])
         #expect(targets("PUT", ["Content-Location": "http://a.test/items/1"]) == ["https://a.test/items/1"])
+        // The scheme's default port written out is the same origin.
+        #expect(
+            targets("PATCH", ["Location": "https://a.test:443/items/3"])
+                == ["https://a.test/items/1", "https://a.test:443/items/3"])
     }
 
     @Test func theMemoryTierEvictsTheLeastRecentlyUsedInConstantTime() {
