@@ -54,8 +54,10 @@ enum DownloadPlacement {
     /// file gets, then renamed. The destination is never open half-written.
     ///
     /// With `replacing` false an existing file is left alone and the placement fails with `EEXIST` (`-O -J`: the
-    /// server chose the name). `link` is link(2) and `renameNoReplace` renameat2(2) with `RENAME_NOREPLACE`; tests
-    /// pass ones that fail as on a file system without them. Files made beside the destination meanwhile (a claim, a
+    /// server chose the name). A symbolic link at the name counts as an existing entry and is not followed, dangling
+    /// or not, as curl's `O_CREAT | O_EXCL` open refuses it: the new file is never created wherever a link points.
+    /// `link` is link(2) and `renameNoReplace` renameat2(2) with `RENAME_NOREPLACE`; tests pass ones that fail as on
+    /// a file system without them. Files made beside the destination meanwhile (a claim, a
     /// copy across file systems) are tracked by `cleanup`, which removes them when the run is interrupted.
     static func place(
         _ location: URL,
@@ -65,7 +67,13 @@ enum DownloadPlacement {
         link: (String, String) -> Int32 = systemLink,
         renameNoReplace: (String, String) -> Int32 = systemRenameNoReplace
     ) throws -> URL {
-        let target = try OutputSink.resolveDestination(destination)
+        // Without replacing, only the folder is resolved: link(2), renameat2's `RENAME_NOREPLACE` and an
+        // `O_EXCL` open all fail with `EEXIST` on a link at the name itself, where following it would create the
+        // file at the link's (dangling) target.
+        let target =
+            replacing
+            ? try OutputSink.resolveDestination(destination)
+            : try OutputSink.resolveFolder(of: destination)
         let descriptor = open(location.path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
         guard descriptor >= 0 else { throw OutputSink.posixError(errno, path: location.path) }
         defer { close(descriptor) }

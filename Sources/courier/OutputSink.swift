@@ -196,6 +196,13 @@ final class OutputSink: Sendable {
         return url.resolvingSymlinksInPath()
     }
 
+    /// `url` with its folder resolved and its last component kept as it is, a symbolic link there included: for a
+    /// file that must be new (`-O -J`), whose name must not be followed.
+    static func resolveFolder(of url: URL) throws -> URL {
+        try refuseForeignEntries(on: url)
+        return url.deletingLastPathComponent().resolvingSymlinksInPath().appendingPathComponent(url.lastPathComponent)
+    }
+
     /// Refuses a destination another local user could have planted, in a shared folder such as `/tmp`: every
     /// symbolic link on the way, and a FIFO or socket at its end, must belong to the user or to root. The kernel's
     /// `protected_symlinks` and `protected_fifos` would insist on much the same, but they cannot: the links are

@@ -121,6 +121,27 @@ struct CLIPlacementTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["download.tmp"])
     }
 
+    /// A dangling symbolic link at the server's name is an existing entry, as for curl's `O_EXCL` open: the download
+    /// is not created where the link points, by link(2), by renameat2 or by a claim, and the link stays as it was.
+    @Test(arguments: [nil, EPERM], [nil, EINVAL])
+    func aDanglingLinkAtTheNameIsNotFollowed(linkFailure: Int32?, renameFailure: Int32?) throws {
+        let folder = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let location = try download(in: folder, "body")
+        let pointedTo = folder.appendingPathComponent("elsewhere.txt")
+        let named = folder.appendingPathComponent("chosen.txt")
+        try FileManager.default.createSymbolicLink(atPath: named.path, withDestinationPath: pointedTo.path)
+        let hardLink: (String, String) -> Int32 = linkFailure.map(Self.failingLink) ?? { link($0, $1) }
+        #expect(throws: (any Error).self) {
+            try DownloadPlacement.place(
+                location, at: named, replacing: false, link: hardLink,
+                renameNoReplace: renameFailure.map(Self.failingRename) ?? DownloadPlacement.systemRenameNoReplace)
+        }
+        #expect(!FileManager.default.fileExists(atPath: pointedTo.path))
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: named.path) == pointedTo.path)
+        #expect(FileManager.default.fileExists(atPath: location.path))
+    }
+
     @Test func withHardLinksAnExistingFileIsLeftAloneAndANewOneIsPlaced() throws {
         let folder = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: folder) }
