@@ -205,8 +205,14 @@ extension Daemon: TransferAttemptObserver {
 
     /// Resume data the app handed in (from this daemon's cancelled or failed task): its partial file, left in
     /// that task's folder, moves into the new task's folder and becomes its durable part.
+    ///
+    /// Only a download file's name (`CFNetworkDownload_*.tmp`, the only name the engine continues) is looked for, and
+    /// only a regular file of this user is moved: the resume data comes from the app, and must not move the
+    /// daemon's own entries (`.kept-partial`) or, through `rename` (which moves a link itself), a symbolic link.
     private func adoptPartialFile(of resumeData: Data, into record: inout TaskRecord) {
-        guard let data = try? ResumeData(decoding: resumeData) else { return }
+        guard let data = try? ResumeData(decoding: resumeData), Self.isDownloadFileName(data.tempFileName) else {
+            return
+        }
         let sessionFolder = location.sessionFolder(record.identifier)
         let target = location.transferFolder(record.identifier, task: record.spec.task)
         let folders = (try? FileManager.default.contentsOfDirectory(atPath: sessionFolder.path)) ?? []
@@ -217,12 +223,21 @@ extension Daemon: TransferAttemptObserver {
             })
         for folder in folders where folder.hasPrefix("task-") && !running.contains(folder) {
             let source = sessionFolder.appendingPathComponent(folder).appendingPathComponent(data.tempFileName)
-            guard FileManager.default.fileExists(atPath: source.path) else { continue }
+            var info = stat()
+            guard lstat(source.path, &info) == 0 else { continue }
+            guard (info.st_mode & S_IFMT) == S_IFREG, info.st_uid == geteuid() else { return }
             try? PrivateFolder.prepare(target, purpose: "background task folder", hint: "")
             guard rename(source.path, target.appendingPathComponent(data.tempFileName).path) == 0 else { return }
             record.adoptPartial(data, boot: BootIdentifier.current)
             return
         }
+    }
+
+    /// Whether `name` is one the engine gives its download files (`CFNetworkDownload_*.tmp`, as Darwin names them).
+    static func isDownloadFileName(_ name: String) -> Bool {
+        let prefix = "CFNetworkDownload_"
+        let suffix = ".tmp"
+        return name.hasPrefix(prefix) && name.hasSuffix(suffix) && name.count > prefix.count + suffix.count
     }
 
     // MARK: - Progress

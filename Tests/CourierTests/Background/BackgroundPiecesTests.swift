@@ -435,6 +435,51 @@ extension BackgroundSuites {
             #expect(DownloadResumeState.decode(data).request?.httpShouldHandleCookies == handlesCookies)
         }
 
+        /// Resume data the app hands in moves only a download file (`CFNetworkDownload_*.tmp`) that is a regular file
+        /// into the new task's folder: not the daemon's own `.kept-partial` of a finished task, not a symbolic link
+        /// with a download file's name (a `rename` would move the link, leading the download to its target).
+        @Test(arguments: [(".kept-partial", false), ("CFNetworkDownload_1.tmp", true)])
+        func onlyADownloadFileIsAdoptedFromResumeData(name: String, asLink: Bool) throws {
+            let root = try makeTemporaryDirectory()
+            defer { try? FileManager.default.removeItem(at: root) }
+            let location = BackgroundLocation(environment: [
+                "HOME": root.path, "XDG_RUNTIME_DIR": root.appendingPathComponent("run").path,
+                "XDG_DATA_HOME": root.appendingPathComponent("data").path,
+            ])
+            let daemon = try Daemon(
+                location: location, settings: DaemonSettings(environment: [:]), logger: Logger(label: "t"))
+            // A finished task's folder holds the entry the resume data names.
+            let finished = location.transferFolder("a", task: 1)
+            try FileManager.default.createDirectory(
+                at: finished, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            let entry = finished.appendingPathComponent(name)
+            let elsewhere = root.appendingPathComponent("elsewhere")
+            try Data(repeating: 7, count: 1000).write(to: asLink ? elsewhere : entry)
+            if asLink {
+                try FileManager.default.createSymbolicLink(atPath: entry.path, withDestinationPath: elsewhere.path)
+            }
+            let url = URL(string: "http://127.0.0.1/file")!
+            let stored = try ResumeData.Request(url: url)
+            let resumeData = try ResumeData(
+                downloadURL: url, bytesReceived: 1000, entityTag: "\"v1\"", serverDownloadDate: nil,
+                tempFileName: name, originalRequest: stored, currentRequest: stored
+            ).encoded()
+            // Not before an hour from now: no attempt starts.
+            let spec = BackgroundTaskSpec(
+                task: 2, kind: .download, request: CodableRequest(URLRequest(url: url)), resumeData: resumeData,
+                earliestBeginDate: Date(timeIntervalSinceNow: 3600),
+                settings: BackgroundTransferSettings(timeoutIntervalForRequest: 60, timeoutIntervalForResource: 7200))
+            let adopted = daemon.queue.sync {
+                daemon.create(spec, in: "a")
+                return daemon.records[TaskKey(identifier: "a", task: 2)]?.partialFileName
+            }
+            #expect(adopted == nil)
+            var info = stat()
+            #expect(lstat(entry.path, &info) == 0)
+            let moved = location.transferFolder("a", task: 2).appendingPathComponent(name)
+            #expect(lstat(moved.path, &info) != 0)
+        }
+
         /// A message longer than the peer accepts is never sent: framing it throws, and `send` says so.
         @Test func aMessageTooLongForAFrameIsNotSent() throws {
             let huge = BackgroundRequest.list(
