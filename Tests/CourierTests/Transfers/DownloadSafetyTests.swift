@@ -344,6 +344,41 @@ struct DownloadSafetyTests {
         }
         #expect(!FileManager.default.fileExists(atPath: old.path))
     }
+
+    /// A FIFO found where a partial file was checked (swapped in meanwhile) is refused at once: the open does not
+    /// wait for a reader, which would hold the download file's queue forever. (Should the open block, the test opens
+    /// the FIFO for reading after a while so that it ends, and fails.)
+    @Test func aFIFOInPlaceOfThePartialFileIsRefusedWithoutWaiting() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let fifo = directory.appendingPathComponent(DownloadFile.makeName())
+        try #require(mkfifo(fifo.path, 0o600) == 0)
+        // nil while the open has not returned; then whether it was refused.
+        let refused = NIOLockedValueBox<Bool?>(nil)
+        let thread = Thread {
+            do {
+                let handle = try DownloadDirectory.openPartialFile(at: fifo)
+                try? handle.close()
+                DownloadDirectory.release(fifo)
+                refused.withLockedValue { $0 = false }
+            } catch {
+                refused.withLockedValue { $0 = true }
+            }
+        }
+        thread.start()
+        for _ in 0..<250 where refused.withLockedValue({ $0 }) == nil {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        let outcome = refused.withLockedValue { $0 }
+        if outcome == nil {
+            let reader = open(fifo.path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+            for _ in 0..<250 where refused.withLockedValue({ $0 }) == nil {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            if reader >= 0 { close(reader) }
+        }
+        #expect(outcome == true)
+    }
 }
 
 /// Resumes a continuation once.

@@ -65,8 +65,12 @@ enum DownloadDirectory {
 
     /// Opens an existing partial file for writing, refusing a symbolic link, anything but a regular file, and a file
     /// another user owns (it could have been planted to read or corrupt a resumed download).
+    ///
+    /// The open is non-blocking: a FIFO put in the file's place after it was checked would otherwise hold the
+    /// file's queue until some reader opened it (forever); it fails at once with `ENXIO`, or opens and is refused as
+    /// not a regular file. The descriptor is made blocking again for the writes.
     static func openPartialFile(at url: URL) throws(TransferError) -> FileHandle {
-        let descriptor = open(url.path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC)
+        let descriptor = open(url.path, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
         guard descriptor >= 0 else {
             throw .cannotOpenFile("cannot open the partial download \(url.lastPathComponent): \(describe(errno))")
         }
@@ -74,6 +78,12 @@ enum DownloadDirectory {
         guard fstat(descriptor, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, info.st_uid == geteuid() else {
             close(descriptor)
             throw .cannotOpenFile("the partial download \(url.lastPathComponent) is not a regular file of this user")
+        }
+        let flags = fcntl(descriptor, F_GETFL)
+        guard flags >= 0, fcntl(descriptor, F_SETFL, flags & ~O_NONBLOCK) == 0 else {
+            let error = errno
+            close(descriptor)
+            throw .cannotOpenFile("cannot open the partial download \(url.lastPathComponent): \(describe(error))")
         }
         ActiveFiles.shared.insert(url.path)
         return FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
