@@ -1,6 +1,14 @@
 import CourierHTTP
 import Foundation
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// A resumed download's partial file and what it holds (the offset its range request asked for and the validators
 /// a 206 must repeat to be appended).
 struct ResumeProgress: Sendable {
@@ -95,8 +103,9 @@ extension TaskEngine {
             for field in fields { resumed.setValue(field.value, forHTTPHeaderField: field.name) }
             resumeProgress = ResumeProgress(partial: data.partialDownload, partialFile: partial)
         } else {
-            // Nothing can be resumed safely: start over, and say so through didResumeAtOffset(0, …).
-            try? FileManager.default.removeItem(at: partial)
+            // Nothing can be resumed safely: start over, and say so through didResumeAtOffset(0, …). unlink, not a
+            // recursive removal: a folder put in the file's place since the check is not emptied.
+            unlink(partial.path)
             releaseUnopenedPartialFile()
             resumeProgress = .fromZero
         }
@@ -174,9 +183,11 @@ extension TaskEngine {
     }
 
     /// Deletes a partial file the server's answer made useless, off the executor, and gives up the task's claim.
+    /// The name is unlinked: a folder put in the file's place (the download folder is the user's) is never emptied,
+    /// as `FileManager`'s recursive removal would.
     static func discardPartialFile(_ url: URL) {
         DispatchQueue.global().async {
-            try? FileManager.default.removeItem(at: url)
+            unlink(url.path)
             DownloadDirectory.release(url)
         }
     }

@@ -379,6 +379,52 @@ struct DownloadSafetyTests {
         }
         #expect(outcome == true)
     }
+
+    /// A partial file's name is unlinked when the file is dropped, never removed recursively: a folder put in the
+    /// file's place meanwhile (the download folder is the user's) keeps what it holds. Both ways a partial file is
+    /// dropped: a resume the server's answer made useless, and a download file removed by its task.
+    @Test func aFolderInPlaceOfADroppedFileIsNotEmptied() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        func folderWithAFile(at url: URL) throws -> URL {
+            try FileManager.default.createDirectory(at: url, withIntermediateDirectories: false)
+            let inside = url.appendingPathComponent("kept")
+            try Data("keep".utf8).write(to: inside)
+            return inside
+        }
+
+        // The resumed task's claim on the name is given up once the deletion is done.
+        let discarded = directory.appendingPathComponent(DownloadFile.makeName())
+        let keptByDiscard = try folderWithAFile(at: discarded)
+        try #require(DownloadDirectory.claim(discarded))
+        TaskEngine.discardPartialFile(discarded)
+        var deletionDone = false
+        for _ in 0..<250 {
+            if DownloadDirectory.claim(discarded) {
+                deletionDone = true
+                break
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        DownloadDirectory.release(discarded)
+        #expect(deletionDone)
+        #expect(FileManager.default.fileExists(atPath: keptByDiscard.path))
+
+        // A download file the task created, replaced by a folder before the task removes it.
+        let name = DownloadFile.makeName()
+        let file = DownloadFile(directory: directory, name: name)
+        let created: Result<Void, TransferError> = await withCheckedContinuation { continuation in
+            file.ready { continuation.resume(returning: $0) }
+        }
+        try created.get()
+        let removed = directory.appendingPathComponent(name)
+        #expect(unlink(removed.path) == 0)
+        let keptByRemove = try folderWithAFile(at: removed)
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            file.remove { continuation.resume() }
+        }
+        #expect(FileManager.default.fileExists(atPath: keptByRemove.path))
+    }
 }
 
 /// Resumes a continuation once.

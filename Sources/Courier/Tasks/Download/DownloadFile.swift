@@ -156,8 +156,9 @@ final class DownloadFile: @unchecked Sendable {
         queue.async { [self] in
             try? handle?.close()
             handle = nil
-            // Only a file this task created or opened: never one that failed to open (it may be someone else's).
-            if opened { try? FileManager.default.removeItem(at: url) }
+            // Only a file this task created or opened: never one that failed to open (it may be someone else's). The
+            // name is unlinked, never removed recursively: a folder put in its place meanwhile is left alone.
+            if opened { unlink(url.path) }
             DownloadDirectory.release(url)
             completion?()
         }
