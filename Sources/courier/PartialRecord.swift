@@ -22,17 +22,25 @@ enum PartialRecord {
         URL(fileURLWithPath: destination.path + suffix)
     }
 
+    /// The longest record read, in bytes (Courier refuses longer resume data anyway).
+    static let maximumSize = 1 << 20
+
     /// The resume data kept for `destination`, if there is a usable record.
+    ///
+    /// The open does not block (a FIFO planted at the record's name, in a shared folder such as `/tmp`, would hold the
+    /// tool until someone wrote to it; it is refused as not a regular file instead), and at most one byte more than
+    /// ``maximumSize`` is read: a record that grew after its size was checked is refused, not read whole.
     static func load(for destination: URL) -> Data? {
         let path = location(for: destination).path
-        let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
         guard descriptor >= 0 else { return nil }
         let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
         var info = stat()
         guard fstat(descriptor, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, info.st_uid == geteuid(),
-            info.st_size <= 1 << 20
+            Int(info.st_size) <= maximumSize
         else { return nil }
-        return try? handle.readToEnd()
+        guard let data = try? handle.read(upToCount: maximumSize + 1), data.count <= maximumSize else { return nil }
+        return data
     }
 
     /// Keeps `resumeData` for `destination` (a new 0600 file renamed over the old record, as Courier replaces its
