@@ -23,6 +23,13 @@ enum ByteCount {
     /// Parses `500`, `100K`, `1.5M`, `2G` (optionally with `B` and `/s`: `100KB/s`); K is 1024 as in curl. `nil` for
     /// anything else, zero, or a negative number.
     static func parse(_ text: String) -> Int64? {
+        guard let bytes = parseAllowingZero(text), bytes > 0 else { return nil }
+        return bytes
+    }
+
+    /// As ``parse(_:)``, but zero (`0`, `0K`, `0.0M/s`) is read as 0 rather than refused: `--limit-rate 0` means no
+    /// limit, as for curl, which hands the rate to libcurl's `CURLOPT_MAX_RECV_SPEED_LARGE` (0: disabled).
+    static func parseAllowingZero(_ text: String) -> Int64? {
         var rest = text.trimmingCharacters(in: .whitespaces).lowercased()
         if rest.hasSuffix("/s") { rest.removeLast(2) }
         if rest.hasSuffix("b") { rest.removeLast() }
@@ -32,9 +39,9 @@ enum ByteCount {
             rest.removeLast()
         }
         guard !rest.isEmpty, rest.allSatisfy({ $0.isNumber || $0 == "." }), let number = Double(rest),
-            number > 0, number * multiplier < Double(Int64.max)
+            number >= 0, number * multiplier < Double(Int64.max)
         else { return nil }
-        return max(1, Int64(number * multiplier))
+        return number == 0 ? 0 : max(1, Int64(number * multiplier))
     }
 
     /// A duration as `m:ss` or `h:mm:ss`.

@@ -191,10 +191,11 @@ struct GetCommand: AsyncParsableCommand {
             settings.credentials = (String(parts[0]), parts.count > 1 ? String(parts[1]) : "")
         }
         if let rate = connectionOptions.limitRate {
-            guard let bytes = ByteCount.parse(rate) else {
-                throw CLIError("--limit-rate takes a rate such as 100K or 1.5M, not \(rate)", exitCode: 2)
+            guard let bytes = ByteCount.parseAllowingZero(rate) else {
+                throw CLIError("--limit-rate takes a rate such as 100K or 1.5M (0: no limit), not \(rate)", exitCode: 2)
             }
-            settings.limitRate = bytes
+            // 0 is no limit, as curl reads it (scripts pass `--limit-rate "${RATE:-0}"`).
+            settings.limitRate = bytes > 0 ? bytes : nil
         }
         let delay = retryOptions.retryDelay ?? 0
         let maximumTime = retryOptions.retryMaxTime ?? 0

@@ -217,7 +217,7 @@ struct ConnectionOptions: ParsableArguments {
     @Option(
         name: .customLong("limit-rate"),
         help: ArgumentHelp(
-            "At most this many bytes per second per transfer (100K, 1.5M, 2G).",
+            "At most this many bytes per second per transfer (100K, 1.5M, 2G; 0: no limit, as in curl).",
             discussion: """
                 The transfer is paused (URLSessionTask.suspend, which stops reading from the socket) whenever it gets \
                 ahead: the server slows down through TCP, nothing is dropped.

@@ -149,6 +149,10 @@ struct CLIFormattingTests {
         #expect(ByteCount.parse("500") == 500)
         #expect(ByteCount.parse("100KB/s") == 102_400)
         for bad in ["", "0", "-5", "fast", "1e9", "K"] { #expect(ByteCount.parse(bad) == nil, "\(bad)") }
+        // `--limit-rate 0` is no limit (as in curl): zero is read, never a negative number.
+        for zero in ["0", "0K", "0.0M/s"] { #expect(ByteCount.parseAllowingZero(zero) == 0, "\(zero)") }
+        #expect(ByteCount.parseAllowingZero("100K") == 102_400)
+        for bad in ["", "-5", "-0.5", "K"] { #expect(ByteCount.parseAllowingZero(bad) == nil, "\(bad)") }
         #expect(ByteCount.format(512) == "512 B")
         #expect(ByteCount.format(1536) == "1.5 KiB")
         #expect(ByteCount.formatDuration(3725) == "1:02:05")

@@ -137,5 +137,21 @@ extension CLISuites {
                 #expect(elapsed >= .milliseconds(2400))
             }
         }
+
+        /// `--limit-rate 0` (and `0K`) is no limit, as curl reads it: the transfer runs, it is not refused.
+        @Test(arguments: ["0", "0K"])
+        func aZeroLimitRateIsNoLimit(rate: String) async throws {
+            let directory = try makeTemporaryDirectory()
+            defer { try? FileManager.default.removeItem(at: directory) }
+            try await withServer { server in
+                server.route("/r", response: MockResponse(body: .pattern(length: 64 * 1024)))
+                let out = directory.appendingPathComponent("r.bin")
+                let result = try await runCourier([
+                    "get", server.url("/r").absoluteString, "-o", out.path, "--limit-rate", rate,
+                ])
+                #expect(result.status == 0, "\(result.stderr)")
+                #expect(try fileHoldsPattern(out, length: 64 * 1024))
+            }
+        }
     }
 }
