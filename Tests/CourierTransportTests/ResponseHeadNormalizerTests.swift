@@ -136,6 +136,29 @@ struct ResponseHeadNormalizerTests {
         #expect(passed > 200_000)
     }
 
+    /// A server that trickles one long header line a few bytes per read. The search for a bare CR once went over
+    /// the whole line again on every read: 512 KiB in 8-byte reads scanned some 17 GB, minutes of an event loop
+    /// that every other connection on it waits for. Linear, it takes well under a second.
+    @Test func aLineTrickledAFewBytesPerReadCostsTimeLinearInItsLength() throws {
+        let channel = EmbeddedChannel(handler: ResponseHeadNormalizer())
+        defer { _ = try? channel.finish(acceptAlreadyClosed: true) }
+        try channel.writeOutbound(
+            HTTPClientRequestPart.head(HTTPRequestHead(version: .http1_1, method: .GET, uri: "/")))
+        try channel.writeInbound(ByteBuffer(string: "HTTP/1.1 200 OK\r\nX-Long: "))
+        let piece = ByteBuffer(string: "abcdefgh")
+        let clock = ContinuousClock()
+        let elapsed = try clock.measure {
+            for _ in 0..<(64 << 10) {
+                try channel.writeInbound(piece)
+            }
+        }
+        #expect(elapsed < .seconds(5), "trickling a 512 KiB line took \(elapsed)")
+        try channel.writeInbound(ByteBuffer(string: "\r\nContent-Length: 0\r\n\r\n"))
+        var passed = 0
+        while let buffer = try channel.readInbound(as: ByteBuffer.self) { passed += buffer.readableBytes }
+        #expect(passed > 512 << 10)
+    }
+
     /// The process's resident memory (`/proc/self/statm`, in pages).
     private static func residentBytes() throws -> Int {
         let fields = try String(contentsOfFile: "/proc/self/statm", encoding: .utf8).split(separator: " ")

@@ -86,6 +86,11 @@ final class ResponseHeadNormalizer: ChannelDuplexHandler, RemovableChannelHandle
         case .head(var bytes, var lines, var lineStart):
             phase = .failed  // while `bytes` is held here, so it is not copied on write
             var scanFrom = bytes.count
+            // Where the current line's search for a bare CR resumes: the reads before found none in it, bar a CR
+            // at its very end, which the LF of this read may complete. Searching the whole line again on every read
+            // cost time quadratic in its length: a server trickling a long line a few bytes per read kept the event
+            // loop (and every connection on it) busy for minutes.
+            var crCheckedTo = max(0, bytes.count - 1)
             bytes.append(contentsOf: buffer.readBytes(length: buffer.readableBytes) ?? [])
             while let newline = bytes[scanFrom...].firstIndex(of: UInt8(ascii: "\n")) {
                 var line = lineStart..<newline
@@ -130,6 +135,7 @@ final class ResponseHeadNormalizer: ChannelDuplexHandler, RemovableChannelHandle
                     lines = []
                     lineStart = 0
                     scanFrom = 0
+                    crCheckedTo = 0
                     continue
                 }
                 let framing = strictHead.withUnsafeBytes {
@@ -141,7 +147,9 @@ final class ResponseHeadNormalizer: ChannelDuplexHandler, RemovableChannelHandle
                     context: context)
                 return
             }
-            if let bareCR = bytes[lineStart...].firstIndex(of: UInt8(ascii: "\r")), bareCR < bytes.count - 1 {
+            if let bareCR = bytes[max(lineStart, crCheckedTo)...].firstIndex(of: UInt8(ascii: "\r")),
+                bareCR < bytes.count - 1
+            {
                 return reject(.cannotParseResponse("the response head has a CR that does not end a line"), context)
             }
             if lines.isEmpty, bytes.count - lineStart >= 5, !ResponseHeadSyntax.isStatusLinePrefix(bytes[lineStart...])
