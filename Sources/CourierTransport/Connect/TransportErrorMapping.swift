@@ -91,6 +91,13 @@ enum TransportErrorMapping {
             "the HTTP/2 response from \(endpoint) breaks the protocol; the stream was reset (\(closed.errorCode))")
     }
 
+    /// An HTTP/2 connection NIOHTTP2 closed with `GOAWAY` for the server's protocol violation, `error` (a malformed
+    /// frame, an oversized header list, a CONTINUATION or control-frame flood): the server's fault, as a malformed
+    /// HTTP/1.1 response is, not a lost connection (which would be retried, by background sessions too).
+    static func connectionViolationError(_ error: any Error, endpoint: Endpoint) -> TransferError {
+        .badServerResponse("\(endpoint) broke the HTTP/2 protocol; the connection was closed: \(error)")
+    }
+
     /// A response that is not HTTP syntax at all cannot be parsed (`cannotParseResponse`, −1017); one that parses
     /// but breaks the protocol is a bad response (`badServerResponse`, −1011).
     static func parserError(_ error: HTTPParserError, endpoint: Endpoint) -> TransferError {

@@ -117,6 +117,11 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// says, else `nil`. NIOHTTP2 resets a stream whose response breaks the protocol and tells the stream only of the
     /// reset, with the same error as a reset by the server.
     var streamFailure: ((any Error) -> TransferError?)?
+    /// For a stream: the failure to report when it closed with its connection before the response ended, when the
+    /// connection was closed for the server's protocol violation (NIOHTTP2 sent `GOAWAY`: a CONTINUATION or PING
+    /// flood, a header list over the announced limit, a malformed frame), else `nil`. NIOHTTP2 closes such a
+    /// connection's streams without an error, as if the network had dropped it.
+    var connectionFailure: (() -> TransferError?)?
     /// How the connection was set up; copied into its first exchange's timeline.
     var establishment: ConnectionEstablishment?
     /// Called when the connection can take another request.
@@ -586,11 +591,17 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
             active.bodyWriter?.abandon()
             state = .closed
             storeTimeline(of: active)
-            let retryable = active.isReused && !active.responseStarted && active.exchange.request.isIdempotent
-            active.exchange.connectionFailed(
-                .networkConnectionLost("the connection to \(endpoint) closed before the response ended"),
-                retryable: retryable
-            )
+            if let violation = connectionFailure?() {
+                // The server broke the protocol: not a lost connection, and sending the request again would meet the
+                // same server.
+                active.exchange.connectionFailed(violation, retryable: false)
+            } else {
+                let retryable = active.isReused && !active.responseStarted && active.exchange.request.isIdempotent
+                active.exchange.connectionFailed(
+                    .networkConnectionLost("the connection to \(endpoint) closed before the response ended"),
+                    retryable: retryable
+                )
+            }
         } else {
             state = .closed
         }

@@ -156,6 +156,10 @@ final class HTTP2Connection: PooledConnection, Sendable {
             else { return nil }
             return TransportErrorMapping.malformedStreamError(closed, endpoint: endpoint)
         }
+        handler.connectionFailure = { [weak streams] in
+            guard let violation = streams?.monitor.protocolViolation else { return nil }
+            return TransportErrorMapping.connectionViolationError(violation, endpoint: endpoint)
+        }
         handler.onReusable = release
         handler.onClosed = release
         streams.handlers[exchangeID] = handler

@@ -77,6 +77,11 @@ final class HTTP2ConnectionMonitor: ChannelDuplexHandler, NIOHTTP2FrameDelegate 
     /// multiplexer, which closes the stream's channel with the same `StreamClosed` error a reset by the server gives:
     /// the stream's handler asks here, as it fails, whose fault the reset was.
     private(set) var streamResetForServerError: HTTP2StreamID?
+    /// The server's protocol violation that NIOHTTP2 answered with `GOAWAY` and the monitor closed the connection for
+    /// (RFC 9113 §5.4.1): a malformed frame or header block, a header list over the announced limit, or abuse its
+    /// denial-of-service guards caught (CONTINUATION, PING or SETTINGS floods, empty DATA frames, too many
+    /// glitches). The connection's streams then close without an error of their own; they ask here why.
+    private(set) var protocolViolation: (any Error)?
 
     init(ready: EventLoopPromise<Int>, timing: Timing) {
         self.ready = ready
@@ -149,6 +154,7 @@ final class HTTP2ConnectionMonitor: ChannelDuplexHandler, NIOHTTP2FrameDelegate 
         // HTTP/2 error with no GOAWAY before it is thus one stream's, however late its reset; one before the first
         // SETTINGS, or one from beneath HTTP/2 (TLS, the socket), is the connection's.
         guard maximumConcurrentStreams == nil || wroteGoAway || !(error is any NIOHTTP2Error) else { return }
+        if wroteGoAway, protocolViolation == nil { protocolViolation = error }
         closeForError(context: context)
     }
 

@@ -129,6 +129,76 @@ struct HostileHTTP2Tests {
         #expect(server.connectionCount == 1)
     }
 
+    /// A header block of `refs + 1` fields of about 4 KiB each (one literal NIOHTTP2 adds to its dynamic table,
+    /// then `refs` one-byte references to it): a few KiB on the wire, `refs` × 4 KiB decoded.
+    private static func amplifiedHeaderBlock(refs: Int) -> [UInt8] {
+        let value = [UInt8](repeating: UInt8(ascii: "v"), count: 4000)
+        // 0x88: `:status: 200` (static table); 0x40: a literal with incremental indexing and a literal name; a
+        // 4000-byte string's length as a 7-bit-prefix integer (RFC 7541 §5.1): 127, then 3873 in base 128 (33 with
+        // the continuation bit, 30).
+        var block: [UInt8] = [0x88, 0x40, 5]
+        block += Array("x-big".utf8)
+        block += [127, 161, 30]
+        block += value
+        // 0xBE: the first dynamic table entry (index 62).
+        block += [UInt8](repeating: 0xBE, count: refs)
+        return block
+    }
+
+    /// Abuse NIOHTTP2's guards catch on the connection (it answers with GOAWAY and the connection closes), aimed at
+    /// the request's own stream.
+    static let connectionAbuse: [Case] = [
+        Case(testDescription: "a CONTINUATION flood: HEADERS, then CONTINUATIONs that never end the block") { stream in
+            var frames = HTTP2RawFrame.frame(
+                type: HTTP2RawFrame.FrameType.headers, streamID: stream,
+                payload: HTTP2RawFrame.headerBlock([(":status", "200")]))
+            for _ in 0..<64 {
+                frames += HTTP2RawFrame.frame(
+                    type: HTTP2RawFrame.FrameType.continuation, streamID: stream,
+                    payload: HTTP2RawFrame.headerBlock([("x-flood", "a")]))
+            }
+            return .rawFrames(frames)
+        },
+        Case(testDescription: "a header list that decodes to more than the 1 MiB announced") { stream in
+            .rawFrames(
+                HTTP2RawFrame.frame(
+                    type: HTTP2RawFrame.FrameType.headers, flags: HTTP2RawFrame.Flag.endHeaders, streamID: stream,
+                    payload: HostileHTTP2Tests.amplifiedHeaderBlock(refs: 300)))
+        },
+        Case(testDescription: "a PING flood") { _ in
+            let ping = HTTP2RawFrame.frame(
+                type: HTTP2RawFrame.FrameType.ping, streamID: 0, payload: [UInt8](repeating: 0, count: 8))
+            return .rawFrames(Array([[UInt8]](repeating: ping, count: 400).joined()))
+        },
+    ]
+
+    /// A server that abuses the connection (RFC 9113 §5.4.1, §10.5) breaks the protocol: the task fails with
+    /// `badServerResponse`, as for a malformed response, and is not sent again. NIOHTTP2 closes the connection's
+    /// streams without an error, as when the network drops it, so the task once failed with `networkConnectionLost`
+    /// (which a reused connection, and background sessions, retry against the same server).
+    @Test(arguments: connectionAbuse)
+    func connectionAbuseIsABadServerResponse(_ abuse: Case) async throws {
+        let server = MockServer(scheme: .http2, tlsIdentity: SharedTestTLS.serverIdentity)
+        try await server.start()
+        defer { Task { try? await server.shutdown() } }
+        server.route("/abuse") { request in
+            var response = MockResponse.ok("should not arrive")
+            response.http2Misbehaviour = abuse.misbehaviour(request.streamID ?? 1)
+            return response
+        }
+        server.route("/fine", response: .ok("fine"))
+        let session = makeSession { $0.timeoutIntervalForRequest = 30 }
+        defer { session.invalidateAndCancel() }
+        let start = ContinuousClock.now
+        let outcome = await session.runDataTask(server.url("/abuse"))
+        #expect(ContinuousClock.now - start < .seconds(20), "the task must fail fast, not wait for its timeout")
+        #expect(outcome.urlError?.code == .badServerResponse, "\(String(describing: outcome.error))")
+        #expect(outcome.data == nil)
+        let next = await session.runDataTask(server.url("/fine"))
+        #expect(next.data == Data("fine".utf8), "\(String(describing: next.error))")
+        #expect(server.connectionCount == 2, "the request was sent again, or the closed connection reused")
+    }
+
     /// A reset the server sends itself says nothing about the form of its response, whatever its code: the exchange
     /// was cut off, as when the connection is lost.
     @Test func theServersOwnProtocolErrorResetIsALostConnection() async throws {
