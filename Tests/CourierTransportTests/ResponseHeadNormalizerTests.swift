@@ -159,6 +159,18 @@ struct ResponseHeadNormalizerTests {
         #expect(passed > 512 << 10)
     }
 
+    /// A read packed with informational heads. The exchange's handler fails at the 101st, but the normalizer went on
+    /// through the whole read, copying what followed each head: a 256 KiB read of minimal heads copied gigabytes. It
+    /// now stops at the same limit, with the handler's error.
+    @Test func aReadOfInformationalHeadsStopsAtTheLimit() throws {
+        let flood = String(repeating: "HTTP/1.1 102 \r\n\r\n", count: 1000)
+        let result = try Self.normalize([flood + "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"])
+        #expect(result.error?.urlErrorCode == .badServerResponse)
+        let passed = result.output.components(separatedBy: "HTTP/1.1 102").count - 1
+        #expect(passed == InformationalResponseLimit.maximumCount)
+        #expect(!result.output.contains("HTTP/1.1 200"))
+    }
+
     /// The process's resident memory (`/proc/self/statm`, in pages).
     private static func residentBytes() throws -> Int {
         let fields = try String(contentsOfFile: "/proc/self/statm", encoding: .utf8).split(separator: " ")

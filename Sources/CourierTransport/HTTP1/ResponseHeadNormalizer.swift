@@ -49,10 +49,16 @@ final class ResponseHeadNormalizer: ChannelDuplexHandler, RemovableChannelHandle
     private var phase = Phase.ended
     /// The method of the request being answered: a response to HEAD has no body.
     private var requestMethod = "GET"
+    /// The informational (1xx) heads passed on for the request being answered. Bounded here as well as in the
+    /// exchange's handler (``InformationalResponseLimit``): the handler fails the exchange at the limit, but this loop
+    /// would still go through the rest of the read, copying what follows each head, and a 256 KiB read holds some
+    /// 18,000 minimal heads (gigabytes copied, a second of the event loop).
+    private var informationalHeads = 0
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         if case .head(let head) = unwrapOutboundIn(data) {
             requestMethod = head.method.rawValue
+            informationalHeads = 0
             switch phase {
             case .body, .ended: phase = .head(bytes: [], lines: [], lineStart: 0)
             case .head, .failed: break
@@ -129,6 +135,14 @@ final class ResponseHeadNormalizer: ChannelDuplexHandler, RemovableChannelHandle
                 let isInterim = ResponseHeadSyntax.isInterim(headLines[0])
                 let rest = bytes[lineStart...]
                 if isInterim {
+                    informationalHeads += 1
+                    if InformationalResponseLimit.isExceeded(by: informationalHeads) {
+                        return reject(
+                            .badServerResponse(
+                                "the server sent more than \(InformationalResponseLimit.maximumCount) informational "
+                                    + "(1xx) responses without a final one"),
+                            context)
+                    }
                     context.fireChannelRead(wrapInboundOut(ByteBuffer(bytes: strictHead)))
                     // 100 Continue and the like: the final head follows.
                     bytes = Array(rest)
