@@ -65,6 +65,25 @@ struct TunnelConnectHandlerTests {
         _ = try? channel.finish()
     }
 
+    /// A proxy that trickles its answer a byte per read, up to the 64 KiB limit. Each read once copied the answer so
+    /// far and searched all of it again for the blank line: some 4 GB of work, seconds of the event loop.
+    @Test func anAnswerTrickledAByteAtATimeCostsTimeLinearInItsLength() throws {
+        let (channel, after) = try start()
+        _ = try channel.readOutbound(as: ByteBuffer.self)
+        try channel.writeInbound(ByteBuffer(string: "HTTP/1.1 200 OK\r\nX: "))
+        let byte = ByteBuffer(string: "a")
+        let elapsed = try ContinuousClock().measure {
+            for _ in 0..<60_000 {
+                try channel.writeInbound(byte)
+            }
+        }
+        #expect(elapsed < .seconds(3), "trickling a 60 KB answer took \(elapsed)")
+        try channel.writeInbound(ByteBuffer(string: "\r\n\r\nfirst"))
+        #expect(after.active)
+        #expect(after.received.joined() == "first")
+        _ = try? channel.finish()
+    }
+
     @Test(arguments: ["SSH-2.0-OpenSSH\r\n\r\n", "HTTP/1.1 200 OK\r\nX: " + String(repeating: "a", count: 70_000)])
     func nonsenseOrEndlessAnswersFail(answer: String) throws {
         let (channel, after) = try start()

@@ -59,8 +59,13 @@ final class TunnelConnectHandler: ChannelDuplexHandler, RemovableChannelHandler 
             return
         }
         var buffer = unwrapInboundIn(data)
+        // Out of the state while it grows, so that the append does not copy it; and the search for the blank line
+        // resumes where the last read left it (a line end there may complete one). A proxy trickling its answer a
+        // byte per read once cost a copy and a scan of the whole answer for each byte: quadratic time.
+        state = .failed
+        let searchFrom = max(0, bytes.count - 2)
         bytes += buffer.readBytes(length: buffer.readableBytes) ?? []
-        guard let end = Self.endOfHead(bytes) else {
+        guard let end = Self.endOfHead(bytes, from: searchFrom) else {
             if bytes.count > Self.maximumAnswerLength {
                 fail(context, .badServerResponse("the proxy's answer to CONNECT is longer than 64 KiB"))
             } else {
@@ -101,9 +106,10 @@ final class TunnelConnectHandler: ChannelDuplexHandler, RemovableChannelHandler 
         context.fireErrorCaught(error)
     }
 
-    /// The index just after the blank line that ends the answer's head, if it arrived.
-    private static func endOfHead(_ bytes: [UInt8]) -> Int? {
-        var index = 0
+    /// The index just after the blank line that ends the answer's head, if it arrived, looking at line ends from
+    /// `start` on.
+    private static func endOfHead(_ bytes: [UInt8], from start: Int) -> Int? {
+        var index = start
         while let newline = bytes[index...].firstIndex(of: UInt8(ascii: "\n")) {
             let next = newline + 1
             if next < bytes.count, bytes[next] == UInt8(ascii: "\n") { return next + 1 }
