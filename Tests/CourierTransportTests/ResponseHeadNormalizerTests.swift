@@ -138,7 +138,9 @@ struct ResponseHeadNormalizerTests {
 
     /// A server that trickles one long header line a few bytes per read. The search for a bare CR once went over
     /// the whole line again on every read: 512 KiB in 8-byte reads scanned some 17 GB, minutes of an event loop
-    /// that every other connection on it waits for. Linear, it takes well under a second.
+    /// that every other connection on it waits for. Linear, it takes well under a second. Not a speed check: the
+    /// bound is a hundred times the linear time (0.56 s in a debug build here) and far below the quadratic one (more
+    /// than 400 s), so only the quadratic algorithm can fail it, however loaded the machine.
     @Test func aLineTrickledAFewBytesPerReadCostsTimeLinearInItsLength() throws {
         let channel = EmbeddedChannel(handler: ResponseHeadNormalizer())
         defer { _ = try? channel.finish(acceptAlreadyClosed: true) }
@@ -152,7 +154,7 @@ struct ResponseHeadNormalizerTests {
                 try channel.writeInbound(piece)
             }
         }
-        #expect(elapsed < .seconds(5), "trickling a 512 KiB line took \(elapsed)")
+        #expect(elapsed < .seconds(60), "trickling a 512 KiB line took \(elapsed)")
         try channel.writeInbound(ByteBuffer(string: "\r\nContent-Length: 0\r\n\r\n"))
         var passed = 0
         while let buffer = try channel.readInbound(as: ByteBuffer.self) { passed += buffer.readableBytes }

@@ -66,7 +66,8 @@ struct TunnelConnectHandlerTests {
     }
 
     /// A proxy that trickles its answer a byte per read, up to the 64 KiB limit. Each read once copied the answer so
-    /// far and searched all of it again for the blank line: some 4 GB of work, seconds of the event loop.
+    /// far and searched all of it again for the blank line: some 4 GB of work, seconds of the event loop. Not a speed
+    /// check: 0.33 s linear and 113 s quadratic in a debug build here, and the bound between them.
     @Test func anAnswerTrickledAByteAtATimeCostsTimeLinearInItsLength() throws {
         let (channel, after) = try start()
         _ = try channel.readOutbound(as: ByteBuffer.self)
@@ -77,7 +78,7 @@ struct TunnelConnectHandlerTests {
                 try channel.writeInbound(byte)
             }
         }
-        #expect(elapsed < .seconds(3), "trickling a 60 KB answer took \(elapsed)")
+        #expect(elapsed < .seconds(30), "trickling a 60 KB answer took \(elapsed)")
         try channel.writeInbound(ByteBuffer(string: "\r\n\r\nfirst"))
         #expect(after.active)
         #expect(after.received.joined() == "first")
