@@ -48,7 +48,9 @@ enum NetscapeCookieFile {
         return (cookies, skipped)
     }
 
-    /// `cookies` in the file format, with curl's header line.
+    /// `cookies` in the file format, with curl's header line. A cookie with a tab or a line break in a field is left
+    /// out, as curl leaves it out: the format cannot escape one, and a tab a server put in a `Path` would shift the
+    /// fields of its line (a line break would start a line of the server's making).
     static func format(_ cookies: [HTTPCookie]) -> String {
         var text = "# Netscape HTTP Cookie File\n# Written by courier. Edit at your own risk.\n\n"
         for cookie in cookies {
@@ -60,6 +62,7 @@ enum NetscapeCookieFile {
                 (cookie.isHTTPOnly ? "#HttpOnly_" : "") + cookie.domain, includesSubdomains ? "TRUE" : "FALSE",
                 cookie.path, cookie.isSecure ? "TRUE" : "FALSE", "\(expiry)", cookie.name, cookie.value,
             ]
+            guard !fields.contains(where: { $0.contains(where: { "\t\r\n".contains($0) }) }) else { continue }
             text += fields.joined(separator: "\t") + "\n"
         }
         return text

@@ -93,6 +93,19 @@ struct CLIFormattingTests {
         #expect(again[1].isHTTPOnly)
     }
 
+    /// A tab in a cookie's `Path` (which a `Set-Cookie` field may carry) would shift the fields of its jar line: the
+    /// cookie is left out of the file, as curl leaves it out, and the others are written.
+    @Test func aCookieWithATabInAFieldIsLeftOutOfTheJar() throws {
+        let tabbed = try #require(
+            HTTPCookie(properties: [.domain: "example.com", .path: "/a\tb", .name: "tabbed", .value: "v"]))
+        let plain = try #require(
+            HTTPCookie(properties: [.domain: "example.com", .path: "/", .name: "plain", .value: "v"]))
+        let text = NetscapeCookieFile.format([tabbed, plain])
+        #expect(!text.contains("tabbed"))
+        #expect(NetscapeCookieFile.parse(text).cookies.map(\.name) == ["plain"])
+        #expect(NetscapeCookieFile.parse(text).skipped == 0)
+    }
+
     /// A cookie a server made to expire beyond what the file format holds is written clamped, not a crash.
     @Test func farFutureCookiesAreClamped() throws {
         let cookie = try #require(
