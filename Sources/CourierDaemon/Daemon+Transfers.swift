@@ -210,7 +210,8 @@ extension Daemon: TransferAttemptObserver {
     /// only a regular file of this user is moved: the resume data comes from the app, and must not move the
     /// daemon's own entries (`.kept-partial`) or, through `rename` (which moves a link itself), a symbolic link.
     private func adoptPartialFile(of resumeData: Data, into record: inout TaskRecord) {
-        guard let data = try? ResumeData(decoding: resumeData), Self.isDownloadFileName(data.tempFileName) else {
+        guard let data = try? ResumeData(decoding: resumeData), DownloadDirectory.isDownloadFileName(data.tempFileName)
+        else {
             return
         }
         let sessionFolder = location.sessionFolder(record.identifier)
@@ -231,13 +232,6 @@ extension Daemon: TransferAttemptObserver {
             record.adoptPartial(data, boot: BootIdentifier.current)
             return
         }
-    }
-
-    /// Whether `name` is one the engine gives its download files (`CFNetworkDownload_*.tmp`, as Darwin names them).
-    static func isDownloadFileName(_ name: String) -> Bool {
-        let prefix = "CFNetworkDownload_"
-        let suffix = ".tmp"
-        return name.hasPrefix(prefix) && name.hasSuffix(suffix) && name.count > prefix.count + suffix.count
     }
 
     // MARK: - Progress

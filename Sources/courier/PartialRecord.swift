@@ -1,3 +1,4 @@
+import Courier
 import CourierHTTP
 import CourierStore
 import Foundation
@@ -72,14 +73,9 @@ enum PartialRecord {
     /// on disk that something else may have written, and a link planted at the folder's path would lead the unlink
     /// to a file outside it.
     static func deletablePartialFile(in resumeData: Data, folder: URL) -> URL? {
-        guard let name = partialFileName(in: resumeData), name.hasPrefix(downloadFilePrefix),
-            name.hasSuffix(downloadFileSuffix), name.count > downloadFilePrefix.count + downloadFileSuffix.count,
+        guard let name = partialFileName(in: resumeData), DownloadDirectory.isDownloadFileName(name),
             PrivateFolder.privacyProblem(of: folder.path) == nil
         else { return nil }
         return folder.appendingPathComponent(name, isDirectory: false)
     }
-
-    /// The name prefix and suffix of Courier's download files (as Darwin names them).
-    static let downloadFilePrefix = "CFNetworkDownload_"
-    static let downloadFileSuffix = ".tmp"
 }

@@ -1,4 +1,5 @@
 import Courier
+import CourierHTTP
 import Foundation
 import NIOConcurrencyHelpers
 
@@ -61,7 +62,7 @@ final class VerboseLog: Sendable {
             }
             for (name, origin) in challenged where fields[name] == nil {
                 guard let scheme = answered[name], let url = request.url,
-                    name == "Proxy-Authorization" || Self.sameOrigin(url, origin)
+                    name == "Proxy-Authorization" || RedirectPolicy.isSameOrigin(url, origin)
                 else { continue }
                 fields[name] = "\(scheme) credential"
             }
@@ -130,10 +131,5 @@ final class VerboseLog: Sendable {
         default:
             return value
         }
-    }
-
-    private static func sameOrigin(_ a: URL, _ b: URL) -> Bool {
-        a.scheme?.lowercased() == b.scheme?.lowercased() && a.host?.lowercased() == b.host?.lowercased()
-            && a.port == b.port
     }
 }

@@ -58,7 +58,7 @@ extension TaskEngine {
         // the library gives its download files: resume data naming another file in the folder (a daemon's lock,
         // anything an app keeps there) must not get it cut, appended to or deleted.
         let name = data.tempFileName
-        guard name.hasPrefix(DownloadDirectory.fileNamePrefix), name.hasSuffix(DownloadDirectory.fileNameSuffix) else {
+        guard DownloadDirectory.isDownloadFileName(name) else {
             fail(.cannotDecodeRawData("the resume data names \(name), which is not a download file"))
             return nil
         }

@@ -18,13 +18,20 @@ import NIOConcurrencyHelpers
 /// a symbolic link) owned by the current user and not writable by group or others; files in it are created
 /// `O_EXCL | O_NOFOLLOW`, mode 0600, and a partial file is reopened only if it is a regular file owned by the
 /// current user. Every function here does blocking file-system work: call it off the event loops.
-enum DownloadDirectory {
+package enum DownloadDirectory {
     /// How long a partial file kept for resume data may stay unused before ``sweep(_:now:)`` deletes it. Darwin's
     /// temporary folder is purged by the system; Courier's cache folder must purge itself.
     static let partialFileLifetime: TimeInterval = 7 * 24 * 60 * 60
     /// Darwin's name prefix and suffix for download files, which the sweep looks for.
     static let fileNamePrefix = "CFNetworkDownload_"
     static let fileNameSuffix = ".tmp"
+
+    /// Whether `name` is one the library gives its download files (`CFNetworkDownload_*.tmp`): the only names it
+    /// continues from resume data, sweeps, or lets courierd and the `courier` command adopt or delete.
+    package static func isDownloadFileName(_ name: String) -> Bool {
+        name.hasPrefix(fileNamePrefix) && name.hasSuffix(fileNameSuffix)
+            && name.count > fileNamePrefix.count + fileNameSuffix.count
+    }
 
     /// The default folder of this process, read from its environment once.
     static let defaultFolder = defaultLocation()
@@ -125,7 +132,7 @@ enum DownloadDirectory {
         else { return [] }
         let cutoff = now.timeIntervalSince1970 - partialFileLifetime
         var deleted: [String] = []
-        for name in names where name.hasPrefix(fileNamePrefix) && name.hasSuffix(fileNameSuffix) {
+        for name in names where isDownloadFileName(name) {
             let path = directory.appendingPathComponent(name, isDirectory: false).path
             guard !ActiveFiles.shared.contains(path) else { continue }
             var info = stat()
