@@ -14,16 +14,19 @@ public enum HeaderName {
     /// Byte by byte over contiguous UTF-8 (every native string, small ones included), for names of equal length.
     @usableFromInline
     static func sameBytesIgnoringCase(_ lhs: String, _ rhs: String) -> Bool {
-        var left = lhs
-        var right = rhs
-        return left.withUTF8 { left in
-            right.withUTF8 { right in
+        // Borrowed, not copied: copying a name of more than 15 bytes into a `var` for `withUTF8` cost a retain and a
+        // release of each string per comparison.
+        let contiguous = lhs.utf8.withContiguousStorageIfAvailable { left in
+            rhs.utf8.withContiguousStorageIfAvailable { right in
                 for index in 0..<left.count where asciiLowercase(left[index]) != asciiLowercase(right[index]) {
                     return false
                 }
                 return true
             }
         }
+        if case let same?? = contiguous { return same }
+        // A string bridged from elsewhere, without contiguous UTF-8.
+        return zip(lhs.utf8, rhs.utf8).allSatisfy { asciiLowercase($0) == asciiLowercase($1) }
     }
 
     /// The canonical (ASCII-lowercased) form of a header field name, suitable as a dictionary key.

@@ -24,26 +24,19 @@ public struct TransportResponseHead: Sendable {
 }
 
 /// Facts about a connection, for metrics.
+///
+/// The connection's addresses are not here: metrics read them from the exchange's ``TransportTimeline``, which records
+/// them once per connection, and only when something observes it (reading them from the channel for every response
+/// took a lock and copied two addresses per request).
 public struct ConnectionInfo: Sendable {
     /// Whether the connection had served an earlier request.
     public var isReused: Bool
-    /// The local socket address.
-    public var localAddress: SocketAddress?
-    /// The peer's socket address.
-    public var remoteAddress: SocketAddress?
     /// The negotiated protocol name, e.g. `http/1.1`.
     public var protocolName: String
 
     /// Creates connection facts.
-    public init(
-        isReused: Bool,
-        localAddress: SocketAddress? = nil,
-        remoteAddress: SocketAddress? = nil,
-        protocolName: String
-    ) {
+    public init(isReused: Bool, protocolName: String) {
         self.isReused = isReused
-        self.localAddress = localAddress
-        self.remoteAddress = remoteAddress
         self.protocolName = protocolName
     }
 }

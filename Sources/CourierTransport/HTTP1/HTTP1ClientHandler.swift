@@ -301,7 +301,7 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
                     active.bodyWriter?.continueReceived()
                 } else if active.drainBudget == nil {
                     active.exchange.consumer.transportDidReceiveInformationalHead(
-                        makeHead(head, active: active, context: context))
+                        makeHead(head, active: active))
                 }
                 return
             }
@@ -313,7 +313,7 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
                     active.switchingProtocols = true
                     active.timeline?.responseStart = Date()
                     cancelRequestTimer()
-                    active.exchange.consumer.transportDidReceiveHead(makeHead(head, active: active, context: context))
+                    active.exchange.consumer.transportDidReceiveHead(makeHead(head, active: active))
                     return
                 }
                 fail(
@@ -352,7 +352,7 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 )
             }
             guard active.drainBudget == nil else { return }
-            active.exchange.consumer.transportDidReceiveHead(makeHead(head, active: active, context: context))
+            active.exchange.consumer.transportDidReceiveHead(makeHead(head, active: active))
         case .body(let buffer):
             active.timeline?.responseBodyBytesReceived += Int64(buffer.readableBytes)
             if let budget = active.drainBudget {
@@ -786,7 +786,7 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
         active.exchange.consumer.transportDidSendBodyData(bytesSent: count, totalBytesSent: total)
     }
 
-    private func makeHead(_ head: HTTPResponseHead, active: Active, context: ChannelHandlerContext)
+    private func makeHead(_ head: HTTPResponseHead, active: Active)
         -> TransportResponseHead
     {
         TransportResponseHead(
@@ -794,12 +794,7 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
             reason: head.status.reasonPhrase,
             version: "HTTP/\(head.version.major).\(head.version.minor)",
             headers: head.headers.map { ($0.name, $0.value) },
-            connection: ConnectionInfo(
-                isReused: active.isReused,
-                localAddress: context.channel.localAddress,
-                remoteAddress: context.channel.remoteAddress,
-                protocolName: protocolName
-            )
+            connection: ConnectionInfo(isReused: active.isReused, protocolName: protocolName)
         )
     }
 

@@ -158,4 +158,56 @@ struct URLRequestTests {
         #expect(original.value(forHTTPHeaderField: "X") == "1")
         #expect(original.url == url)
     }
+
+    /// Each way of changing a request, applied to a copy; the requests share their properties until one changes.
+    private static let changes: [(name: String, change: @Sendable (inout URLRequest) -> Void)] = [
+        ("url", { $0.url = URL(string: "https://example.org") }),
+        ("cachePolicy", { $0.cachePolicy = .reloadIgnoringLocalCacheData }),
+        ("timeoutInterval", { $0.timeoutInterval = 5 }),
+        ("mainDocumentURL", { $0.mainDocumentURL = URL(string: "https://example.net") }),
+        ("networkServiceType", { $0.networkServiceType = .background }),
+        ("allowsCellularAccess", { $0.allowsCellularAccess = false }),
+        ("allowsExpensiveNetworkAccess", { $0.allowsExpensiveNetworkAccess = false }),
+        ("allowsConstrainedNetworkAccess", { $0.allowsConstrainedNetworkAccess = false }),
+        ("assumesHTTP3Capable", { $0.assumesHTTP3Capable = true }),
+        ("requiresDNSSECValidation", { $0.requiresDNSSECValidation = true }),
+        ("attribution", { $0.attribution = .user }),
+        ("httpShouldHandleCookies", { $0.httpShouldHandleCookies = false }),
+        ("httpShouldUsePipelining", { $0.httpShouldUsePipelining = true }),
+        ("httpMethod", { $0.httpMethod = "PUT" }),
+        ("httpBody", { $0.httpBody = Data("body".utf8) }),
+        ("httpBodyStream", { $0.httpBodyStream = InputStream(data: Data()) }),
+        ("setValue", { $0.setValue("2", forHTTPHeaderField: "X") }),
+        ("addValue", { $0.addValue("3", forHTTPHeaderField: "X") }),
+        ("allHTTPHeaderFields", { $0.allHTTPHeaderFields = ["Y": "4"] }),
+        ("URLProtocol.setProperty", { URLProtocol.setProperty("changed", forKey: "k", in: &$0) }),
+        ("URLProtocol.removeProperty", { URLProtocol.removeProperty(forKey: "k", in: &$0) }),
+    ]
+
+    @Test("Changing any property of a copy leaves the original and its other copies alone", arguments: changes.indices)
+    func everyChangeOfACopyIsItsOwn(index: Int) {
+        var original = URLRequest(url: url)
+        original.setValue("1", forHTTPHeaderField: "X")
+        URLProtocol.setProperty("kept", forKey: "k", in: &original)
+        let untouched = original
+        var copy = original
+        Self.changes[index].change(&copy)
+        #expect(copy != original || Self.changes[index].name.hasPrefix("URLProtocol"), "\(Self.changes[index].name)")
+        for request in [original, untouched] {
+            #expect(request.url == url)
+            #expect(request.cachePolicy == .useProtocolCachePolicy)
+            #expect(request.timeoutInterval == 60)
+            #expect(request.mainDocumentURL == nil)
+            #expect(request.networkServiceType == .default)
+            #expect(request.allowsCellularAccess && request.allowsExpensiveNetworkAccess)
+            #expect(request.allowsConstrainedNetworkAccess)
+            #expect(!request.assumesHTTP3Capable && !request.requiresDNSSECValidation)
+            #expect(request.attribution == .developer)
+            #expect(request.httpShouldHandleCookies && !request.httpShouldUsePipelining)
+            #expect(request.httpMethod == "GET")
+            #expect(request.httpBody == nil && request.httpBodyStream == nil)
+            #expect(request.allHTTPHeaderFields == ["X": "1"])
+            #expect(URLProtocol.property(forKey: "k", in: request) as? String == "kept")
+        }
+    }
 }

@@ -16,55 +16,122 @@ public struct URLRequest: Hashable, Equatable, Sendable, CustomStringConvertible
     public typealias NetworkServiceType = NSURLRequest.NetworkServiceType
 
     /// The URL of the request.
-    public var url: URL?
+    public var url: URL? {
+        get { storage.fields.url }
+        set { uniqueFields.url = newValue }
+    }
 
     /// The request's cache policy.
-    public var cachePolicy: URLRequest.CachePolicy
+    public var cachePolicy: URLRequest.CachePolicy {
+        get { storage.fields.cachePolicy }
+        set { uniqueFields.cachePolicy = newValue }
+    }
 
     /// The request's timeout interval, in seconds: how long a task waits for additional data before timing out.
-    public var timeoutInterval: TimeInterval
+    public var timeoutInterval: TimeInterval {
+        get { storage.fields.timeoutInterval }
+        set { uniqueFields.timeoutInterval = newValue }
+    }
 
     /// The main document URL associated with the request, used by the cookie policy
     /// `HTTPCookie.AcceptPolicy.onlyFromMainDocumentDomain`.
-    public var mainDocumentURL: URL?
+    public var mainDocumentURL: URL? {
+        get { storage.fields.mainDocumentURL }
+        set { uniqueFields.mainDocumentURL = newValue }
+    }
 
     /// The network service type of the request. Recorded for API compatibility; it does not change how Courier
     /// sends the request.
-    public var networkServiceType: URLRequest.NetworkServiceType = .default
+    public var networkServiceType: URLRequest.NetworkServiceType {
+        get { storage.fields.networkServiceType }
+        set { uniqueFields.networkServiceType = newValue }
+    }
 
     /// Whether the request may use the cellular radio. Linux has no such restriction; the value is recorded only.
-    public var allowsCellularAccess: Bool = true
+    public var allowsCellularAccess: Bool {
+        get { storage.fields.allowsCellularAccess }
+        set { uniqueFields.allowsCellularAccess = newValue }
+    }
 
     /// Whether the request may use a network interface the system considers expensive. Recorded only.
-    public var allowsExpensiveNetworkAccess: Bool = true
+    public var allowsExpensiveNetworkAccess: Bool {
+        get { storage.fields.allowsExpensiveNetworkAccess }
+        set { uniqueFields.allowsExpensiveNetworkAccess = newValue }
+    }
 
     /// Whether the request may use a network interface in Low Data Mode. Recorded only.
-    public var allowsConstrainedNetworkAccess: Bool = true
+    public var allowsConstrainedNetworkAccess: Bool {
+        get { storage.fields.allowsConstrainedNetworkAccess }
+        set { uniqueFields.allowsConstrainedNetworkAccess = newValue }
+    }
 
     /// Whether the request assumes the server supports HTTP/3. Recorded only.
-    public var assumesHTTP3Capable: Bool = false
+    public var assumesHTTP3Capable: Bool {
+        get { storage.fields.assumesHTTP3Capable }
+        set { uniqueFields.assumesHTTP3Capable = newValue }
+    }
 
     /// Whether DNS resolution for the request must be validated with DNSSEC. Recorded only.
-    public var requiresDNSSECValidation: Bool = false
+    public var requiresDNSSECValidation: Bool {
+        get { storage.fields.requiresDNSSECValidation }
+        set { uniqueFields.requiresDNSSECValidation = newValue }
+    }
 
     /// Whether the request was initiated by the user or by the developer. Recorded only: it feeds Apple's App Privacy
     /// Report, which Linux does not have.
-    public var attribution: URLRequest.Attribution = .developer
+    public var attribution: URLRequest.Attribution {
+        get { storage.fields.attribution }
+        set { uniqueFields.attribution = newValue }
+    }
 
     /// Whether cookies from the session's cookie storage are sent with this request and cookies it receives stored.
-    public var httpShouldHandleCookies: Bool = true
+    public var httpShouldHandleCookies: Bool {
+        get { storage.fields.httpShouldHandleCookies }
+        set { uniqueFields.httpShouldHandleCookies = newValue }
+    }
 
     /// Whether the request may be sent before the previous response on the connection has been received. Recorded
     /// only: Courier never pipelines (Apple documents the value as a hint that does not guarantee pipelining).
-    public var httpShouldUsePipelining: Bool = false
+    public var httpShouldUsePipelining: Bool {
+        get { storage.fields.httpShouldUsePipelining }
+        set { uniqueFields.httpShouldUsePipelining = newValue }
+    }
 
-    private var method: String = "GET"
-    private var body: Body = .none
+    private var method: String {
+        get { storage.fields.method }
+        set { uniqueFields.method = newValue }
+    }
+
+    private var body: Body {
+        get { storage.fields.body }
+        set { uniqueFields.body = newValue }
+    }
 
     /// The request's header fields, in insertion order, with case-insensitive names.
-    package var headerFields = HeaderFieldDictionary()
+    package var headerFields: HeaderFieldDictionary {
+        get { storage.fields.headerFields }
+        // In place: a stage that adds a field to a request it owns alone copies nothing.
+        _modify { yield &uniqueFields.headerFields }
+    }
 
-    private var protocolPropertyStorage = URLProtocolPropertyStorage()
+    private var protocolPropertyStorage: URLProtocolPropertyStorage {
+        get { storage.fields.protocolPropertyStorage }
+        _modify { yield &uniqueFields.protocolPropertyStorage }
+    }
+
+    /// The request's properties, shared by copies until one of them changes (as Darwin's `URLRequest` shares its
+    /// `NSURLRequest`): a request passes through every request stage and is kept by the task, its engine and the
+    /// transport request, and copying a dozen fields each time cost about 150 reference-count operations per request.
+    private var storage: Storage
+
+    /// The fields, copied first when another request shares them.
+    private var uniqueFields: Fields {
+        get { storage.fields }
+        _modify {
+            if !isKnownUniquelyReferenced(&storage) { storage = Storage(storage.fields) }
+            yield &storage.fields
+        }
+    }
 
     /// The properties `URLProtocol.setProperty(_:forKey:in:)` attached to the request, by key.
     ///
@@ -86,9 +153,7 @@ public struct URLRequest: Hashable, Equatable, Sendable, CustomStringConvertible
     public init(
         url: URL, cachePolicy: URLRequest.CachePolicy = .useProtocolCachePolicy, timeoutInterval: TimeInterval = 60.0
     ) {
-        self.url = url.absoluteURL
-        self.cachePolicy = cachePolicy
-        self.timeoutInterval = timeoutInterval
+        storage = Storage(Fields(url: url.absoluteURL, cachePolicy: cachePolicy, timeoutInterval: timeoutInterval))
     }
 
     /// The HTTP request method. Defaults to `"GET"`; setting `nil` restores `"GET"`. `GET`, `HEAD`, `POST`, `PUT`,
@@ -180,7 +245,8 @@ public struct URLRequest: Hashable, Equatable, Sendable, CustomStringConvertible
     /// Whether two requests are equal: every property is compared (header field names case-insensitively, a body
     /// stream by identity); properties attached with `URLProtocol.setProperty(_:forKey:in:)` are ignored.
     public static func == (lhs: URLRequest, rhs: URLRequest) -> Bool {
-        lhs.url == rhs.url && lhs.cachePolicy == rhs.cachePolicy && lhs.timeoutInterval == rhs.timeoutInterval
+        if lhs.storage === rhs.storage { return true }
+        return lhs.url == rhs.url && lhs.cachePolicy == rhs.cachePolicy && lhs.timeoutInterval == rhs.timeoutInterval
             && lhs.mainDocumentURL == rhs.mainDocumentURL && lhs.networkServiceType == rhs.networkServiceType
             && lhs.allowsCellularAccess == rhs.allowsCellularAccess
             && lhs.allowsExpensiveNetworkAccess == rhs.allowsExpensiveNetworkAccess
@@ -219,5 +285,42 @@ public struct URLRequest: Hashable, Equatable, Sendable, CustomStringConvertible
         case none
         case data(Data)
         case stream(InputStreamBox)
+    }
+
+    /// Every property of a request, in one value.
+    private struct Fields: Sendable {
+        var url: URL?
+        var cachePolicy: URLRequest.CachePolicy
+        var timeoutInterval: TimeInterval
+        var mainDocumentURL: URL?
+        var networkServiceType: URLRequest.NetworkServiceType = .default
+        var allowsCellularAccess = true
+        var allowsExpensiveNetworkAccess = true
+        var allowsConstrainedNetworkAccess = true
+        var assumesHTTP3Capable = false
+        var requiresDNSSECValidation = false
+        var attribution: URLRequest.Attribution = .developer
+        var httpShouldHandleCookies = true
+        var httpShouldUsePipelining = false
+        var method = "GET"
+        var body: Body = .none
+        var headerFields = HeaderFieldDictionary()
+        var protocolPropertyStorage = URLProtocolPropertyStorage()
+
+        init(url: URL?, cachePolicy: URLRequest.CachePolicy, timeoutInterval: TimeInterval) {
+            self.url = url
+            self.cachePolicy = cachePolicy
+            self.timeoutInterval = timeoutInterval
+        }
+    }
+
+    /// The box copies share. It is changed only through ``uniqueFields``, which first gives a request that shares it
+    /// a box of its own; so no two threads ever change one, which is why it may be sent.
+    private final class Storage: @unchecked Sendable {
+        var fields: Fields
+
+        init(_ fields: Fields) {
+            self.fields = fields
+        }
     }
 }
