@@ -43,6 +43,24 @@ struct LocalSchemeTests {
         #expect(response.mimeType == "application/octet-stream")
     }
 
+    @Test func aSlowReaderHoldsADataURLsDeliveryBack() async throws {
+        let session = makeSession()
+        defer { session.finishTasksAndInvalidate() }
+        let payload = Data(count: 6_000_000)
+        let url = try #require(URL(string: "data:application/octet-stream;base64," + payload.base64EncodedString()))
+        let (bytes, _) = try await session.bytes(from: url)
+        var iterator = bytes.makeAsyncIterator()
+        _ = try await iterator.next()
+        // The body is in memory already, but it is handed over part by part: a reader that stops holds the
+        // delivery back instead of having every part copied and queued at once.
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(bytes.task.countOfBytesReceived < 2_000_000)
+        bytes.task.cancel()
+        await #expect(throws: URLError.self) {
+            while try await iterator.next() != nil {}
+        }
+    }
+
     @Test func aFileIsStreamedByteExactToEveryTaskKind() async throws {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
