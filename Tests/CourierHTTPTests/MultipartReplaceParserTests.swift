@@ -86,6 +86,25 @@ struct MultipartReplaceParserTests {
         #expect(try parts("--frame\r\nContent-Ty", pieceSize: 4) == [])
     }
 
+    /// A hostile server's read packed with tiny parts costs time in proportion to its length: each part used to move
+    /// the rest of the read in the buffer, several times, so two megabytes of ten-byte parts took tens of seconds.
+    @Test func aReadOfManyTinyPartsIsParsedInLinearTime() throws {
+        var parser = try #require(MultipartReplaceParser(contentType: "multipart/x-mixed-replace; boundary=b"))
+        let part = Array("--b\r\n\r\nx\r\n".utf8)
+        let count = 200_000
+        var body: [UInt8] = []
+        body.reserveCapacity(part.count * count)
+        for _ in 0..<count { body += part }
+        var heads = 0
+        let elapsed = try ContinuousClock().measure {
+            for event in try parser.feed(body) {
+                if case .partHead = event { heads += 1 }
+            }
+        }
+        #expect(heads == count)
+        #expect(elapsed < .seconds(5))
+    }
+
     @Test func hostileInputsAreRefused() throws {
         var parser = try #require(MultipartReplaceParser(contentType: "multipart/x-mixed-replace;boundary=\"b\""))
         let huge = "--b\r\n" + String(repeating: "X-Long: " + String(repeating: "a", count: 1000) + "\r\n", count: 70)

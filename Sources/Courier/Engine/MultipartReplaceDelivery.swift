@@ -1,5 +1,6 @@
 import CourierHTTP
 import Foundation
+import NIOCore
 
 /// A `multipart/x-mixed-replace` response being delivered part by part, as Darwin does: each part becomes a
 /// response of its own (the outer status, the part's header fields) followed by its body — with the data delegate's
@@ -22,7 +23,9 @@ final class MultipartReplaceDelivery {
     private var parser: MultipartReplaceParser
     private let outer: HTTPURLResponse
     private let asksForResponses: Bool
-    private var queued: [MultipartReplaceParser.Event] = []
+    /// Parsed events not handed on yet; a ring, so that taking the first of the thousands one read of tiny parts
+    /// gives does not move all the others.
+    private var queued = CircularBuffer<MultipartReplaceParser.Event>()
     private var decidingAbout: HTTPURLResponse?
 
     /// Whether a part's response waits for the app (the source stays paused meanwhile).
@@ -63,13 +66,14 @@ final class MultipartReplaceDelivery {
 
     /// Takes decoded body bytes.
     func feed(_ bytes: Data) throws(TransferError) -> [Step] {
-        queued += try parser.feed(bytes)
+        let events = try parser.feed(bytes)
+        queued.append(contentsOf: events)
         return drain()
     }
 
     /// The body ended: a part still open ends with it.
     func finish() -> [Step] {
-        queued += parser.finish()
+        queued.append(contentsOf: parser.finish())
         return drain()
     }
 

@@ -39,6 +39,10 @@ public struct MultipartReplaceParser: Sendable {
     /// `--boundary`.
     private let delimiter: [UInt8]
     private var buffer: [UInt8] = []
+    /// Where the bytes not parsed yet start in ``buffer``. Parsing moves it on; ``feed(_:)`` drops the parsed bytes
+    /// once, at its end: dropping them at every step moved the rest of the buffer each time, which made a read that
+    /// holds many tiny parts (a hostile server's) cost its length times the number of parts.
+    private var position = 0
     private var state = State.preamble
     private var fields: [Field] = []
     private var headBytes = 0
@@ -72,6 +76,8 @@ public struct MultipartReplaceParser: Sendable {
         buffer.append(contentsOf: bytes)
         var events: [Event] = []
         while try step(&events) {}
+        buffer.removeFirst(position)
+        position = 0
         return events
     }
 
@@ -79,25 +85,26 @@ public struct MultipartReplaceParser: Sendable {
     public mutating func finish() -> [Event] {
         defer {
             buffer = []
+            position = 0
             state = .closed
         }
         guard case .body = state else { return [] }
-        return buffer.isEmpty ? [.partEnd] : [.partBody(buffer), .partEnd]
+        return position < buffer.count ? [.partBody(Array(buffer[position...])), .partEnd] : [.partEnd]
     }
 
     /// Makes one step of progress; `false` when more bytes are needed.
     private mutating func step(_ events: inout [Event]) throws(TransferError) -> Bool {
         switch state {
         case .preamble:
-            guard let start = Self.find(delimiter, in: buffer, from: 0) else {
-                buffer.removeFirst(max(0, buffer.count - delimiter.count))
+            guard let start = Self.find(delimiter, in: buffer, from: position) else {
+                position = max(position, buffer.count - delimiter.count)
                 return false
             }
-            buffer.removeFirst(start + delimiter.count)
+            position = start + delimiter.count
             state = .afterDelimiter
             return true
         case .afterDelimiter:
-            var index = 0
+            var index = position
             while index < buffer.count, buffer[index] == UInt8(ascii: " ") || buffer[index] == UInt8(ascii: "\t") {
                 index += 1
             }
@@ -105,6 +112,7 @@ public struct MultipartReplaceParser: Sendable {
             if buffer[index] == UInt8(ascii: "-") && buffer[index + 1] == UInt8(ascii: "-") {
                 state = .closed
                 buffer = []
+                position = 0
                 return false
             }
             if buffer[index] == UInt8(ascii: "\r") && buffer[index + 1] == UInt8(ascii: "\n") {
@@ -114,21 +122,21 @@ public struct MultipartReplaceParser: Sendable {
             } else {
                 throw .cannotParseResponse("a multipart/x-mixed-replace delimiter is followed by other text")
             }
-            buffer.removeFirst(index)
+            position = index
             state = .head
             fields = []
             headBytes = 0
             return true
         case .head:
-            guard let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) else {
-                guard headBytes + buffer.count <= Self.maximumHeadSize else { throw Self.headTooLarge }
+            guard let newline = buffer[position...].firstIndex(of: UInt8(ascii: "\n")) else {
+                guard headBytes + (buffer.count - position) <= Self.maximumHeadSize else { throw Self.headTooLarge }
                 return false
             }
-            headBytes += newline + 1
+            headBytes += newline - position + 1
             guard headBytes <= Self.maximumHeadSize else { throw Self.headTooLarge }
-            var line = buffer[..<newline]
+            var line = buffer[position..<newline]
             if line.last == UInt8(ascii: "\r") { line = line.dropLast() }
-            buffer.removeFirst(newline + 1)
+            position = newline + 1
             if line.isEmpty {
                 events.append(.partHead(fields))
                 state = .body
@@ -141,24 +149,25 @@ public struct MultipartReplaceParser: Sendable {
             }
             return true
         case .body:
-            if let start = Self.find(delimiter, in: buffer, from: 0, afterLineEnd: true) {
+            if let start = Self.find(delimiter, in: buffer, from: position, afterLineEnd: true) {
                 var end = start - 1  // the LF before the delimiter
-                if end > 0 && buffer[end - 1] == UInt8(ascii: "\r") { end -= 1 }
-                if end > 0 { events.append(.partBody(Array(buffer[..<end]))) }
+                if end > position && buffer[end - 1] == UInt8(ascii: "\r") { end -= 1 }
+                if end > position { events.append(.partBody(Array(buffer[position..<end]))) }
                 events.append(.partEnd)
-                buffer.removeFirst(start + delimiter.count)
+                position = start + delimiter.count
                 state = .afterDelimiter
                 return true
             }
             // Everything but what could still become CRLF + the delimiter.
             let keep = delimiter.count + 2
-            if buffer.count > keep {
-                events.append(.partBody(Array(buffer[..<(buffer.count - keep)])))
-                buffer.removeFirst(buffer.count - keep)
+            if buffer.count - position > keep {
+                events.append(.partBody(Array(buffer[position..<(buffer.count - keep)])))
+                position = buffer.count - keep
             }
             return false
         case .closed:
             buffer = []
+            position = 0
             return false
         }
     }
@@ -167,14 +176,15 @@ public struct MultipartReplaceParser: Sendable {
         .cannotParseResponse("a multipart/x-mixed-replace part has more than \(maximumHeadSize) bytes of header fields")
     }
 
-    /// The index where `pattern` starts in `bytes` at or after `from` (and, with `afterLineEnd`, right after a LF).
+    /// The index where `pattern` starts in `bytes` at or after `from` (and, with `afterLineEnd`, right after a LF at
+    /// or after `from`: a LF parsed already belonged to something else).
     private static func find(_ pattern: [UInt8], in bytes: [UInt8], from: Int, afterLineEnd: Bool = false) -> Int? {
-        guard let first = pattern.first, bytes.count >= pattern.count else { return nil }
+        guard let first = pattern.first, bytes.count - from >= pattern.count else { return nil }
         var index = from
         let last = bytes.count - pattern.count
         while index <= last {
             guard let candidate = bytes[index...last].firstIndex(of: first) else { return nil }
-            if (!afterLineEnd || (candidate > 0 && bytes[candidate - 1] == UInt8(ascii: "\n")))
+            if (!afterLineEnd || (candidate > from && bytes[candidate - 1] == UInt8(ascii: "\n")))
                 && bytes[candidate..<(candidate + pattern.count)].elementsEqual(pattern)
             {
                 return candidate
