@@ -228,7 +228,10 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
     }
 
     func cancel(producingResumeData: Bool = false) {
-        onExecutor { [self] in step { $0.cancel(producingResumeData: producingResumeData) } }
+        onExecutor { [self] in
+            guard !endWaitingMultipart(.cancelled()) else { return }
+            step { $0.cancel(producingResumeData: producingResumeData) }
+        }
     }
 
     /// A consumer's buffer filled up or drained. The job asks the consumers what they want when it runs (not what
@@ -295,7 +298,10 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
             // table, which makes every retain and release of it slow): `complete` stops the clock, which removes
             // the entry, so nothing outlives the task.
             resourceClock.start { [self] in
-                onExecutor { [self] in step { $0.resourceTimerFired() } }
+                onExecutor { [self] in
+                    guard !endWaitingMultipart(.timedOut("the resource timeout expired")) else { return }
+                    step { $0.resourceTimerFired() }
+                }
             }
         case .pauseResourceClock:
             resourceClock.pause()
@@ -669,6 +675,17 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
                 }
             }
         }
+    }
+
+    /// Ends the task with `error` if its body ended while the app still decides about a multipart part's response.
+    /// The machine is finishing then and ignores a cancel or the resource timeout (the task is over as far as it
+    /// knows), yet the app has not had the part: as before the body's end, `cancel()` ends the task as cancelled
+    /// (not with success once the answer comes), and an app that never answers does not hold it past its timeout.
+    private func endWaitingMultipart(_ error: TransferError) -> Bool {
+        guard multipartEndPending, !completed else { return false }
+        multipartEndPending = false
+        step { $0.consumerClosed(error) }
+        return true
     }
 
     /// The app answered about a part's response: go on (allow; a part cannot become a download) or cancel.

@@ -49,6 +49,31 @@ private final class PartsDelegate: NSObject, URLSessionDataDelegate, @unchecked 
     }
 }
 
+/// Cancels the task while it decides about the first part — after the body has ended — and only then allows the
+/// part.
+private final class CancelWhileDecidingDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+    let error = NIOLockedValueBox<URLError?>(nil)
+    let completions = NIOLockedValueBox(0)
+    let done = AsyncGate()
+
+    func urlSession(
+        _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+        completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
+    ) {
+        // Time for the rest of the (small, one-read) body and its end to arrive while the part waits.
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(300)) {
+            dataTask.cancel()
+            completionHandler(.allow)
+        }
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        self.error.withLockedValue { $0 = error as? URLError }
+        completions.withLockedValue { $0 += 1 }
+        done.open()
+    }
+}
+
 @Suite("multipart/x-mixed-replace")
 struct MultipartReplaceTests {
     /// A body of `count` parts, each `text/plain` with its index.
@@ -96,6 +121,26 @@ struct MultipartReplaceTests {
             await delegate.done.wait()
             #expect(delegate.error.withLockedValue { $0?.code } == .cancelled)
             #expect(delegate.parts.withLockedValue { $0.count } == 4)
+        }
+    }
+
+    /// The body's end reaches the task while the app still decides about a part: `cancel()` then ends the task as
+    /// cancelled, as it would a moment earlier, rather than being ignored until the part is allowed.
+    @Test func cancellingWhileAPartWaitsAfterTheBodyEndedEndsTheTask() async throws {
+        try await withServer { server in
+            server.route(
+                "/push-ended",
+                response: MockResponse(
+                    headers: [("Content-Type", "multipart/x-mixed-replace; boundary=frame")],
+                    body: .data(Data(body(parts: 1).utf8))))
+            let delegate = CancelWhileDecidingDelegate()
+            let session = makeSession(delegate: delegate)
+            defer { session.finishTasksAndInvalidate() }
+            session.dataTask(with: server.url("/push-ended")).resume()
+            await delegate.done.wait()
+            #expect(delegate.error.withLockedValue { $0?.code } == .cancelled)
+            try await Task.sleep(for: .milliseconds(100))
+            #expect(delegate.completions.withLockedValue { $0 } == 1)
         }
     }
 
