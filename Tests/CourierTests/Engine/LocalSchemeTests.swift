@@ -1,5 +1,6 @@
 import Courier
 import Foundation
+import NIOConcurrencyHelpers
 import Testing
 
 #if canImport(Glibc)
@@ -41,6 +42,27 @@ struct LocalSchemeTests {
         defer { try? FileManager.default.removeItem(at: file) }
         #expect(try Data(contentsOf: file) == bytes)
         #expect(response.mimeType == "application/octet-stream")
+    }
+
+    /// `resume()` returns at once, as on Darwin: a long `data:` URL is decoded on the stage executor, not on the
+    /// thread that called it (megabytes of base64 decoded there blocked a main thread for up to seconds).
+    @Test func resumeDoesNotDecodeALongDataURL() async throws {
+        let session = makeSession()
+        defer { session.finishTasksAndInvalidate() }
+        // A first task pays for whatever the session sets up once.
+        _ = await session.runDataTask(try #require(URL(string: "data:,warm-up")))
+        let payload = Data(count: 24_000_000)
+        let url = try #require(URL(string: "data:application/octet-stream;base64," + payload.base64EncodedString()))
+        let finished = AsyncGate()
+        let received = NIOLockedValueBox<Int?>(nil)
+        let task = session.dataTask(with: url) { data, _, _ in
+            received.withLockedValue { $0 = data?.count }
+            finished.open()
+        }
+        let elapsed = ContinuousClock().measure { task.resume() }
+        await finished.wait()
+        #expect(received.withLockedValue { $0 } == payload.count)
+        #expect(elapsed < .milliseconds(300))
     }
 
     @Test func aSlowReaderHoldsADataURLsDeliveryBack() async throws {
