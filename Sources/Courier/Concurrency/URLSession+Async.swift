@@ -57,11 +57,11 @@ extension URLSession {
             // Unchecked: the task's completion runs exactly once (`CompletionOnce`), and the checked kind costs every
             // call an object of its own.
             try await withUnsafeThrowingContinuation { continuation in
-                let task = make(
-                    .collect { result in
-                        box.release()
-                        continuation.resume(with: result)
-                    })
+                let handler: TaskCompletionMode.CollectHandler = { result in
+                    box.release()
+                    continuation.resume(with: result)
+                }
+                let task = make(.collect(HandlerSlot(handler)))
                 box.set(task)
                 task.resume()
             }
@@ -131,11 +131,11 @@ extension URLSession {
         return try await withTaskCancellationHandler {
             // Unchecked, as in `collect`.
             try await withUnsafeThrowingContinuation { continuation in
-                let task = make(
-                    .downloadCollect { result in
-                        box.release()
-                        continuation.resume(with: result)
-                    })
+                let handler: TaskCompletionMode.DownloadCollectHandler = { result in
+                    box.release()
+                    continuation.resume(with: result)
+                }
+                let task = make(.downloadCollect(HandlerSlot(handler)))
                 box.set(task)
                 task.resume()
             }

@@ -1,9 +1,9 @@
 import CourierHTTP
 import Foundation
 
-/// Delivers a task's outcome once, by its completion mode, lets go of the task's own delegate, then removes the task
-/// from its session (which may complete the session's invalidation). Also used for a task cancelled before it ever
-/// ran (it has no engine).
+/// Delivers a task's outcome once, by its completion mode, lets go of the task's own delegate and completion handler,
+/// then removes the task from its session (which may complete the session's invalidation). Also used for a task
+/// cancelled before it ever ran (it has no engine).
 extension TaskEventAdapter {
     static func deliverCompletion(task: URLSessionTask, error: (any Error)?, body: Data?, file: URL?) {
         let session = task.session
@@ -21,38 +21,44 @@ extension TaskEventAdapter {
                 task.releaseDelegate()
                 removeFromSession(task)
             }
-        case .downloadHandler(let handler):
+        case .downloadHandler(let slot):
             let response = task.response
+            // Taken out of the task: once the job ran nothing holds the handler (nor what it captured), as on
+            // Darwin, even while the app keeps the task.
+            let handler = slot.take()
             session.dispatcher.async {
-                handler(error == nil ? file : nil, response, error)
+                handler?(error == nil ? file : nil, response, error)
                 if let file { try? FileManager.default.removeItem(at: file) }
                 task.releaseDelegate()
                 removeFromSession(task)
             }
-        case .downloadCollect(let handler):
+        case .downloadCollect(let slot):
+            let handler = slot.take()
             if let error {
-                handler(.failure(error))
+                handler?(.failure(error))
             } else if let file, let response = task.response {
-                handler(.success((file, response)))
+                handler?(.success((file, response)))
             } else {
-                handler(.failure(URLErrorMapping.urlError(.badServerResponse, failingURL: task.originalRequest?.url)))
+                handler?(.failure(URLErrorMapping.urlError(.badServerResponse, failingURL: task.originalRequest?.url)))
             }
             releaseDelegateAfterQueuedCalls(task)
             removeFromSession(task)
-        case .dataHandler(let handler):
+        case .dataHandler(let slot):
             let response = task.response
+            let handler = slot.take()
             session.dispatcher.async {
-                handler(error == nil ? (body ?? Data()) : nil, response, error)
+                handler?(error == nil ? (body ?? Data()) : nil, response, error)
                 task.releaseDelegate()
                 removeFromSession(task)
             }
-        case .collect(let handler):
+        case .collect(let slot):
+            let handler = slot.take()
             if let error {
-                handler(.failure(error))
+                handler?(.failure(error))
             } else if let response = task.response {
-                handler(.success((body ?? Data(), response)))
+                handler?(.success((body ?? Data(), response)))
             } else {
-                handler(.failure(URLErrorMapping.urlError(.badServerResponse, failingURL: task.originalRequest?.url)))
+                handler?(.failure(URLErrorMapping.urlError(.badServerResponse, failingURL: task.originalRequest?.url)))
             }
             releaseDelegateAfterQueuedCalls(task)
             removeFromSession(task)

@@ -337,7 +337,7 @@ open class URLSession: NSObject, @unchecked Sendable {
                 session: self,
                 request: request,
                 identifier: $0,
-                completionMode: .dataHandler(completionHandler)
+                completionMode: .dataHandler(HandlerSlot(completionHandler))
             )
         }
     }
@@ -363,7 +363,7 @@ open class URLSession: NSObject, @unchecked Sendable {
         from bodyData: Data?,
         completionHandler: @escaping @Sendable (Data?, URLResponse?, (any Error)?) -> Void
     ) -> URLSessionUploadTask {
-        makeUpload(request, body: .data(bodyData ?? Data()), mode: .dataHandler(completionHandler))
+        makeUpload(request, body: .data(bodyData ?? Data()), mode: .dataHandler(HandlerSlot(completionHandler)))
     }
 
     /// Creates a task that uploads the file at `fileURL`, streamed from disk.
@@ -377,7 +377,7 @@ open class URLSession: NSObject, @unchecked Sendable {
         fromFile fileURL: URL,
         completionHandler: @escaping @Sendable (Data?, URLResponse?, (any Error)?) -> Void
     ) -> URLSessionUploadTask {
-        makeUpload(request, body: .file(fileURL), mode: .dataHandler(completionHandler))
+        makeUpload(request, body: .file(fileURL), mode: .dataHandler(HandlerSlot(completionHandler)))
     }
 
     /// Creates a task whose body comes from the stream the delegate gives in `needNewBodyStream`, asked for the
@@ -408,7 +408,7 @@ open class URLSession: NSObject, @unchecked Sendable {
                 session: self,
                 request: request,
                 identifier: $0,
-                completionMode: .downloadHandler(completionHandler)
+                completionMode: .downloadHandler(HandlerSlot(completionHandler))
             )
         }
     }
@@ -432,7 +432,7 @@ open class URLSession: NSObject, @unchecked Sendable {
         withResumeData resumeData: Data,
         completionHandler: @escaping @Sendable (URL?, URLResponse?, (any Error)?) -> Void
     ) -> URLSessionDownloadTask {
-        makeResumedDownload(resumeData, mode: .downloadHandler(completionHandler))
+        makeResumedDownload(resumeData, mode: .downloadHandler(HandlerSlot(completionHandler)))
     }
 
     // MARK: - Stream and WebSocket tasks
