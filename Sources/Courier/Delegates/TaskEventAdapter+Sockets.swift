@@ -39,12 +39,16 @@ extension TaskEventAdapter {
         }
     }
 
-    /// `urlSession(_:streamTask:didBecome:outputStream:)`; the task then leaves its session.
+    /// `urlSession(_:streamTask:didBecome:outputStream:)`; the task then lets go of its own delegate and leaves its
+    /// session.
     static func streamsCaptured(_ task: URLSessionStreamTask, _ pair: CapturedStreamPair) {
         let session = task.session
         session.dispatcher.async {
             task.resolvedDelegate(URLSessionStreamDelegate.self)?.urlSession(
                 session, streamTask: task, didBecome: pair.input, outputStream: pair.output)
+            // The task has completed (it sends no further delegate message): it lets go of its delegate as every
+            // completed task does, or a delegate that keeps its task would never be freed.
+            task.releaseDelegate()
             if session.registry.remove(task) {
                 session.becomeInvalid()
             }
