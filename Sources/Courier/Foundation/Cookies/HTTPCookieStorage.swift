@@ -87,8 +87,22 @@ open class HTTPCookieStorage: NSObject, @unchecked Sendable {
             byDomain[Self.domainKey(cookie.domain), default: []].insert(sequence)
             bySite[site, default: []].insert(sequence)
             order.append(sequence)
+            compactOrderIfMostlyRemoved()
             return sequence
         }
+
+        /// Drops the sequences of removed cookies from ``order`` once they outnumber the stored ones (by a margin, so
+        /// the rebuild's cost is spread over many inserts). ``enforceLimits(site:into:)`` skips them only when the
+        /// total limit evicts, so a site that sets and deletes a cookie again and again (a flash message, a login and
+        /// logout, a `reset()` between jobs) would otherwise grow the order for as long as the process runs.
+        private mutating func compactOrderIfMostlyRemoved() {
+            guard order.count - orderStart > 2 * entries.count + 1024 else { return }
+            order = order[orderStart...].filter { entries[$0] != nil }
+            orderStart = 0
+        }
+
+        /// How many sequences ``order`` keeps, stored or not (for tests).
+        var orderCount: Int { order.count - orderStart }
 
         @discardableResult
         mutating func remove(_ sequence: Int) -> HTTPCookie? {
@@ -214,6 +228,10 @@ open class HTTPCookieStorage: NSObject, @unchecked Sendable {
             if changed { ChangeNotification.post(.NSHTTPCookieManagerAcceptPolicyChanged, object: self) }
         }
     }
+
+    /// How many cookie sequences the storage's insertion order keeps, including those of removed cookies (for tests:
+    /// it must follow the cookies stored, not every cookie ever stored).
+    var retainedOrderCount: Int { state.withLock { $0.orderCount } }
 
     /// Whether the storage holds no cookie (a cheap check the engine makes before matching cookies).
     package var isEmpty: Bool {
