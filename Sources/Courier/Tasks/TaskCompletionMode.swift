@@ -59,9 +59,9 @@ final class HandlerSlot<Handler: Sendable>: Sendable {
 
     /// The handler, the first time only: the slot no longer holds it afterwards.
     func take() -> Handler? {
-        handler.withLock { handler in
-            defer { handler = nil }
-            return handler
+        handler.withLock { held in
+            defer { held = nil }
+            return held
         }
     }
 }
