@@ -97,7 +97,8 @@ open class HTTPCookieStorage: NSObject, @unchecked Sendable {
         /// logout, a `reset()` between jobs) would otherwise grow the order for as long as the process runs.
         private mutating func compactOrderIfMostlyRemoved() {
             guard order.count - orderStart > 2 * entries.count + 1024 else { return }
-            order = order[orderStart...].filter { entries[$0] != nil }
+            let stored = entries
+            order = order[orderStart...].filter { stored[$0] != nil }
             orderStart = 0
         }
 
