@@ -755,6 +755,7 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
         pendingDecision = nil
         waiting?.resume(returning: nil)
         releaseUnopenedPartialFile()
+        closeUntakenUpgrade()
         let url = request.url ?? spec.request.url
         switch outcome {
         case .success:
@@ -773,6 +774,19 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
                 finishEmitting(TaskResult(error: urlError, file: nil, resumeData: nil, reportedError: reported))
             }
         }
+    }
+
+    /// Closes the connection a server switched for this data task (`101`) when nothing took it over: the app did not
+    /// answer `.becomeStream` (or the task has no data delegate to ask), or the task ended before the transport left
+    /// the connection in the slot. The pool let go of it at the switch and no handler reads it any more, so nothing
+    /// else would ever close it: each such request would leave a socket open for as long as its server keeps it.
+    /// After `.becomeStream` the stream task has already taken it (the adapter takes it before the data task is
+    /// cancelled), and the slot is empty.
+    private func closeUntakenUpgrade() {
+        guard let slot = dataUpgrade else { return }
+        // Weakly: the slot holds its waiter, and a slot never filled (the server did not switch) must not keep
+        // itself alive. The transport holds the slot until it fills it.
+        slot.whenFilled { [weak slot] in slot?.take()?.close() }
     }
 
     /// Emits the completion, the last event (after the metrics, when they are collected).

@@ -148,6 +148,31 @@ struct BecomeStreamTests {
         #expect(delegate.completions.withLockedValue { $0 }.contains(expected))
     }
 
+    /// A data task that asked to upgrade and got `101` but did not become a stream task (here it has a completion
+    /// handler, so nobody is asked) closes the switched connection when it completes. The pool let go of the
+    /// connection at the switch and no handler reads it any more: before, nothing closed it, and each such request
+    /// left a socket open for as long as its server kept it.
+    @Test func aSwitchedConnectionNobodyTakesOverIsClosedWhenTheTaskCompletes() async throws {
+        let server = MockTCPServer(
+            mode: .script([
+                .receive(atLeast: 1),
+                .send("HTTP/1.1 101 Switching Protocols\r\nUpgrade: echo/1\r\nConnection: Upgrade\r\n\r\n"),
+                // Longer than the test waits: only the client can end the connection in time.
+                .wait(.seconds(60)),
+            ]))
+        try await server.start()
+        defer { Task { await server.shutdown() } }
+        let session = makeSession()
+        defer { session.invalidateAndCancel() }
+        var request = URLRequest(url: try #require(URL(string: "http://127.0.0.1:\(server.port)/switch")))
+        request.setValue("echo/1", forHTTPHeaderField: "Upgrade")
+        request.setValue("Upgrade", forHTTPHeaderField: "Connection")
+        let outcome = await session.runDataTask(request)
+        #expect(outcome.http?.statusCode == 101)
+        try await waitUntil { server.endOfInputCount == 1 }
+        #expect(server.endOfInputCount == 1)
+    }
+
     @Test func becomeStreamWithoutASwitchedConnectionFailsClearly() async throws {
         try await withServer { server in
             server.route("/plain", response: .ok("not switched"))
