@@ -61,7 +61,7 @@ extension URLSession {
                     box.release()
                     continuation.resume(with: result)
                 }
-                let task = make(.collect(HandlerSlot(handler)))
+                let task = make(.collect(handler))
                 box.set(task)
                 task.resume()
             }
@@ -135,7 +135,7 @@ extension URLSession {
                     box.release()
                     continuation.resume(with: result)
                 }
-                let task = make(.downloadCollect(HandlerSlot(handler)))
+                let task = make(.downloadCollect(handler))
                 box.set(task)
                 task.resume()
             }

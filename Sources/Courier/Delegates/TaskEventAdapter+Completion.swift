@@ -32,14 +32,13 @@ extension TaskEventAdapter {
                 task.releaseDelegate()
                 removeFromSession(task)
             }
-        case .downloadCollect(let slot):
-            let handler = slot.take()
+        case .downloadCollect(let handler):
             if let error {
-                handler?(.failure(error))
+                handler(.failure(error))
             } else if let file, let response = task.response {
-                handler?(.success((file, response)))
+                handler(.success((file, response)))
             } else {
-                handler?(.failure(URLErrorMapping.urlError(.badServerResponse, failingURL: task.originalRequest?.url)))
+                handler(.failure(URLErrorMapping.urlError(.badServerResponse, failingURL: task.originalRequest?.url)))
             }
             releaseDelegateAfterQueuedCalls(task)
             removeFromSession(task)
@@ -51,14 +50,13 @@ extension TaskEventAdapter {
                 task.releaseDelegate()
                 removeFromSession(task)
             }
-        case .collect(let slot):
-            let handler = slot.take()
+        case .collect(let handler):
             if let error {
-                handler?(.failure(error))
+                handler(.failure(error))
             } else if let response = task.response {
-                handler?(.success((body ?? Data(), response)))
+                handler(.success((body ?? Data(), response)))
             } else {
-                handler?(.failure(URLErrorMapping.urlError(.badServerResponse, failingURL: task.originalRequest?.url)))
+                handler(.failure(URLErrorMapping.urlError(.badServerResponse, failingURL: task.originalRequest?.url)))
             }
             releaseDelegateAfterQueuedCalls(task)
             removeFromSession(task)

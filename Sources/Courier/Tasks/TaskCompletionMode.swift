@@ -19,13 +19,17 @@ enum TaskCompletionMode: Sendable {
     /// calls are not made.
     case dataHandler(HandlerSlot<DataHandler>)
     /// `data(for:)` and friends: the body is collected and handed over directly.
-    case collect(HandlerSlot<CollectHandler>)
+    ///
+    /// A plain closure: it captures only the caller's continuation, never the app's objects, so holding it after it
+    /// ran keeps nothing alive (and `data(for:)` makes no slot per request).
+    case collect(CollectHandler)
     /// `bytes(for:)`: the body streams into an async sequence.
     case stream(AsyncBytesSource)
     /// A download task's completion handler (on the delegate queue); the file is deleted when it returns.
     case downloadHandler(HandlerSlot<DownloadHandler>)
     /// `download(for:)` and friends: the file is handed over and the caller owns it.
-    case downloadCollect(HandlerSlot<DownloadCollectHandler>)
+    /// A plain closure, as for ``collect(_:)``.
+    case downloadCollect(DownloadCollectHandler)
 
     /// Whether the engine collects the body in memory.
     var collectsBody: Bool {

@@ -177,6 +177,22 @@ struct StageChainTests {
                 "CacheStorageStage", "DispositionStage",
             ])
     }
+
+    /// A long `data:` URL is not decoded on the thread that called `resume()` (the request side's immediate stages
+    /// run there): the chain waits, and the stage executor answers it. A short one is answered at once.
+    @Test func aLongDataURLWaitsForTheStageExecutor() async throws {
+        let long = "data:;base64," + Data(count: LocalSchemeStage.immediateDataURLLength).base64EncodedString()
+        for (text, waits) in [("data:,short", false), (long, true)] {
+            let request = URLRequest(url: try #require(URL(string: text)))
+            let (result, immediately) = await outcome(
+                of: StageChain.runRequestSide(request, stages: [LocalSchemeStage()], context: context()))
+            #expect(immediately == !waits, "\(text.prefix(20))")
+            guard case .success(.respond) = result else {
+                Issue.record("\(text.prefix(20)): \(result)")
+                continue
+            }
+        }
+    }
 }
 
 private final class Log: Sendable {
@@ -252,21 +268,5 @@ private struct ResponseTagging: ResponseStage {
     func immediate(_ response: URLResponse, in context: StageContext) throws(TransferError) -> ResponseStep? {
         log.append(tag)
         return .proceed(response)
-    }
-
-    /// A long `data:` URL is not decoded on the thread that called `resume()` (the request side's immediate stages
-    /// run there): the chain waits, and the stage executor answers it. A short one is answered at once.
-    @Test func aLongDataURLWaitsForTheStageExecutor() async throws {
-        let long = "data:;base64," + Data(count: LocalSchemeStage.immediateDataURLLength).base64EncodedString()
-        for (text, waits) in [("data:,short", false), (long, true)] {
-            let request = URLRequest(url: try #require(URL(string: text)))
-            let (result, immediately) = await outcome(
-                of: StageChain.runRequestSide(request, stages: [LocalSchemeStage()], context: context()))
-            #expect(immediately == !waits, "\(text.prefix(20))")
-            guard case .success(.respond) = result else {
-                Issue.record("\(text.prefix(20)): \(result)")
-                continue
-            }
-        }
     }
 }
