@@ -71,6 +71,24 @@ struct HeaderFieldDictionaryTests {
         #expect(headers.names == ["Vary", "X"])
     }
 
+    @Test(
+        "Pairs keep their order and spelling; a name repeated anywhere, in any case, is joined",
+        arguments: [
+            ([("A", "1"), ("b", "2"), ("C", "3")], [("A", "1"), ("b", "2"), ("C", "3")]),
+            ([("A", "1"), ("b", "2"), ("a", "3")], [("A", "1, 3"), ("b", "2")]),
+            ([("A", "1"), ("A", "2")], [("A", "1, 2")]),
+            (
+                [("X", "1"), ("Long-Header-Name-Here", "2"), ("long-header-name-here", "3")],
+                [("X", "1"), ("Long-Header-Name-Here", "2, 3")]
+            ),
+            ([], []),
+        ] as [([(String, String)], [(String, String)])])
+    func pairsKeepOrder(pairs: [(String, String)], expected: [(String, String)]) {
+        let headers = HeaderFieldDictionary(pairs: pairs)
+        #expect(headers.pairs.map(\.0) == expected.map(\.0))
+        #expect(headers.pairs.map(\.1) == expected.map(\.1))
+    }
+
     @Test("Equality and hashing ignore order and name case")
     func equality() {
         let lhs: HeaderFieldDictionary = ["Accept": "a", "Host": "h"]

@@ -40,10 +40,26 @@ public struct HeaderFieldDictionary: Hashable, Sendable, Sequence, ExpressibleBy
     ///
     /// - Parameter pairs: The header fields in the order they were received.
     public init(pairs: [(String, String)]) {
+        // Most heads repeat no name: their pairs are kept as they are, sharing the array's storage instead of
+        // copying (and retaining) every name and value into a new one.
+        if !Self.repeatsAName(pairs) {
+            fields = pairs
+            return
+        }
         fields.reserveCapacity(pairs.count)
         for (name, value) in pairs {
             add(value, for: name)
         }
+    }
+
+    /// Whether two of `pairs` have the same name (ignoring case).
+    private static func repeatsAName(_ pairs: [(String, String)]) -> Bool {
+        for later in pairs.indices.dropFirst() {
+            for earlier in 0..<later where HeaderName.equal(pairs[earlier].0, pairs[later].0) {
+                return true
+            }
+        }
+        return false
     }
 
     /// Creates a header field dictionary from a dictionary literal, keeping the literal's order.
