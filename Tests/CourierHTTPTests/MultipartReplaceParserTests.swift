@@ -72,13 +72,31 @@ struct MultipartReplaceParserTests {
 
     @Test func bareLineFeedsPaddingEmptyPartsAndBodiesThatLookLikeDelimiters() throws {
         let body =
-            "--frame  \nA: 1\n\n--frame is not at a line start; -- frame neither\n--frame\n\n\n--frame\r\n\r\nlast"
+            "--frame  \nA: 1\n\nx--frame is not at a line start; -- frame neither\n--frame\n\n\n--frame\r\n\r\nlast"
         #expect(
             try parts(body, pieceSize: 3) == [
-                Part(fields: [field("A", "1")], body: "--frame is not at a line start; -- frame neither"),
+                Part(fields: [field("A", "1")], body: "x--frame is not at a line start; -- frame neither"),
                 Part(fields: [], body: ""),
                 Part(fields: [], body: "last"),
             ])
+    }
+
+    /// A part without a body (RFC 2046: `headers CRLF--boundary`, the line end that closes the head is the one
+    /// before the delimiter) ends at that delimiter: it used to take in the next part, whose delimiter and header
+    /// fields the app then got as body bytes, and whose response it was never told about.
+    @Test func aPartWithNoBodyEndsAtTheNextDelimiter() throws {
+        let body =
+            "--frame\r\nContent-Type: a\r\n\r\n--frame\r\nContent-Type: b\r\n\r\nsecond\r\n"
+            + "--frame\r\n\r\n--frame\nC: 1\n\n--frame--\r\n"
+        for size in 1...body.utf8.count {
+            #expect(
+                try parts(body, pieceSize: size) == [
+                    Part(fields: [field("Content-Type", "a")], body: ""),
+                    Part(fields: [field("Content-Type", "b")], body: "second"),
+                    Part(fields: [], body: ""),
+                    Part(fields: [field("C", "1")], body: ""),
+                ])
+        }
     }
 
     @Test func aStreamCutInsideAPartEndsIt() throws {

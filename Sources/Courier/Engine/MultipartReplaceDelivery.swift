@@ -112,7 +112,7 @@ final class MultipartReplaceDelivery {
     private func partResponse(_ fields: [MultipartReplaceParser.Field]) -> HTTPURLResponse {
         let url = outer.url ?? URL(fileURLWithPath: "/")
         return HTTPURLResponse(
-            url: url, statusCode: outer.statusCode, httpVersion: "HTTP/1.1",
+            url: url, statusCode: outer.statusCode, httpVersion: outer.httpVersion,
             headerFieldPairs: fields.map { ($0.name, $0.value) })
     }
 }

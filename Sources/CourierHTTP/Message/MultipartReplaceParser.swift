@@ -46,6 +46,10 @@ public struct MultipartReplaceParser: Sendable {
     private var state = State.preamble
     private var fields: [Field] = []
     private var headBytes = 0
+    /// Whether no byte of the current part's body has been handed on yet: the line end that closed its head then
+    /// doubles as the line end before a delimiter (RFC 2046: a part's body is optional, `headers CRLF--boundary` is
+    /// a part with no body), so that an empty part ends there rather than taking in the next part.
+    private var atBodyStart = false
 
     /// A parser for a response whose `Content-Type` is `contentType`; `nil` unless it is `multipart/x-mixed-replace`
     /// with a usable `boundary` (1 to 70 characters, RFC 2046 §5.1.1).
@@ -140,6 +144,7 @@ public struct MultipartReplaceParser: Sendable {
             if line.isEmpty {
                 events.append(.partHead(fields))
                 state = .body
+                atBodyStart = true
                 return true
             }
             if let colon = line.firstIndex(of: UInt8(ascii: ":")) {
@@ -149,7 +154,9 @@ public struct MultipartReplaceParser: Sendable {
             }
             return true
         case .body:
-            if let start = Self.find(delimiter, in: buffer, from: position, afterLineEnd: true) {
+            if let start = Self.find(
+                delimiter, in: buffer, from: position, afterLineEnd: true, lineEndBefore: atBodyStart)
+            {
                 var end = start - 1  // the LF before the delimiter
                 if end > position && buffer[end - 1] == UInt8(ascii: "\r") { end -= 1 }
                 if end > position { events.append(.partBody(Array(buffer[position..<end]))) }
@@ -163,6 +170,7 @@ public struct MultipartReplaceParser: Sendable {
             if buffer.count - position > keep {
                 events.append(.partBody(Array(buffer[position..<(buffer.count - keep)])))
                 position = buffer.count - keep
+                atBodyStart = false
             }
             return false
         case .closed:
@@ -177,14 +185,19 @@ public struct MultipartReplaceParser: Sendable {
     }
 
     /// The index where `pattern` starts in `bytes` at or after `from` (and, with `afterLineEnd`, right after a LF at
-    /// or after `from`: a LF parsed already belonged to something else).
-    private static func find(_ pattern: [UInt8], in bytes: [UInt8], from: Int, afterLineEnd: Bool = false) -> Int? {
+    /// or after `from`: a LF parsed already belonged to something else — unless `lineEndBefore` says the bytes
+    /// parsed just before `from` ended a line that may start the pattern, when `pattern` may start at `from`).
+    private static func find(
+        _ pattern: [UInt8], in bytes: [UInt8], from: Int, afterLineEnd: Bool = false, lineEndBefore: Bool = false
+    ) -> Int? {
         guard let first = pattern.first, bytes.count - from >= pattern.count else { return nil }
         var index = from
         let last = bytes.count - pattern.count
         while index <= last {
             guard let candidate = bytes[index...last].firstIndex(of: first) else { return nil }
-            if (!afterLineEnd || (candidate > from && bytes[candidate - 1] == UInt8(ascii: "\n")))
+            let atLineStart =
+                candidate == from ? lineEndBefore : bytes[candidate - 1] == UInt8(ascii: "\n")
+            if (!afterLineEnd || atLineStart)
                 && bytes[candidate..<(candidate + pattern.count)].elementsEqual(pattern)
             {
                 return candidate
