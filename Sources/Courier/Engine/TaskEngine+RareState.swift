@@ -25,6 +25,8 @@ final class RareState {
     var beginTimer: Scheduled<Void>?
     var awaitingBegin = false
     var pendingDecision: CheckedContinuation<TaskDecisionAnswer?, Never>?
+    /// The body ended and the app is asked `willCacheResponse` (the task completes after its answer).
+    var cacheDecisionPending = false
     /// A resumed download waiting for the response to its range request.
     var resumeProgress: ResumeProgress?
     /// The length the file must reach for a resumed range to be complete (see `ResumeDecision.append`).
@@ -95,6 +97,10 @@ extension TaskEngine {
     var pendingDecision: CheckedContinuation<TaskDecisionAnswer?, Never>? {
         get { rareState?.pendingDecision }
         set { setRare(isDefault: newValue == nil) { $0.pendingDecision = newValue } }
+    }
+    var cacheDecisionPending: Bool {
+        get { rareState?.cacheDecisionPending ?? false }
+        set { setRare(isDefault: !newValue) { $0.cacheDecisionPending = newValue } }
     }
     var resumeProgress: ResumeProgress? {
         get { rareState?.resumeProgress }

@@ -229,7 +229,7 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
 
     func cancel(producingResumeData: Bool = false) {
         onExecutor { [self] in
-            guard !endWaitingMultipart(.cancelled()) else { return }
+            guard !endWaitingMultipart(.cancelled()), !endWaitingCacheDecision(.cancelled()) else { return }
             step { $0.cancel(producingResumeData: producingResumeData) }
         }
     }
@@ -299,7 +299,8 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
             // the entry, so nothing outlives the task.
             resourceClock.start { [self] in
                 onExecutor { [self] in
-                    guard !endWaitingMultipart(.timedOut("the resource timeout expired")) else { return }
+                    let timeout = TransferError.timedOut("the resource timeout expired")
+                    guard !endWaitingMultipart(timeout), !endWaitingCacheDecision(timeout) else { return }
                     step { $0.resourceTimerFired() }
                 }
             }
@@ -688,6 +689,19 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
         return true
     }
 
+    /// Ends the task with `error` if its body ended while the app still decides about `willCacheResponse`. The
+    /// machine is finishing then and ignores a cancel or the resource timeout, yet the task has not completed: as
+    /// on Darwin, `cancel()` of a task that has not completed ends it with `URLError(.cancelled)` (it used to
+    /// complete with success once the app answered, after `state` had said `.canceling`), and an app that never
+    /// answers does not hold the task past its resource timeout. The answer, if it comes, is then ignored and
+    /// nothing is stored.
+    private func endWaitingCacheDecision(_ error: TransferError) -> Bool {
+        guard cacheDecisionPending, !completed else { return false }
+        cacheDecisionPending = false
+        step { $0.consumerClosed(error) }
+        return true
+    }
+
     /// The app answered about a part's response: go on (allow; a part cannot become a download) or cancel.
     private func multipartPartAnswered(_ answer: TaskDecisionAnswer?) {
         guard !completed, multipart != nil else { return }
@@ -728,6 +742,9 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
     /// the app's subclass, and the disk tier blocks), then lets the task complete.
     private func store(_ cached: CachedURLResponse, for request: URLRequest, in cache: URLCache) {
         let asks = spec.asksForResponses
+        // Set here, on the executor, before the question is even asked: a `cancel()` that comes in between must
+        // already see it.
+        cacheDecisionPending = asks
         Task(executorPreference: StageExecutor.shared) { [self] in
             var chosen: CachedURLResponse? = cached
             if asks {

@@ -318,3 +318,49 @@ extension HTTPCacheTests {
         }
     }
 }
+
+/// A data delegate that keeps `willCacheResponse`'s completion handler until the test answers, and records how the
+/// task completed.
+final class HeldCacheDecisionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+    let pending = NIOLockedValueBox<(CachedURLResponse, @Sendable (CachedURLResponse?) -> Void)?>(nil)
+    let errors = NIOLockedValueBox<[URLError.Code?]>([])
+
+    func urlSession(
+        _ session: URLSession, dataTask: URLSessionDataTask, willCacheResponse proposedResponse: CachedURLResponse,
+        completionHandler: @escaping @Sendable (CachedURLResponse?) -> Void
+    ) {
+        pending.withLockedValue { $0 = (proposedResponse, completionHandler) }
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        errors.withLockedValue { $0.append((error as? URLError)?.code) }
+    }
+}
+
+extension HTTPCacheTests {
+    /// `cancel()` while the app decides about `willCacheResponse` ends the task as cancelled, as `cancel()` of a
+    /// task that has not completed does on Darwin: the engine used to ignore it (the body had ended) and complete
+    /// the task with success once the app answered, after its `state` had said `.canceling`.
+    @Test func cancellingWhileWillCacheResponseIsPendingEndsTheTaskAsCancelled() async throws {
+        try await withServer(.http1) { server in
+            server.route(
+                "/held",
+                response: MockResponse(
+                    status: 200, headers: [("Cache-Control", "max-age=600")], body: .data(Data("held".utf8))))
+            let delegate = HeldCacheDecisionDelegate()
+            let session = makeSession(delegate: delegate)
+            defer { session.invalidateAndCancel() }
+            let task = session.dataTask(with: server.url("/held"))
+            task.resume()
+            try await waitUntil { delegate.pending.withLockedValue { $0 != nil } }
+            task.cancel()
+            try await waitUntil { !delegate.errors.withLockedValue { $0.isEmpty } }
+            // The answer comes too late to change anything.
+            if let held = delegate.pending.withLockedValue({ $0 }) { held.1(held.0) }
+            try await Task.sleep(for: .milliseconds(100))
+            #expect(delegate.errors.withLockedValue { $0 } == [.cancelled])
+            #expect(task.state == .completed)
+            #expect((task.error as? URLError)?.code == .cancelled)
+        }
+    }
+}
