@@ -143,6 +143,34 @@ struct LocalSchemeTests {
         #expect(remote.urlError?.code == .unsupportedURL)
     }
 
+    /// A `file:` URL opens exactly the path it names. A trailing slash makes it a directory path: for a regular
+    /// file that is `fileDoesNotExist` (the file system says ENOTDIR, as on Darwin), where `URL.path`, which drops
+    /// the slash, read the file. A `%00` is refused: as a C string the path was cut short there and named another
+    /// file, whose contents the task delivered.
+    @Test func aFileURLOpensExactlyThePathItNames() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("plain.txt")
+        try Data("plain".utf8).write(to: file)
+        let session = makeSession()
+        defer { session.finishTasksAndInvalidate() }
+
+        let slashed = await session.runDataTask(try #require(URL(string: file.absoluteString + "/")))
+        #expect(slashed.urlError?.code == .fileDoesNotExist)
+        #expect(slashed.response == nil)
+
+        let cut = await session.runDataTask(try #require(URL(string: file.absoluteString + "%00.secret")))
+        #expect(cut.urlError?.code == .fileDoesNotExist)
+        #expect(cut.response == nil)
+
+        // Escaped bytes still name their file.
+        let escaped = directory.appendingPathComponent("a b%.txt")
+        try Data("escaped".utf8).write(to: escaped)
+        let named = await session.runDataTask(escaped)
+        #expect(named.error == nil)
+        #expect(named.data == Data("escaped".utf8))
+    }
+
     @Test(.enabled(if: getuid() != 0, "root reads every file"))
     func anUnreadableFileIsNoPermissionsToReadFile() async throws {
         let directory = try makeTemporaryDirectory()

@@ -44,16 +44,23 @@ final class FileResponseSource: ResponseSource, Sendable {
     /// Opens the file `url` names, as a source whose response is a `URLResponse` with the file's length and a MIME
     /// type guessed from its extension.
     ///
-    /// - Throws: `fileDoesNotExist`, `fileIsDirectory`, `noPermissionsToReadFile`, or `cannotOpenFile` (another
-    ///   host than this machine, or not a regular file: a FIFO or a device could block or never end).
+    /// - Throws: `fileDoesNotExist` (also for a path with a NUL byte, which no file has), `fileIsDirectory`,
+    ///   `noPermissionsToReadFile`, or `cannotOpenFile` (another host than this machine, or not a regular file: a
+    ///   FIFO or a device could block or never end).
     static func open(_ url: URL) throws(TransferError) -> FileResponseSource {
         if let host = url.host, !host.isEmpty, host.lowercased() != "localhost" {
             throw .unsupportedURL("the file URL \(url.textWithoutCredentials()) names another host (\(host))")
         }
-        let path = url.path
+        guard let pathBytes = fileSystemPath(of: url) else {
+            throw .fileDoesNotExist("the file URL \(url.textWithoutCredentials()) names a path with a NUL byte")
+        }
+        let path = String(decoding: pathBytes, as: UTF8.self)
         // Non-blocking, so that opening a FIFO does not wait for a writer; the type is checked on the open file
         // (not on the path first, which could change in between).
-        let descriptor = Glibc.open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        let cPath = pathBytes.map { CChar(bitPattern: $0) } + [0]
+        let descriptor = cPath.withUnsafeBufferPointer { pointer in
+            Glibc.open(pointer.baseAddress!, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        }
         guard descriptor >= 0 else {
             let code = errno
             switch code {
@@ -82,6 +89,38 @@ final class FileResponseSource: ResponseSource, Sendable {
             url: url, mimeType: FileMIMEType.forExtension(url.pathExtension),
             expectedContentLength: Int(status.st_size), textEncodingName: nil)
         return FileResponseSource(descriptor: descriptor, response: response)
+    }
+
+    /// The file system path `url` names, byte for byte: its percent-encoded path decoded, with a trailing slash
+    /// kept, as in Darwin's file system representation (`URL.path` drops it, and `file:///etc/hosts/` then read
+    /// the file where Darwin fails: the slash makes it a directory path). `nil` when the path holds a NUL byte: cut
+    /// there, as a C string, it would name another file.
+    private static func fileSystemPath(of url: URL) -> [UInt8]? {
+        let encoded = Array(url.absoluteURL.path(percentEncoded: true).utf8)
+        var path: [UInt8] = []
+        path.reserveCapacity(encoded.count)
+        var index = 0
+        while index < encoded.count {
+            if encoded[index] == UInt8(ascii: "%"), index + 2 < encoded.count,
+                let high = hexValue(encoded[index + 1]), let low = hexValue(encoded[index + 2])
+            {
+                path.append(high << 4 | low)
+                index += 3
+            } else {
+                path.append(encoded[index])
+                index += 1
+            }
+        }
+        return path.contains(0) ? nil : path
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
+        default: return nil
+        }
     }
 
     func start(_ consumer: any ResponseSourceConsumer) {
