@@ -112,7 +112,10 @@ open class URLSessionTask: NSObject, NSCopying, ProgressReporting, @unchecked Se
     }
 
     let mutable: Mutex<MutableState>
-    /// The session that created the task; held until the task completes.
+    /// The session that created the task, held for the task's whole life: a running task keeps its session alive,
+    /// as on Darwin (the app may drop its own reference once it resumed the task), and a completed task the app
+    /// keeps keeps it too, which costs no more than that (the session holds its delegate until it is invalidated
+    /// anyway, and lists only tasks that have not completed).
     let session: URLSession
     /// How the task reports its outcome.
     let completionMode: TaskCompletionMode
