@@ -149,6 +149,17 @@ extension SessionManager {
         hooks.dataTaskDidBecomeDownloadTask?(session, dataTask, downloadTask)
     }
 
+    /// A data task a ``SessionManagerHooks/dataTaskDidReceiveResponse`` hook answered `.becomeStream` for became
+    /// `streamTask`. The data task ends there without a completion, as on Darwin, so its per-task delegate is let go
+    /// here: nothing else would ever remove it, and the manager kept it — the completion handler with all it
+    /// captures, the progress objects, the body received — for as long as it lived. The stream task is the app's
+    /// from here; its completion is posted as for any task the manager did not make.
+    public func urlSession(
+        _ session: URLSession, dataTask: URLSessionDataTask, didBecome streamTask: URLSessionStreamTask
+    ) {
+        _ = removeDelegate(for: dataTask)
+    }
+
     public func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
         delegate(for: dataTask)?.received(
             data, total: dataTask.countOfBytesReceived, expected: dataTask.countOfBytesExpectedToReceive)
