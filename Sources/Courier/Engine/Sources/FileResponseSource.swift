@@ -52,7 +52,8 @@ final class FileResponseSource: ResponseSource, Sendable {
             throw .unsupportedURL("the file URL \(url.textWithoutCredentials()) names another host (\(host))")
         }
         guard let pathBytes = fileSystemPath(of: url) else {
-            throw .fileDoesNotExist("the file URL \(url.textWithoutCredentials()) names a path with a NUL byte")
+            throw .fileDoesNotExist(
+                "the file URL \(url.textWithoutCredentials()) names a path with a NUL byte or a broken escape")
         }
         let path = String(decoding: pathBytes, as: UTF8.self)
         // Non-blocking, so that opening a FIFO does not wait for a writer; the type is checked on the open file
@@ -93,34 +94,13 @@ final class FileResponseSource: ResponseSource, Sendable {
 
     /// The file system path `url` names, byte for byte: its percent-encoded path decoded, with a trailing slash
     /// kept, as in Darwin's file system representation (`URL.path` drops it, and `file:///etc/hosts/` then read
-    /// the file where Darwin fails: the slash makes it a directory path). `nil` when the path holds a NUL byte: cut
-    /// there, as a C string, it would name another file.
+    /// the file where Darwin fails: the slash makes it a directory path). `nil` when the path holds a NUL byte (cut
+    /// there, as a C string, it would name another file) or a broken escape.
     private static func fileSystemPath(of url: URL) -> [UInt8]? {
-        let encoded = Array(url.absoluteURL.path(percentEncoded: true).utf8)
-        var path: [UInt8] = []
-        path.reserveCapacity(encoded.count)
-        var index = 0
-        while index < encoded.count {
-            if encoded[index] == UInt8(ascii: "%"), index + 2 < encoded.count,
-                let high = hexValue(encoded[index + 1]), let low = hexValue(encoded[index + 2])
-            {
-                path.append(high << 4 | low)
-                index += 3
-            } else {
-                path.append(encoded[index])
-                index += 1
-            }
+        guard let path = PercentDecoding.decode(url.absoluteURL.path(percentEncoded: true)), !path.contains(0) else {
+            return nil
         }
-        return path.contains(0) ? nil : path
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
-        default: return nil
-        }
+        return path
     }
 
     func start(_ consumer: any ResponseSourceConsumer) {
