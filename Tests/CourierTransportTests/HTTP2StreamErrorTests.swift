@@ -104,4 +104,64 @@ struct HTTP2StreamErrorTests {
         #expect(consumer.error?.detail == "the session was invalidated")
         #expect(channel.isActive, "a refused stream leaves the connection open")
     }
+
+    /// RFC 9113 §8.1: a server may answer before it has read the request's body, and then reset the stream with
+    /// `NO_ERROR` to stop the upload; the client must not discard the response for that reset. Here the body still
+    /// waits for the server's window and the response is compressed, so its end arrives before it is all decoded:
+    /// the reset that follows must leave it to be decoded and delivered whole.
+    @Test func aNoErrorResetAfterACompleteResponseDoesNotDiscardIt() throws {
+        let loop = EmbeddedEventLoop()
+        let channel = EmbeddedChannel(loop: loop)
+        defer { _ = try? channel.finish(acceptAlreadyClosed: true) }
+        let monitor = HTTP2ConnectionMonitor(ready: loop.makePromise(), timing: .init(idleTimeout: .seconds(60)))
+        let multiplexer = HTTP2StreamMultiplexer(mode: .client, channel: channel, inboundStreamInitializer: nil)
+        let sync = channel.pipeline.syncOperations
+        try sync.addHandler(
+            NIOHTTP2Handler(
+                mode: .client, frameDelegate: monitor, connectionConfiguration: HTTP2Tuning.connectionConfiguration))
+        try sync.addHandler(monitor)
+        try sync.addHandler(multiplexer)
+        try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 443)).wait()
+        // The server's SETTINGS leave the default windows: the 100 000-byte body cannot go out whole.
+        try channel.writeInbound(ByteBuffer(bytes: HTTP2RawFrame.settings([])))
+        loop.run()
+
+        let url = try #require(URL(string: "https://example.test/upload"))
+        var request = try TransportRequest(
+            method: "POST", url: url, headers: [], body: .bytes(ByteBuffer(repeating: 0x61, count: 100_000)),
+            idleTimeout: .seconds(30), tls: TLSSettings())
+        // Zeros deflate beyond the default decompression guard; the reset is what this test is about.
+        request.maximumDecompressionRatio = nil
+        let connection = HTTP2Connection(
+            id: 1, key: PoolKey(request: request), channel: channel, capacity: 100, multiplexer: multiplexer,
+            monitor: monitor, establishment: ConnectionEstablishment(), idleConnectionTimeout: .seconds(60))
+        let pool = HTTP1TestPipeline.makePool(group: loop)
+        defer { pool.shutdown() }
+        let consumer = RecordingConsumer()
+        let exchange = TransportExchange(request: request, consumer: consumer, pool: pool)
+        try #require(exchange.attach(connection))
+        connection.execute(exchange, isReused: false)
+        loop.run()
+
+        let size = 1 << 20
+        let compressed = Deflater.gzipZeros(count: size)
+        let fields = [
+            (name: ":status", value: "413"), (name: "content-encoding", value: "gzip"),
+            (name: "content-length", value: String(compressed.count)),
+        ]
+        let answer =
+            HTTP2RawFrame.headers(streamID: 1, fields: fields)
+            + HTTP2RawFrame.frame(
+                type: HTTP2RawFrame.FrameType.data, flags: HTTP2RawFrame.Flag.endStream, streamID: 1,
+                payload: compressed)
+            + HTTP2RawFrame.frame(
+                type: HTTP2RawFrame.FrameType.rstStream, streamID: 1, payload: [0, 0, 0, 0])  // NO_ERROR
+        try channel.writeInbound(ByteBuffer(bytes: answer))
+        loop.run()
+        #expect(consumer.error == nil)
+        #expect(consumer.heads.map(\.status) == [413])
+        #expect(consumer.body.utf8.count == size)
+        #expect(consumer.finished)
+        #expect(channel.isActive, "a reset stream leaves the connection open")
+    }
 }

@@ -544,6 +544,16 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
             context.close(promise: nil)
             return
         }
+        if isStream, active.endPending, let closed = error as? NIOHTTP2Errors.StreamClosed,
+            closed.errorCode == .noError
+        {
+            // The whole response arrived (END_STREAM) before the server reset the stream with NO_ERROR: it asks the
+            // client to stop sending a request body it does not need, and RFC 9113 §8.1 says the response must not be
+            // discarded for it. Its compressed rest is still decoded; the close that follows is told to the
+            // connection when the exchange ends (see `channelInactive`).
+            active.bodyWriter?.abandon()
+            return
+        }
         let mapped = streamFailure?(error) ?? TransportErrorMapping.exchangeError(error, endpoint: endpoint)
         // A reset on a reused connection before any response byte is the same stale keep-alive case as a close.
         let staleConnection =
