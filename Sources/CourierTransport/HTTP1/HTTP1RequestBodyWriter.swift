@@ -2,9 +2,10 @@ import CourierHTTP
 import NIOCore
 import NIOHTTP1
 
-/// Writes one request's body after its head: from memory or pulled from a ``TransportBodySource`` with
-/// backpressure (the next chunk is read only while the channel is writable), after waiting for `100 Continue`
-/// when the request asked for it. Lives on the connection's event loop, owned by ``HTTP1ClientHandler``.
+/// Writes one request's body after its head: from memory, or pulled from a ``TransportBodySource``, with
+/// backpressure either way (the next chunk is written, or read, only while the channel is writable: on an HTTP/2
+/// stream, while the peer's flow-control windows take it), after waiting for `100 Continue` when the request asked
+/// for it. Lives on the connection's event loop, owned by ``HTTP1ClientHandler``.
 final class HTTP1RequestBodyWriter {
     /// Bytes per write of an in-memory body, so upload progress is reported as the body goes out.
     static let chunkSize = 64 * 1024
@@ -32,9 +33,10 @@ final class HTTP1RequestBodyWriter {
     private var sourceEnded = false
     private var totalRead: Int64 = 0
     private var totalSent: Int64 = 0
-    /// The exchange is paused (its task suspended): no further chunk of a streamed body is read or written until it
-    /// continues, as `suspend()` stops a whole transfer on Darwin. (A body in memory is handed to the channel whole
-    /// at the start.)
+    /// What is left to write of a body in memory, once its writing started.
+    private var unwritten: ByteBuffer?
+    /// The exchange is paused (its task suspended): no further chunk of the body is read or written until it
+    /// continues, as `suspend()` stops a whole transfer on Darwin ("produces no network traffic").
     private var paused = false
 
     /// Body bytes were written: (this write, total).
@@ -106,6 +108,7 @@ final class HTTP1RequestBodyWriter {
         continueTimer?.cancel()
         continueTimer = nil
         phase = .abandoned
+        unwritten = nil
         // A read may be running on the thread pool: files and streams are not safe to close under it, so the
         // read's completion closes the reader then.
         if !reading { releaseReader() }
@@ -115,13 +118,12 @@ final class HTTP1RequestBodyWriter {
         switch body {
         case .none:
             end()
-        case .bytes(var buffer):
-            while buffer.readableBytes > 0,
-                let slice = buffer.readSlice(length: min(Self.chunkSize, buffer.readableBytes))
-            {
-                write(slice)
-            }
-            end()
+        case .bytes(let buffer):
+            // Chunk by chunk as the channel drains, not handed over whole: a suspended task then stops sending (over
+            // HTTP/2 the whole body would otherwise wait in the stream's flow-control buffer and go out as the
+            // server's windows open, suspended or not).
+            unwritten = buffer
+            pump()
         case .stream(let length, let source):
             guard !readerRequested else { return }
             readerRequested = true
@@ -153,7 +155,12 @@ final class HTTP1RequestBodyWriter {
     /// Writes the chunk read ahead while the channel is writable, and keeps one read in flight, so reading the
     /// source (a file, off the event loop) overlaps with the socket draining what was written.
     private func pump() {
-        guard case .writing = phase, !paused, let reader else { return }
+        guard case .writing = phase, !paused else { return }
+        if unwritten != nil {
+            writeUnwritten()
+            return
+        }
+        guard let reader else { return }
         if let buffer = readAhead, context.channel.isWritable, !holdsBack(buffer) {
             readAhead = nil
             write(buffer)
@@ -205,6 +212,27 @@ final class HTTP1RequestBodyWriter {
                 return
             }
             self.pump()
+        }
+    }
+
+    /// Writes the rest of a body in memory while the channel is writable, then the request's end; the channel's next
+    /// writability change (``writabilityChanged()``) goes on. `unwritten` is updated before each write, since a write
+    /// or flush may change the channel's writability and so re-enter ``pump()``.
+    private func writeUnwritten() {
+        while case .writing = phase, !paused, context.channel.isWritable, var buffer = unwritten,
+            buffer.readableBytes > 0
+        {
+            let slice = buffer.readSlice(length: min(Self.chunkSize, buffer.readableBytes)) ?? ByteBuffer()
+            unwritten = buffer
+            write(slice)
+        }
+        guard case .writing = phase, let buffer = unwritten else { return }
+        if buffer.readableBytes == 0 {
+            unwritten = nil
+            end()
+        } else {
+            // What was written (the head at least) must drain for the channel to become writable again.
+            context.flush()
         }
     }
 

@@ -144,6 +144,40 @@ struct SuspendTests {
         }
     }
 
+    /// The same for a body in memory (`uploadTask(with:from:)`): it was handed to the connection whole as the request
+    /// started, and kept going out, over HTTP/2 as the server's flow-control windows opened, while the task said
+    /// `.suspended`.
+    @Test(arguments: WireProtocol.allCases)
+    func suspendingADataUploadStopsItsBody(over wire: WireProtocol) async throws {
+        // Far more than a second of loopback can carry once suspended, were the body still sent.
+        let length = 64 << 20
+        let body = MockBody.patternBytes(offset: 0, count: length)
+        try await withServer(wire) { server in
+            server.route("/up", method: "PUT", response: .status(204))
+            var request = URLRequest(url: server.url("/up"))
+            request.httpMethod = "PUT"
+            let delegate = RecordingDelegate()
+            let session = makeSession(delegate: delegate)
+            let task = session.uploadTask(with: request, from: body)
+            task.resume()
+            task.suspend()
+            // The suspension reaches the connection within a chunk or two of the body, however loaded the machine.
+            try await Task.sleep(for: .seconds(1))
+            let sentWhileSuspended = task.countOfBytesSent
+            try await Task.sleep(for: .milliseconds(500))
+            #expect(task.state == .suspended)
+            #expect(sentWhileSuspended < Int64(length))
+            #expect(task.countOfBytesSent == sentWhileSuspended)
+            task.resume()
+            await delegate.waitForCompletions()
+            #expect(delegate.events.last == .complete(nil))
+            #expect(task.countOfBytesSent == Int64(length))
+            let recorded = try #require(server.requests(path: "/up").first)
+            #expect(recorded.bodyLength == length)
+            #expect(recorded.bodySHA256 == sha256Hex(body))
+        }
+    }
+
     @Test(arguments: WireProtocol.allCases)
     func progressPauseAndResumeSuspendAndResumeTheTask(over wire: WireProtocol) async throws {
         try await withServer(wire) { server in
