@@ -161,6 +161,23 @@ struct SecurityPolicyChainTests {
         #expect(cancelled(try await error(identity: identity, policy: onSibling)))
     }
 
+    @Test func aPinnedRootTheServerDoesNotSendIsInTheEvaluatedChain() async throws {
+        // Servers usually leave their root out; AFNetworking finds the pinned root at the end of Darwin's evaluated
+        // chain. Before the fix the chain held the presented certificates only, so both pins were refused.
+        let ca = try TestCertificateAuthority(commonName: "Root left out")
+        let (leaf, key) = try ca.leaf()
+        let identity = MockTLSIdentity(
+            certificateChainDER: [Array(leaf.derData)], privateKeyPEM: key.pemRepresentation)
+        let certificatePin = SecurityPolicy(pinningMode: .certificate, pinnedCertificates: [ca.certificate.derData])
+        #expect(try await error(identity: identity, policy: certificatePin) == nil)
+        let keyPin = SecurityPolicy(pinningMode: .publicKey, pinnedCertificates: [ca.certificate.derData])
+        #expect(try await error(identity: identity, policy: keyPin, trusting: [ca.certificate.derData]) == nil)
+        // Another root's key is still refused.
+        let other = try TestCertificateAuthority(commonName: "Other root")
+        let otherPin = SecurityPolicy(pinningMode: .publicKey, pinnedCertificates: [other.certificate.derData])
+        #expect(cancelled(try await error(identity: identity, policy: otherPin, trusting: [ca.certificate.derData])))
+    }
+
     @Test func anExpiredPinnedCertificateIsRefused() async throws {
         let ca = try TestCertificateAuthority(commonName: "CA of an expired leaf")
         let (leaf, key) = try ca.leaf(validFrom: -7200, validUntil: -3600)

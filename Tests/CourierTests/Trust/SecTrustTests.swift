@@ -63,6 +63,20 @@ struct SecTrustTests {
         #expect(evaluate(short).0)
     }
 
+    @Test func theEvaluatedChainEndsAtTheAnchorTheServerLeftOut() throws {
+        // As on Darwin: after a successful evaluation the chain runs leaf to anchor, so pinning code finds a root the
+        // server did not send. Before the fix the chain was the presented leaf alone.
+        let authority = try TestCertificateAuthority()
+        let (leaf, _) = try authority.leaf(dnsNames: ["example.test"])
+        let anchor = try #require(SecCertificateCreateWithData(nil, authority.certificate.derData))
+        let trust = try trust([leaf], host: "example.test")
+        _ = SecTrustSetAnchorCertificates(trust, [anchor])
+        #expect(evaluate(trust) == (true, nil))
+        let chain = try #require(SecTrustCopyCertificateChain(trust) as? [SecCertificate])
+        #expect(chain.map(SecCertificateCopyData) == [leaf.derData, authority.certificate.derData])
+        #expect(SecTrustGetCertificateCount(trust) == 2)
+    }
+
     @Test func aLeafThatIsItselfAnAnchorIsTrustedForItsNamesOnly() throws {
         // Certificate pinning anchors the server's own certificate, which is no CA: Darwin trusts it as it stands.
         let authority = try TestCertificateAuthority()

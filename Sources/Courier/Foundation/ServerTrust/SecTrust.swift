@@ -23,6 +23,18 @@ public final class SecTrust: Sendable {
         var anchorsOnly: Bool?
         /// Roots the session trusts besides the system's (`courierAdditionalTrustedCertificates`).
         var additionalRoots: [SecCertificate] = []
+        /// The chain the last successful evaluation built, leaf to anchor (the anchor included even when the server
+        /// did not send it, as Darwin's evaluated chain); `nil` before one, and again once a setting changed.
+        var evaluatedChain: [SecCertificate]?
+        /// Counts the changes of the settings, so that an evaluation that ran on older ones records no chain.
+        var revision = 0
+
+        /// Applies a change of what the evaluation depends on: the previous evaluation no longer holds.
+        mutating func change(_ body: (inout Settings) -> Void) {
+            body(&self)
+            evaluatedChain = nil
+            revision += 1
+        }
     }
 
     let settings: NIOLockedValueBox<Settings>
@@ -89,19 +101,28 @@ public func SecTrustCreateWithCertificates(
     return errSecSuccess
 }
 
-/// The number of certificates in the chain the server presented.
+/// The number of certificates in the chain ``SecTrustCopyCertificateChain(_:)`` returns.
 public func SecTrustGetCertificateCount(_ trust: SecTrust) -> Int {
-    TrustEvaluation.issuedChain(trust.certificates).count
+    certificateChain(of: trust).count
 }
 
-/// The chain the server presented, leaf first, as an array of ``SecCertificate``: the leaf and the presented
-/// certificates that issue it in turn (by name and signature), as Darwin's evaluated chain. A certificate the server
-/// sent that issued none of them is left out: anyone can append a pinned (public) certificate to their own chain.
+/// The certificate chain, leaf first, as an array of ``SecCertificate``. After a successful
+/// ``SecTrustEvaluateWithError(_:_:)`` it is the evaluated chain, as on Darwin: leaf to the anchor it leads to, the
+/// anchor included even when the server did not send it (a root pinned by certificate or key is found there: servers
+/// usually leave their root out). Otherwise it is the leaf and the presented certificates that issue it in turn (by
+/// name and signature). A certificate the server sent that issued none of them is left out: anyone can append a
+/// pinned (public) certificate to their own chain.
 ///
 /// As on Darwin the result is a `CFArray?` (an `[Any]?` on Linux, see ``CFData``): read it with
 /// `as? [SecCertificate]`.
 public func SecTrustCopyCertificateChain(_ trust: SecTrust) -> CFArray? {
-    TrustEvaluation.issuedChain(trust.certificates)
+    certificateChain(of: trust)
+}
+
+/// The evaluated chain when the current settings were evaluated successfully, else the presented chain that issues
+/// the leaf.
+private func certificateChain(of trust: SecTrust) -> [SecCertificate] {
+    trust.settings.withLockedValue { $0.evaluatedChain } ?? TrustEvaluation.issuedChain(trust.certificates)
 }
 
 /// The leaf certificate's public key.
@@ -116,14 +137,14 @@ public func SecTrustCopyKey(_ trust: SecTrust) -> SecKey? {
 @discardableResult
 public func SecTrustSetAnchorCertificates(_ trust: SecTrust, _ anchorCertificates: Any) -> OSStatus {
     guard let anchors = anchorCertificates as? [SecCertificate] else { return errSecParam }
-    trust.settings.withLockedValue { $0.anchors = anchors }
+    trust.settings.withLockedValue { settings in settings.change { $0.anchors = anchors } }
     return errSecSuccess
 }
 
 /// Whether only the anchor certificates are trusted (`true`), or the system's roots too (`false`).
 @discardableResult
 public func SecTrustSetAnchorCertificatesOnly(_ trust: SecTrust, _ anchorCertificatesOnly: Bool) -> OSStatus {
-    trust.settings.withLockedValue { $0.anchorsOnly = anchorCertificatesOnly }
+    trust.settings.withLockedValue { settings in settings.change { $0.anchorsOnly = anchorCertificatesOnly } }
     return errSecSuccess
 }
 
@@ -132,7 +153,7 @@ public func SecTrustSetAnchorCertificatesOnly(_ trust: SecTrust, _ anchorCertifi
 @discardableResult
 public func SecTrustSetPolicies(_ trust: SecTrust, _ policies: Any) -> OSStatus {
     guard let policy = firstPolicy(policies), let policy else { return errSecParam }
-    trust.settings.withLockedValue { $0.policy = policy }
+    trust.settings.withLockedValue { settings in settings.change { $0.policy = policy } }
     return errSecSuccess
 }
 

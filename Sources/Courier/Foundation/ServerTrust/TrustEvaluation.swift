@@ -32,12 +32,15 @@ enum TrustEvaluation {
         var chainVerifier = Verifier(rootCertificates: CertificateStore(roots)) {
             RFC5280Policy()
         }
-        guard case .validCertificate = await chainVerifier.validate(leaf: leaf, intermediates: intermediates) else {
+        let chainResult = await chainVerifier.validate(leaf: leaf, intermediates: intermediates)
+        guard case .validCertificate(let verified) = chainResult else {
             // A leaf that is itself an anchor (`SecTrustSetAnchorCertificates` with the server's own certificate, as
             // certificate pinning does) is trusted as it stands, as on Darwin, even when it is no CA that a chain
             // could be built from: only its names are checked.
             if settings.anchors?.contains(where: { $0.derData == trust.certificates.first?.derData }) == true {
-                return hostMismatch(leaf: leaf, settings: settings)
+                let mismatch = hostMismatch(leaf: leaf, settings: settings)
+                if mismatch == nil { record([leaf], of: trust, evaluatedWith: settings) }
+                return mismatch
             }
             // A self-signed server certificate is untrusted (−1202), as on Darwin; a chain that ends in a root nobody
             // trusts has an unknown root (−1203).
@@ -59,7 +62,25 @@ enum TrustEvaluation {
                 return .serverCertificateUntrusted("the server's certificate is not valid for \(host)")
             }
         }
+        record(Array(verified), of: trust, evaluatedWith: settings)
         return nil
+    }
+
+    /// Keeps `chain` (leaf to anchor) as the evaluated chain ``SecTrustCopyCertificateChain(_:)`` returns, unless the
+    /// trust's settings changed while it was evaluated. Certificates the trust holds are reused; a system root is
+    /// encoded anew.
+    private static func record(_ chain: [Certificate], of trust: SecTrust, evaluatedWith settings: SecTrust.Settings) {
+        let known = trust.certificates + (settings.anchors ?? []) + settings.additionalRoots
+        let certificates = chain.compactMap { certificate -> SecCertificate? in
+            if let same = known.first(where: { $0.parsed == certificate }) { return same }
+            var serializer = DER.Serializer()
+            do { try serializer.serialize(certificate) } catch { return nil }
+            return SecCertificate(derData: Data(serializer.serializedBytes))
+        }
+        guard certificates.count == chain.count else { return }
+        trust.settings.withLockedValue { current in
+            if current.revision == settings.revision { current.evaluatedChain = certificates }
+        }
     }
 
     /// Whether `leaf` may authenticate a TLS server: no extended key usage, or one that names `serverAuth` or
