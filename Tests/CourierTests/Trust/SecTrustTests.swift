@@ -136,6 +136,40 @@ struct SecTrustTests {
         #expect(evaluate(trust) == (false, code.rawValue))
     }
 
+    /// As after AddTrust's root expired in 2020: the server still sends its CA cross-signed by an old root, and that
+    /// root, both expired, while the path to the trusted CA itself is valid, which Darwin trusts. Before the fix any
+    /// expired certificate the server sent failed the evaluation (-1201), even one off the path.
+    @Test func anExpiredCertificateOffThePathDoesNotSpoilAValidOne() throws {
+        let authority = try TestCertificateAuthority(commonName: "New root")
+        let (leaf, _) = try authority.leaf(dnsNames: ["example.test"])
+        let oldKey = Certificate.PrivateKey(P256.Signing.PrivateKey())
+        let oldName = try DistinguishedName { CommonName("Old root") }
+        let now = Date()
+        let caExtensions = try Certificate.Extensions {
+            Critical(BasicConstraints.isCertificateAuthority(maxPathLength: nil))
+            Critical(KeyUsage(keyCertSign: true))
+        }
+        let oldRoot = try Certificate(
+            version: .v3, serialNumber: Certificate.SerialNumber(), publicKey: oldKey.publicKey,
+            notValidBefore: now.addingTimeInterval(-800 * 86_400), notValidAfter: now.addingTimeInterval(-86_400),
+            issuer: oldName, subject: oldName, signatureAlgorithm: .ecdsaWithSHA256, extensions: caExtensions,
+            issuerPrivateKey: oldKey)
+        let crossSigned = try Certificate(
+            version: .v3, serialNumber: Certificate.SerialNumber(), publicKey: authority.certificate.publicKey,
+            notValidBefore: now.addingTimeInterval(-800 * 86_400), notValidAfter: now.addingTimeInterval(-86_400),
+            issuer: oldName, subject: authority.name, signatureAlgorithm: .ecdsaWithSHA256, extensions: caExtensions,
+            issuerPrivateKey: oldKey)
+        let trusted = try trust([leaf, crossSigned, oldRoot], host: "example.test")
+        _ = SecTrustSetAnchorCertificates(
+            trusted, [try #require(SecCertificateCreateWithData(nil, authority.certificate.derData))])
+        #expect(evaluate(trusted) == (true, nil))
+        // A path that needs the expired certificates still fails for their dates.
+        let throughOld = try trust([leaf, crossSigned, oldRoot], host: "example.test")
+        _ = SecTrustSetAnchorCertificates(
+            throughOld, [try #require(SecCertificateCreateWithData(nil, oldRoot.derData))])
+        #expect(evaluate(throughOld) == (false, URLError.Code.serverCertificateHasBadDate.rawValue))
+    }
+
     /// Without the anchor the chain ends in a root nobody trusts; a self-signed leaf is simply untrusted (as Darwin
     /// reports them). Setting the anchors replaces the system's roots unless told otherwise.
     @Test func unknownRootsAndAnchorsOnly() throws {

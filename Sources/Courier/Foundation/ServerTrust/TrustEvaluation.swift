@@ -16,12 +16,8 @@ enum TrustEvaluation {
         guard chain.count == trust.certificates.count, let leaf = chain.first else {
             return .serverCertificateUntrusted("the server's certificate chain cannot be parsed")
         }
-        if let expired = chain.first(where: { $0.notValidAfter < now }) {
-            return .serverCertificateHasBadDate("a certificate of the server expired on \(expired.notValidAfter)")
-        }
-        if let early = chain.first(where: { $0.notValidBefore > now }) {
-            return .serverCertificateNotYetValid("a certificate of the server is valid from \(early.notValidBefore)")
-        }
+        // The leaf is in every path; the other certificates count only when they are in the path to a trusted root.
+        if let failure = dateFailure(of: [leaf], now: now) { return failure }
         // Darwin's SSL policy: a server's leaf whose extended key usage is present must allow TLS servers (a
         // certificate issued for client authentication only is no server's).
         if settings.policy.isServer, !allowsServerAuthentication(leaf) {
@@ -34,6 +30,11 @@ enum TrustEvaluation {
         }
         let chainResult = await chainVerifier.validate(leaf: leaf, intermediates: intermediates)
         guard case .validCertificate(let verified) = chainResult else {
+            // No valid path: a certificate out of its dates among those the server sent is the likely reason, which
+            // Darwin reports with its own codes. Only here: a valid path (the verifier checked the dates of its
+            // certificates) is not spoiled by an expired certificate the server sends but the path does not use,
+            // such as an expired cross-signing root (many servers sent AddTrust's after it expired in 2020).
+            if let failure = dateFailure(of: chain, now: now) { return failure }
             // A leaf that is itself an anchor (`SecTrustSetAnchorCertificates` with the server's own certificate, as
             // certificate pinning does) is trusted as it stands, as on Darwin, even when it is no CA that a chain
             // could be built from: only its names are checked.
@@ -81,6 +82,17 @@ enum TrustEvaluation {
         trust.settings.withLockedValue { current in
             if current.revision == settings.revision { current.evaluatedChain = certificates }
         }
+    }
+
+    /// The error for the first of `certificates` that has expired or is not yet valid at `now`, if any.
+    private static func dateFailure(of certificates: [Certificate], now: Date) -> TransferError? {
+        if let expired = certificates.first(where: { $0.notValidAfter < now }) {
+            return .serverCertificateHasBadDate("a certificate of the server expired on \(expired.notValidAfter)")
+        }
+        if let early = certificates.first(where: { $0.notValidBefore > now }) {
+            return .serverCertificateNotYetValid("a certificate of the server is valid from \(early.notValidBefore)")
+        }
+        return nil
     }
 
     /// Whether `leaf` may authenticate a TLS server: no extended key usage, or one that names `serverAuth` or
