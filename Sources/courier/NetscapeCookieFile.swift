@@ -62,7 +62,9 @@ enum NetscapeCookieFile {
                 (cookie.isHTTPOnly ? "#HttpOnly_" : "") + cookie.domain, includesSubdomains ? "TRUE" : "FALSE",
                 cookie.path, cookie.isSecure ? "TRUE" : "FALSE", "\(expiry)", cookie.name, cookie.value,
             ]
-            guard !fields.contains(where: { $0.contains(where: { "\t\r\n".contains($0) }) }) else { continue }
+            // Bytes, not Characters: in a Swift string "\r\n" is one Character, which matches neither a lone CR nor a
+            // lone LF.
+            guard !fields.contains(where: { $0.utf8.contains { $0 == 9 || $0 == 10 || $0 == 13 } }) else { continue }
             text += fields.joined(separator: "\t") + "\n"
         }
         return text

@@ -95,13 +95,14 @@ struct CLIFormattingTests {
 
     /// A tab in a cookie's `Path` (which a `Set-Cookie` field may carry) would shift the fields of its jar line: the
     /// cookie is left out of the file, as curl leaves it out, and the others are written.
-    @Test func aCookieWithATabInAFieldIsLeftOutOfTheJar() throws {
-        let tabbed = try #require(
-            HTTPCookie(properties: [.domain: "example.com", .path: "/a\tb", .name: "tabbed", .value: "v"]))
+    @Test(arguments: ["/a\tb", "/a\nb", "/a\rb", "/a\r\nb"])
+    func aCookieWithATabOrALineBreakInAFieldIsLeftOutOfTheJar(path: String) throws {
+        let broken = try #require(
+            HTTPCookie(properties: [.domain: "example.com", .path: path, .name: "broken", .value: "v"]))
         let plain = try #require(
             HTTPCookie(properties: [.domain: "example.com", .path: "/", .name: "plain", .value: "v"]))
-        let text = NetscapeCookieFile.format([tabbed, plain])
-        #expect(!text.contains("tabbed"))
+        let text = NetscapeCookieFile.format([broken, plain])
+        #expect(!text.contains("broken"))
         #expect(NetscapeCookieFile.parse(text).cookies.map(\.name) == ["plain"])
         #expect(NetscapeCookieFile.parse(text).skipped == 0)
     }
