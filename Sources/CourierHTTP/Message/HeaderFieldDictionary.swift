@@ -40,16 +40,41 @@ public struct HeaderFieldDictionary: Hashable, Sendable, Sequence, ExpressibleBy
     ///
     /// - Parameter pairs: The header fields in the order they were received.
     public init(pairs: [(String, String)]) {
-        // Most heads repeat no name: their pairs are kept as they are, sharing the array's storage instead of
-        // copying (and retaining) every name and value into a new one.
-        if !Self.repeatsAName(pairs) {
+        if pairs.count > Self.scannedPairLimit {
+            fields = Self.joiningRepeatedNames(pairs)
+        } else if !Self.repeatsAName(pairs) {
+            // Most heads repeat no name: their pairs are kept as they are, sharing the array's storage instead of
+            // copying (and retaining) every name and value into a new one.
             fields = pairs
-            return
+        } else {
+            fields.reserveCapacity(pairs.count)
+            for (name, value) in pairs {
+                add(value, for: name)
+            }
         }
+    }
+
+    /// Up to this many pairs, names are compared with the earlier ones directly (no allocation); beyond, by a hash
+    /// of their canonical form. A head of up to 1 MiB can carry some 200,000 fields, and comparing each with those
+    /// before it would keep the event loop busy for minutes.
+    package static let scannedPairLimit = 32
+
+    /// `pairs` with the values of a repeated name joined into its first field, in linear time: one hash lookup per
+    /// field.
+    private static func joiningRepeatedNames(_ pairs: [(String, String)]) -> [(String, String)] {
+        var indexByName: [String: Int] = [:]
+        var fields: [(String, String)] = []
         fields.reserveCapacity(pairs.count)
         for (name, value) in pairs {
-            add(value, for: name)
+            let key = HeaderName.canonical(name)
+            if let index = indexByName[key] {
+                fields[index].1 += ", " + value
+            } else {
+                indexByName[key] = fields.count
+                fields.append((name, value))
+            }
         }
+        return fields
     }
 
     /// Whether two of `pairs` have the same name (ignoring case).
