@@ -34,9 +34,9 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
             indirect case webSocket(WebSocketUpgrade)
         }
 
-        /// The request the task starts with; shared with the task object, which keeps it as its original request.
-        var request: URLRequest { sharedRequest.request }
-        private let sharedRequest: SharedRequest
+        /// The request the task starts with; its storage is shared with the task object, which keeps it as its
+        /// original request (`URLRequest` copies share their properties until one changes).
+        let request: URLRequest
         /// The task's identifier, for logs.
         var taskIdentifier: Int
         var kind: Kind
@@ -50,17 +50,7 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
             request: URLRequest, taskIdentifier: Int, kind: Kind, earliestBeginDate: Date?, failure: TransferError?,
             asksForRedirects: Bool, asksForResponses: Bool
         ) {
-            self.init(
-                sharedRequest: SharedRequest(request), taskIdentifier: taskIdentifier, kind: kind,
-                earliestBeginDate: earliestBeginDate, failure: failure, asksForRedirects: asksForRedirects,
-                asksForResponses: asksForResponses)
-        }
-
-        init(
-            sharedRequest: SharedRequest, taskIdentifier: Int, kind: Kind, earliestBeginDate: Date?,
-            failure: TransferError?, asksForRedirects: Bool, asksForResponses: Bool
-        ) {
-            self.sharedRequest = sharedRequest
+            self.request = request
             self.taskIdentifier = taskIdentifier
             self.kind = kind
             self.earliestBeginDate = earliestBeginDate
@@ -229,7 +219,7 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
 
     func cancel(producingResumeData: Bool = false) {
         onExecutor { [self] in
-            guard !endWaitingMultipart(.cancelled()), !endWaitingCacheDecision(.cancelled()) else { return }
+            guard !endWhileTheAppDecides(.cancelled()) else { return }
             step { $0.cancel(producingResumeData: producingResumeData) }
         }
     }
@@ -299,8 +289,7 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
             // the entry, so nothing outlives the task.
             resourceClock.start { [self] in
                 onExecutor { [self] in
-                    let timeout = TransferError.timedOut("the resource timeout expired")
-                    guard !endWaitingMultipart(timeout), !endWaitingCacheDecision(timeout) else { return }
+                    guard !endWhileTheAppDecides(.timedOut("the resource timeout expired")) else { return }
                     step { $0.resourceTimerFired() }
                 }
             }
@@ -678,25 +667,14 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
         }
     }
 
-    /// Ends the task with `error` if its body ended while the app still decides about a multipart part's response.
-    /// The machine is finishing then and ignores a cancel or the resource timeout (the task is over as far as it
-    /// knows), yet the app has not had the part: as before the body's end, `cancel()` ends the task as cancelled
-    /// (not with success once the answer comes), and an app that never answers does not hold it past its timeout.
-    private func endWaitingMultipart(_ error: TransferError) -> Bool {
-        guard multipartEndPending, !completed else { return false }
+    /// Ends the task with `error` if its body ended while the app still decides — about a multipart part's response,
+    /// or `willCacheResponse`. The machine is finishing then and ignores a cancel or the resource timeout (the task
+    /// is over as far as it knows), yet the task has not completed: as on Darwin, `cancel()` ends it with
+    /// `URLError(.cancelled)` (not with success once the answer comes), and an app that never answers does not hold
+    /// it past its resource timeout. A late answer is ignored (a cache answer stores nothing).
+    private func endWhileTheAppDecides(_ error: TransferError) -> Bool {
+        guard multipartEndPending || cacheDecisionPending, !completed else { return false }
         multipartEndPending = false
-        step { $0.consumerClosed(error) }
-        return true
-    }
-
-    /// Ends the task with `error` if its body ended while the app still decides about `willCacheResponse`. The
-    /// machine is finishing then and ignores a cancel or the resource timeout, yet the task has not completed: as
-    /// on Darwin, `cancel()` of a task that has not completed ends it with `URLError(.cancelled)` (it used to
-    /// complete with success once the app answered, after `state` had said `.canceling`), and an app that never
-    /// answers does not hold the task past its resource timeout. The answer, if it comes, is then ignored and
-    /// nothing is stored.
-    private func endWaitingCacheDecision(_ error: TransferError) -> Bool {
-        guard cacheDecisionPending, !completed else { return false }
         cacheDecisionPending = false
         step { $0.consumerClosed(error) }
         return true
@@ -772,7 +750,10 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
         pendingDecision = nil
         waiting?.resume(returning: nil)
         releaseUnopenedPartialFile()
-        closeUntakenUpgrade()
+        // A connection the server switched for this data task (`101`) that nothing took over: the app did not answer
+        // `.becomeStream` (or had no data delegate to ask), or the task ended before the transport left it. After
+        // `.becomeStream` the stream task has taken it already and the slot is empty.
+        dataUpgrade?.closeWhatIsLeft()
         let url = request.url ?? spec.request.url
         switch outcome {
         case .success:
@@ -791,19 +772,6 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
                 finishEmitting(TaskResult(error: urlError, file: nil, resumeData: nil, reportedError: reported))
             }
         }
-    }
-
-    /// Closes the connection a server switched for this data task (`101`) when nothing took it over: the app did not
-    /// answer `.becomeStream` (or the task has no data delegate to ask), or the task ended before the transport left
-    /// the connection in the slot. The pool let go of it at the switch and no handler reads it any more, so nothing
-    /// else would ever close it: each such request would leave a socket open for as long as its server keeps it.
-    /// After `.becomeStream` the stream task has already taken it (the adapter takes it before the data task is
-    /// cancelled), and the slot is empty.
-    private func closeUntakenUpgrade() {
-        guard let slot = dataUpgrade else { return }
-        // Weakly: the slot holds its waiter, and a slot never filled (the server did not switch) must not keep
-        // itself alive. The transport holds the slot until it fills it.
-        slot.whenFilled { [weak slot] in slot?.take()?.close() }
     }
 
     /// Emits the completion, the last event (after the metrics, when they are collected).

@@ -27,18 +27,18 @@ extension URLSessionTask {
         } else {
             isDelegateDataTask = false
         }
-        // The engine shares the task's box of the original request unless it starts from another one.
-        let request: SharedRequest
+        // The engine starts from the task's original request (the two share its storage) unless from another one.
+        let request: URLRequest
         if case .webSocket = kind {
             let current = currentRequest(in: state) ?? URLRequest(url: URL(fileURLWithPath: "/"))
-            request = SharedRequest(URLSessionWebSocketTask.handshakeRequest(for: current))
+            request = URLSessionWebSocketTask.handshakeRequest(for: current)
         } else if let replaced = state.replacedRequest.value {
-            request = SharedRequest(replaced)
+            request = replaced
         } else {
-            request = originalRequestBox ?? SharedRequest(URLRequest(url: URL(fileURLWithPath: "/")))
+            request = storedOriginalRequest ?? URLRequest(url: URL(fileURLWithPath: "/"))
         }
         let spec = TaskEngine.Spec(
-            sharedRequest: request,
+            request: request,
             taskIdentifier: taskIdentifier,
             kind: kind,
             earliestBeginDate: state.earliestBeginDate,

@@ -121,9 +121,8 @@ open class URLSessionTask: NSObject, NSCopying, ProgressReporting, @unchecked Se
     let completionMode: TaskCompletionMode
 
     private let storedIdentifier: Int
-    /// The original request, in a box the task's engine shares (a queued task then carries one copy of it, not two).
-    let originalRequestBox: SharedRequest?
-    var storedOriginalRequest: URLRequest? { originalRequestBox?.request }
+    /// The original request; its engine's copy shares its storage (a queued task carries the request once).
+    let storedOriginalRequest: URLRequest?
 
     /// An identifier unique among the tasks of the session.
     open var taskIdentifier: Int { storedIdentifier }
@@ -176,7 +175,7 @@ open class URLSessionTask: NSObject, NSCopying, ProgressReporting, @unchecked Se
         self.creationContext = session.telemetry.tracer == nil ? nil : ServiceContext.current
         self.session = session
         self.storedIdentifier = identifier
-        self.originalRequestBox = SharedRequest(request)
+        self.storedOriginalRequest = request
         self.completionMode = completionMode
         self.mutable = Mutex(MutableState())
         self.isDetached = false
@@ -192,7 +191,7 @@ open class URLSessionTask: NSObject, NSCopying, ProgressReporting, @unchecked Se
         self.creationContext = nil
         self.session = URLSession.shared
         self.storedIdentifier = 0
-        self.originalRequestBox = nil
+        self.storedOriginalRequest = nil
         self.completionMode = .delegate
         self.isDetached = true
         self.mutable = Mutex(MutableState())

@@ -216,7 +216,9 @@ open class URLSessionWebSocketTask: URLSessionTask, @unchecked Sendable {
         let upgraded = upgrade.slot.take()
         if let error {
             upgraded?.close()
-            closeConnectionSwitchedLate()
+            // The engine can end (a `cancel()`, a timeout) while the event loop is still handing the connection over
+            // after the server's `101`: what arrives in the slot after this look is closed too.
+            upgrade.slot.closeWhatIsLeft()
             handshakeFailed(
                 error as? URLError
                     ?? URLError(.unknown, userInfo: [NSLocalizedDescriptionKey: String(describing: error)]))
@@ -239,16 +241,6 @@ open class URLSessionWebSocketTask: URLSessionTask, @unchecked Sendable {
         }
         guard let upgraded else { return }
         open(upgraded, protocol: chosen)
-    }
-
-    /// Closes the connection the transport leaves in the slot after the handshake failed. The engine can end (a
-    /// `cancel()`, a timeout) on its executor while the connection's event loop is handing the connection over after
-    /// the server's `101`: the slot was still empty when looked at above, and nothing would ever take or close what
-    /// came in after (the pool let go of it and no handler reads it), leaving a socket open for as long as the
-    /// server keeps it. Weakly: the slot holds its waiter, and the transport holds the slot until it fills it.
-    private func closeConnectionSwitchedLate() {
-        let slot = upgrade.slot
-        slot.whenFilled { [weak slot] in slot?.take()?.close() }
     }
 
     private func open(_ upgraded: UpgradedConnection, protocol chosen: String) {

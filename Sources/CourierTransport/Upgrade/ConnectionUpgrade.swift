@@ -36,6 +36,14 @@ public final class ConnectionUpgrade: Sendable {
         if filled { body() }
     }
 
+    /// Closes the connection now if it is here and nobody took it, or when the transport leaves it, for an owner that
+    /// will never take it (its task ended: otherwise nothing would ever close it, since the pool let go of it at the
+    /// switch and no handler reads it). Weakly: the slot holds its waiter, and a slot never filled (the server did not
+    /// switch) must not keep itself alive; the transport holds the slot until it fills it.
+    public func closeWhatIsLeft() {
+        whenFilled { [weak self] in self?.take()?.close() }
+    }
+
     /// The connection the server switched, once; `nil` when it never did (another answer, or a failure).
     public func take() -> UpgradedConnection? {
         state.withLockedValue { state in
