@@ -46,24 +46,60 @@ struct ResponseBodyFramingTests {
     ]
 
     @Test(arguments: cases)
-    func findsTheEndOfTheBody(_ item: Case) {
+    func findsTheEndOfTheBody(_ item: Case) throws {
         var framing = Array(item.head.utf8).withUnsafeBytes {
             ResponseBodyFraming(head: $0, requestMethod: item.method)
         }
         for (read, expected) in zip(item.reads, item.used) {
-            let used = Array(read.utf8).withUnsafeBytes { framing.consume($0) }
+            let used = try Array(read.utf8).withUnsafeBytes { try framing.consume($0) }
             #expect(used == expected, "\(read.debugDescription)")
         }
         #expect(framing.isComplete == (item.used.last.map { $0 != nil } ?? false))
     }
 
-    @Test func aHugeChunkSizeSaturatesInsteadOfTrapping() {
+    @Test func aHugeChunkSizeIsRefusedInsteadOfTrapping() {
         var framing = Array("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n".utf8).withUnsafeBytes {
             ResponseBodyFraming(head: $0, requestMethod: "GET")
         }
-        let used = Array("FFFFFFFFFFFFFFFFFFFFFFFF\r\nabc".utf8).withUnsafeBytes { framing.consume($0) }
-        #expect(used == nil)
+        #expect(throws: TransferError.self) {
+            try Array("FFFFFFFFFFFFFFFFFFFFFFFF\r\nabc".utf8).withUnsafeBytes { try framing.consume($0) }
+        }
         #expect(!framing.isComplete)
+    }
+
+    /// The content of each read, without the chunked framing; split reads give the same bytes.
+    @Test(arguments: [1, 2, 3, 7, 1000])
+    func decodeHandsOnTheContentAlone(readSize: Int) throws {
+        var framing = Array("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n".utf8).withUnsafeBytes {
+            ResponseBodyFraming(head: $0, requestMethod: "GET")
+        }
+        let body = Array("3;x=y\r\nabc\r\n10\r\n0123456789abcdef\r\n0\r\nT: v\r\n\r\nafter".utf8)
+        var content: [UInt8] = []
+        var used: Int?
+        var start = 0
+        while start < body.count, used == nil {
+            let read = Array(body[start..<min(body.count, start + readSize)])
+            used = try read.withUnsafeBytes { bytes in
+                try framing.decode(bytes) { content += bytes[$0] }
+            }.map { start + $0 }
+            start += read.count
+        }
+        #expect(String(decoding: content, as: UTF8.self) == "abc0123456789abcdef")
+        #expect(used == body.count - "after".utf8.count)
+        #expect(framing.isComplete)
+    }
+
+    @Test(arguments: [
+        "zz\r\n", "\r\n", "5\nhello", "5\r\nhelloX", "5\r\nhello\n", "5;a\u{1}\r\n", "0\r\nT: 1\n", "0\r\nT:\u{0}\r\n",
+        "5\rX",
+    ])
+    func malformedChunksAreRefused(body: String) {
+        var framing = Array("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n".utf8).withUnsafeBytes {
+            ResponseBodyFraming(head: $0, requestMethod: "GET")
+        }
+        #expect(throws: TransferError.self) {
+            try Array(body.utf8).withUnsafeBytes { try framing.consume($0) }
+        }
     }
 
     /// The same decision from parsed fields, for the transport's check of a TLS close without close_notify.

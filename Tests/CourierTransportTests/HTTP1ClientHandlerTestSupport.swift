@@ -207,13 +207,7 @@ enum HTTP1TestPipeline {
     ) throws {
         if let socket { try pipeline.addHandler(socket) }
         try pipeline.addHandler(ReadActivityHandler { [unowned client] in client.noteReadActivity() })
-        try pipeline.addHandler(HTTPRequestEncoder())
-        try pipeline.addHandler(ResponseHeadNormalizer())
-        try pipeline.addHandler(
-            ByteToMessageHandler(
-                HTTPResponseDecoder(leftOverBytesStrategy: .dropBytes, informationalResponseStrategy: .forward)
-            )
-        )
+        try pipeline.addHandler(HTTP1ClientCodec(endpoint: endpoint))
         try pipeline.addHandler(client)
     }
 

@@ -6,27 +6,24 @@
     import Darwin
 #endif
 
-/// Where an HTTP/1.1 response's body ends in the bytes that follow its head (RFC 9112 §6.3), so that bytes a server
-/// sends after its response are seen for what they are.
+/// Where an HTTP/1.1 response's body is in the bytes that follow its head (RFC 9112 §6.3, §7.1): which bytes are the
+/// body's content, where the body ends, and whether its chunked framing is well formed.
 ///
-/// NIO's parser reads everything a connection delivers: bytes after a complete response that are only the start of a
-/// head are kept inside it, silently, and prefix the next response on a reused connection (a forged head, a desync).
-/// The transport's head normalizer feeds each read through this first and keeps the parser from seeing any byte after
-/// the body's end.
-///
-/// It only finds the end; the parser still validates the syntax (a malformed chunk fails there, not here). A value
-/// type, stepped by the normalizer on the connection's event loop.
+/// The transport's HTTP/1.1 codec feeds each read through this: bytes after the body's end are seen for what they are
+/// (a server that sends more than its response cannot be trusted with the connection), and a chunked body reaches the
+/// app without its framing. A value type, stepped by the codec on the connection's event loop.
 public struct ResponseBodyFraming: Hashable, Sendable {
     private enum State: Hashable, Sendable {
         /// `Content-Length` bytes left (0 for a response that has no body).
         case length(remaining: Int64)
-        /// In a chunk-size line (its size so far, and whether an extension or whitespace began).
-        case chunkSize(size: Int64, inExtension: Bool)
+        /// In a chunk-size line: the size so far and its digit count, whether an extension began, whether its CR came.
+        case chunkSize(size: Int64, digits: Int, extensionLength: Int?, sawCR: Bool)
         case chunkData(remaining: Int64)
-        /// After a chunk's data: its CRLF.
-        case chunkDataEnd
-        /// After the last chunk: trailer lines until an empty one (whether the current line is empty so far).
-        case trailers(lineIsEmpty: Bool)
+        /// After a chunk's data: its CRLF (whether the CR came).
+        case chunkDataEnd(sawCR: Bool)
+        /// After the last chunk: trailer lines until an empty one (the current line's length, whether its CR came,
+        /// and the trailer section's length so far).
+        case trailers(lineLength: Int, sawCR: Bool, total: Int)
         /// The body ends when the connection closes (or the connection was taken over: 101, a CONNECT tunnel).
         case untilClose
         case complete
@@ -34,7 +31,7 @@ public struct ResponseBodyFraming: Hashable, Sendable {
 
     private var state: State
 
-    /// The framing of the response whose strict head is `head` (every line ended by CRLF, as the normalizer passes
+    /// The framing of the response whose strict head is `head` (every line ended by CRLF, as the codec passes
     /// heads on, and the blank line included), to a request with `requestMethod`.
     public init(head: UnsafeRawBufferPointer, requestMethod: String) {
         var status = 0
@@ -66,7 +63,7 @@ public struct ResponseBodyFraming: Hashable, Sendable {
         } else if status == 101 || (requestMethod == "CONNECT" && (200..<300).contains(status)) {
             state = .untilClose
         } else if let chunked = transferCodingIsChunked {
-            state = chunked ? .chunkSize(size: 0, inExtension: false) : .untilClose
+            state = chunked ? .chunkSize(size: 0, digits: 0, extensionLength: nil, sawCR: false) : .untilClose
         } else if let contentLength {
             state = .length(remaining: contentLength)
         } else {
@@ -95,18 +92,33 @@ public struct ResponseBodyFraming: Hashable, Sendable {
         return !hasContentLength
     }
 
+    /// Whether the body ends only where the connection closes.
+    public var endsAtClose: Bool { state == .untilClose }
+
     /// Whether the body has ended.
     public var isComplete: Bool { state == .complete || state == .length(remaining: 0) }
 
-    /// Feeds the next bytes of the body; returns how many of them belong to it when it ends within them (the rest
-    /// came after the response), or `nil` when all of them do.
-    public mutating func consume(_ bytes: UnsafeRawBufferPointer) -> Int? {
+    /// The longest chunk extension, and the longest trailer section, accepted: the framing keeps no bytes, but a
+    /// server must not keep a response going for ever without sending any of its content.
+    public static let maximumFramingLineLength = 1 << 20
+
+    /// Feeds the next bytes of the body: `content` is called with the range of each run of the body's content in
+    /// them (a chunked body's framing left out). Returns how many of the bytes belong to the body when it ends within
+    /// them (the rest came after the response), or `nil` when all of them do.
+    ///
+    /// - Throws: `badServerResponse` for a malformed chunked framing (a chunk size that is not hex or too large, a
+    ///   chunk not followed by CRLF, a line ended by a bare LF or CR, a control character in an extension, an endless
+    ///   extension or trailer section). The body cannot be trusted after it.
+    public mutating func decode(
+        _ bytes: UnsafeRawBufferPointer, content: (Range<Int>) -> Void
+    ) throws(TransferError) -> Int? {
         var index = 0
         while true {
             switch state {
             case .complete:
                 return index
             case .untilClose:
+                if index < bytes.count { content(index..<bytes.count) }
                 return nil
             case .length(let remaining):
                 if remaining == 0 {
@@ -114,49 +126,93 @@ public struct ResponseBodyFraming: Hashable, Sendable {
                     return index
                 }
                 let taken = Int(min(remaining, Int64(bytes.count - index)))
+                if taken > 0 { content(index..<(index + taken)) }
                 index += taken
                 state = .length(remaining: remaining - Int64(taken))
                 if remaining - Int64(taken) > 0 { return nil }
             case .chunkData(let remaining):
                 let taken = Int(min(remaining, Int64(bytes.count - index)))
+                if taken > 0 { content(index..<(index + taken)) }
                 index += taken
                 if remaining - Int64(taken) > 0 {
                     state = .chunkData(remaining: remaining - Int64(taken))
                     return nil
                 }
-                state = .chunkDataEnd
+                state = .chunkDataEnd(sawCR: false)
             default:
                 guard index < bytes.count else { return nil }
-                step(bytes[index])
+                try step(bytes[index])
                 index += 1
             }
         }
     }
 
-    /// One byte of a chunk-size line, a chunk's CRLF or a trailer line.
-    private mutating func step(_ byte: UInt8) {
+    /// Feeds the next bytes of the body without looking at its content (see ``decode(_:content:)``).
+    public mutating func consume(_ bytes: UnsafeRawBufferPointer) throws(TransferError) -> Int? {
+        try decode(bytes) { _ in }
+    }
+
+    /// One byte of a chunk-size line, a chunk's CRLF or a trailer line (RFC 9112 §7.1).
+    private mutating func step(_ byte: UInt8) throws(TransferError) {
+        let cr = UInt8(ascii: "\r")
+        let lf = UInt8(ascii: "\n")
         switch state {
-        case .chunkSize(let size, let inExtension):
-            if byte == UInt8(ascii: "\n") {
-                state = size == 0 ? .trailers(lineIsEmpty: true) : .chunkData(remaining: size)
-            } else if !inExtension, let digit = Self.hexValue(byte) {
-                // An absurd size is the parser's to reject; saturating keeps this from trapping first.
-                let (shifted, overflow) = size.multipliedReportingOverflow(by: 16)
-                state = .chunkSize(size: overflow ? .max : shifted | Int64(digit), inExtension: false)
-            } else if byte != UInt8(ascii: "\r") {
-                state = .chunkSize(size: size, inExtension: true)
+        case .chunkSize(let size, let digits, let extensionLength, let sawCR):
+            if sawCR {
+                guard byte == lf else { throw Self.malformed("a chunk-size line's CR is not followed by LF") }
+                guard digits > 0 else { throw Self.malformed("a chunk-size line has no size") }
+                state = size == 0 ? .trailers(lineLength: 0, sawCR: false, total: 0) : .chunkData(remaining: size)
+            } else if byte == cr {
+                state = .chunkSize(size: size, digits: digits, extensionLength: extensionLength, sawCR: true)
+            } else if let length = extensionLength {
+                // The extension's syntax is not checked (nobody reads it), but no control character may hide in it.
+                guard !Self.isControl(byte) else { throw Self.malformed("a chunk extension has a control character") }
+                guard length < Self.maximumFramingLineLength else {
+                    throw Self.malformed("a chunk extension is endless")
+                }
+                state = .chunkSize(size: size, digits: digits, extensionLength: length + 1, sawCR: false)
+            } else if let digit = Self.hexValue(byte) {
+                guard size <= Int64.max >> 4 else { throw Self.malformed("a chunk size is too large") }
+                state = .chunkSize(
+                    size: size << 4 | Int64(digit), digits: digits + 1, extensionLength: nil, sawCR: false)
+            } else if digits > 0, byte == UInt8(ascii: ";") || byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") {
+                state = .chunkSize(size: size, digits: digits, extensionLength: 0, sawCR: false)
+            } else {
+                throw Self.malformed("a chunk size is not hexadecimal")
             }
-        case .chunkDataEnd:
-            if byte == UInt8(ascii: "\n") { state = .chunkSize(size: 0, inExtension: false) }
-        case .trailers(let lineIsEmpty):
-            if byte == UInt8(ascii: "\n") {
-                state = lineIsEmpty ? .complete : .trailers(lineIsEmpty: true)
-            } else if byte != UInt8(ascii: "\r") {
-                state = .trailers(lineIsEmpty: false)
+        case .chunkDataEnd(let sawCR):
+            if !sawCR, byte == cr {
+                state = .chunkDataEnd(sawCR: true)
+            } else if sawCR, byte == lf {
+                state = .chunkSize(size: 0, digits: 0, extensionLength: nil, sawCR: false)
+            } else {
+                throw Self.malformed("a chunk's data is not followed by CRLF")
+            }
+        case .trailers(let lineLength, let sawCR, let total):
+            if sawCR {
+                guard byte == lf else { throw Self.malformed("a trailer line's CR is not followed by LF") }
+                state = lineLength == 0 ? .complete : .trailers(lineLength: 0, sawCR: false, total: total)
+            } else if byte == cr {
+                state = .trailers(lineLength: lineLength, sawCR: true, total: total)
+            } else {
+                guard byte != lf, byte == UInt8(ascii: "\t") || !Self.isControl(byte) else {
+                    throw Self.malformed("a trailer line has a control character")
+                }
+                guard total < Self.maximumFramingLineLength else { throw Self.malformed("the trailers are endless") }
+                state = .trailers(lineLength: lineLength + 1, sawCR: false, total: total + 1)
             }
         default:
             break
         }
+    }
+
+    private static func malformed(_ detail: String) -> TransferError {
+        .badServerResponse("the response's chunked body is malformed: \(detail)")
+    }
+
+    /// A control character other than HTAB (RFC 5234 CTL).
+    private static func isControl(_ byte: UInt8) -> Bool {
+        (byte < 0x20 && byte != UInt8(ascii: "\t")) || byte == 0x7F
     }
 
     private static func hexValue(_ byte: UInt8) -> UInt8? {
@@ -168,7 +224,7 @@ public struct ResponseBodyFraming: Hashable, Sendable {
         }
     }
 
-    /// The status code of a status line (`HTTP/1.1 200 …`, checked by the normalizer), 0 when it is too short.
+    /// The status code of a status line (`HTTP/1.1 200 …`, checked by the codec), 0 when it is too short.
     private static func statusCode(_ line: Slice<UnsafeRawBufferPointer>) -> Int {
         guard line.count >= 12 else { return 0 }
         return line[(line.startIndex + 9)...(line.startIndex + 11)].reduce(0) { $0 * 10 + Int($1) - 48 }
@@ -191,7 +247,7 @@ public struct ResponseBodyFraming: Hashable, Sendable {
         return line[(line.startIndex + nameBytes.count + 1)...]
     }
 
-    /// A field value that is one decimal number between optional whitespace, or `nil` (the normalizer passes on
+    /// A field value that is one decimal number between optional whitespace, or `nil` (the codec passes on
     /// only heads whose `Content-Length` is such a value).
     private static func decimal(_ value: Slice<UnsafeRawBufferPointer>) -> Int64? {
         let isWhitespace = { (byte: UInt8) in byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }

@@ -6,10 +6,10 @@
     import Darwin
 #endif
 
-/// The syntax rules of an HTTP/1.1 response head that the client applies before NIO's strict parser sees it
+/// The syntax rules of an HTTP/1.1 response head that the client applies before it parses the head
 /// (RFC 9112 §2.2, §4; RFC 9110 §8.6): which heads are already strict, and how a lenient one is rewritten.
 ///
-/// Pure functions on bytes; the transport's head normalizer buffers the bytes and calls them.
+/// Pure functions on bytes; the transport's HTTP/1.1 codec buffers the bytes and calls them.
 public enum ResponseHeadSyntax {
     /// The longest head accepted.
     public static let maximumHeadLength = 1 << 20

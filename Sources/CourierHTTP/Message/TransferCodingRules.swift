@@ -9,7 +9,7 @@ public enum TransferCodingRules {
 
     /// The first coding of a response's `Transfer-Encoding` values that the client did not ask for (anything but
     /// chunked: no `TE` field is sent), or `nil`. `identity` (obsolete, RFC 7230 dropped it) means no coding: the
-    /// body is read until the close, as llhttp does.
+    /// body is read until the close, as llhttp and curl do.
     public static func unrequestedCoding(in values: [String]) -> String? {
         // Every HTTP/1.1 response passes here, most with no field or `chunked`: a plain loop over an array, not a
         // generic lazy chain, which the transport ran unspecialised (metadata lookups for every response).

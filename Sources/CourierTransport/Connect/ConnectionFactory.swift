@@ -106,8 +106,7 @@ struct ConnectionFactory: Sendable {
                     if sslContext == nil {
                         // No ALPN to wait for: HTTP/1.1 from the start.
                         try Self.addHTTP1Handlers(
-                            to: channel, endpoint: endpoint, idleConnectionTimeout: idleTimeout,
-                            upgrades: key.upgrade != nil)
+                            to: channel, endpoint: endpoint, idleConnectionTimeout: idleTimeout)
                     }
                 }
             }
@@ -159,8 +158,7 @@ struct ConnectionFactory: Sendable {
                         }
                         if sslContext != nil {
                             try Self.addHTTP1Handlers(
-                                to: channel, endpoint: endpoint, idleConnectionTimeout: idleTimeout,
-                                upgrades: key.upgrade != nil)
+                                to: channel, endpoint: endpoint, idleConnectionTimeout: idleTimeout)
                         }
                         let handler = try channel.pipeline.syncOperations.handler(type: HTTP1ClientHandler.self)
                         handler.establishment = establishment
@@ -198,23 +196,17 @@ struct ConnectionFactory: Sendable {
         return try? SocketAddress(ipAddress: host, port: port)
     }
 
-    /// The HTTP/1.1 pipeline: encoder, the lenient-head normalizer, decoder and the exchange handler, with the raw
-    /// read activity watched ahead of TLS so that bytes that do not yet complete a record still count. On a
-    /// connection for an upgrade, the decoder hands on the bytes behind a `101` head when it is removed.
+    /// The HTTP/1.1 pipeline: the codec and the exchange handler, with the raw read activity watched ahead of TLS so
+    /// that bytes that do not yet complete a record still count. The codec hands on the bytes behind a `101` head
+    /// when it is removed.
     private static func addHTTP1Handlers(
-        to channel: any Channel, endpoint: Endpoint, idleConnectionTimeout: TimeAmount, upgrades: Bool
+        to channel: any Channel, endpoint: Endpoint, idleConnectionTimeout: TimeAmount
     ) throws {
         let sync = channel.pipeline.syncOperations
         let client = HTTP1ClientHandler(
             endpoint: endpoint, idleConnectionTimeout: idleConnectionTimeout, protocolName: "http/1.1")
         try sync.addHandler(ReadActivityHandler { [unowned client] in client.noteReadActivity() }, position: .first)
-        try sync.addHandler(HTTPRequestEncoder())
-        try sync.addHandler(ResponseHeadNormalizer())
-        try sync.addHandler(
-            ByteToMessageHandler(
-                HTTPResponseDecoder(
-                    leftOverBytesStrategy: upgrades ? .forwardBytes : .dropBytes,
-                    informationalResponseStrategy: .forward)))
+        try sync.addHandler(HTTP1ClientCodec(endpoint: endpoint))
         try sync.addHandler(client)
     }
 

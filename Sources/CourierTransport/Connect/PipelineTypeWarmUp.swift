@@ -20,8 +20,9 @@ import NIOWebSocket
 enum PipelineTypeWarmUp {
     // Each handler is made and dropped: making it completes the metadata of its type and of its arguments.
     private static let http1: Void = {
-        keep(ByteToMessageHandler(HTTPResponseDecoder()))
-        keep(HTTPRequestEncoder())
+        keep(HTTP1ClientCodec(endpoint: Endpoint(scheme: .http, host: "localhost", port: 80)))
+        keep(NIOAny(HTTPClientResponsePart.end(nil)))
+        keep(NIOAny(HTTPClientRequestPart.end(nil)))
     }()
     private static let http2: Void = {
         keep(HTTP2FramePayloadToHTTP1ClientCodec(httpProtocol: .https))

@@ -1,6 +1,5 @@
 import CourierHTTP
 import NIOCore
-import NIOHTTP1
 import NIOHTTP2
 import NIOPosix
 import NIOSSL
@@ -61,9 +60,6 @@ enum TransportErrorMapping {
     /// An error met while a request is on the connection.
     static func exchangeError(_ error: any Error, endpoint: Endpoint) -> TransferError {
         if let transfer = error as? TransferError { return transfer }
-        if let parser = error as? HTTPParserError {
-            return parserError(parser, endpoint: endpoint)
-        }
         if error is ByteToMessageDecoderError {
             return .badServerResponse("malformed response from \(endpoint): \(error)")
         }
@@ -96,20 +92,6 @@ enum TransportErrorMapping {
     /// HTTP/1.1 response is, not a lost connection (which would be retried, by background sessions too).
     static func connectionViolationError(_ error: any Error, endpoint: Endpoint) -> TransferError {
         .badServerResponse("\(endpoint) broke the HTTP/2 protocol; the connection was closed: \(error)")
-    }
-
-    /// A response that is not HTTP syntax at all cannot be parsed (`cannotParseResponse`, −1017); one that parses
-    /// but breaks the protocol is a bad response (`badServerResponse`, −1011).
-    static func parserError(_ error: HTTPParserError, endpoint: Endpoint) -> TransferError {
-        switch error {
-        case .invalidEOFState:
-            return .networkConnectionLost("the connection closed before the response from \(endpoint) ended")
-        case .invalidCharactersUsed, .invalidConstant, .invalidVersion, .lfExpected, .invalidHeaderToken,
-            .strictModeAssertion, .unknown:
-            return .cannotParseResponse("the response from \(endpoint) cannot be parsed as HTTP: \(error)")
-        default:
-            return .badServerResponse("bad response from \(endpoint): \(error)")
-        }
     }
 
     private static func tlsError(_ error: any Error, endpoint: Endpoint) -> TransferError? {

@@ -339,10 +339,10 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
                     status: Int(head.status.code), requestMethod: active.exchange.request.method,
                     transferEncoding: transferEncoding,
                     hasContentLength: head.headers.contains(name: "Content-Length"))
-            // "HTTP/1.1 200 " + reason, as the normalizer passed it on (a lenient head rewritten strictly).
+            // "HTTP/1.1 200 " + reason, as the codec read it (a lenient head rewritten strictly).
             active.timeline?.responseHeaderBytesReceived = Self.serializedSize(
                 startLine: 13 + head.status.reasonPhrase.utf8.count, headers: head.headers)
-            // Already false when the normalizer saw bytes after this response in the read that carries it.
+            // Already false when the codec saw bytes after this response in the read that carries it.
             active.keepAlive = active.keepAlive && head.isKeepAlive
             active.timeline?.responseStart = Date()
             if let coding = ContentCoding.automaticDecoding(head.headers["Content-Encoding"]) {
@@ -398,7 +398,7 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     /// Hands the connection over after `101 Switching Protocols`: an ``UpgradeBuffer`` takes the place of the HTTP
-    /// handlers (the decoder passes it the bytes behind the head as it leaves), the pool lets go of the connection,
+    /// handlers (the codec passes it the bytes behind the head as it leaves), the pool lets go of the connection,
     /// and the exchange finishes with the upgraded connection in its request's slot.
     private func switchProtocols(_ active: Active, context: ChannelHandlerContext) {
         state = .closed
@@ -408,9 +408,7 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
         let buffer = UpgradeBuffer()
         do {
             try pipeline.addHandler(buffer, position: .before(self))
-            _ = try pipeline.removeHandler(pipeline.handler(type: ByteToMessageHandler<HTTPResponseDecoder>.self))
-            _ = try pipeline.removeHandler(pipeline.handler(type: ResponseHeadNormalizer.self))
-            _ = try pipeline.removeHandler(pipeline.handler(type: HTTPRequestEncoder.self))
+            _ = try pipeline.removeHandler(pipeline.handler(type: HTTP1ClientCodec.self))
             _ = try pipeline.removeHandler(pipeline.handler(type: ReadActivityHandler.self))
         } catch {
             active.exchange.connectionFailed(
@@ -563,7 +561,7 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        guard event is ResponseHeadNormalizer.BytesAfterResponse else {
+        guard event is HTTP1ClientCodec.BytesAfterResponse else {
             context.fireUserInboundEventTriggered(event)
             return
         }

@@ -2,8 +2,10 @@ import NIOHTTP2
 
 /// The HTTP/2 settings Courier's client announces and the flow-control windows it keeps.
 enum HTTP2Tuning {
-    /// The largest header list a response may carry: 1 MiB, the limit HTTP/1.1 heads have too
-    /// (``ResponseHeadNormalizer``), so that a response does not fail over one protocol only.
+    /// The largest header list a response may carry: 1 MiB, the limit on the bytes of an HTTP/1.1 head
+    /// (``ResponseHeadSyntax/maximumHeadLength``). HTTP/1.1 also bounds the fields' names and values at 80 KiB
+    /// (``HTTP1ResponseHeadParser/maximumFieldBytes``); HPACK counts 32 bytes more per field, so the two do not map
+    /// onto each other exactly.
     static let maximumHeaderListSize = 1 << 20
 
     /// The receive window kept for each stream, and for the connection as a whole: large enough that a fast
