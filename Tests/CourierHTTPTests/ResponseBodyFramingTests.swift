@@ -119,3 +119,23 @@ struct ResponseBodyFramingTests {
         #expect(!ends(103))
     }
 }
+
+@Suite("ConnectionPersistence")
+struct ConnectionPersistenceTests {
+    @Test(arguments: [
+        ([String](), 1, true),
+        ([], 0, false),
+        (["close"], 1, false),
+        (["Keep-Alive"], 0, true),
+        (["upgrade,  CLOSE "], 1, false),
+        (["keep-alive", "close"], 1, false),
+        (["close, keep-alive"], 0, false),
+        (["keep-alive, keep-alive"], 0, false),
+        (["closed", "keep-alives", " , "], 1, true),
+        (["te,\tkeep-alive\t"], 0, true),
+    ])
+    func theOptionsAndTheVersionDecide(values: [String], minor: Int, persists: Bool) {
+        let persistence = values.reduce(ConnectionPersistence.unstated) { $0.adding($1) }
+        #expect(persistence.persists(versionMajor: 1, versionMinor: minor) == persists)
+    }
+}

@@ -24,6 +24,12 @@ public enum ResponseHeadSyntax {
         return line.count == 12 || line[start + 12] == UInt8(ascii: " ")
     }
 
+    /// ``isStatusLine(_:)`` for a line in place: not generic, so that a caller in another module does not run the
+    /// generic version unspecialised (it allocated on every call).
+    public static func isStatusLine(_ line: UnsafeRawBufferPointer) -> Bool {
+        isStatusLine(line[...])
+    }
+
     /// Whether the bytes start with `HTTP/`, as every status line does.
     public static func isStatusLinePrefix<Line: Collection<UInt8>>(_ bytes: Line) -> Bool {
         bytes.prefix(5).elementsEqual("HTTP/".utf8)

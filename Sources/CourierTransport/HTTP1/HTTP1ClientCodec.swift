@@ -276,11 +276,15 @@ final class HTTP1ClientCodec: ChannelDuplexHandler, RemovableChannelHandler {
         context: ChannelHandlerContext
     ) {
         var framing = framing
-        var content: [Range<Int>] = []
+        // Most reads hold one run of content: kept without an array (an allocation per response).
+        var firstContent: Range<Int>?
+        var moreContent: [Range<Int>] = []
         let used: Int?
         do {
             used = try Self.withReadableBytes(of: buffer) { bytes throws(TransferError) in
-                try framing.decode(bytes) { content.append($0) }
+                try framing.decode(bytes) { range in
+                    if firstContent == nil { firstContent = range } else { moreContent.append(range) }
+                }
             }
         } catch {
             return reject(error, context)
@@ -302,13 +306,15 @@ final class HTTP1ClientCodec: ChannelDuplexHandler, RemovableChannelHandler {
             context.fireChannelRead(wrapInboundOut(.head(head)))
             if isDone { return }
         }
-        for range in content {
-            guard let slice = buffer.getSlice(at: buffer.readerIndex + range.lowerBound, length: range.count) else {
-                continue
+        // Each slice shares the read's storage: no copy. `false` once the codec must stop.
+        func passContent(_ range: Range<Int>) -> Bool {
+            if let slice = buffer.getSlice(at: buffer.readerIndex + range.lowerBound, length: range.count) {
+                context.fireChannelRead(wrapInboundOut(.body(slice)))
             }
-            context.fireChannelRead(wrapInboundOut(.body(slice)))
-            if isDone { return }
+            return !isDone
         }
+        if let firstContent, !passContent(firstContent) { return }
+        for range in moreContent where !passContent(range) { return }
         if ended { context.fireChannelRead(wrapInboundOut(.end(nil))) }
     }
 

@@ -343,7 +343,7 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
             active.timeline?.responseHeaderBytesReceived = Self.serializedSize(
                 startLine: 13 + head.status.reasonPhrase.utf8.count, headers: head.headers)
             // Already false when the codec saw bytes after this response in the read that carries it.
-            active.keepAlive = active.keepAlive && head.isKeepAlive
+            active.keepAlive = active.keepAlive && Self.persists(head)
             active.timeline?.responseStart = Date()
             if let coding = ContentCoding.automaticDecoding(head.headers["Content-Encoding"]) {
                 active.decoder = ContentDecoder(
@@ -735,6 +735,15 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private func recordRequestEnd() {
         guard case .active(let active) = state else { return }
         active.timeline?.requestEnd = Date()
+    }
+
+    /// Whether the connection stays open after `head`'s response (NIO's `isKeepAlive` without its allocations).
+    private static func persists(_ head: HTTPResponseHead) -> Bool {
+        var persistence = ConnectionPersistence.unstated
+        for field in head.headers where HeaderName.equal(field.name, "Connection") {
+            persistence = persistence.adding(field.value)
+        }
+        return persistence.persists(versionMajor: head.version.major, versionMinor: head.version.minor)
     }
 
     /// The bytes of a head on the wire: its start line and fields, each ended by CRLF, then the empty line.
