@@ -56,7 +56,7 @@ extension BackgroundSuites {
         /// Messages survive the frame; an oversized length or bytes that do not decode end the connection.
         @Test func framesCarryMessagesAndRefuseHostileOnes() throws {
             var ends: [Int32] = [0, 0]
-            #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &ends) == 0)
+            try #require(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &ends) == 0)
             let left = FrameChannel(descriptor: ends[0], label: "left")
             let right = FrameChannel(descriptor: ends[1], label: "right")
             let request = BackgroundRequest.cancel(task: 7, producingResumeData: true)
@@ -69,7 +69,7 @@ extension BackgroundSuites {
             #expect(right.receive(BackgroundRequest.self) == nil)
 
             var more: [Int32] = [0, 0]
-            #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &more) == 0)
+            try #require(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &more) == 0)
             let reader = FrameChannel(descriptor: more[1], label: "reader")
             let garbage = Data([0, 0, 0, 5]) + Data("{oops".utf8)
             _ = garbage.withUnsafeBytes { send(more[0], $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
@@ -84,7 +84,7 @@ extension BackgroundSuites {
             #expect(!UnixSocket.admits(peer: 65534, owner: 1000))
             #expect(!UnixSocket.admits(peer: 0, owner: 1000))
             var ends: [Int32] = [0, 0]
-            #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &ends) == 0)
+            try #require(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &ends) == 0)
             let channel = FrameChannel(descriptor: ends[0], label: "peer")
             #expect(channel.peerUserID == geteuid())
             close(ends[1])
@@ -486,7 +486,7 @@ extension BackgroundSuites {
                 identifier: String(repeating: "x", count: FrameChannel.maximumFrameLength))
             #expect(throws: FrameChannel.FrameTooLong.self) { try FrameChannel.frame(huge) }
             var ends: [Int32] = [0, 0]
-            #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &ends) == 0)
+            try #require(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &ends) == 0)
             let left = FrameChannel(descriptor: ends[0], label: "left")
             let right = FrameChannel(descriptor: ends[1], label: "right")
             #expect(!left.sendNow(huge))
@@ -553,7 +553,7 @@ extension BackgroundSuites {
                 logger: Logger(label: "t"))
             daemon.recover()
             var ends: [Int32] = [0, 0]
-            #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &ends) == 0)
+            try #require(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &ends) == 0)
             let app = FrameChannel(descriptor: ends[0], label: "app")
             let client = daemon.connected(FrameChannel(descriptor: ends[1], label: "daemon"))
             daemon.received(
@@ -624,10 +624,11 @@ extension BackgroundSuites {
             let folder = try makeTemporaryDirectory()
             defer { try? FileManager.default.removeItem(at: folder) }
             let inherited = open("/dev/null", O_RDONLY)
-            #expect(inherited >= 0)
-            let high: Int32 = 200
-            #expect(dup2(inherited, high) == high)
+            try #require(inherited >= 0)
+            // A high number that is free: another test's socket may hold any given one.
+            let high = inheritableDuplicate(of: inherited, atLeast: 200)
             close(inherited)
+            try #require(high >= 200)
             defer { close(high) }
             let listing = folder.appendingPathComponent("fds")
             try DetachedProcess.spawn(
@@ -646,6 +647,38 @@ extension BackgroundSuites {
             }
             #expect(names.contains("0") && names.contains("1") && names.contains("2"), "\(names)")
             #expect(!names.contains("\(high)"), "\(names)")
+        }
+
+        /// The high descriptor the test above leaves open for the child is a free number, never one that is open: the
+        /// test used to `dup2` onto 200, which closed whatever another test (an event loop's listener) had there, and
+        /// its own `close` then closed that number a second time; SwiftNIO stopped the suite with `EBADF` in
+        /// `epoll_ctl` as the listener closed.
+        @Test func anInheritableDuplicateNeverReplacesAnOpenDescriptor() throws {
+            let null = open("/dev/null", O_RDONLY | O_CLOEXEC)
+            try #require(null >= 0)
+            defer { close(null) }
+            // Stands for another test's socket at the number asked for.
+            let occupant = fcntl(null, F_DUPFD_CLOEXEC, 200)
+            try #require(occupant >= 200)
+            defer { close(occupant) }
+            let zero = open("/dev/zero", O_RDONLY | O_CLOEXEC)
+            try #require(zero >= 0)
+            defer { close(zero) }
+            let duplicate = inheritableDuplicate(of: zero, atLeast: occupant)
+            defer { if duplicate >= 0 && duplicate != occupant { close(duplicate) } }
+            #expect(duplicate > occupant)
+            // The occupant still names /dev/null, and the duplicate /dev/zero, inheritable.
+            var nullInfo = stat()
+            var occupantInfo = stat()
+            var zeroInfo = stat()
+            var duplicateInfo = stat()
+            try #require(fstat(null, &nullInfo) == 0)
+            try #require(fstat(zero, &zeroInfo) == 0)
+            let occupantOpen = fstat(occupant, &occupantInfo) == 0
+            let duplicateOpen = fstat(duplicate, &duplicateInfo) == 0
+            #expect(occupantOpen && occupantInfo.st_rdev == nullInfo.st_rdev)
+            #expect(duplicateOpen && duplicateInfo.st_rdev == zeroInfo.st_rdev)
+            #expect(fcntl(duplicate, F_GETFD) & FD_CLOEXEC == 0)
         }
     }
 }
