@@ -46,11 +46,14 @@ package enum UnixSocket {
         guard descriptor >= 0 else { throw .cannotCreateFile("cannot make a socket: \(describe(errno))") }
         unlink(path)
         // The folder is private already; the mode is a second fence for a socket that is never connectable by others.
-        let previous = umask(0o177)
+        // Set after bind(2), not by narrowing the umask around it: the umask is the whole process's, and every file
+        // another thread of the app created meanwhile got the narrowed mode. The socket file exists with the umask's
+        // mode until the chmod, but nobody can connect to it before listen(2) (a Unix stream socket that does not
+        // listen refuses with ECONNREFUSED), and only the user can reach the private folder to swap the name.
         let bound = withAddress(path) { address, length in bind(descriptor, address, length) }
-        umask(previous)
-        guard bound == 0, Glibc.listen(descriptor, 64) == 0 else {
+        guard bound == 0, chmod(path, 0o600) == 0, Glibc.listen(descriptor, 64) == 0 else {
             let code = bound == -2 ? ENAMETOOLONG : errno
+            if bound == 0 { unlink(path) }
             close(descriptor)
             throw .cannotCreateFile("cannot listen at \(path): \(describe(code))")
         }

@@ -143,6 +143,32 @@ extension BackgroundSuites {
         }
     }
 
+    /// The daemon's socket file is the user's alone whatever the umask: the mode is set on the file, not by narrowing
+    /// the process's umask around bind(2), which every other thread creating a file meanwhile saw. Checked in a
+    /// daemon started with umask 0 (in this process a umask of 0 would reach every test running alongside).
+    @Suite("Background sessions: the socket's mode")
+    struct BackgroundSocketModeTests {
+        @Test func theSocketIsOwnerOnlyUnderAnOpenUmask() async throws {
+            let fixture = try BackgroundFixture()
+            let daemon = try #require(fixture.environment["COURIERD_PATH"])
+            let child = try ChildProcess(
+                "/bin/sh", ["-c", "umask 0 && exec \"$0\"", daemon], environment: fixture.environment)
+            // The pid file is written once the daemon listens.
+            for _ in 0..<1000 where fixture.daemonPID == nil && child.isRunning {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            let started = fixture.daemonPID != nil
+            var info = stat()
+            let socket = fixture.root.appendingPathComponent("run/courier/courierd.sock").path
+            let found = lstat(socket, &info) == 0
+            await fixture.tearDown()
+            await child.exitStatus()
+            try #require(started && found, "courierd did not listen")
+            #expect(info.st_mode & S_IFMT == S_IFSOCK)
+            #expect(info.st_mode & 0o777 == 0o600, "\(String(info.st_mode & 0o777, radix: 8))")
+        }
+    }
+
     /// systemd's socket activation: a daemon given its listening socket as descriptor 3 (`LISTEN_FDS`, `LISTEN_PID`)
     /// serves on it, and the session, which finds the socket answering, starts none of its own.
     @Suite("Background sessions: socket activation")
