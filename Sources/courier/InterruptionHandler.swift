@@ -42,12 +42,10 @@ final class InterruptionHandler {
         onInterrupt: @escaping @Sendable () -> Void,
         finish: @escaping @Sendable (Int32) -> Void = { exit($0) }
     ) {
-        var ends: [Int32] = [-1, -1]
-        guard pipe(&ends) == 0 else {
+        guard let ends = Self.makePipe() else {
             // Without a pipe the signals keep their default action: the tool still stops, only without cleaning up.
             return
         }
-        for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
         // A full pipe must not block the signal handler; one byte per signal is all the reader needs.
         _ = fcntl(ends[1], F_SETFL, fcntl(ends[1], F_GETFL) | O_NONBLOCK)
         Self.pipeWriteEnd = ends[1]
@@ -82,6 +80,31 @@ final class InterruptionHandler {
             previous.append((number, old))
         }
     }
+
+    /// A pipe whose ends are close-on-exec from the start (`pipe2` with `O_CLOEXEC`), or `nil`. Set afterwards, a
+    /// process another thread started in between (a download's launch command, a test's child) would inherit them.
+    static func makePipe() -> [Int32]? {
+        var ends: [Int32] = [-1, -1]
+        let result: Int32 = ends.withUnsafeMutableBufferPointer { pointer in
+            if let pipe2 = Self.pipe2 { return pipe2(pointer.baseAddress!, O_CLOEXEC) }
+            // A C library without pipe2: close-on-exec right after, which leaves a small window.
+            guard pipe(pointer.baseAddress!) == 0 else { return -1 }
+            for end in pointer { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
+            return 0
+        }
+        return result == 0 ? ends : nil
+    }
+
+    private typealias Pipe2 = @convention(c) (UnsafeMutablePointer<Int32>, Int32) -> Int32
+
+    /// glibc's `pipe2`, looked up at run time (the C library's module does not declare it: a GNU extension).
+    private static let pipe2: Pipe2? = {
+        #if os(Linux)
+            return dlsym(nil, "pipe2").map { unsafeBitCast($0, to: Pipe2.self) }
+        #else
+            return nil
+        #endif
+    }()
 
     /// Stops catching the signals and restores the actions they had before.
     func stop() {

@@ -44,7 +44,9 @@ final class PseudoTerminal: Sendable {
             guard let pointer = dlsym(UnsafeMutableRawPointer(bitPattern: 0), name) else { throw POSIXError(.ENOSYS) }
             return unsafeBitCast(pointer, to: type)
         }
-        controller = try symbol("posix_openpt", as: Open.self)(O_RDWR | O_NOCTTY)
+        // Both sides close-on-exec: a child another test starts meanwhile must not hold the terminal side open (the
+        // reader here would see no end until that child exited); the tool's copy is made by dup2, which clears it.
+        controller = try symbol("posix_openpt", as: Open.self)(O_RDWR | O_NOCTTY | O_CLOEXEC)
         var name = [CChar](repeating: 0, count: 128)
         guard controller >= 0, try symbol("grantpt", as: Setup.self)(controller) == 0,
             try symbol("unlockpt", as: Setup.self)(controller) == 0,
@@ -52,7 +54,7 @@ final class PseudoTerminal: Sendable {
         else { throw POSIXError(.EIO) }
         terminal = open(
             String(decoding: name.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self),
-            O_RDWR | O_NOCTTY)
+            O_RDWR | O_NOCTTY | O_CLOEXEC)
         guard terminal >= 0 else { throw POSIXError(.EIO) }
         var size = winsize(ws_row: rows, ws_col: columns, ws_xpixel: 0, ws_ypixel: 0)
         _ = ioctl(controller, UInt(TIOCSWINSZ), &size)

@@ -46,6 +46,16 @@ struct InterruptionHandlerTests {
         #expect(Self.handlerAddress(SIGTERM) == before)
     }
 
+    /// The signal pipe is close-on-exec from the moment it exists (`pipe2`), not a moment later: a child another
+    /// thread started in between would hold it open.
+    @Test func theSignalPipeIsCloseOnExec() throws {
+        let ends = try #require(InterruptionHandler.makePipe())
+        defer { for end in ends { close(end) } }
+        for end in ends {
+            #expect(fcntl(end, F_GETFD) & FD_CLOEXEC != 0)
+        }
+    }
+
     private static func handlerAddress(_ number: Int32) -> Int {
         var action = sigaction()
         sigaction(number, nil, &action)
