@@ -188,6 +188,18 @@ extension BackgroundSuites {
             posix_spawn_file_actions_adddup2(&actions, listener, 3)
             let log = folder.appendingPathComponent("courierd.log").path
             posix_spawn_file_actions_addopen(&actions, 2, log, O_WRONLY | O_CREAT | O_APPEND, 0o600)
+            // Nothing else of this process: systemd passes only the sockets, and the test process holds other tests'
+            // descriptors (a pipe or a terminal whose reader waits for its end, which the daemon would keep open).
+            if let closeFrom = ChildProcess.closeFrom { _ = closeFrom(&actions, 4) }
+            // A descriptor without close-on-exec (as another test's may be): the daemon must not have it.
+            let markerPath = folder.appendingPathComponent("marker").path
+            let opened = open(markerPath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+            try #require(opened >= 0)
+            let marker = inheritableDuplicate(of: opened, atLeast: 4)
+            close(opened)
+            try #require(marker >= 4)
+            // The marker as the kernel names it (the temporary folder's path may go through a link).
+            let markerTarget = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(marker)")
             let arguments = ["/bin/sh", "-c", "LISTEN_PID=$$ LISTEN_FDS=1 exec \"$0\"", daemon]
             let variables = fixture.environment.map { "\($0.key)=\($0.value)" }
             let argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
@@ -196,6 +208,7 @@ extension BackgroundSuites {
             var pid = pid_t()
             #expect(posix_spawn(&pid, "/bin/sh", &actions, nil, argv, envp) == 0)
             close(listener)
+            close(marker)
             try await withServer { server in
                 server.serveResource("/file", body: .pattern(length: 5000))
                 let recorder = BackgroundRecorder()
@@ -206,6 +219,13 @@ extension BackgroundSuites {
                 #expect(
                     bytesAre(recorder.finished.first?.bytes ?? Data(), MockBody.patternBytes(offset: 0, count: 5000)))
                 #expect(fixture.daemonPID == pid)
+                // The daemon's descriptor 3 is the socket (so its descriptors can be read here); the marker's number
+                // is not the marker.
+                let descriptors = "/proc/\(pid)/fd/"
+                let socket = try? FileManager.default.destinationOfSymbolicLink(atPath: descriptors + "3")
+                #expect(socket?.hasPrefix("socket:") == true, "\(socket ?? "unreadable")")
+                let inherited = try? FileManager.default.destinationOfSymbolicLink(atPath: descriptors + "\(marker)")
+                #expect(inherited != markerTarget)
                 session.invalidateAndCancel()
             }
             await fixture.tearDown()

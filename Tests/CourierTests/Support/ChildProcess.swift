@@ -87,14 +87,14 @@ final class ChildProcess: Sendable {
     }
 
     /// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34 and later), which Swift's Glibc module does not
-    /// declare: it is a GNU extension.
-    private static let closeFrom: CloseFrom? = {
+    /// declare: it is a GNU extension. (Also for a test that spawns a child of its own.)
+    static let closeFrom: CloseFrom? = {
         guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np")
         else { return nil }
         return unsafeBitCast(symbol, to: CloseFrom.self)
     }()
 
-    private typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+    typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
 
     /// A pipe whose two ends are close-on-exec from the start (`pipe2` with `O_CLOEXEC`). With `pipe` another test's
     /// child started in between (a daemon started without closing our descriptors) inherited the write end, and the
