@@ -282,6 +282,20 @@ struct HTTP2ConnectionMonitorTests {
         #expect(!harness.channel.isActive)
     }
 
+    /// Every close the monitor decides takes the connection out of the pool before the close begins: a TLS close
+    /// leaves the channel active a while, and a request the pool leased meanwhile would meet a closing connection.
+    @Test func anIdleCloseTakesTheConnectionOutOfThePoolThenClosesIt() throws {
+        // No ping: it would come after the idle timeout.
+        let harness = try Harness(timing: .init(idleTimeout: .seconds(10), pingInterval: .seconds(30)))
+        var activeWhenUnusable: [Bool] = []
+        let channel = harness.channel
+        harness.monitor.onUnusable = { activeWhenUnusable.append(channel.isActive) }
+        try harness.settings([(.maxConcurrentStreams, 10)])
+        harness.loop.advanceTime(by: .seconds(10))
+        #expect(activeWhenUnusable == [true])
+        #expect(!harness.channel.isActive)
+    }
+
     @Test func aConnectionErrorClosesTheConnection() throws {
         let harness = try Harness()
         try harness.settings([(.maxConcurrentStreams, 10)])

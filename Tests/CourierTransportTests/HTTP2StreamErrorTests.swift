@@ -164,4 +164,96 @@ struct HTTP2StreamErrorTests {
         #expect(consumer.finished)
         #expect(channel.isActive, "a reset stream leaves the connection open")
     }
+
+    /// Holds the connection's close back, as TLS does while its `close_notify` goes out and the peer's is awaited:
+    /// the channel stays active meanwhile.
+    final class CloseHolder: ChannelOutboundHandler {
+        typealias OutboundIn = Any
+        private var context: ChannelHandlerContext?
+        private var held: [EventLoopPromise<Void>?] = []
+        private var holding = true
+
+        func handlerAdded(context: ChannelHandlerContext) {
+            self.context = context
+        }
+
+        func close(context: ChannelHandlerContext, mode: CloseMode, promise: EventLoopPromise<Void>?) {
+            guard holding else {
+                context.close(mode: mode, promise: promise)
+                return
+            }
+            held.append(promise)
+        }
+
+        /// Lets the held closes through, and any later one.
+        func letGo() {
+            holding = false
+            let promises = held
+            held = []
+            for promise in promises { context?.close(promise: promise) }
+        }
+    }
+
+    /// The server resets the request's stream and breaks the protocol in the same read (DATA on stream 0): the first
+    /// exchange fails as the reset passes, and the app may lease the connection again, off the event loop, before the
+    /// connection error of the rest of that read takes it out of the pool. The exchange so leased must not be put on
+    /// the connection NIOHTTP2 sent GOAWAY on and is closing (its close held back, as TLS's `close_notify` does): it
+    /// sent nothing, so it goes to another connection whatever its method (RFC 9113 §8.7). The pool is shut down, so
+    /// the retry's lease is what fails, with the pool's own error.
+    @Test func aRequestLeasedAsTheConnectionClosesForTheServersErrorIsRetriedElsewhere() throws {
+        let loop = EmbeddedEventLoop()
+        let channel = EmbeddedChannel(loop: loop)
+        let holder = CloseHolder()
+        defer {
+            holder.letGo()
+            _ = try? channel.finish(acceptAlreadyClosed: true)
+        }
+        let monitor = HTTP2ConnectionMonitor(ready: loop.makePromise(), timing: .init(idleTimeout: .seconds(60)))
+        let multiplexer = HTTP2StreamMultiplexer(mode: .client, channel: channel, inboundStreamInitializer: nil)
+        let sync = channel.pipeline.syncOperations
+        try sync.addHandler(holder)
+        try sync.addHandler(
+            NIOHTTP2Handler(
+                mode: .client, frameDelegate: monitor, connectionConfiguration: HTTP2Tuning.connectionConfiguration))
+        try sync.addHandler(monitor)
+        try sync.addHandler(multiplexer)
+        try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 443)).wait()
+        try channel.writeInbound(ByteBuffer(bytes: HTTP2RawFrame.settings([])))
+        loop.run()
+
+        let url = try #require(URL(string: "https://example.test/hostile"))
+        let first = try TransportRequest(
+            method: "GET", url: url, headers: [], body: .none, idleTimeout: .seconds(30), tls: TLSSettings())
+        let connection = HTTP2Connection(
+            id: 1, key: PoolKey(request: first), channel: channel, capacity: 100, multiplexer: multiplexer,
+            monitor: monitor, establishment: ConnectionEstablishment(), idleConnectionTimeout: .seconds(60))
+        let pool = HTTP1TestPipeline.makePool(group: loop)
+        pool.shutdown()
+        let firstConsumer = RecordingConsumer()
+        let firstExchange = TransportExchange(request: first, consumer: firstConsumer, pool: pool)
+        try #require(firstExchange.attach(connection))
+        connection.execute(firstExchange, isReused: false)
+        loop.run()
+
+        // One read: RST_STREAM (INTERNAL_ERROR) on the request's stream, then DATA on stream 0.
+        let hostile =
+            HTTP2RawFrame.frame(type: HTTP2RawFrame.FrameType.rstStream, streamID: 1, payload: [0, 0, 0, 2])
+            + HTTP2RawFrame.frame(type: HTTP2RawFrame.FrameType.data, streamID: 0, payload: [1, 2, 3])
+        try channel.writeInbound(ByteBuffer(bytes: hostile))
+        loop.run()
+        #expect(firstConsumer.events.last == .failed(.networkConnectionLost))
+        #expect(channel.isActive, "the close is held back")
+
+        // Leased before the pool heard of the connection error; it runs on the loop after that read.
+        let second = try TransportRequest(
+            method: "POST", url: url, headers: [], body: .bytes(ByteBuffer(string: "x")), idleTimeout: .seconds(30),
+            tls: TLSSettings())
+        let secondConsumer = RecordingConsumer()
+        let secondExchange = TransportExchange(request: second, consumer: secondConsumer, pool: pool)
+        try #require(secondExchange.attach(connection))
+        connection.execute(secondExchange, isReused: true)
+        loop.run()
+        #expect(secondConsumer.events.last == .failed(.cancelled), "\(secondConsumer.events)")
+        #expect(secondConsumer.error?.detail == "the session was invalidated")
+    }
 }

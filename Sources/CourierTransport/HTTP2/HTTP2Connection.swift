@@ -61,10 +61,11 @@ final class HTTP2Connection: PooledConnection, Sendable {
     /// HTTP/2.
     var applicationProtocol: ApplicationProtocol { "h2" }
 
-    /// Open, and no `GOAWAY` came (one may have come with the server's first SETTINGS, before the pool got this
-    /// connection). On the channel's event loop.
+    /// Open, not closing, and no `GOAWAY` came (one may have come with the server's first SETTINGS, before the pool
+    /// got this connection). On the channel's event loop.
     var acceptsExchanges: Bool {
-        channel.isActive && streams.value.monitor.goAwayLastStreamID == nil
+        let monitor = streams.value.monitor
+        return channel.isActive && !monitor.isClosing && monitor.goAwayLastStreamID == nil
     }
 
     func bind(to pool: ConnectionPool) {
@@ -130,8 +131,13 @@ final class HTTP2Connection: PooledConnection, Sendable {
             streams?.handlers[exchangeID] = nil
             streams?.pool?.release(self)
         }
-        guard !streams.isClosed, streams.monitor.goAwayLastStreamID == nil else {
-            // Nothing was sent: another connection may run it, whatever its method.
+        // The pool leases off the event loop: an exchange may be leased just before the connection's close (for the
+        // server's protocol error, found in the same read as the reset that failed the previous exchange) takes it
+        // out of the pool. The close is known here, as this runs after that read; its pending close (TLS's
+        // close_notify) leaves the channel active meanwhile.
+        guard !streams.isClosed, !streams.monitor.isClosing, streams.monitor.goAwayLastStreamID == nil else {
+            // Nothing was sent: another connection may run it, whatever its method (RFC 9113 §8.7). The monitor took
+            // this one out of the pool as it began to close, so the retry goes elsewhere.
             exchange.connectionFailed(.networkConnectionLost("the HTTP/2 connection is going away"), retryable: true)
             release()
             return

@@ -10,6 +10,9 @@ import NIOHTTP2
 ///   the peer is still there, and an unanswered one (after `pingTimeout`) closes it, so that the next request does
 ///   not meet a connection a middle box silently dropped.
 /// - After a `GOAWAY` it closes as soon as its last stream ends.
+/// - A close takes a while to complete (TLS sends its `close_notify` and awaits the peer's), and the channel is
+///   still active meanwhile: the monitor says so at once (``isClosing``), so that no stream is opened on a connection
+///   that is going away, and takes the connection out of the pool (``onUnusable``) whenever it closes it.
 /// - A connection error (a protocol violation NIOHTTP2 detected, which it already answered with `GOAWAY`) closes
 ///   it; its streams fail as their channels go inactive. A stream error (NIOHTTP2 reset that stream, or could not send
 ///   one of its frames) leaves the connection and its other streams alone. NIOHTTP2 reports both kinds the same way;
@@ -46,7 +49,8 @@ final class HTTP2ConnectionMonitor: ChannelDuplexHandler, NIOHTTP2FrameDelegate 
     var onCapacityChanged: ((Int) -> Void)?
     /// The server sent `GOAWAY`: streams above `lastStreamID` were not processed. Called for the first one only.
     var onGoAway: ((_ lastStreamID: Int) -> Void)?
-    /// The connection is about to be closed for a protocol error: no new stream should be put on it.
+    /// The connection is about to be closed (for a protocol error, idle, an unanswered ping, or after a `GOAWAY`): no
+    /// new stream should be put on it.
     var onUnusable: (() -> Void)?
     /// The connection closed.
     var onClosed: (() -> Void)?
@@ -82,6 +86,12 @@ final class HTTP2ConnectionMonitor: ChannelDuplexHandler, NIOHTTP2FrameDelegate 
     /// denial-of-service guards caught (CONTINUATION, PING or SETTINGS floods, empty DATA frames, too many
     /// glitches). The connection's streams then close without an error of their own; they ask here why.
     private(set) var protocolViolation: (any Error)?
+    /// The connection began to close: the monitor closed it, or a close passed it on its way to the socket. Its
+    /// channel may stay active a while longer (TLS's `close_notify`), and a stream opened meanwhile would get no
+    /// answer (NIOHTTP2 refuses its HEADERS after its own `GOAWAY` when no stream is left, and reads no further)
+    /// and would fail only as the connection closes, with the connection's error: a request leased before the pool
+    /// heard of the close must go to another connection instead.
+    private(set) var isClosing = false
 
     init(ready: EventLoopPromise<Int>, timing: Timing) {
         self.ready = ready
@@ -155,10 +165,12 @@ final class HTTP2ConnectionMonitor: ChannelDuplexHandler, NIOHTTP2FrameDelegate 
         // SETTINGS, or one from beneath HTTP/2 (TLS, the socket), is the connection's.
         guard maximumConcurrentStreams == nil || wroteGoAway || !(error is any NIOHTTP2Error) else { return }
         if wroteGoAway, protocolViolation == nil { protocolViolation = error }
-        closeForError(context: context)
+        closeConnection(context: context)
     }
 
-    private func closeForError(context: ChannelHandlerContext) {
+    /// Every close the monitor decides goes through here.
+    private func closeConnection(context: ChannelHandlerContext) {
+        isClosing = true
         // Out of the pool first, so that no request is put on a connection that is going away.
         onUnusable?()
         onUnusable = nil
@@ -176,6 +188,15 @@ final class HTTP2ConnectionMonitor: ChannelDuplexHandler, NIOHTTP2FrameDelegate 
         onUnusable = nil
         closed?()
         context.fireChannelInactive()
+    }
+
+    // MARK: - Outbound
+
+    func close(context: ChannelHandlerContext, mode: CloseMode, promise: EventLoopPromise<Void>?) {
+        // A close from behind (the pool's): the pool no longer leases the connection, but an exchange it leased just
+        // before may still reach `HTTP2Connection` to open its stream.
+        if mode == .all { isClosing = true }
+        context.close(mode: mode, promise: promise)
     }
 
     // MARK: - NIOHTTP2FrameDelegate
@@ -213,19 +234,20 @@ final class HTTP2ConnectionMonitor: ChannelDuplexHandler, NIOHTTP2FrameDelegate 
             ready.fail(ChannelError.eof)
         }
         if first { onGoAway?(lastStreamID) }
-        if openStreams == 0 { context.close(promise: nil) }
+        if openStreams == 0 { closeConnection(context: context) }
     }
 
     private func becameIdle(context: ChannelHandlerContext) {
         guard !isClosed, openStreams == 0, maximumConcurrentStreams != nil else { return }
         if goAwayLastStreamID != nil {
-            context.close(promise: nil)
+            closeConnection(context: context)
             return
         }
         cancelIdleTimers()
         let loop = context.eventLoop.assumeIsolated()
         idleTimer = loop.scheduleTask(in: timing.idleTimeout) { [weak self] in
-            self?.context?.close(promise: nil)
+            guard let self, let context = self.context else { return }
+            self.closeConnection(context: context)
         }
         schedulePing()
     }
@@ -248,7 +270,8 @@ final class HTTP2ConnectionMonitor: ChannelDuplexHandler, NIOHTTP2FrameDelegate 
         context.writeAndFlush(wrapOutboundOut(ping), promise: nil)
         pingDeadline = context.eventLoop.assumeIsolated().scheduleTask(in: timing.pingTimeout) { [weak self] in
             // No answer: the peer or the path is gone.
-            self?.context?.close(promise: nil)
+            guard let self, let context = self.context else { return }
+            self.closeConnection(context: context)
         }
     }
 
