@@ -37,8 +37,11 @@ import Foundation
         public let pinningMode: SSLPinningMode
         /// The pinned certificates, DER-encoded.
         public var pinnedCertificates: Set<Data>
-        /// Whether a certificate the system does not trust (self-signed, expired, unknown root) is accepted; with
-        /// pinning, the pin must still match.
+        /// Whether a certificate the system does not trust (self-signed, expired, unknown root) is accepted
+        /// (default: `false`). It only lifts the system's evaluation: with ``SSLPinningMode/certificate`` the chain
+        /// must still be valid with the pinned certificates as its only anchors (so a self-signed server can be
+        /// pinned, but an expired certificate is still refused); with ``SSLPinningMode/publicKey`` a pinned key must
+        /// still be in the chain. Without it, a pinned server must also be trusted by the system.
         public var allowInvalidCertificates = false
         /// Whether the certificate must name the host.
         public var validatesDomainName = true
@@ -66,8 +69,12 @@ import Foundation
             case .none:
                 return allowInvalidCertificates || Self.isValid(serverTrust)
             case .certificate:
+                // As in AFNetworking, the chain must first be one the system trusts unless invalid certificates are
+                // allowed: a pin narrows the system's trust, it does not replace it.
+                if !allowInvalidCertificates, !Self.isValid(serverTrust) { return false }
                 guard !pinned.isEmpty else { return false }
-                // The pinned certificates are the only anchors: the chain must lead to one of them.
+                // The pinned certificates are then the only anchors: the chain must lead to one of them, whether or
+                // not invalid certificates are allowed.
                 _ = SecTrustSetAnchorCertificates(serverTrust, pinned as CFArray)
                 _ = SecTrustSetAnchorCertificatesOnly(serverTrust, true)
                 guard Self.isValid(serverTrust) else { return false }

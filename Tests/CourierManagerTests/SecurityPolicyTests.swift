@@ -56,7 +56,9 @@ struct SecurityPolicyTests {
 
     @Test func certificatePinningTrustsThePinnedServerOnly() async throws {
         try await withTwoServers { server, other in
-            let pinned = SecurityPolicy(pinningMode: .certificate, pinnedCertificates: [Data(server.certificateDER)])
+            // A self-signed server is pinned as AFNetworking requires: invalid certificates allowed.
+            var pinned = SecurityPolicy(pinningMode: .certificate, pinnedCertificates: [Data(server.certificateDER)])
+            pinned.allowInvalidCertificates = true
             #expect(await error(fetching: server, with: pinned) == nil)
             #expect(isCancelled(await error(fetching: other, with: pinned)))
         }
@@ -84,12 +86,26 @@ struct SecurityPolicyTests {
         }
     }
 
+    @Test func certificatePinningStillNeedsTheSystemsTrustUnlessInvalidCertificatesAreAllowed() async throws {
+        // AFNetworking evaluates the chain against the system's roots before the pins, in certificate mode as in
+        // public-key mode, unless invalid certificates are allowed. Before the fix a pinned self-signed server was
+        // trusted with `allowInvalidCertificates` off, against the property's own documentation.
+        try await withTwoServers { server, _ in
+            var pinned = SecurityPolicy(pinningMode: .certificate, pinnedCertificates: [Data(server.certificateDER)])
+            #expect(isCancelled(await error(fetching: server, with: pinned)))
+            pinned.allowInvalidCertificates = true
+            #expect(await error(fetching: server, with: pinned) == nil)
+        }
+    }
+
     @Test func aPinnedCertificateMustStillNameTheHost() async throws {
         let server = MockServer(scheme: .https)
         try await server.start()
         defer { Task { try? await server.shutdown() } }
         let certificate = try #require(SecCertificateCreateWithData(nil, Data(server.certificateDER) as CFData))
-        let policy = SecurityPolicy(pinningMode: .certificate, pinnedCertificates: [Data(server.certificateDER)])
+        var policy = SecurityPolicy(pinningMode: .certificate, pinnedCertificates: [Data(server.certificateDER)])
+        // Self-signed: AFNetworking pins it with invalid certificates allowed only.
+        policy.allowInvalidCertificates = true
         func trust() throws -> SecTrust {
             var made: SecTrust?
             #expect(SecTrustCreateWithCertificates([certificate] as CFArray, SecPolicyCreateSSL(true, nil), &made) == 0)
@@ -137,13 +153,15 @@ struct SecurityPolicyChainTests {
         let identity = MockTLSIdentity(
             certificateChainDER: [Array(leaf.derData), Array(ca.certificate.derData)],
             privateKeyPEM: key.pemRepresentation)
+        // The system trusts the CA (the session's extra roots); each pin narrows that trust.
+        let trusted = [ca.certificate.derData]
         let onCA = SecurityPolicy(pinningMode: .certificate, pinnedCertificates: [ca.certificate.derData])
-        #expect(try await error(identity: identity, policy: onCA) == nil)
+        #expect(try await error(identity: identity, policy: onCA, trusting: trusted) == nil)
         let onLeaf = SecurityPolicy(pinningMode: .certificate, pinnedCertificates: [leaf.derData])
-        #expect(try await error(identity: identity, policy: onLeaf) == nil)
+        #expect(try await error(identity: identity, policy: onLeaf, trusting: trusted) == nil)
         let other = try TestCertificateAuthority(commonName: "Other CA")
         let onOther = SecurityPolicy(pinningMode: .certificate, pinnedCertificates: [other.certificate.derData])
-        #expect(cancelled(try await error(identity: identity, policy: onOther)))
+        #expect(cancelled(try await error(identity: identity, policy: onOther, trusting: trusted)))
     }
 
     @Test func pinningAnIntermediateTrustsTheChainsItIssued() async throws {
@@ -153,12 +171,13 @@ struct SecurityPolicyChainTests {
         let identity = MockTLSIdentity(
             certificateChainDER: [Array(leaf.derData), Array(intermediate.certificate.derData)],
             privateKeyPEM: key.pemRepresentation)
+        let trusted = [root.certificate.derData]
         let pinned = SecurityPolicy(pinningMode: .certificate, pinnedCertificates: [intermediate.certificate.derData])
-        #expect(try await error(identity: identity, policy: pinned) == nil)
+        #expect(try await error(identity: identity, policy: pinned, trusting: trusted) == nil)
         // A sibling intermediate of the same root does not match.
         let sibling = try root.intermediate(commonName: "Sibling")
         let onSibling = SecurityPolicy(pinningMode: .certificate, pinnedCertificates: [sibling.certificate.derData])
-        #expect(cancelled(try await error(identity: identity, policy: onSibling)))
+        #expect(cancelled(try await error(identity: identity, policy: onSibling, trusting: trusted)))
     }
 
     @Test func aPinnedRootTheServerDoesNotSendIsInTheEvaluatedChain() async throws {
@@ -169,7 +188,7 @@ struct SecurityPolicyChainTests {
         let identity = MockTLSIdentity(
             certificateChainDER: [Array(leaf.derData)], privateKeyPEM: key.pemRepresentation)
         let certificatePin = SecurityPolicy(pinningMode: .certificate, pinnedCertificates: [ca.certificate.derData])
-        #expect(try await error(identity: identity, policy: certificatePin) == nil)
+        #expect(try await error(identity: identity, policy: certificatePin, trusting: [ca.certificate.derData]) == nil)
         let keyPin = SecurityPolicy(pinningMode: .publicKey, pinnedCertificates: [ca.certificate.derData])
         #expect(try await error(identity: identity, policy: keyPin, trusting: [ca.certificate.derData]) == nil)
         // Another root's key is still refused.
@@ -184,8 +203,11 @@ struct SecurityPolicyChainTests {
         let identity = MockTLSIdentity(
             certificateChainDER: [Array(leaf.derData), Array(ca.certificate.derData)],
             privateKeyPEM: key.pemRepresentation)
-        let pinned = SecurityPolicy(
+        var pinned = SecurityPolicy(
             pinningMode: .certificate, pinnedCertificates: [leaf.derData, ca.certificate.derData])
+        #expect(cancelled(try await error(identity: identity, policy: pinned)))
+        // Allowing invalid certificates lifts the system's evaluation only: the pinned anchors still see the expiry.
+        pinned.allowInvalidCertificates = true
         #expect(cancelled(try await error(identity: identity, policy: pinned)))
     }
 
