@@ -25,8 +25,9 @@ import Foundation
     }
 
     /// AFSecurityPolicy: evaluates server trust with optional certificate or public-key pinning. A ``SessionManager``
-    /// answers server-trust challenges with its ``SessionManager/securityPolicy``: trusted, or the challenge is cancelled
-    /// and the task fails with `URLError(.cancelled)`, as in AFNetworking.
+    /// answers server-trust challenges with its ``SessionManager/securityPolicy``: trusted, or the challenge is
+    /// cancelled and the task fails with `URLError(.serverCertificateUntrusted)` carrying the server's trust, as in
+    /// AFNetworking.
     ///
     /// ```swift
     /// // AFNetworking: [AFSecurityPolicy policyWithPinningMode:AFSSLPinningModeCertificate withPinnedCertificates:set]

@@ -13,6 +13,11 @@ extension SessionManager {
         NotificationCenter.default.post(name: .courierManagerSessionDidInvalidate, object: session)
     }
 
+    /// AFNetworking answers connection-level challenges at the session level only for a
+    /// ``SessionManagerHooks/sessionDidReceiveChallenge`` hook (its `respondsToSelector:` hides the method otherwise);
+    /// without one they go to ``urlSession(_:task:didReceive:completionHandler:)`` for the task the connection is
+    /// opened for, as Darwin routes them for a session delegate without this method, so that a server the
+    /// ``securityPolicy`` refuses fails that task with its own error.
     public func urlSession(
         _ session: URLSession, didReceive challenge: URLAuthenticationChallenge,
         completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
@@ -21,28 +26,47 @@ extension SessionManager {
             let (disposition, credential) = hook(session, challenge)
             return completionHandler(disposition, credential)
         }
-        #if canImport(Courier) || canImport(Security)
-            let space = challenge.protectionSpace
-            if space.authenticationMethod == NSURLAuthenticationMethodServerTrust, let trust = space.serverTrust {
-                // AFNetworking: trusted by the policy, or the challenge is cancelled (the task fails as cancelled).
-                guard securityPolicy.evaluateServerTrust(trust, forDomain: space.host) else {
-                    return completionHandler(.cancelAuthenticationChallenge, nil)
+        // Courier's routing for a delegate without the session-level method finds the task, and its own delegate
+        // when it has one, else this manager.
+        TaskLevelChallengeRouting().urlSession(session, didReceive: challenge) { disposition, credential in
+            #if canImport(Courier) || canImport(Security)
+                // Default handling here means no task was found (or a task's own delegate left it to the default):
+                // the policy still decides, so that no connection escapes it.
+                if disposition == .performDefaultHandling, let trust = SessionManager.serverTrust(of: challenge) {
+                    guard self.securityPolicy.evaluateServerTrust(trust, forDomain: challenge.protectionSpace.host)
+                    else { return completionHandler(.cancelAuthenticationChallenge, nil) }
+                    return completionHandler(.useCredential, URLCredential(trust: trust))
                 }
-                return completionHandler(.useCredential, URLCredential(trust: trust))
-            }
-        #endif
-        completionHandler(.performDefaultHandling, nil)
+            #endif
+            completionHandler(disposition, credential)
+        }
     }
 
+    /// AFNetworking's task-level challenge handling: the ``SessionManagerHooks/taskDidReceiveChallenge`` hook answers
+    /// when set; a server-trust challenge it leaves to default handling (or every one, without a hook) is answered by
+    /// the ``securityPolicy``. A refused server cancels the challenge and the task fails with
+    /// `URLError(.serverCertificateUntrusted)` carrying the server's trust
+    /// (`NSURLErrorFailingURLPeerTrustErrorKey`) and the URL, not as cancelled.
     public func urlSession(
         _ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
         completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
     ) {
-        guard let hook = hooks.taskDidReceiveChallenge else {
-            return completionHandler(.performDefaultHandling, nil)
+        var answer: SessionManagerHooks.ChallengeAnswer = (.performDefaultHandling, nil)
+        if let hook = hooks.taskDidReceiveChallenge {
+            answer = hook(session, task, challenge)
         }
-        let (disposition, credential) = hook(session, task, challenge)
-        completionHandler(disposition, credential)
+        #if canImport(Courier) || canImport(Security)
+            if answer.0 == .performDefaultHandling, let trust = Self.serverTrust(of: challenge) {
+                if securityPolicy.evaluateServerTrust(trust, forDomain: challenge.protectionSpace.host) {
+                    answer = (.useCredential, URLCredential(trust: trust))
+                } else {
+                    // The cancellation fails the task; its completion reports this error instead.
+                    delegate(for: task)?.challengeError = Self.serverTrustError(trust, url: task.currentRequest?.url)
+                    answer = (.cancelAuthenticationChallenge, nil)
+                }
+            }
+        #endif
+        completionHandler(answer.0, answer.1)
     }
 
     public func urlSession(
@@ -93,6 +117,7 @@ extension SessionManager {
         let queue = completionQueue ?? .main
         let group = completionGroup
         let outcome = delegate.outcome
+        let challengeError = delegate.challengeError
         let response = task.response
         let metrics = delegate.metrics
         // Serialization (JSON of any size) runs off the delegate queue, as AFNetworking's processing queue does.
@@ -101,7 +126,7 @@ extension SessionManager {
             if let metrics { userInfo[NotificationKey.metrics] = metrics }
             if !outcome.data.isEmpty { userInfo[NotificationKey.responseData] = outcome.data }
             var object: Any?
-            var failure = error ?? outcome.moveError
+            var failure = challengeError ?? error ?? outcome.moveError
             if let file = outcome.file {
                 object = file
                 userInfo[NotificationKey.assetPath] = file
@@ -216,6 +241,40 @@ extension SessionManager {
         hooks.didFinishEventsForBackgroundSession?(session)
     }
 }
+
+#if canImport(Courier) || canImport(Security)
+    extension SessionManager {
+        /// The server's trust when `challenge` is a server-trust challenge.
+        fileprivate static func serverTrust(of challenge: URLAuthenticationChallenge) -> SecTrust? {
+            let space = challenge.protectionSpace
+            return space.authenticationMethod == NSURLAuthenticationMethodServerTrust ? space.serverTrust : nil
+        }
+
+        /// The error of a server the policy refused (AFNetworking's `serverTrustErrorForServerTrust:url:`): Darwin's
+        /// untrusted-certificate error, with the trust and the URL.
+        static func serverTrustError(_ trust: SecTrust, url: URL?) -> URLError {
+            let host = url?.host(percentEncoded: false) ?? ""
+            let description =
+                "The certificate for this server is invalid. You might be connecting to a server that is pretending "
+                + "to be \u{201C}\(host)\u{201D} which could put your confidential information at risk."
+            var userInfo: [String: Any] = [
+                NSLocalizedDescriptionKey: description,
+                NSURLErrorFailingURLPeerTrustErrorKey: trust,
+            ]
+            if let url {
+                userInfo[NSURLErrorFailingURLErrorKey] = url
+                // Darwin's `NSURLErrorFailingURLStringErrorKey`, deprecated in swift-corelibs-foundation.
+                userInfo["NSErrorFailingURLStringKey"] = url.absoluteString
+            }
+            return URLError(.serverCertificateUntrusted, userInfo: userInfo)
+        }
+    }
+#endif
+
+/// A session delegate without the session-level challenge method: asked through it, Courier's default routing puts
+/// a connection-level challenge to the task-level method of the task the connection is opened for (see
+/// ``SessionManager/urlSession(_:didReceive:completionHandler:)``).
+private final class TaskLevelChallengeRouting: NSObject, URLSessionDelegate, Sendable {}
 
 /// What a completion hands to the completion queue: the serialized object, the error and the notification's user
 /// info (the app's values, made on the processing queue and read on the completion queue only).

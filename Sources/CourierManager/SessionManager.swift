@@ -93,8 +93,10 @@ open class SessionManager: NSObject, URLSessionDataDelegate, URLSessionDownloadD
     }
 
     #if canImport(Courier) || canImport(Security)
-        /// Answers server-trust challenges when no ``SessionManagerHooks/sessionDidReceiveChallenge`` hook does
-        /// (default: ``SecurityPolicy/default``).
+        /// Answers server-trust challenges when no ``SessionManagerHooks/sessionDidReceiveChallenge`` hook does and
+        /// no ``SessionManagerHooks/taskDidReceiveChallenge`` hook decides (default: ``SecurityPolicy/default``). A
+        /// server it refuses fails the task with `URLError(.serverCertificateUntrusted)`, whose
+        /// `NSURLErrorFailingURLPeerTrustErrorKey` holds the server's trust, as in AFNetworking.
         public var securityPolicy: SecurityPolicy {
             get { lock.withLock { storedSecurityPolicy } }
             set { lock.withLock { storedSecurityPolicy = newValue } }

@@ -15,12 +15,17 @@ public struct SessionManagerHooks: Sendable {
 
     /// `setSessionDidBecomeInvalidBlock:`.
     public var sessionDidBecomeInvalid: (@Sendable (URLSession, (any Error)?) -> Void)?
-    /// `setSessionDidReceiveAuthenticationChallengeBlock:`: connection-level challenges.
+    /// `setSessionDidReceiveAuthenticationChallengeBlock:`: connection-level challenges (server trust, client
+    /// certificate). When set it answers them all and the ``SessionManager/securityPolicy`` is not used; without it
+    /// they go to the task level, as in AFNetworking.
     public var sessionDidReceiveChallenge: (@Sendable (URLSession, URLAuthenticationChallenge) -> ChallengeAnswer)?
     /// `setTaskWillPerformHTTPRedirectionBlock:`: the request to follow, or `nil` to stop.
     public var taskWillPerformHTTPRedirection:
         (@Sendable (URLSession, URLSessionTask, HTTPURLResponse, URLRequest) -> URLRequest?)?
-    /// `setTaskDidReceiveAuthenticationChallengeBlock:`: task-level challenges (401, 407).
+    /// `setTaskDidReceiveAuthenticationChallengeBlock:`: task-level challenges (401, 407) and, without a
+    /// ``sessionDidReceiveChallenge`` hook, the connection-level ones of the task's connection. A server-trust
+    /// challenge it answers with `.performDefaultHandling` is left to the ``SessionManager/securityPolicy``, as in
+    /// AFNetworking.
     public var taskDidReceiveChallenge:
         (@Sendable (URLSession, URLSessionTask, URLAuthenticationChallenge) -> ChallengeAnswer)?
     /// `setTaskNeedNewBodyStreamBlock:`: the body stream for a streamed upload, or for sending a stream body again.

@@ -21,6 +21,7 @@ final class SessionTaskDelegate: @unchecked Sendable {
     private var movedFile: URL?
     private var moveError: (any Error)?
     private var collectedMetrics: URLSessionTaskMetrics?
+    private var storedChallengeError: (any Error)?
 
     init(
         task: URLSessionTask,
@@ -97,6 +98,14 @@ final class SessionTaskDelegate: @unchecked Sendable {
     var metrics: URLSessionTaskMetrics? {
         get { lock.withLock { collectedMetrics } }
         set { lock.withLock { collectedMetrics = newValue } }
+    }
+
+    /// The error the manager failed the task with when it cancelled one of its challenges (a server its
+    /// ``SessionManager/securityPolicy`` refused): reported instead of the cancellation that follows, as
+    /// AFNetworking reports the error it associates with the task.
+    var challengeError: (any Error)? {
+        get { lock.withLock { storedChallengeError } }
+        set { lock.withLock { storedChallengeError = newValue } }
     }
 
     /// The body received, the file a download was moved to, and the error of a failed move.

@@ -44,13 +44,54 @@ struct SecurityPolicyTests {
         }
     }
 
-    private func isCancelled(_ error: (any Error)?) -> Bool {
-        (error as? URLError)?.code == .cancelled
+    /// Whether `error` is the manager's refusal of the server (AFNetworking's server-trust error).
+    private func isRefused(_ error: (any Error)?) -> Bool {
+        (error as? URLError)?.code == .serverCertificateUntrusted
     }
 
-    @Test func theDefaultPolicyRefusesASelfSignedServerAsCancelled() async throws {
+    @Test func theDefaultPolicyRefusesASelfSignedServerAsUntrusted() async throws {
         try await withTwoServers { server, _ in
-            #expect(isCancelled(await error(fetching: server, with: .default)))
+            #expect(isRefused(await error(fetching: server, with: .default)))
+        }
+    }
+
+    @Test func aRefusedServerFailsTheTaskWithItsTrustAndURLNotAsCancelled() async throws {
+        // AFNetworking cancels the challenge but completes the task with the error of
+        // `serverTrustErrorForServerTrust:url:`. Before the fix the task completed with `URLError(.cancelled)`.
+        try await withTwoServers { server, _ in
+            let failure = try #require(await error(fetching: server, with: .default) as? URLError)
+            #expect(failure.code == .serverCertificateUntrusted)
+            let trust = try #require(failure.failureURLPeerTrust)
+            let leaf = try #require((SecTrustCopyCertificateChain(trust) as? [SecCertificate])?.first)
+            #expect(SecCertificateCopyData(leaf) as Data == Data(server.certificateDER))
+            #expect(failure.userInfo[NSURLErrorFailingURLErrorKey] as? URL == server.url("/ok"))
+            #expect(failure.userInfo["NSErrorFailingURLStringKey"] as? String == server.url("/ok").absoluteString)
+        }
+    }
+
+    @Test func aTaskHookLeavingServerTrustToDefaultHandlingLeavesItToThePolicy() async throws {
+        // AFNetworking's task-level handler evaluates server trust with the policy when the hook answers default
+        // handling; the hook is asked about it first.
+        try await withTwoServers { server, _ in
+            server.route("/ok", response: .ok("ok"))
+            let configuration = URLSessionConfiguration.ephemeral
+            configuration.connectionProxyDictionary = [:]
+            let manager = SessionManager(sessionConfiguration: configuration)
+            manager.completionQueue = DispatchQueue(label: "policy-hook")
+            manager.responseSerializer = HTTPResponseSerializer()
+            let asked = LockedValue<[String]>([])
+            manager.hooks.taskDidReceiveChallenge = { _, _, challenge in
+                asked.set(asked.get() + [challenge.protectionSpace.authenticationMethod])
+                return (.performDefaultHandling, nil)
+            }
+            defer { manager.invalidateSessionCancelingTasks(true, resetSession: false) }
+            let failure: (any Error)? = await withCheckedContinuation { continuation in
+                manager.dataTask(with: URLRequest(url: server.url("/ok"))) { _, _, error in
+                    continuation.resume(returning: error)
+                }.resume()
+            }
+            #expect(isRefused(failure))
+            #expect(asked.get() == [NSURLAuthenticationMethodServerTrust])
         }
     }
 
@@ -60,7 +101,7 @@ struct SecurityPolicyTests {
             var pinned = SecurityPolicy(pinningMode: .certificate, pinnedCertificates: [Data(server.certificateDER)])
             pinned.allowInvalidCertificates = true
             #expect(await error(fetching: server, with: pinned) == nil)
-            #expect(isCancelled(await error(fetching: other, with: pinned)))
+            #expect(isRefused(await error(fetching: other, with: pinned)))
         }
     }
 
@@ -68,10 +109,10 @@ struct SecurityPolicyTests {
         try await withTwoServers { server, other in
             var pinned = SecurityPolicy(pinningMode: .publicKey, pinnedCertificates: [Data(server.certificateDER)])
             // Self-signed, so not valid for the system: public-key pinning alone must vouch for it.
-            #expect(isCancelled(await error(fetching: server, with: pinned)))
+            #expect(isRefused(await error(fetching: server, with: pinned)))
             pinned.allowInvalidCertificates = true
             #expect(await error(fetching: server, with: pinned) == nil)
-            #expect(isCancelled(await error(fetching: other, with: pinned)))
+            #expect(isRefused(await error(fetching: other, with: pinned)))
         }
     }
 
@@ -80,7 +121,7 @@ struct SecurityPolicyTests {
             var anything = SecurityPolicy.default
             anything.allowInvalidCertificates = true
             // AFNetworking refuses this combination: it would accept any certificate while claiming a name check.
-            #expect(isCancelled(await error(fetching: server, with: anything)))
+            #expect(isRefused(await error(fetching: server, with: anything)))
             anything.validatesDomainName = false
             #expect(await error(fetching: server, with: anything) == nil)
         }
@@ -92,7 +133,7 @@ struct SecurityPolicyTests {
         // trusted with `allowInvalidCertificates` off, against the property's own documentation.
         try await withTwoServers { server, _ in
             var pinned = SecurityPolicy(pinningMode: .certificate, pinnedCertificates: [Data(server.certificateDER)])
-            #expect(isCancelled(await error(fetching: server, with: pinned)))
+            #expect(isRefused(await error(fetching: server, with: pinned)))
             pinned.allowInvalidCertificates = true
             #expect(await error(fetching: server, with: pinned) == nil)
         }
@@ -145,7 +186,7 @@ struct SecurityPolicyChainTests {
         }
     }
 
-    private func cancelled(_ error: (any Error)?) -> Bool { (error as? URLError)?.code == .cancelled }
+    private func refused(_ error: (any Error)?) -> Bool { (error as? URLError)?.code == .serverCertificateUntrusted }
 
     @Test func pinningTheIssuingCAOrTheLeafTrustsTheServer() async throws {
         let ca = try TestCertificateAuthority(commonName: "Pinned CA")
@@ -161,7 +202,7 @@ struct SecurityPolicyChainTests {
         #expect(try await error(identity: identity, policy: onLeaf, trusting: trusted) == nil)
         let other = try TestCertificateAuthority(commonName: "Other CA")
         let onOther = SecurityPolicy(pinningMode: .certificate, pinnedCertificates: [other.certificate.derData])
-        #expect(cancelled(try await error(identity: identity, policy: onOther, trusting: trusted)))
+        #expect(refused(try await error(identity: identity, policy: onOther, trusting: trusted)))
     }
 
     @Test func pinningAnIntermediateTrustsTheChainsItIssued() async throws {
@@ -177,7 +218,7 @@ struct SecurityPolicyChainTests {
         // A sibling intermediate of the same root does not match.
         let sibling = try root.intermediate(commonName: "Sibling")
         let onSibling = SecurityPolicy(pinningMode: .certificate, pinnedCertificates: [sibling.certificate.derData])
-        #expect(cancelled(try await error(identity: identity, policy: onSibling, trusting: trusted)))
+        #expect(refused(try await error(identity: identity, policy: onSibling, trusting: trusted)))
     }
 
     @Test func aPinnedRootTheServerDoesNotSendIsInTheEvaluatedChain() async throws {
@@ -194,7 +235,7 @@ struct SecurityPolicyChainTests {
         // Another root's key is still refused.
         let other = try TestCertificateAuthority(commonName: "Other root")
         let otherPin = SecurityPolicy(pinningMode: .publicKey, pinnedCertificates: [other.certificate.derData])
-        #expect(cancelled(try await error(identity: identity, policy: otherPin, trusting: [ca.certificate.derData])))
+        #expect(refused(try await error(identity: identity, policy: otherPin, trusting: [ca.certificate.derData])))
     }
 
     @Test func anExpiredPinnedCertificateIsRefused() async throws {
@@ -205,10 +246,10 @@ struct SecurityPolicyChainTests {
             privateKeyPEM: key.pemRepresentation)
         var pinned = SecurityPolicy(
             pinningMode: .certificate, pinnedCertificates: [leaf.derData, ca.certificate.derData])
-        #expect(cancelled(try await error(identity: identity, policy: pinned)))
+        #expect(refused(try await error(identity: identity, policy: pinned)))
         // Allowing invalid certificates lifts the system's evaluation only: the pinned anchors still see the expiry.
         pinned.allowInvalidCertificates = true
-        #expect(cancelled(try await error(identity: identity, policy: pinned)))
+        #expect(refused(try await error(identity: identity, policy: pinned)))
     }
 
     @Test func aPinnedCertificateAppendedToAnotherChainIsNoPin() async throws {
@@ -223,9 +264,9 @@ struct SecurityPolicyChainTests {
         var policy = SecurityPolicy(pinningMode: .publicKey, pinnedCertificates: [pinned.derData])
         // A CA the system trusts issued the impostor's certificate for the host: the case pinning exists for.
         #expect(
-            cancelled(try await error(identity: identity, policy: policy, trusting: [impostorCA.certificate.derData])))
+            refused(try await error(identity: identity, policy: policy, trusting: [impostorCA.certificate.derData])))
         policy.allowInvalidCertificates = true
-        #expect(cancelled(try await error(identity: identity, policy: policy)))
+        #expect(refused(try await error(identity: identity, policy: policy)))
     }
 
     @Test func aPinnedPublicKeySurvivesARenewedCertificate() async throws {
@@ -241,11 +282,11 @@ struct SecurityPolicyChainTests {
         // The old certificate itself, pinned as a certificate, no longer matches.
         let certificatePin = SecurityPolicy(pinningMode: .certificate, pinnedCertificates: [old.derData])
         #expect(
-            cancelled(try await error(identity: identity, policy: certificatePin, trusting: [ca.certificate.derData])))
+            refused(try await error(identity: identity, policy: certificatePin, trusting: [ca.certificate.derData])))
         // A key that is not in the chain is refused.
         let (stranger, _) = try ca.leaf()
         let pinnedStranger = SecurityPolicy(pinningMode: .publicKey, pinnedCertificates: [stranger.derData])
         #expect(
-            cancelled(try await error(identity: identity, policy: pinnedStranger, trusting: [ca.certificate.derData])))
+            refused(try await error(identity: identity, policy: pinnedStranger, trusting: [ca.certificate.derData])))
     }
 }
