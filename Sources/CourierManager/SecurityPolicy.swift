@@ -44,7 +44,9 @@ import Foundation
         /// pinned, but an expired certificate is still refused); with ``SSLPinningMode/publicKey`` a pinned key must
         /// still be in the chain. Without it, a pinned server must also be trusted by the system.
         public var allowInvalidCertificates = false
-        /// Whether the certificate must name the host.
+        /// Whether the certificate must name the host (default: `true`). With ``allowInvalidCertificates`` and no
+        /// pinning (or no pinned certificates), every server is refused, as in AFNetworking: nothing could vouch for
+        /// the name of a certificate the system does not trust; pin the certificate or turn this off.
         public var validatesDomainName = true
 
         /// A policy with `mode` and `pinnedCertificates`.
