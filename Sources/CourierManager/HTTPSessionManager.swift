@@ -46,6 +46,23 @@ open class HTTPSessionManager: SessionManager, @unchecked Sendable {
         set { serializerLock.withLock { storedRequestSerializer = newValue } }
     }
 
+    #if canImport(Courier) || canImport(Security)
+        /// The ``SessionManager/securityPolicy``, which can pin (``SSLPinningMode/certificate`` or
+        /// ``SSLPinningMode/publicKey``) only on a manager whose ``baseURL`` is `https`: as AFHTTPSessionManager
+        /// raises an exception there, setting such a policy on a manager without an `https` base URL (or without one
+        /// at all) is a programmer error that stops the program.
+        public override var securityPolicy: SecurityPolicy {
+            get { super.securityPolicy }
+            set {
+                precondition(
+                    newValue.pinningMode == .none || baseURL?.scheme?.lowercased() == "https",
+                    "A security policy configured with \(newValue.pinningMode) pinning can only be applied on a "
+                        + "manager with a secure base URL (i.e. https)")
+                super.securityPolicy = newValue
+            }
+        }
+    #endif
+
     /// `urlString` resolved against ``baseURL``.
     public func url(for urlString: String) -> URL? {
         URL(string: urlString, relativeTo: baseURL)?.absoluteURL

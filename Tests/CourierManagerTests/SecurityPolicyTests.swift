@@ -158,6 +158,27 @@ struct SecurityPolicyTests {
         lenient.validatesDomainName = false
         #expect(lenient.evaluateServerTrust(try trust(), forDomain: "bank.example"))
     }
+
+    @Test func aPinningPolicyNeedsAnHTTPSBaseURL() async {
+        // AFHTTPSessionManager raises when a pinning policy is set without an https base URL; the manager stops the
+        // program (in a child process here). Before the fix the policy was taken.
+        await #expect(processExitsWith: .failure) {
+            let manager = HTTPSessionManager(baseURL: URL(string: "http://api.example/"))
+            manager.securityPolicy = SecurityPolicy(pinningMode: .publicKey)
+        }
+        await #expect(processExitsWith: .failure) {
+            let manager = HTTPSessionManager()
+            manager.securityPolicy = SecurityPolicy(pinningMode: .certificate)
+        }
+        let secure = HTTPSessionManager(baseURL: URL(string: "https://api.example/"))
+        defer { secure.invalidateSessionCancelingTasks(true, resetSession: false) }
+        secure.securityPolicy = SecurityPolicy(pinningMode: .certificate)
+        #expect(secure.securityPolicy.pinningMode == .certificate)
+        let plain = HTTPSessionManager(baseURL: URL(string: "http://api.example/"))
+        defer { plain.invalidateSessionCancelingTasks(true, resetSession: false) }
+        plain.securityPolicy = .default
+        #expect(plain.securityPolicy.pinningMode == .none)
+    }
 }
 
 /// The policy against servers whose chain a test CA issued: pins on the leaf, the CA and a key, and an expired leaf.
