@@ -33,6 +33,11 @@ struct DataURLTests {
         Row(url: "data:,", mimeType: "text/plain", charset: "us-ascii", body: []),
         Row(url: "data:text/plain,a,b,c", mimeType: "text/plain", charset: nil, body: Array("a,b,c".utf8)),
         Row(url: "data:text/plain;base64,", mimeType: "text/plain", charset: nil, body: []),
+        // The fragment belongs to the URL, not to the data; an escaped `#` is data.
+        Row(url: "data:text/plain,hello#frag", mimeType: "text/plain", charset: nil, body: Array("hello".utf8)),
+        Row(url: "data:text/plain,a%23b#c#d", mimeType: "text/plain", charset: nil, body: Array("a#b".utf8)),
+        Row(url: "data:;base64,SGVsbG8=#frag", mimeType: "text/plain", charset: "us-ascii", body: Array("Hello".utf8)),
+        Row(url: "data:,#", mimeType: "text/plain", charset: "us-ascii", body: []),
     ]
 
     @Test(arguments: valid)

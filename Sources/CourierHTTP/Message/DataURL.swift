@@ -4,8 +4,9 @@ import Foundation
 ///
 /// `data:[<mediatype>][;base64],<data>`. The media type defaults to `text/plain;charset=US-ASCII`, and a URL that
 /// gives only `;charset=…` means `text/plain` with that charset. The data is percent-decoded, then, with `;base64`,
-/// base64-decoded (ASCII whitespace ignored, padding optional). What cannot be decoded is `badURL`: no comma, a
-/// broken percent escape, invalid base64 or a malformed media type.
+/// base64-decoded (ASCII whitespace ignored, padding optional). A fragment (`#…`) is not part of the data, as the URL
+/// standard's `data:` URL processor and Darwin have it. What cannot be decoded is `badURL`: no comma, a broken percent
+/// escape, invalid base64 or a malformed media type.
 public struct DataURL: Hashable, Sendable {
     /// The lowercased `type/subtype`.
     public var mimeType: String
@@ -14,9 +15,11 @@ public struct DataURL: Hashable, Sendable {
     /// The decoded bytes.
     public var body: Data
 
-    /// Parses `string`, a whole `data:` URL.
+    /// Parses `string`, a whole `data:` URL; its fragment, if any, is ignored.
     public init(parsing string: String) throws(TransferError) {
-        let utf8 = Array(string.utf8)
+        var utf8 = Array(string.utf8)
+        // The first `#` starts the fragment (a `#` in the data is written `%23`): the URL, not the data, carries it.
+        if let hash = utf8.firstIndex(of: UInt8(ascii: "#")) { utf8.removeSubrange(hash...) }
         guard utf8.count >= 5, String(decoding: utf8[0..<5], as: UTF8.self).lowercased() == "data:" else {
             throw .badURL("\(Self.shortened(string)) is not a data: URL")
         }

@@ -25,6 +25,18 @@ struct LocalSchemeTests {
         #expect(response.url == url)
     }
 
+    /// The fragment is the URL's, not the data's (as on Darwin); the response keeps the whole URL.
+    @Test func aDataURLsFragmentIsNotInTheBody() async throws {
+        let session = makeSession()
+        defer { session.finishTasksAndInvalidate() }
+        let url = try #require(URL(string: "data:text/plain,hello#frag"))
+        let outcome = await session.runDataTask(url)
+        #expect(outcome.error == nil)
+        #expect(outcome.data == Data("hello".utf8))
+        #expect(outcome.response?.expectedContentLength == 5)
+        #expect(outcome.response?.url == url)
+    }
+
     @Test func anInvalidDataURLIsBadURL() async throws {
         let session = makeSession()
         defer { session.finishTasksAndInvalidate() }
