@@ -96,4 +96,27 @@ struct PreemptiveCredentialTests {
         let entry = try #require(spaces.entry(for: items))
         #expect(entry.user == "alice" && entry.space == space)
     }
+
+    /// A long-running process that authenticates with many hosts keeps only the most recent spaces, not every one
+    /// for ever; a space looked up counts as recent.
+    @Test func theSpacesKeptAreBoundedAndTheLeastRecentlyUsedGoFirst() throws {
+        let spaces = AuthenticatedSpaces()
+        func url(_ host: Int) -> URL { URL(string: "https://host\(host).test/login")! }
+        func remember(_ host: Int) {
+            let space = AuthenticationQuestion.Space(
+                host: "host\(host).test", port: 443, protocol: "https", realm: "r",
+                authenticationMethod: NSURLAuthenticationMethodHTTPBasic)
+            spaces.remember(space, user: "u", for: url(host))
+        }
+        let capacity = AuthenticatedSpaces.capacity
+        for host in 0..<capacity { remember(host) }
+        #expect(spaces.count == capacity)
+        // Host 0, the oldest, is used again: host 1 is now the least recently used.
+        #expect(spaces.entry(for: url(0)) != nil)
+        for host in capacity..<(capacity + 10) { remember(host) }
+        #expect(spaces.count == capacity)
+        #expect(spaces.entry(for: url(0)) != nil)
+        for host in 1...10 { #expect(spaces.entry(for: url(host)) == nil, "host\(host) kept") }
+        for host in 11..<(capacity + 10) { #expect(spaces.entry(for: url(host)) != nil, "host\(host) forgotten") }
+    }
 }

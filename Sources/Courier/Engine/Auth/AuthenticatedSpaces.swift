@@ -11,6 +11,10 @@ import Synchronization
 /// time, so removing it there stops the preemptive use. A space remembers the user whose credential worked: the
 /// storage may hold others for it, and its default (which `set(_:for:)` leaves as it was) may be one the server no
 /// longer accepts.
+///
+/// At most ``capacity`` spaces are kept, the least recently used forgotten first: a long-running process that talks
+/// to many hosts or realms would otherwise keep every space for ever. A forgotten space costs one 401 the next time,
+/// after which it is remembered again.
 final class AuthenticatedSpaces: Sendable {
     struct Entry: Hashable {
         var scheme: String
@@ -23,10 +27,17 @@ final class AuthenticatedSpaces: Sendable {
         var user: String?
     }
 
-    private let entries = Mutex<Set<Entry>>([])
+    /// The most spaces kept.
+    static let capacity = 256
+
+    /// The spaces, the least recently remembered or used first.
+    private let entries = Mutex<[Entry]>([])
 
     /// Whether no space is known (the common case: nothing to look up).
     var isEmpty: Bool { entries.withLock { $0.isEmpty } }
+
+    /// How many spaces are kept (at most ``capacity``).
+    var count: Int { entries.withLock { $0.count } }
 
     /// Forgets every space (`URLSession.reset`).
     func removeAll() {
@@ -45,11 +56,12 @@ final class AuthenticatedSpaces: Sendable {
             scheme: origin.scheme, host: origin.host, port: origin.port, pathPrefix: Self.directory(of: url),
             space: space, user: user)
         entries.withLock { entries in
-            entries = entries.filter {
-                !($0.scheme == entry.scheme && $0.host == entry.host && $0.port == entry.port
-                    && $0.pathPrefix == entry.pathPrefix && $0.space == entry.space)
+            entries.removeAll {
+                $0.scheme == entry.scheme && $0.host == entry.host && $0.port == entry.port
+                    && $0.pathPrefix == entry.pathPrefix && $0.space == entry.space
             }
-            entries.insert(entry)
+            entries.append(entry)
+            if entries.count > Self.capacity { entries.removeFirst(entries.count - Self.capacity) }
         }
     }
 
@@ -58,16 +70,25 @@ final class AuthenticatedSpaces: Sendable {
         entry(for: url)?.space
     }
 
-    /// The entry whose origin matches `url` and whose path prefix is the longest prefix of its path.
+    /// The entry whose origin matches `url` and whose path prefix is the longest prefix of its path (of equally long
+    /// ones, the most recent). It becomes the most recently used: a space in use is not the next one forgotten.
     func entry(for url: URL) -> Entry? {
         guard let origin = Self.origin(of: url) else { return nil }
         let path = url.path.isEmpty ? "/" : url.path
         return entries.withLock { entries in
-            entries.filter {
-                $0.scheme == origin.scheme && $0.host == origin.host && $0.port == origin.port
-                    && path.hasPrefix($0.pathPrefix)
+            var best: Int? = nil
+            for (index, candidate) in entries.enumerated() {
+                guard candidate.scheme == origin.scheme, candidate.host == origin.host, candidate.port == origin.port,
+                    path.hasPrefix(candidate.pathPrefix)
+                else { continue }
+                // Only a longer prefix beats a later candidate: of equally long ones, the most recent wins.
+                if let current = best, entries[current].pathPrefix.count > candidate.pathPrefix.count { continue }
+                best = index
             }
-            .max { $0.pathPrefix.count < $1.pathPrefix.count }
+            guard let found = best else { return nil }
+            let entry = entries.remove(at: found)
+            entries.append(entry)
+            return entry
         }
     }
 
