@@ -213,6 +213,7 @@ open class URLSessionWebSocketTask: URLSessionTask, @unchecked Sendable {
     /// answer passes RFC 6455's checks, the connection opens and the task goes on; otherwise the task fails with
     /// `badServerResponse`.
     override func complete(with error: (any Error)?, body: Data?, file: URL? = nil) {
+        releaseHandshakeEngine()
         let upgraded = upgrade.slot.take()
         if let error {
             upgraded?.close()
@@ -241,6 +242,23 @@ open class URLSessionWebSocketTask: URLSessionTask, @unchecked Sendable {
         }
         guard let upgraded else { return }
         open(upgraded, protocol: chosen)
+    }
+
+    /// Lets go of the handshake's engine and its adapter, which the task otherwise kept until the connection closed
+    /// (`URLSessionTask.complete` drops them): an open WebSocket can live for hours, and the engine (which holds the
+    /// task back, a cycle) keeps its request, transactions and stage state. Nothing needs them once the handshake
+    /// ended: its response, current request and counters are the task's already, its metrics were delivered before
+    /// its end, and a `cancel()` or `suspend()` now finds no engine, as it would find one that had finished (a cancel
+    /// is carried out on the connection, see `open(_:protocol:)`). They are dropped after the lock is released.
+    private func releaseHandshakeEngine() {
+        let handshake = mutable.withLock { state in
+            defer {
+                state.engine = nil
+                state.adapter = nil
+            }
+            return (state.engine, state.adapter)
+        }
+        withExtendedLifetime(handshake) {}
     }
 
     private func open(_ upgraded: UpgradedConnection, protocol chosen: String) {
