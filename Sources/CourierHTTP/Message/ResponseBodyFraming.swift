@@ -166,7 +166,9 @@ public struct ResponseBodyFraming: Hashable, Sendable {
                 state = .chunkSize(size: size, digits: digits, extensionLength: extensionLength, sawCR: true)
             } else if let length = extensionLength {
                 // The extension's syntax is not checked (nobody reads it), but no control character may hide in it.
-                guard !Self.isControl(byte) else { throw Self.malformed("a chunk extension has a control character") }
+                guard !FieldList.isControl(byte) else {
+                    throw Self.malformed("a chunk extension has a control character")
+                }
                 guard length < Self.maximumFramingLineLength else {
                     throw Self.malformed("a chunk extension is endless")
                 }
@@ -195,7 +197,7 @@ public struct ResponseBodyFraming: Hashable, Sendable {
             } else if byte == cr {
                 state = .trailers(lineLength: lineLength, sawCR: true, total: total)
             } else {
-                guard byte != lf, byte == UInt8(ascii: "\t") || !Self.isControl(byte) else {
+                guard !FieldList.isControl(byte) else {
                     throw Self.malformed("a trailer line has a control character")
                 }
                 guard total < Self.maximumFramingLineLength else { throw Self.malformed("the trailers are endless") }
@@ -208,11 +210,6 @@ public struct ResponseBodyFraming: Hashable, Sendable {
 
     private static func malformed(_ detail: String) -> TransferError {
         .badServerResponse("the response's chunked body is malformed: \(detail)")
-    }
-
-    /// A control character other than HTAB (RFC 5234 CTL).
-    private static func isControl(_ byte: UInt8) -> Bool {
-        (byte < 0x20 && byte != UInt8(ascii: "\t")) || byte == 0x7F
     }
 
     private static func hexValue(_ byte: UInt8) -> UInt8? {

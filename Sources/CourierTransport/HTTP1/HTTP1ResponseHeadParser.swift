@@ -87,7 +87,7 @@ enum HTTP1ResponseHeadParser {
             : UnsafeRawBufferPointer(
                 start: nil, count: 0)
         // reason-phrase = 1*( HTAB / SP / VCHAR / obs-text )
-        guard !reasonBytes.contains(where: isControl) else {
+        guard !reasonBytes.contains(where: FieldList.isControl) else {
             throw .cannotParseResponse("the response's reason phrase has a control character")
         }
         return (HTTPVersion(major: major, minor: minor), code, String(decoding: reasonBytes, as: UTF8.self))
@@ -99,7 +99,7 @@ enum HTTP1ResponseHeadParser {
             throw .cannotParseResponse("a line of the response head is not a field: it has no colon")
         }
         let name = UnsafeRawBufferPointer(rebasing: line[..<colon])
-        guard !name.isEmpty, name.allSatisfy(isTokenCharacter) else {
+        guard !name.isEmpty, name.allSatisfy(Token.isTokenByte) else {
             throw .cannotParseResponse("the response has a field name that is not a token")
         }
         var valueStart = colon + 1
@@ -109,7 +109,7 @@ enum HTTP1ResponseHeadParser {
         let value = UnsafeRawBufferPointer(rebasing: line[valueStart..<valueEnd])
         // field-value = *( VCHAR / obs-text / SP / HTAB ): a NUL or another control character is refused, as llhttp
         // and browsers do; what the app would read could differ from what a proxy on the way read.
-        guard !value.contains(where: isControl) else {
+        guard !value.contains(where: FieldList.isControl) else {
             throw .cannotParseResponse("the response has a control character in the value of a field")
         }
         return (String(decoding: name, as: UTF8.self), String(decoding: value, as: UTF8.self))
@@ -117,25 +117,5 @@ enum HTTP1ResponseHeadParser {
 
     private static func isWhitespace(_ byte: UInt8) -> Bool {
         byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t")
-    }
-
-    /// A control character other than HTAB (RFC 5234 CTL).
-    private static func isControl(_ byte: UInt8) -> Bool {
-        (byte < 0x20 && byte != UInt8(ascii: "\t")) || byte == 0x7F
-    }
-
-    /// tchar (RFC 9110 §5.6.2).
-    private static func isTokenCharacter(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-            UInt8(ascii: "0")...UInt8(ascii: "9"):
-            true
-        case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"),
-            UInt8(ascii: "'"), UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."),
-            UInt8(ascii: "^"), UInt8(ascii: "_"), UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"):
-            true
-        default:
-            false
-        }
     }
 }
