@@ -32,7 +32,7 @@ import NIOPosix
 /// `Content-Length: 0` and close the connection, except a 407 to an absolute-form request, which keeps it open so
 /// that the client can retry on it.
 ///
-/// The proxy runs on `MultiThreadedEventLoopGroup.singleton`; each upstream connection shares its client
+/// The proxy runs on ``MockServerEventLoops/group``; each upstream connection shares its client
 /// connection's event loop, and reading pauses on either side while the other cannot take more bytes.
 public final class MockProxy: Sendable {
     private let credentials: ProxyCredentialCheck?
@@ -78,7 +78,7 @@ public final class MockProxy: Sendable {
     private func makeBootstrap() -> ServerBootstrap {
         let state = self.state
         let credentials = self.credentials
-        return ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+        return ServerBootstrap(group: MockServerEventLoops.group)
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)

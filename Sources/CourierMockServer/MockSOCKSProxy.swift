@@ -25,7 +25,7 @@ import NIOPosix
 /// request. An end of input on one side half-closes the other; a close of either side closes both.
 ///
 /// Messages may arrive split anywhere or several in one piece. The proxy runs on
-/// `MultiThreadedEventLoopGroup.singleton`; each upstream connection shares its client connection's event loop.
+/// ``MockServerEventLoops/group``; each upstream connection shares its client connection's event loop.
 public final class MockSOCKSProxy: Sendable {
     private let credentials: (user: String, password: String)?
     private let state = ProxyState<SOCKSRequest>()
@@ -66,7 +66,7 @@ public final class MockSOCKSProxy: Sendable {
     private func makeBootstrap() -> ServerBootstrap {
         let state = self.state
         let credentials = self.credentials
-        return ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+        return ServerBootstrap(group: MockServerEventLoops.group)
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)

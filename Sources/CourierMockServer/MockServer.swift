@@ -17,7 +17,7 @@ import NIOSSL
 /// #expect(server.requests(path: "/hello").count == 1)
 /// ```
 ///
-/// The server runs on `MultiThreadedEventLoopGroup.singleton` and never blocks a thread: delays use the
+/// The server runs on ``MockServerEventLoops/group`` and never blocks a thread: delays use the
 /// event loop's scheduling and bodies are written with backpressure.
 public final class MockServer: Sendable {
     /// The protocol the server speaks.
@@ -228,7 +228,7 @@ public final class MockServer: Sendable {
         let state = self.state
         let negotiatesHTTP2 = scheme == .http2
         let http2Settings = self.http2Settings
-        var bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+        var bootstrap = ServerBootstrap(group: MockServerEventLoops.group)
             .serverChannelOption(.backlog, value: 256)
         if unixSocketPath == nil {
             // TCP only: Unix domain sockets refuse these options.
@@ -319,7 +319,8 @@ public final class MockServer: Sendable {
     }
 
     /// Answers requests for exactly `path` with the response `handler` returns; matching works as for
-    /// ``route(_:method:response:)``. The handler runs on an event loop thread and must not block.
+    /// ``route(_:method:response:)``. The handler runs on one of ``MockServerEventLoops/group``'s event loops and
+    /// must not block.
     public func route(
         _ path: String,
         method: String? = nil,

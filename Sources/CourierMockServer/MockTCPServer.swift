@@ -23,7 +23,7 @@ import NIOSSL
 /// generated self-signed certificate for `localhost`, `127.0.0.1` and `::1` (``certificateDER``), or the given
 /// ``MockTLSIdentity``. The command line itself is recorded like any other bytes.
 ///
-/// The server runs on `MultiThreadedEventLoopGroup.singleton` and lets clients half-close.
+/// The server runs on ``MockServerEventLoops/group`` and lets clients half-close.
 public final class MockTCPServer: Sendable {
     /// What the server does on each connection.
     public enum Mode: Sendable, Equatable {
@@ -117,7 +117,7 @@ public final class MockTCPServer: Sendable {
         let mode = mode
         let command = startTLSCommand.map { Array($0.utf8) }
         let sslContext = identity.withLockedValue { $0?.sslContext }
-        return ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+        return ServerBootstrap(group: MockServerEventLoops.group)
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)

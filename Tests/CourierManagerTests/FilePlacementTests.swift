@@ -1,3 +1,4 @@
+import CourierMockServer
 import Foundation
 import Testing
 
@@ -18,7 +19,7 @@ struct FilePlacementTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         let source = folder.appendingPathComponent("download.tmp")
         let target = folder.appendingPathComponent("file.bin")
-        let contents = Data((0..<3_000_000).map { UInt8($0 % 251) })
+        let contents = MockBody.patternBytes(offset: 0, count: 3_000_000)
         try contents.write(to: source)
         try Data("the user's old file".utf8).write(to: target)
         // Across file systems rename(2) fails with EXDEV: the copying path runs.

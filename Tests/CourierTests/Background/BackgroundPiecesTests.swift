@@ -1,4 +1,5 @@
 import CourierStore
+import CourierTestSupport
 import Foundation
 import Logging
 import Testing

@@ -193,7 +193,8 @@ extension CLISuites {
                     child.send(SIGTERM)
                 }
                 defer { stopper.cancel() }
-                let text = await Task.detached {
+                // Blocking reads, on a thread of their own: not on one of the few the concurrent tests share.
+                let text = await onOwnThread {
                     var text = ""
                     while !text.contains(" s\n") {
                         let chunk = errors.availableData
@@ -201,7 +202,7 @@ extension CLISuites {
                         text += String(decoding: chunk, as: UTF8.self)
                     }
                     return text
-                }.value
+                }
                 child.send(SIGTERM)
                 _ = await child.exitStatus()
                 #expect(text.contains("retry 1 of 1 in 86400.0 s"), "\(text)")

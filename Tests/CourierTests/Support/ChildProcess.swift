@@ -1,3 +1,4 @@
+import CourierTestSupport
 import Foundation
 import NIOConcurrencyHelpers
 
@@ -156,18 +157,5 @@ final class ChildProcess: Sendable {
     private static func decode(_ raw: Int32) -> Int32 {
         let signal = raw & 0x7f
         return signal == 0 ? (raw >> 8) & 0xff : 128 + signal
-    }
-}
-
-/// Runs blocking work (a `waitpid`, a read until end of file) on a thread of its own and returns its result.
-///
-/// Not on `DispatchQueue.global()`: on Linux its threads come from the pool that also runs Swift concurrency's
-/// jobs and timers, and the tests that run the `courier` executable block several of them for seconds each; with
-/// dozens of such tests at once the whole suite stalled (timers late by seconds, tests that never finished).
-func onOwnThread<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
-    await withCheckedContinuation { continuation in
-        let thread = Thread { continuation.resume(returning: work()) }
-        thread.stackSize = 1 << 20
-        thread.start()
     }
 }

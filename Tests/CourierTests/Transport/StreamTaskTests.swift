@@ -272,8 +272,10 @@ import Testing
             await delegate.becameStreams.wait()
             #expect(earlierRead.withLockedValue { $0 } == "first")
             #expect(task.state == .completed)
-            let (input, output) = try #require(delegate.streams)
-            let echoed = await Task.detached { () -> (String, Int) in
+            // The streams go to the thread that reads and writes them, and are used there only.
+            nonisolated(unsafe) let (input, output) = try #require(delegate.streams)
+            // Blocking reads, on a thread of their own: not on one of the few the concurrent tests share.
+            let echoed = await onOwnThread { () -> (String, Int) in
                 input.open()
                 output.open()
                 let message = Array("through streams".utf8)
@@ -291,7 +293,7 @@ import Testing
                 let end = input.read(&buffer, maxLength: buffer.count)
                 input.close()
                 return (String(decoding: received, as: UTF8.self), end)
-            }.value
+            }
             #expect(echoed.0 == "through streams")
             #expect(echoed.1 == 0)
             try await waitUntil { server.endOfInputCount == 1 }
