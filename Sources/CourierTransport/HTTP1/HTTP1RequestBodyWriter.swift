@@ -18,9 +18,11 @@ import NIOHTTP1
 final class HTTP1RequestBodyWriter {
     /// Bytes per write of an in-memory body, so upload progress is reported as the body goes out.
     static let chunkSize = 64 * 1024
-    /// Bytes per read of a streamed body (a file): few hops off the loop, one chunk in memory at a time. Also the
-    /// bytes per `sendfile(2)` region, so that progress is reported as often.
+    /// Bytes per read of a streamed body (a file): few hops off the loop, one chunk in memory at a time.
     static let streamChunkSize = 512 * 1024
+    /// Bytes per `sendfile(2)` region of a file's body. Nothing is held in memory for a region, and each costs a
+    /// write, its completion and a progress report on the event loop between two sends: larger than a read.
+    static let fileRegionSize = 2 * 1024 * 1024
     /// How long to wait for `100 Continue` before sending the body anyway (as curl does).
     static let continueTimeout = TimeAmount.seconds(1)
 
@@ -258,7 +260,7 @@ final class HTTP1RequestBodyWriter {
         guard case .stream(.some(let length), _) = body else { return }
         var queued = false
         while case .writing = phase, !paused, context.channel.isWritable, totalSent < length {
-            let regionEnd = min(totalSent + Int64(Self.streamChunkSize), length)
+            let regionEnd = min(totalSent + Int64(Self.fileRegionSize), length)
             if let mismatch = Self.sizeMismatch(of: lease.handle, regionEnd: regionEnd, length: length) {
                 fail(mismatch)
                 return
