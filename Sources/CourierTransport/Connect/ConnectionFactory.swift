@@ -104,11 +104,9 @@ struct ConnectionFactory: Sendable {
                     }
                     try sync.addHandler(ConnectionReadyHandler(promise: ready, waitsForTLS: sslContext != nil))
                     if sslContext == nil {
-                        // No ALPN to wait for: HTTP/1.1 from the start. Straight to the server, nothing after the
-                        // codec needs a body's bytes: a file may go out with sendfile(2).
+                        // No ALPN to wait for: HTTP/1.1 from the start.
                         try Self.addHTTP1Handlers(
-                            to: channel, endpoint: endpoint, idleConnectionTimeout: idleTimeout,
-                            sendsFileRegions: key.proxy == nil)
+                            to: channel, endpoint: endpoint, idleConnectionTimeout: idleTimeout)
                     }
                 }
             }
@@ -160,8 +158,7 @@ struct ConnectionFactory: Sendable {
                         }
                         if sslContext != nil {
                             try Self.addHTTP1Handlers(
-                                to: channel, endpoint: endpoint, idleConnectionTimeout: idleTimeout,
-                                sendsFileRegions: false)
+                                to: channel, endpoint: endpoint, idleConnectionTimeout: idleTimeout)
                         }
                         let handler = try channel.pipeline.syncOperations.handler(type: HTTP1ClientHandler.self)
                         handler.establishment = establishment
@@ -201,15 +198,13 @@ struct ConnectionFactory: Sendable {
 
     /// The HTTP/1.1 pipeline: the codec and the exchange handler, with the raw read activity watched ahead of TLS so
     /// that bytes that do not yet complete a record still count. The codec hands on the bytes behind a `101` head
-    /// when it is removed. `sendsFileRegions`: whether a file's body may go out with `sendfile(2)` (see
-    /// ``FileRegionBodyReader``).
+    /// when it is removed.
     private static func addHTTP1Handlers(
-        to channel: any Channel, endpoint: Endpoint, idleConnectionTimeout: TimeAmount, sendsFileRegions: Bool
+        to channel: any Channel, endpoint: Endpoint, idleConnectionTimeout: TimeAmount
     ) throws {
         let sync = channel.pipeline.syncOperations
         let client = HTTP1ClientHandler(
-            endpoint: endpoint, idleConnectionTimeout: idleConnectionTimeout, protocolName: "http/1.1",
-            sendsFileRegions: sendsFileRegions)
+            endpoint: endpoint, idleConnectionTimeout: idleConnectionTimeout, protocolName: "http/1.1")
         try sync.addHandler(ReadActivityHandler { [unowned client] in client.noteReadActivity() }, position: .first)
         try sync.addHandler(HTTP1ClientCodec(endpoint: endpoint))
         try sync.addHandler(client)

@@ -109,9 +109,6 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private let protocolName: String
     /// Whether this handler runs one HTTP/2 stream rather than an HTTP/1.1 connection.
     let isStream: Bool
-    /// Whether a file's request body may go out as `FileRegion`s, with `sendfile(2)`: only on a plain TCP
-    /// connection straight to the server, where nothing after the codec needs the bytes themselves.
-    let sendsFileRegions: Bool
     /// For a stream: whether an error that ended it before any response byte means the server never processed it
     /// (`REFUSED_STREAM`, or a stream above a `GOAWAY`'s last id), so that it may be sent again on another
     /// connection whatever its method.
@@ -134,15 +131,11 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// Called when the connection was handed over after `101 Switching Protocols`: it is no longer the pool's.
     var onUpgraded: (() -> Void)?
 
-    init(
-        endpoint: Endpoint, idleConnectionTimeout: TimeAmount, protocolName: String, isStream: Bool = false,
-        sendsFileRegions: Bool = false
-    ) {
+    init(endpoint: Endpoint, idleConnectionTimeout: TimeAmount, protocolName: String, isStream: Bool = false) {
         self.endpoint = endpoint
         self.idleConnectionTimeout = idleConnectionTimeout
         self.protocolName = protocolName
         self.isStream = isStream
-        self.sendsFileRegions = sendsFileRegions && !isStream
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -691,8 +684,7 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
             HeaderName.equal($0.0, "Expect") && HeaderName.equal($0.1, "100-continue")
         }
         let writer = HTTP1RequestBodyWriter(
-            body: request.body, context: context, endpoint: endpoint, expectsContinue: expectsContinue,
-            sendsFileRegions: sendsFileRegions)
+            body: request.body, context: context, endpoint: endpoint, expectsContinue: expectsContinue)
         writer.onProgress = { [weak self] count, total in self?.didSendBody(count: count, total: total) }
         writer.onEnded = { [weak self] in self?.recordRequestEnd() }
         writer.onFailed = { [weak self] error, cause in self?.requestWriteFailed(error, cause: cause) }

@@ -2,27 +2,15 @@ import CourierHTTP
 import NIOCore
 import NIOHTTP1
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Musl)
-    import Musl
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// Writes one request's body after its head: from memory, or pulled from a ``TransportBodySource``, with
 /// backpressure either way (the next chunk is written, or read, only while the channel is writable: on an HTTP/2
 /// stream, while the peer's flow-control windows take it), after waiting for `100 Continue` when the request asked
-/// for it. A file's body goes out with `sendfile(2)` where the connection allows it (``FileRegionBodyReader``). Lives on
-/// the connection's event loop, owned by ``HTTP1ClientHandler``.
+/// for it. Lives on the connection's event loop, owned by ``HTTP1ClientHandler``.
 final class HTTP1RequestBodyWriter {
     /// Bytes per write of an in-memory body, so upload progress is reported as the body goes out.
     static let chunkSize = 64 * 1024
     /// Bytes per read of a streamed body (a file): few hops off the loop, one chunk in memory at a time.
     static let streamChunkSize = 512 * 1024
-    /// Bytes per `sendfile(2)` region of a file's body. Nothing is held in memory for a region, and each costs a
-    /// write, its completion and a progress report on the event loop between two sends: larger than a read.
-    static let fileRegionSize = 2 * 1024 * 1024
     /// How long to wait for `100 Continue` before sending the body anyway (as curl does).
     static let continueTimeout = TimeAmount.seconds(1)
 
@@ -36,11 +24,6 @@ final class HTTP1RequestBodyWriter {
     private let body: TransportRequestBody
     private let context: ChannelHandlerContext
     private let endpoint: Endpoint
-    /// Whether a file's bytes may go to the channel as `FileRegion`s: nothing between the codec and the socket needs
-    /// the bytes themselves (no TLS, no proxy handshake handler, not an HTTP/2 stream).
-    private let sendsFileRegions: Bool
-    /// The file being sent with `sendfile(2)`, once the reader offered it.
-    private var regionLease: FileRegionLease?
     private var phase: Phase
     private var continueTimer: Scheduled<Void>?
     private var reader: (any TransportBodyReader)?
@@ -64,14 +47,10 @@ final class HTTP1RequestBodyWriter {
     /// `TransferError`), which tells an HTTP/2 stream's close from other failures.
     var onFailed: ((TransferError, any Error) -> Void)?
 
-    init(
-        body: TransportRequestBody, context: ChannelHandlerContext, endpoint: Endpoint, expectsContinue: Bool,
-        sendsFileRegions: Bool = false
-    ) {
+    init(body: TransportRequestBody, context: ChannelHandlerContext, endpoint: Endpoint, expectsContinue: Bool) {
         self.body = body
         self.context = context
         self.endpoint = endpoint
-        self.sendsFileRegions = sendsFileRegions
         let hasBody = (body.length ?? 1) > 0
         self.phase = expectsContinue && hasBody ? .waitingForContinue : .writing
     }
@@ -165,7 +144,6 @@ final class HTTP1RequestBodyWriter {
                         return
                     }
                     self.reader = reader
-                    self.regionLease = self.fileRegionLease(for: reader)
                     self.pump()
                 case .failure(let error):
                     self.fail(error)
@@ -180,10 +158,6 @@ final class HTTP1RequestBodyWriter {
         guard case .writing = phase, !paused else { return }
         if unwritten != nil {
             writeUnwritten()
-            return
-        }
-        if let regionLease {
-            writeRegions(of: regionLease)
             return
         }
         guard let reader else { return }
@@ -241,63 +215,6 @@ final class HTTP1RequestBodyWriter {
         }
     }
 
-    /// A lease on the file behind `reader` when its bytes may go out with `sendfile(2)`: a file with a declared length
-    /// on a connection that takes `FileRegion`s. `nil` reads the file in chunks instead, as when the file cannot be
-    /// opened again (the reads then report the failure).
-    private func fileRegionLease(for reader: any TransportBodyReader) -> FileRegionLease? {
-        guard sendsFileRegions, case .stream(.some(let length), _) = body, length > 0,
-            let file = reader as? any FileRegionBodyReader, let handle = try? file.makeRegionHandle()
-        else { return nil }
-        return FileRegionLease(handle: handle)
-    }
-
-    /// Writes regions of the file while the channel is writable, then the request's end. Before each region the file
-    /// must still hold its bytes, and before the last no more than the declared length: the checks the chunked reads
-    /// make (``holdsBack(_:)``), since `sendfile(2)` sends whatever the file holds. What the check cannot see is a
-    /// file truncated between it and the send: that region then never completes, and the request's timeout ends the
-    /// task (a read would have failed at once).
-    private func writeRegions(of lease: FileRegionLease) {
-        guard case .stream(.some(let length), _) = body else { return }
-        var queued = false
-        while case .writing = phase, !paused, context.channel.isWritable, totalSent < length {
-            let regionEnd = min(totalSent + Int64(Self.fileRegionSize), length)
-            if let mismatch = Self.sizeMismatch(of: lease.handle, regionEnd: regionEnd, length: length) {
-                fail(mismatch)
-                return
-            }
-            let region = FileRegion(fileHandle: lease.handle, readerIndex: Int(totalSent), endIndex: Int(regionEnd))
-            write(region, of: lease)
-            queued = true
-        }
-        guard case .writing = phase else { return }
-        if totalSent == length {
-            releaseReader()
-            end()
-        } else if queued {
-            context.flush()
-        }
-    }
-
-    /// Why the file cannot give the region ending at `regionEnd` of a body of `length` bytes, if it cannot.
-    private static func sizeMismatch(of handle: NIOFileHandle, regionEnd: Int64, length: Int64) -> TransferError? {
-        let size = try? handle.withUnsafeFileDescriptor { descriptor -> Int64? in
-            var status = stat()
-            return fstat(descriptor, &status) == 0 ? Int64(status.st_size) : nil
-        }
-        guard let size = size ?? nil else {
-            return .cannotOpenFile("the size of the file to upload cannot be read any more")
-        }
-        if size < regionEnd {
-            return .requestBodyStreamExhausted(
-                "the request body stream ended after \(size) of the \(length) bytes its Content-Length declares")
-        }
-        if regionEnd == length, size > length {
-            return .requestBodyStreamExhausted(
-                "the request body stream is longer than the \(length) bytes its Content-Length declares")
-        }
-        return nil
-    }
-
     /// Writes the rest of a body in memory while the channel is writable, then the request's end; the channel's next
     /// writability change (``writabilityChanged()``) goes on. `unwritten` is updated before each write, since a write
     /// or flush may change the channel's writability and so re-enter ``pump()``.
@@ -352,20 +269,6 @@ final class HTTP1RequestBodyWriter {
         context.write(NIOAny(HTTPClientRequestPart.body(.byteBuffer(buffer))), promise: promise)
     }
 
-    private func write(_ region: FileRegion, of lease: FileRegionLease) {
-        let count = Int64(region.readableBytes)
-        totalSent += count
-        let total = totalSent
-        lease.writeQueued()
-        let promise = context.eventLoop.makePromise(of: Void.self)
-        // The completion holds the lease: the file stays open while the channel may still send from it.
-        promise.futureResult.assumeIsolated().whenComplete { [weak self] result in
-            lease.writeCompleted()
-            if case .success = result { self?.onProgress?(count, total) }
-        }
-        context.write(NIOAny(HTTPClientRequestPart.body(.fileRegion(region))), promise: promise)
-    }
-
     private func end() {
         let promise = context.eventLoop.makePromise(of: Void.self)
         promise.futureResult.assumeIsolated().whenComplete { [weak self] result in
@@ -392,7 +295,5 @@ final class HTTP1RequestBodyWriter {
     private func releaseReader() {
         reader?.close()
         reader = nil
-        regionLease?.release()
-        regionLease = nil
     }
 }

@@ -8,9 +8,9 @@ import Testing
 /// A file upload announces the file's length when its request starts; the body goes out later (here after the wait
 /// for a `100 Continue` the server never sends). A file that changed size meanwhile must not go out as a complete
 /// request with other bytes than announced: the task fails with `requestBodyStreamExhausted`, as a body stream that
-/// disagrees with its length does, and the server never receives a whole body. On a plain connection the body goes
-/// out with `sendfile(2)`, which sends whatever the file holds, so the writer checks the file's size before each
-/// region it hands to the socket.
+/// disagrees with its length does, and the server never receives a whole body. (A writer that sends the file with
+/// `sendfile(2)`, which sends whatever the file holds, must check the file's size itself: without the checks both
+/// cases hung.)
 @Suite("Uploads of a file that changes size")
 struct UploadFileChangeTests {
     enum Change: String, CaseIterable, Sendable {
@@ -22,7 +22,7 @@ struct UploadFileChangeTests {
     func aFileThatChangedSizeAfterItsLengthWasSentFailsTheUpload(change: Change) async throws {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        // More than one region (512 KiB), so that a grown file shows only at the last one.
+        // More than one read (512 KiB), so that a grown file shows only at the end.
         let length = 1_500_000
         let (file, _) = try writePatternFile(length: length, in: directory)
         // A server that reads and records, and never answers (until long after the test).

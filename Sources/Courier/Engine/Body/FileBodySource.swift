@@ -59,9 +59,8 @@ struct FileBodySource: TransportBodySource {
 
 /// Reads the chunks of one ``FileBodySource`` pass from the descriptor it owns. The descriptor is closed once, by
 /// `close()` or when the reader goes away, and never while a read uses it: a `close()` during a read is carried out
-/// when the read ends, and a read after `close()` fails instead of reading whatever file reused the number. A plain
-/// connection sends the file with `sendfile(2)` from a duplicate of the descriptor instead of reading it.
-private final class FileBodyReader: EventLoopBodyReader, FileRegionBodyReader {
+/// when the read ends, and a read after `close()` fails instead of reading whatever file reused the number.
+private final class FileBodyReader: EventLoopBodyReader {
     private struct State {
         var reading = false
         var closeRequested = false
@@ -127,18 +126,6 @@ private final class FileBodyReader: EventLoopBodyReader, FileRegionBodyReader {
             return true
         }
         if closesNow { closeDescriptor(descriptor) }
-    }
-
-    /// A duplicate of the descriptor (close-on-exec, like the original), which the caller owns and closes.
-    func makeRegionHandle() throws -> NIOFileHandle {
-        let duplicate = state.withLockedValue { state -> Int32 in
-            guard !state.closeRequested else { return -1 }
-            return fcntl(descriptor, F_DUPFD_CLOEXEC, 0)
-        }
-        guard duplicate >= 0 else {
-            throw TransferError.cannotOpenFile("the file to upload cannot be opened again for sending")
-        }
-        return NIOFileHandle(_deprecatedTakingOwnershipOfDescriptor: duplicate)
     }
 
     /// A read ended: carry out a `close()` that came meanwhile.
