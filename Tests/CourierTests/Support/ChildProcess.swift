@@ -2,6 +2,8 @@ import CourierTestSupport
 import Foundation
 import NIOConcurrencyHelpers
 
+@testable import courier
+
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -97,28 +99,14 @@ final class ChildProcess: Sendable {
 
     typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
 
-    /// A pipe whose two ends are close-on-exec from the start (`pipe2` with `O_CLOEXEC`). With `pipe` another test's
-    /// child started in between (a daemon started without closing our descriptors) inherited the write end, and the
-    /// reader here saw no end of file until that child exited.
+    /// A pipe whose two ends are close-on-exec from the start (`pipe2` with `O_CLOEXEC`, the `courier` tool's own
+    /// ``InterruptionHandler/makePipe()``). With `pipe` another test's child started in between (a daemon started
+    /// without closing our descriptors) inherited the write end, and the reader here saw no end of file until that
+    /// child exited.
     static func closeOnExecPipe() throws -> (read: Int32, write: Int32) {
-        var ends: [Int32] = [-1, -1]
-        let result: Int32 = ends.withUnsafeMutableBufferPointer { pointer in
-            if let pipe2 = Self.pipe2 { return pipe2(pointer.baseAddress!, O_CLOEXEC) }
-            // A C library without pipe2 (none that Swift supports): close-on-exec right after, a small window.
-            guard pipe(pointer.baseAddress!) == 0 else { return -1 }
-            for end in pointer { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
-            return 0
-        }
-        guard result == 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
+        guard let ends = InterruptionHandler.makePipe() else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
         return (ends[0], ends[1])
     }
-
-    /// glibc's `pipe2`, which Swift's Glibc module does not declare (it is a GNU extension).
-    private static let pipe2: Pipe2? = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "pipe2").map {
-        unsafeBitCast($0, to: Pipe2.self)
-    }
-
-    private typealias Pipe2 = @convention(c) (UnsafeMutablePointer<Int32>, Int32) -> Int32
 
     /// Whether the child has not exited yet (it is reaped, without waiting, if it has).
     var isRunning: Bool {
