@@ -236,13 +236,14 @@ enum HTTP1TestPipeline {
     }
 
     /// A pool whose factory is never asked to connect: the tests lease connections themselves.
-    static func makePool(group: any EventLoopGroup) -> ConnectionPool {
+    static func makePool(group: any EventLoopGroup, deadlines: DeadlineScheduler = .shared) -> ConnectionPool {
         let factory = ConnectionFactory(
             group: group,
             tlsContexts: TLSContextCache(),
             idleConnectionTimeout: .seconds(60)
         )
-        return ConnectionPool(factory: factory, maxConnectionsPerHost: 1, logger: Logger(label: "test"))
+        return ConnectionPool(
+            factory: factory, maxConnectionsPerHost: 1, logger: Logger(label: "test"), deadlines: deadlines)
     }
 }
 

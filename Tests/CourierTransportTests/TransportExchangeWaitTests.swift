@@ -12,7 +12,7 @@ struct TransportExchangeWaitTests {
     private func waitingExchange(_ deadlines: DeadlineScheduler, loop: EmbeddedEventLoop) throws -> TransportExchange {
         let exchange = TransportExchange(
             request: try HTTP1TestPipeline.request(idleTimeout: .seconds(10)), consumer: RecordingConsumer(),
-            pool: HTTP1TestPipeline.makePool(group: loop), deadlines: deadlines)
+            pool: HTTP1TestPipeline.makePool(group: loop, deadlines: deadlines))
         exchange.markWaiting()
         #expect(deadlines.count == 1)
         return exchange
@@ -40,7 +40,7 @@ struct TransportExchangeWaitTests {
         let consumer = RecordingConsumer()
         let exchange = TransportExchange(
             request: try HTTP1TestPipeline.request(idleTimeout: .seconds(10)), consumer: consumer,
-            pool: HTTP1TestPipeline.makePool(group: loop), deadlines: deadlines)
+            pool: HTTP1TestPipeline.makePool(group: loop, deadlines: deadlines))
         exchange.markWaiting()
         loop.advanceTime(by: .seconds(11))
         #expect(deadlines.count == 0)

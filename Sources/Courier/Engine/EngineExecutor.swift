@@ -23,8 +23,7 @@ struct EngineExecutor<Job: Sendable>: ~Copyable, Sendable {
     func execute(_ job: Job, _ run: (Job) -> Void) {
         let runsNow: Bool = queue.withLock { queue in
             if queue.draining {
-                if queue.jobs == nil { queue.jobs = CircularBuffer(initialCapacity: 4) }
-                queue.jobs!.append(job)
+                queue.append(job)
                 return false
             }
             queue.draining = true
@@ -33,7 +32,7 @@ struct EngineExecutor<Job: Sendable>: ~Copyable, Sendable {
         guard runsNow else { return }
         run(job)
         while let next = queue.withLock({ queue -> Job? in
-            if let job = queue.jobs?.popFirst() { return job }
+            if let job = queue.popFirst() { return job }
             queue.draining = false
             return nil
         }) {
@@ -44,8 +43,36 @@ struct EngineExecutor<Job: Sendable>: ~Copyable, Sendable {
 
 /// The jobs an ``EngineExecutor`` holds while one runs. (Not nested in the executor: a private type nested in a
 /// generic noncopyable struct crashes the 6.3 compiler.)
+///
+/// An array read from `head`: 13 bytes inline where a `CircularBuffer` takes 25, in an engine every queued task
+/// carries. A taken job's slot is cleared at once (a body part's buffer is not kept alive by the queue); the array
+/// is emptied, keeping its capacity, when the last job is taken, and its taken front is cut off when it is most of
+/// the array, so that a queue that never quite empties does not grow.
 struct EngineJobQueue<Job: Sendable>: Sendable {
-    /// Created at the first contention; most tasks never need it.
-    var jobs: CircularBuffer<Job>?
+    /// Allocated at the first contention; most tasks never need it.
+    private var jobs: [Job?] = []
+    private var head: UInt32 = 0
     var draining = false
+
+    /// The array's length, taken slots included (for tests: it must not grow with a queue that never empties).
+    var storedCount: Int { jobs.count }
+
+    mutating func append(_ job: Job) {
+        if head >= 16, Int(head) * 2 >= jobs.count {
+            jobs.removeFirst(Int(head))
+            head = 0
+        }
+        jobs.append(job)
+    }
+
+    mutating func popFirst() -> Job? {
+        guard Int(head) < jobs.count else { return nil }
+        let job = jobs[Int(head)].take()
+        head += 1
+        if Int(head) == jobs.count {
+            jobs.removeAll(keepingCapacity: true)
+            head = 0
+        }
+        return job
+    }
 }

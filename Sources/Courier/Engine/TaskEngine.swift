@@ -161,9 +161,7 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
         self.sink = sink
         let logger = environment.logger
         self.logLevel = logger.logLevel
-        self.resourceClock = ResourceClock(
-            timeout: Self.timeAmount(environment.stageSettings.resourceTimeout),
-            scheduler: environment.deadlines)
+        self.resourceClock = ResourceClock(timeout: Self.timeAmount(environment.stageSettings.resourceTimeout))
         if logLevel <= .debug {
             var taskLogger = logger
             taskLogger[metadataKey: "courier.task"] = "\(spec.taskIdentifier)"
@@ -176,6 +174,19 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
     /// The first `resume()`.
     func start() {
         submit(.start)
+    }
+
+    /// What the resource clock runs when the task's time is up. Strong, with no weak reference anywhere on the hot
+    /// path (a weak reference gives the object a side table, which makes every retain and release of it slow):
+    /// `complete` stops the clock, which removes the scheduler's entry, so nothing outlives the task. A closure that
+    /// captures only the engine allocates no context.
+    private var resourceDeadlinePassed: @Sendable () -> Void {
+        { [self] in
+            onExecutor { [self] in
+                guard !endWhileTheAppDecides(.timedOut("the resource timeout expired")) else { return }
+                step { $0.resourceTimerFired() }
+            }
+        }
     }
 
     private func begin() {
@@ -287,16 +298,11 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
             // Strong, with no weak reference anywhere on the hot path (a weak reference gives the object a side
             // table, which makes every retain and release of it slow): `complete` stops the clock, which removes
             // the entry, so nothing outlives the task.
-            resourceClock.start { [self] in
-                onExecutor { [self] in
-                    guard !endWhileTheAppDecides(.timedOut("the resource timeout expired")) else { return }
-                    step { $0.resourceTimerFired() }
-                }
-            }
+            resourceClock.start(on: environment.deadlines, onExpiry: resourceDeadlinePassed)
         case .pauseResourceClock:
-            resourceClock.pause()
+            resourceClock.pause(on: environment.deadlines)
         case .resumeResourceClock:
-            resourceClock.resume()
+            resourceClock.resume(on: environment.deadlines, onExpiry: resourceDeadlinePassed)
         case .prepare(let attempt):
             prepare(attempt: attempt)
         case .startSource(let attempt):
@@ -741,7 +747,7 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
     private func complete(_ outcome: TransferMachine<ByteBuffer>.Outcome) {
         beginTimer?.cancel()
         beginTimer = nil
-        resourceClock.stop()
+        resourceClock.stop(on: environment.deadlines)
         // The source's exchange holds the consumer, which holds this engine: let go of both, or each task would
         // leak its whole attempt.
         source = nil

@@ -15,19 +15,22 @@ public final class DeadlineScheduler: Sendable {
     /// The process-wide scheduler on the shared event loop group.
     public static let shared = DeadlineScheduler(loop: MultiThreadedEventLoopGroup.singleton.next())
 
-    /// Identifies one registered deadline.
+    /// Identifies one registered deadline: the deadline itself, in nanoseconds of uptime, made unique (see
+    /// ``schedule(at:_:)``).
     public struct Token: Hashable, Sendable {
-        fileprivate let id: UInt64
+        fileprivate let key: UInt64
     }
 
-    private struct Entry {
-        var deadline: NIODeadline
-        var action: @Sendable () -> Void
+    /// A struct, not the bare closure: a closure stored as a dictionary's value is re-abstracted, which allocates a
+    /// context for every entry.
+    private struct Action {
+        let run: @Sendable () -> Void
     }
 
     private struct State {
-        var entries: [UInt64: Entry] = [:]
-        var nextID: UInt64 = 0
+        /// Each entry's key is its deadline: the table stores 24 bytes a bucket (key and action) where a separate
+        /// identifier and deadline took 32, and a queue of thousands of requests holds two entries each.
+        var entries: [UInt64: Action] = [:]
         /// When the armed timer fires, if one is armed.
         var armedAt: NIODeadline?
         var timer: Scheduled<Void>?
@@ -40,24 +43,31 @@ public final class DeadlineScheduler: Sendable {
         self.loop = loop
     }
 
-    /// Calls `action` (on the scheduler's loop) at `deadline`, unless cancelled first.
+    /// Calls `action` (on the scheduler's loop) at `deadline`, unless cancelled first. A deadline already taken by
+    /// another entry moves on by a nanosecond until it is free (two deadlines in the same nanosecond are rare on a
+    /// real clock; a test's embedded clock may give several).
     public func schedule(at deadline: NIODeadline, _ action: @escaping @Sendable () -> Void) -> Token {
         state.withLock { state in
-            state.nextID += 1
-            let id = state.nextID
-            state.entries[id] = Entry(deadline: deadline, action: action)
+            // Clamped far below the top, so that moving on can never wrap round to a deadline in the past.
+            var key = min(deadline.uptimeNanoseconds, Self.latestKey)
+            while state.entries[key] != nil { key += 1 }
+            state.entries[key] = Action(run: action)
+            let deadline = NIODeadline.uptimeNanoseconds(key)
             if state.armedAt.map({ deadline < $0 }) ?? true {
                 arm(&state, at: deadline)
             }
-            return Token(id: id)
+            return Token(key: key)
         }
     }
 
     /// Forgets a deadline (the task ended or paused its clock). The armed timer is left alone: when it fires
     /// with nothing due, it only re-arms.
     public func cancel(_ token: Token) {
-        state.withLock { _ = $0.entries.removeValue(forKey: token.id) }
+        state.withLock { _ = $0.entries.removeValue(forKey: token.key) }
     }
+
+    /// About 292 years of uptime less 4 seconds: later deadlines are kept as this one.
+    private static let latestKey = UInt64(Int64.max) - UInt64(UInt32.max)
 
     /// The number of registered deadlines (for tests).
     public var count: Int { state.withLock { $0.entries.count } }
@@ -74,16 +84,16 @@ public final class DeadlineScheduler: Sendable {
             state.timer = nil
             state.armedAt = nil
             var due: [@Sendable () -> Void] = []
-            var next: NIODeadline?
-            for (id, entry) in state.entries {
-                if entry.deadline <= now {
-                    due.append(entry.action)
-                    state.entries[id] = nil
-                } else if next.map({ entry.deadline < $0 }) ?? true {
-                    next = entry.deadline
+            var next: UInt64?
+            for (key, action) in state.entries {
+                if key <= now.uptimeNanoseconds {
+                    due.append(action.run)
+                    state.entries[key] = nil
+                } else if next.map({ key < $0 }) ?? true {
+                    next = key
                 }
             }
-            if let next { arm(&state, at: next) }
+            if let next { arm(&state, at: .uptimeNanoseconds(next)) }
             return due
         }
         for action in due { action() }

@@ -77,17 +77,16 @@ public final class TransportExchange: ExchangeHandle, Sendable {
         }
     }
 
-    /// Holds the deadline of a wait in the pool's queue.
-    private let deadlines: DeadlineScheduler
+    /// Holds the deadline of a wait in the pool's queue: the pool's (not a property of every exchange, which a queue
+    /// of thousands would carry).
+    private var deadlines: DeadlineScheduler { pool.deadlines }
     /// When the exchange was made: its timeline's fetch start.
     private let fetchStart = Date()
 
     init(
-        request: TransportRequest, consumer: any TransportResponseConsumer, pool: ConnectionPool,
-        deadlines: DeadlineScheduler = .shared
+        request: TransportRequest, consumer: any TransportResponseConsumer, pool: ConnectionPool
     ) {
         self.request = request
-        self.deadlines = deadlines
         self.consumer = consumer
         self.pool = pool
     }

@@ -17,14 +17,17 @@ final class ConnectionPool: Sendable {
     private let logger: Logger
     private let observer: (@Sendable (PoolStatistics) -> Void)?
     private let statisticsSequence = NIOLockedValueBox(0)
+    /// Holds the deadlines of the requests waiting in the queue.
+    let deadlines: DeadlineScheduler
 
     /// Makes a pool that opens connections with `factory`, at most `maxConnectionsPerHost` per key, and tells
-    /// `observer` its totals after every change.
+    /// `observer` its totals after every change. Queued requests' deadlines go to `deadlines`.
     init(
         factory: ConnectionFactory, maxConnectionsPerHost: Int, logger: Logger,
-        observer: (@Sendable (PoolStatistics) -> Void)? = nil
+        observer: (@Sendable (PoolStatistics) -> Void)? = nil, deadlines: DeadlineScheduler = .shared
     ) {
         self.factory = factory
+        self.deadlines = deadlines
         self.machine = NIOLockedValueBox(Machine(maxConnectionsPerHost: maxConnectionsPerHost))
         self.logger = logger
         self.observer = observer

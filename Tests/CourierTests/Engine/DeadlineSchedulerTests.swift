@@ -36,18 +36,41 @@ struct DeadlineSchedulerTests {
         #expect(scheduler.count == 0)
     }
 
+    /// Deadlines at the same instant are separate entries (each deadline is its entry's key, moved on by a
+    /// nanosecond when taken): both fire, and cancelling one leaves the other. So do deadlines beyond any clock.
+    @Test func deadlinesAtTheSameInstantAreKeptApart() {
+        let loop = EmbeddedEventLoop()
+        let scheduler = DeadlineScheduler(loop: loop)
+        let fired = Fired()
+        let at = loop.now + .seconds(1)
+        _ = scheduler.schedule(at: at) { fired.add("first") }
+        let second = scheduler.schedule(at: at) { fired.add("second") }
+        _ = scheduler.schedule(at: at) { fired.add("third") }
+        _ = scheduler.schedule(at: .distantFuture) { fired.add("never") }
+        _ = scheduler.schedule(at: .distantFuture) { fired.add("never") }
+        #expect(scheduler.count == 5)
+        scheduler.cancel(second)
+        #expect(scheduler.count == 4)
+        loop.advanceTime(by: .seconds(1))
+        #expect(fired.names == ["first"])
+        // The third was kept two nanoseconds later (the second had taken the first nanosecond after).
+        loop.advanceTime(by: .nanoseconds(2))
+        #expect(fired.names == ["first", "third"])
+        #expect(scheduler.count == 2)
+    }
+
     /// Time spent paused does not count: a 3 s clock paused for 10 s after 2 s fires 1 s after it resumes.
     @Test func aPausedClockDoesNotCountThePause() {
         let loop = EmbeddedEventLoop()
         let scheduler = DeadlineScheduler(loop: loop)
         let fired = Fired()
-        var clock = ResourceClock(timeout: .seconds(3), scheduler: scheduler)
-        clock.start { fired.add("expired") }
+        var clock = ResourceClock(timeout: .seconds(3))
+        clock.start(on: scheduler) { fired.add("expired") }
         loop.advanceTime(by: .seconds(2))
-        clock.pause()
+        clock.pause(on: scheduler)
         loop.advanceTime(by: .seconds(10))
         #expect(fired.names.isEmpty)
-        clock.resume()
+        clock.resume(on: scheduler) { fired.add("expired") }
         loop.advanceTime(by: .milliseconds(900))
         #expect(fired.names.isEmpty)
         loop.advanceTime(by: .milliseconds(100))
@@ -58,10 +81,14 @@ struct DeadlineSchedulerTests {
     @Test func aStoppedClockLeavesNoEntry() {
         let loop = EmbeddedEventLoop()
         let scheduler = DeadlineScheduler(loop: loop)
-        var clock = ResourceClock(timeout: .seconds(3), scheduler: scheduler)
-        clock.start {}
+        var clock = ResourceClock(timeout: .seconds(3))
+        clock.start(on: scheduler) {}
         #expect(scheduler.count == 1)
-        clock.stop()
+        clock.stop(on: scheduler)
+        #expect(scheduler.count == 0)
+        // Nothing brings a stopped clock back: a late resume (a suspend racing the end) schedules nothing.
+        clock.resume(on: scheduler) {}
+        clock.start(on: scheduler) {}
         #expect(scheduler.count == 0)
     }
 }
