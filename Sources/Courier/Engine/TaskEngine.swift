@@ -72,8 +72,8 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
         /// One of NIO's shared event loops: it schedules the `earliestBeginDate` timer, and a download's file queue
         /// reports through it (see `makeDownloadSink`). Each read may give another loop.
         var timerLoop: any EventLoop { MultiThreadedEventLoopGroup.singleton.any() }
-        /// Holds the resource deadline.
-        var deadlines: DeadlineScheduler = .shared
+        /// Holds the resource deadline: the process's (not stored: every queued task's engine would carry it).
+        var deadlines: DeadlineScheduler { .shared }
         /// The task object, for `URLProtocol.canInit(with:)`.
         let task: URLSessionTask?
         /// The task's side: whether the app has it suspended, and new body streams (`needNewBodyStream`). A
