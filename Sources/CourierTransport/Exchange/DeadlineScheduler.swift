@@ -83,16 +83,18 @@ public final class DeadlineScheduler: Sendable {
         let due: [@Sendable () -> Void] = state.withLock { state in
             state.timer = nil
             state.armedAt = nil
-            var due: [@Sendable () -> Void] = []
+            // The due keys are collected first and removed after: removing while iterating would copy the whole
+            // table (the loop holds a reference to it), thousands of entries for one due deadline.
+            var dueKeys: [UInt64] = []
             var next: UInt64?
-            for (key, action) in state.entries {
+            for key in state.entries.keys {
                 if key <= now.uptimeNanoseconds {
-                    due.append(action.run)
-                    state.entries[key] = nil
+                    dueKeys.append(key)
                 } else if next.map({ key < $0 }) ?? true {
                     next = key
                 }
             }
+            let due = dueKeys.compactMap { state.entries.removeValue(forKey: $0)?.run }
             if let next { arm(&state, at: .uptimeNanoseconds(next)) }
             return due
         }
