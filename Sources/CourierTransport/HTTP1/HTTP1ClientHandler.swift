@@ -109,19 +109,9 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private let protocolName: String
     /// Whether this handler runs one HTTP/2 stream rather than an HTTP/1.1 connection.
     let isStream: Bool
-    /// For a stream: whether an error that ended it before any response byte means the server never processed it
-    /// (`REFUSED_STREAM`, or a stream above a `GOAWAY`'s last id), so that it may be sent again on another
-    /// connection whatever its method.
-    var streamWasUnprocessed: ((any Error) -> Bool)?
-    /// For a stream: the failure to report for an error that ended it, when the connection knows more than the error
-    /// says, else `nil`. NIOHTTP2 resets a stream whose response breaks the protocol and tells the stream only of the
-    /// reset, with the same error as a reset by the server.
-    var streamFailure: ((any Error) -> TransferError?)?
-    /// For a stream: the failure to report when it closed with its connection before the response ended, when the
-    /// connection was closed for the server's protocol violation (NIOHTTP2 sent `GOAWAY`: a CONTINUATION or PING
-    /// flood, a header list over the announced limit, a malformed frame), else `nil`. NIOHTTP2 closes such a
-    /// connection's streams without an error, as if the network had dropped it.
-    var connectionFailure: (() -> TransferError?)?
+    /// For a stream: the connection it runs on, for what it knows about the stream's failures (see
+    /// ``HTTP2StreamHost``).
+    var streamHost: (any HTTP2StreamHost)?
     /// How the connection was set up; copied into its first exchange's timeline.
     var establishment: ConnectionEstablishment?
     /// Called when the connection can take another request.
@@ -552,11 +542,11 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
             active.bodyWriter?.abandon()
             return
         }
-        let mapped = streamFailure?(error) ?? TransportErrorMapping.exchangeError(error, endpoint: endpoint)
+        let mapped = streamHost?.streamFailure(error) ?? TransportErrorMapping.exchangeError(error, endpoint: endpoint)
         // A reset on a reused connection before any response byte is the same stale keep-alive case as a close.
         let staleConnection =
             error is IOError && active.isReused && !active.responseStarted && active.exchange.request.isIdempotent
-        let unprocessedStream = isStream && !active.responseStarted && streamWasUnprocessed?(error) == true
+        let unprocessedStream = isStream && !active.responseStarted && streamHost?.streamWasUnprocessed(error) == true
         fail(mapped, retryable: staleConnection || unprocessedStream)
     }
 
@@ -599,7 +589,7 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
             active.bodyWriter?.abandon()
             state = .closed
             storeTimeline(of: active)
-            if let violation = connectionFailure?() {
+            if let violation = streamHost?.connectionFailure() {
                 // The server broke the protocol: not a lost connection, and sending the request again would meet the
                 // same server.
                 active.exchange.connectionFailed(violation, retryable: false)
@@ -627,6 +617,7 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
         onClosed = nil
         onReusable = nil
         onUpgraded = nil
+        streamHost = nil
     }
 
     // MARK: - Helpers

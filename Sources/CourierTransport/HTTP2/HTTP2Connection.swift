@@ -123,14 +123,6 @@ final class HTTP2Connection: PooledConnection, Sendable {
 
     private func open(_ exchange: TransportExchange, isReused: Bool, streams: Streams) {
         let exchangeID = ObjectIdentifier(exchange)
-        // The stream's slot goes back to the pool exactly once, however the stream ends.
-        var released = false
-        let release: () -> Void = { [weak streams] in
-            guard !released else { return }
-            released = true
-            streams?.handlers[exchangeID] = nil
-            streams?.pool?.release(self)
-        }
         // The pool leases off the event loop: an exchange may be leased just before the connection's close (for the
         // server's protocol error, found in the same read as the reset that failed the previous exchange) takes it
         // out of the pool. The close is known here, as this runs after that read; its pending close (TLS's
@@ -139,33 +131,21 @@ final class HTTP2Connection: PooledConnection, Sendable {
             // Nothing was sent: another connection may run it, whatever its method (RFC 9113 §8.7). The monitor took
             // this one out of the pool as it began to close, so the retry goes elsewhere.
             exchange.connectionFailed(.networkConnectionLost("the HTTP/2 connection is going away"), retryable: true)
-            release()
+            streams.pool?.release(self)
             return
         }
         let handler = HTTP1ClientHandler(
             endpoint: key.endpoint, idleConnectionTimeout: streams.idleConnectionTimeout, protocolName: "h2",
             isStream: true)
         handler.establishment = streams.establishment
-        handler.streamWasUnprocessed = { [weak streams] error in
-            guard let closed = error as? NIOHTTP2Errors.StreamClosed else { return false }
-            if closed.errorCode == .refusedStream { return true }
-            // NIOHTTP2 closes the streams a GOAWAY leaves unprocessed with CANCEL, after passing the GOAWAY on.
-            guard let lastStreamID = streams?.monitor.goAwayLastStreamID else { return false }
-            return Int(closed.streamID) > lastStreamID
-        }
-        let endpoint = key.endpoint
-        handler.streamFailure = { [weak streams] error in
-            // NIOHTTP2 tells the stream only that it was reset; the monitor knows whether NIOHTTP2 reset it for the
-            // server's protocol error (a malformed response) rather than the server resetting it.
-            guard let closed = error as? NIOHTTP2Errors.StreamClosed,
-                let reset = streams?.monitor.streamResetForServerError, reset == closed.streamID
-            else { return nil }
-            return TransportErrorMapping.malformedStreamError(closed, endpoint: endpoint)
-        }
-        handler.connectionFailure = { [weak streams] in
-            guard let violation = streams?.monitor.protocolViolation else { return nil }
-            return TransportErrorMapping.connectionViolationError(violation, endpoint: endpoint)
-        }
+        handler.streamHost = self
+        // The stream's slot goes back to the pool exactly once, however the stream ends (the handler reports both
+        // its end and its channel's close): only while this handler is the one registered. An exchange's identifier
+        // alone would not do: once it ended, another exchange may be made at its address and open a stream here
+        // before this one's channel reports its close. (The handler's own identifier cannot be reused while it can
+        // still call this: it is alive.)
+        let handlerID = ObjectIdentifier(handler)
+        let release: () -> Void = { [self] in streamEnded(exchangeID, handler: handlerID) }
         handler.onReusable = release
         handler.onClosed = release
         streams.handlers[exchangeID] = handler
@@ -187,9 +167,43 @@ final class HTTP2Connection: PooledConnection, Sendable {
                 exchange.connectionFailed(
                     .networkConnectionLost("cannot open an HTTP/2 stream to \(self.key.endpoint): \(error)"),
                     retryable: true)
-                release()
+                self.streamEnded(exchangeID, handler: handlerID)
             }
         }
     }
 
+    /// Gives a stream's slot back to the pool, once: the first call finds the stream's handler registered and
+    /// removes it. On the event loop.
+    private func streamEnded(_ exchangeID: ObjectIdentifier, handler handlerID: ObjectIdentifier) {
+        let streams = self.streams.value
+        guard let registered = streams.handlers[exchangeID], ObjectIdentifier(registered) == handlerID else { return }
+        streams.handlers[exchangeID] = nil
+        streams.pool?.release(self)
+    }
+}
+
+// MARK: - HTTP2StreamHost
+
+extension HTTP2Connection: HTTP2StreamHost {
+    func streamWasUnprocessed(_ error: any Error) -> Bool {
+        guard let closed = error as? NIOHTTP2Errors.StreamClosed else { return false }
+        if closed.errorCode == .refusedStream { return true }
+        // NIOHTTP2 closes the streams a GOAWAY leaves unprocessed with CANCEL, after passing the GOAWAY on.
+        guard let lastStreamID = streams.value.monitor.goAwayLastStreamID else { return false }
+        return Int(closed.streamID) > lastStreamID
+    }
+
+    func streamFailure(_ error: any Error) -> TransferError? {
+        // NIOHTTP2 tells the stream only that it was reset; the monitor knows whether NIOHTTP2 reset it for the
+        // server's protocol error (a malformed response) rather than the server resetting it.
+        guard let closed = error as? NIOHTTP2Errors.StreamClosed,
+            let reset = streams.value.monitor.streamResetForServerError, reset == closed.streamID
+        else { return nil }
+        return TransportErrorMapping.malformedStreamError(closed, endpoint: key.endpoint)
+    }
+
+    func connectionFailure() -> TransferError? {
+        guard let violation = streams.value.monitor.protocolViolation else { return nil }
+        return TransportErrorMapping.connectionViolationError(violation, endpoint: key.endpoint)
+    }
 }
