@@ -31,6 +31,10 @@ public final class DeadlineScheduler: Sendable {
         /// Each entry's key is its deadline: the table stores 24 bytes a bucket (key and action) where a separate
         /// identifier and deadline took 32, and a queue of thousands of requests holds two entries each.
         var entries: [UInt64: Action] = [:]
+        /// The clock's reading at the latest firing: every key up to it has fired, and no new entry is given one
+        /// (a new deadline that is already due is kept just after it). A token is its key, and its owner may still
+        /// cancel it after it fired (a cancel racing the firing): that must not remove a newer entry.
+        var firedThrough: UInt64 = 0
         /// When the armed timer fires, if one is armed.
         var armedAt: NIODeadline?
         var timer: Scheduled<Void>?
@@ -45,11 +49,12 @@ public final class DeadlineScheduler: Sendable {
 
     /// Calls `action` (on the scheduler's loop) at `deadline`, unless cancelled first. A deadline already taken by
     /// another entry moves on by a nanosecond until it is free (two deadlines in the same nanosecond are rare on a
-    /// real clock; a test's embedded clock may give several).
+    /// real clock; a test's embedded clock may give several), and one at or before the latest firing is kept just
+    /// after it, so that no token is ever given twice.
     public func schedule(at deadline: NIODeadline, _ action: @escaping @Sendable () -> Void) -> Token {
         state.withLock { state in
             // Clamped far below the top, so that moving on can never wrap round to a deadline in the past.
-            var key = min(deadline.uptimeNanoseconds, Self.latestKey)
+            var key = max(min(deadline.uptimeNanoseconds, Self.latestKey), state.firedThrough + 1)
             while state.entries[key] != nil { key += 1 }
             state.entries[key] = Action(run: action)
             let deadline = NIODeadline.uptimeNanoseconds(key)
@@ -83,6 +88,7 @@ public final class DeadlineScheduler: Sendable {
         let due: [@Sendable () -> Void] = state.withLock { state in
             state.timer = nil
             state.armedAt = nil
+            state.firedThrough = max(state.firedThrough, now.uptimeNanoseconds)
             // The due keys are collected first and removed after: removing while iterating would copy the whole
             // table (the loop holds a reference to it), thousands of entries for one due deadline.
             var dueKeys: [UInt64] = []

@@ -194,6 +194,7 @@ public final class TransportExchange: ExchangeHandle, Sendable {
         let stillWaiting: Bool = state.withLock { state in
             guard case .waiting = state.phase else { return false }
             state.phase = .finished
+            state.waitTimer = nil  // fired: nothing to cancel
             return true
         }
         guard stillWaiting else { return }

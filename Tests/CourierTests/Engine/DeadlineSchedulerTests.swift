@@ -59,6 +59,23 @@ struct DeadlineSchedulerTests {
         #expect(scheduler.count == 2)
     }
 
+    /// A token is its deadline: one cancelled after it fired (its owner's cancel racing the firing) must not take
+    /// out a newer entry scheduled for the same instant. Such an entry is kept just after the firing instead.
+    @Test func aTokenCancelledAfterItFiredLeavesANewerEntryAlone() {
+        let loop = EmbeddedEventLoop()
+        let scheduler = DeadlineScheduler(loop: loop)
+        let fired = Fired()
+        let at = loop.now + .seconds(1)
+        let first = scheduler.schedule(at: at) { fired.add("first") }
+        loop.advanceTime(by: .seconds(1))
+        #expect(fired.names == ["first"])
+        _ = scheduler.schedule(at: at) { fired.add("second") }
+        scheduler.cancel(first)
+        #expect(scheduler.count == 1)
+        loop.advanceTime(by: .nanoseconds(1))
+        #expect(fired.names == ["first", "second"])
+    }
+
     /// Time spent paused does not count: a 3 s clock paused for 10 s after 2 s fires 1 s after it resumes.
     @Test func aPausedClockDoesNotCountThePause() {
         let loop = EmbeddedEventLoop()
