@@ -112,6 +112,9 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// For a stream: the connection it runs on, for what it knows about the stream's failures (see
     /// ``HTTP2StreamHost``).
     var streamHost: (any HTTP2StreamHost)?
+    /// For a stream: it still holds its slot in the connection's count of open streams (see
+    /// `HTTP2Connection.open`).
+    var holdsStreamSlot = false
     /// How the connection was set up; copied into its first exchange's timeline.
     var establishment: ConnectionEstablishment?
     /// Called when the connection can take another request.

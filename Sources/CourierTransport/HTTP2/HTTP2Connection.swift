@@ -140,12 +140,11 @@ final class HTTP2Connection: PooledConnection, Sendable {
         handler.establishment = streams.establishment
         handler.streamHost = self
         // The stream's slot goes back to the pool exactly once, however the stream ends (the handler reports both
-        // its end and its channel's close): only while this handler is the one registered. An exchange's identifier
-        // alone would not do: once it ended, another exchange may be made at its address and open a stream here
-        // before this one's channel reports its close. (The handler's own identifier cannot be reused while it can
-        // still call this: it is alive.)
-        let handlerID = ObjectIdentifier(handler)
-        let release: () -> Void = { [self] in streamEnded(exchangeID, handler: handlerID) }
+        // its end and its channel's close): the handler holds the slot until then. The table is no guide: once an
+        // exchange ended, another may be made at its address and open a stream here, replacing this handler's entry,
+        // before this stream's channel reports its close. Unowned: a handler runs its own callbacks only while alive.
+        handler.holdsStreamSlot = true
+        let release: () -> Void = { [self, unowned handler] in streamEnded(exchangeID, handler: handler) }
         handler.onReusable = release
         handler.onClosed = release
         streams.handlers[exchangeID] = handler
@@ -167,17 +166,18 @@ final class HTTP2Connection: PooledConnection, Sendable {
                 exchange.connectionFailed(
                     .networkConnectionLost("cannot open an HTTP/2 stream to \(self.key.endpoint): \(error)"),
                     retryable: true)
-                self.streamEnded(exchangeID, handler: handlerID)
+                self.streamEnded(exchangeID, handler: boundHandler.value)
             }
         }
     }
 
-    /// Gives a stream's slot back to the pool, once: the first call finds the stream's handler registered and
-    /// removes it. On the event loop.
-    private func streamEnded(_ exchangeID: ObjectIdentifier, handler handlerID: ObjectIdentifier) {
+    /// Gives a stream's slot back to the pool, once per handler, and removes the handler from the table if it is
+    /// still the one registered for its exchange. On the event loop.
+    private func streamEnded(_ exchangeID: ObjectIdentifier, handler: HTTP1ClientHandler) {
+        guard handler.holdsStreamSlot else { return }
+        handler.holdsStreamSlot = false
         let streams = self.streams.value
-        guard let registered = streams.handlers[exchangeID], ObjectIdentifier(registered) == handlerID else { return }
-        streams.handlers[exchangeID] = nil
+        if streams.handlers[exchangeID] === handler { streams.handlers[exchangeID] = nil }
         streams.pool?.release(self)
     }
 }
