@@ -47,6 +47,14 @@ let package = Package(
                 .product(name: "CourierMockServer", package: "Courier"),
             ]
         ),
+        // What Courier's own server-trust evaluation costs a connection (against CourierMockServer on loopback).
+        .executableTarget(
+            name: "trust-bench",
+            dependencies: [
+                .product(name: "Courier", package: "Courier"),
+                .product(name: "CourierMockServer", package: "Courier"),
+            ]
+        ),
         // The toolchain's libcurl-based URLSession (`import FoundationNetworking`).
         .executableTarget(name: "foundation-bench", dependencies: ["BenchmarkCore"]),
         // async-http-client 1.37 with its async/await API.

@@ -123,6 +123,35 @@ struct SecTrustTests {
         #expect(evaluate(trust) == (false, code.rawValue))
     }
 
+    /// RFC 5280 §4.2.1.6: a certificate with an empty subject carries its names in a critical subject alternative
+    /// names extension, which Darwin trusts for those names. Before the fix the chain was first checked without the
+    /// host's policy, the one that understands that extension, and the certificate was untrusted (-1202) for any host.
+    @Test func aLeafWithAnEmptySubjectAndCriticalNamesIsTrustedForThem() throws {
+        let authority = try TestCertificateAuthority()
+        let now = Date()
+        let leaf = try Certificate(
+            version: .v3, serialNumber: Certificate.SerialNumber(),
+            publicKey: Certificate.PrivateKey(P256.Signing.PrivateKey()).publicKey,
+            notValidBefore: now.addingTimeInterval(-3600), notValidAfter: now.addingTimeInterval(86_400),
+            issuer: authority.name, subject: DistinguishedName(), signatureAlgorithm: .ecdsaWithSHA256,
+            extensions: try Certificate.Extensions {
+                Critical(BasicConstraints.notCertificateAuthority)
+                Critical(KeyUsage(digitalSignature: true))
+                try ExtendedKeyUsage([.serverAuth])
+                Critical(SubjectAlternativeNames([.dnsName("example.test")]))
+            },
+            issuerPrivateKey: Certificate.PrivateKey(authority.key))
+        let anchor = try #require(SecCertificateCreateWithData(nil, authority.certificate.derData))
+        let expectations: [(String, (Bool, Int?))] = [
+            ("example.test", (true, nil)), ("other.test", (false, URLError.Code.serverCertificateUntrusted.rawValue)),
+        ]
+        for (host, expected) in expectations {
+            let trust = try trust([leaf, authority.certificate], host: host)
+            _ = SecTrustSetAnchorCertificates(trust, [anchor])
+            #expect(evaluate(trust) == expected, "host \(host)")
+        }
+    }
+
     @Test(arguments: [
         (-7200.0, -3600.0, URLError.Code.serverCertificateHasBadDate),
         (3600.0, 7200.0, URLError.Code.serverCertificateNotYetValid),

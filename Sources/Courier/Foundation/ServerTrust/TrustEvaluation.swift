@@ -23,9 +23,24 @@ enum TrustEvaluation {
         if settings.policy.isServer, !allowsServerAuthentication(leaf) {
             return .serverCertificateUntrusted("the server's certificate is not for TLS servers (extended key usage)")
         }
-        let roots = trustedRoots(settings)
+        let roots = TrustRootStore(settings)
         let intermediates = CertificateStore(chain.dropFirst())
-        var chainVerifier = Verifier(rootCertificates: CertificateStore(roots)) {
+        let host = settings.policy.hostname ?? ""
+        // One path search when the chain is good: the chain and the host checked together. Only a failure searches
+        // again, for the chain alone, to tell a certificate for another host from an untrusted chain.
+        if !host.isEmpty {
+            let isIP = IPAddress.isLiteral(host)
+            var verifier = Verifier(rootCertificates: CertificateStore(custom: roots)) {
+                RFC5280Policy()
+                ServerIdentityPolicy(serverHostname: isIP ? nil : host, serverIP: isIP ? host : nil)
+            }
+            if case .validCertificate(let verified) = await verifier.validate(leaf: leaf, intermediates: intermediates)
+            {
+                record(Array(verified), of: trust, evaluatedWith: settings)
+                return nil
+            }
+        }
+        var chainVerifier = Verifier(rootCertificates: CertificateStore(custom: roots)) {
             RFC5280Policy()
         }
         let chainResult = await chainVerifier.validate(leaf: leaf, intermediates: intermediates)
@@ -46,22 +61,15 @@ enum TrustEvaluation {
             // A self-signed server certificate is untrusted (−1202), as on Darwin; a chain that ends in a root nobody
             // trusts has an unknown root (−1203).
             let top = chain.last ?? leaf
-            if chain.count > 1, top.issuer == top.subject, !roots.contains(top) {
+            if chain.count > 1, top.issuer == top.subject, !roots.containsRoot(top) {
                 return .serverCertificateHasUnknownRoot(
                     "the server's certificate chain ends in a root that is not trusted (\(top.subject))")
             }
             return .serverCertificateUntrusted("the server's certificate chain is not trusted")
         }
-        if let host = settings.policy.hostname, !host.isEmpty {
-            let isIP = IPAddress.isLiteral(host)
-            var identityVerifier = Verifier(rootCertificates: CertificateStore(roots)) {
-                RFC5280Policy()
-                ServerIdentityPolicy(serverHostname: isIP ? nil : host, serverIP: isIP ? host : nil)
-            }
-            guard case .validCertificate = await identityVerifier.validate(leaf: leaf, intermediates: intermediates)
-            else {
-                return .serverCertificateUntrusted("the server's certificate is not valid for \(host)")
-            }
+        // The chain alone is good, so the host was what failed above.
+        guard host.isEmpty else {
+            return .serverCertificateUntrusted("the server's certificate is not valid for \(host)")
         }
         record(Array(verified), of: trust, evaluatedWith: settings)
         return nil
@@ -158,14 +166,6 @@ enum TrustEvaluation {
         return chain
     }
 
-    /// The roots `settings` trusts: the anchors, plus (unless only they count) the system's and the session's.
-    static func trustedRoots(_ settings: SecTrust.Settings) -> [Certificate] {
-        let anchors = (settings.anchors ?? []).compactMap(\.parsed)
-        let anchorsOnly = settings.anchors != nil && (settings.anchorsOnly ?? true)
-        if anchorsOnly { return anchors }
-        return anchors + SystemTrustRoots.certificates + settings.additionalRoots.compactMap(\.parsed)
-    }
-
     /// Carries the result out of the task; written once before the semaphore is signalled.
     private final class ResultBox: @unchecked Sendable {
         var value: TransferError?
@@ -206,4 +206,7 @@ enum SystemTrustRoots {
         }
         return []
     }()
+
+    /// ``certificates`` by subject, as the verifier looks roots up: built once, not for every evaluation.
+    static let bySubject = Dictionary(grouping: certificates, by: \.subject)
 }
