@@ -124,8 +124,9 @@ struct SecTrustTests {
     }
 
     /// RFC 5280 §4.2.1.6: a certificate with an empty subject carries its names in a critical subject alternative
-    /// names extension, which Darwin trusts for those names. Before the fix the chain was first checked without the
-    /// host's policy, the one that understands that extension, and the certificate was untrusted (-1202) for any host.
+    /// names extension, which Darwin trusts for those names (or for any, without a host). Before the fix the chain was
+    /// checked without the host's policy, the one that understands that extension, and was untrusted (-1202) for any
+    /// host, or none.
     @Test func aLeafWithAnEmptySubjectAndCriticalNamesIsTrustedForThem() throws {
         let authority = try TestCertificateAuthority()
         let now = Date()
@@ -142,14 +143,19 @@ struct SecTrustTests {
             },
             issuerPrivateKey: Certificate.PrivateKey(authority.key))
         let anchor = try #require(SecCertificateCreateWithData(nil, authority.certificate.derData))
-        let expectations: [(String, (Bool, Int?))] = [
-            ("example.test", (true, nil)), ("other.test", (false, URLError.Code.serverCertificateUntrusted.rawValue)),
-        ]
-        for (host, expected) in expectations {
+        // No host: no name to check.
+        for host in ["example.test", nil] as [String?] {
             let trust = try trust([leaf, authority.certificate], host: host)
             _ = SecTrustSetAnchorCertificates(trust, [anchor])
-            #expect(evaluate(trust) == expected, "host \(host)")
+            #expect(evaluate(trust) == (true, nil), "host \(host ?? "none")")
         }
+        // Another host: refused for the name, not for the chain.
+        let other = try trust([leaf, authority.certificate], host: "other.test")
+        _ = SecTrustSetAnchorCertificates(other, [anchor])
+        var error: NSError?
+        #expect(!SecTrustEvaluateWithError(other, &error))
+        #expect(error?.code == URLError.Code.serverCertificateUntrusted.rawValue)
+        #expect(error?.localizedDescription.contains("not valid for other.test") == true)
     }
 
     @Test(arguments: [

@@ -1,4 +1,5 @@
 import CourierTestSupport
+import Crypto
 import Foundation
 import Testing
 import X509
@@ -43,7 +44,27 @@ struct TrustRootStoreTests {
             #expect(await anchorsOnly[systemRoot.subject] == nil)
             #expect(all.containsRoot(systemRoot))
             #expect(noAnchors.containsRoot(systemRoot))
+            // Under one name: the anchor's certificate, then the system's roots, then the session's.
+            let namedAnchor = try selfSigned(systemRoot.subject)
+            let namedAdditional = try selfSigned(systemRoot.subject)
+            let ordered = TrustRootStore(
+                settings(anchors: [namedAnchor], anchorsOnly: false, additional: [namedAdditional]))
+            let found = await ordered[systemRoot.subject] ?? []
+            #expect(found.first == namedAnchor)
+            #expect(found.last == namedAdditional)
+            #expect(found.dropFirst().dropLast() == (SystemTrustRoots.bySubject[systemRoot.subject] ?? [])[...])
         }
+    }
+
+    /// A self-signed certificate named `name`.
+    private func selfSigned(_ name: DistinguishedName) throws -> Certificate {
+        let key = Certificate.PrivateKey(P256.Signing.PrivateKey())
+        let now = Date()
+        return try Certificate(
+            version: .v3, serialNumber: Certificate.SerialNumber(), publicKey: key.publicKey,
+            notValidBefore: now.addingTimeInterval(-60), notValidAfter: now.addingTimeInterval(3600), issuer: name,
+            subject: name, signatureAlgorithm: .ecdsaWithSHA256, extensions: Certificate.Extensions(),
+            issuerPrivateKey: key)
     }
 
     @Test func aSubjectsRootsComeAnchorsFirstAndAppendedOnesCountAlways() async throws {

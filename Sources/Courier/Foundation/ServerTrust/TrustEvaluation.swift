@@ -27,7 +27,8 @@ enum TrustEvaluation {
         let intermediates = CertificateStore(chain.dropFirst())
         let host = settings.policy.hostname ?? ""
         // One path search when the chain is good: the chain and the host checked together. Only a failure searches
-        // again, for the chain alone, to tell a certificate for another host from an untrusted chain.
+        // again, for the chain alone, to tell a certificate for another host from an untrusted chain (both searches
+        // accept the same critical extensions, so they build the same paths).
         if !host.isEmpty {
             let isIP = IPAddress.isLiteral(host)
             var verifier = Verifier(rootCertificates: CertificateStore(custom: roots)) {
@@ -42,6 +43,7 @@ enum TrustEvaluation {
         }
         var chainVerifier = Verifier(rootCertificates: CertificateStore(custom: roots)) {
             RFC5280Policy()
+            SubjectAlternativeNamesRead()
         }
         let chainResult = await chainVerifier.validate(leaf: leaf, intermediates: intermediates)
         guard case .validCertificate(let verified) = chainResult else {
@@ -169,6 +171,18 @@ enum TrustEvaluation {
     /// Carries the result out of the task; written once before the semaphore is signalled.
     private final class ResultBox: @unchecked Sendable {
         var value: TransferError?
+    }
+}
+
+/// Tells the verifier that a critical subject alternative names extension is understood, as the host's policy does,
+/// for the search without a host (no host given, or the one that tells a certificate for another host from an
+/// untrusted chain). RFC 5280 §4.2.1.6 makes the extension critical in a certificate whose subject is empty; Darwin
+/// reads it, and without a host there is no name to check.
+private struct SubjectAlternativeNamesRead: VerifierPolicy {
+    let verifyingCriticalExtensions: [ASN1ObjectIdentifier] = [.X509ExtensionID.subjectAlternativeName]
+
+    func chainMeetsPolicyRequirements(chain: UnverifiedCertificateChain) -> PolicyEvaluationResult {
+        .meetsPolicy
     }
 }
 
