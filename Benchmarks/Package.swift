@@ -18,6 +18,8 @@ let package = Package(
     targets: [
         // Scenarios, workload drivers, response checks, statistics and the JSON line each run prints.
         .target(name: "BenchmarkCore"),
+        // Rounds, medians and figures of the single-process benchmarks (store-bench, trust-bench).
+        .target(name: "MicroBenchSupport", dependencies: [.product(name: "Courier", package: "Courier")]),
         // Courier through its public URLSession API, exactly as a user writes it (`import Courier`).
         .executableTarget(
             name: "courier-bench",
@@ -43,7 +45,7 @@ let package = Package(
         .executableTarget(
             name: "store-bench",
             dependencies: [
-                .product(name: "Courier", package: "Courier"),
+                "MicroBenchSupport", .product(name: "Courier", package: "Courier"),
                 .product(name: "CourierMockServer", package: "Courier"),
             ]
         ),
@@ -51,7 +53,7 @@ let package = Package(
         .executableTarget(
             name: "trust-bench",
             dependencies: [
-                .product(name: "Courier", package: "Courier"),
+                "MicroBenchSupport", .product(name: "Courier", package: "Courier"),
                 .product(name: "CourierMockServer", package: "Courier"),
             ]
         ),

@@ -9,37 +9,18 @@
 import Courier
 import CourierMockServer
 import Foundation
+import MicroBenchSupport
 
-let rounds = CommandLine.arguments.dropFirst().first.flatMap(Int.init) ?? 5
+let rounds = roundsFromCommandLine()
 let requestsPerRound = 300
 let evaluationsPerRound = 300
-
-func median(_ values: [Double]) -> Double {
-    let sorted = values.sorted()
-    return sorted[sorted.count / 2]
-}
-
-func format(_ value: Double) -> String { String(format: "%.1f", value) }
-
-func microseconds(_ duration: Duration) -> Double {
-    Double(duration.components.seconds) * 1e6 + Double(duration.components.attoseconds) / 1e12
-}
 
 /// A session delegate that answers nothing itself: every challenge gets the protocol's default handling.
 final class PlainDelegate: NSObject, URLSessionDelegate, @unchecked Sendable {}
 
 /// Runs `count` sequential GETs and returns the median latency in µs.
 func measureRequests(_ session: URLSession, _ url: URL, count: Int) async throws -> Double {
-    var latencies: [Double] = []
-    latencies.reserveCapacity(count)
-    for _ in 0..<count {
-        let start = ContinuousClock.now
-        let (data, _) = try await session.data(from: url)
-        let elapsed = ContinuousClock.now - start
-        precondition(data.count == 64, "unexpected body")
-        latencies.append(microseconds(elapsed))
-    }
-    return median(latencies)
+    median(try await sequentialLatencies(session, URLRequest(url: url), count: count, bytes: 64))
 }
 
 /// Evaluates a new trust for `chain` `count` times and returns the median µs per evaluation.
@@ -82,8 +63,7 @@ _ = try await measureRequests(delegated, url, count: 5)
 var plainMedians: [Double] = []
 var delegatedMedians: [Double] = []
 for round in 0..<rounds {
-    // Alternate which variant goes first, so that neither always runs on a warmer machine.
-    for variant in round % 2 == 0 ? [0, 1] : [1, 0] {
+    for variant in variantOrder(round: round) {
         let value = try await measureRequests(variant == 0 ? plain : delegated, url, count: requestsPerRound)
         if variant == 0 { plainMedians.append(value) } else { delegatedMedians.append(value) }
     }
@@ -96,7 +76,7 @@ let chain = [SecCertificateCreateWithData(nil, Data(server.certificateDER))!]
 var anchoredMedians: [Double] = []
 var untrustedMedians: [Double] = []
 for round in 0..<rounds {
-    for variant in round % 2 == 0 ? [0, 1] : [1, 0] {
+    for variant in variantOrder(round: round) {
         let value = measureEvaluations(chain: chain, anchored: variant == 0, count: evaluationsPerRound)
         if variant == 0 { anchoredMedians.append(value) } else { untrustedMedians.append(value) }
     }
