@@ -21,7 +21,10 @@ struct CookieMatchingTests {
         arguments: [
             ("/", "/", true), ("/docs", "/", true), ("/docs", "/docs", true), ("/docs/a", "/docs", true),
             ("/docs/a", "/docs/", true), ("/docsearch", "/docs", false), ("/doc", "/docs", false), ("", "/", true),
-            ("/Docs", "/docs", false),
+            ("/Docs", "/docs", false), ("/docs", "", true),
+            // Octets, not characters (RFC 6265 §5.1.4): a precomposed é is not an e and a combining accent.
+            ("/caf\u{E9}", "/cafe\u{301}", false), ("/cafe\u{301}/a", "/caf\u{E9}", false),
+            ("/caf\u{E9}/a", "/caf\u{E9}", true),
         ])
     func path(requestPath: String, cookiePath: String, matches: Bool) {
         #expect(CookieMatching.pathMatches(requestPath: requestPath, cookiePath: cookiePath) == matches)
@@ -38,7 +41,9 @@ struct CookieMatchingTests {
         "IP addresses",
         arguments: [
             ("127.0.0.1", true), ("::1", true), ("[::1]", true), ("256.0.0.1", false), ("1.2.3", false),
-            ("example.com", false), ("1.2.3.4.example", false),
+            ("example.com", false), ("1.2.3.4.example", false), ("1.2.3.4.", false), (".1.2.3", false),
+            ("1..2.3", false), ("01.2.3.255", true), ("1.2.3.256", false), ("1111.2.3.4", false), ("1.2.3.4a", false),
+            ("0.0.0.0", true), ("", false), ("\u{661}.2.3.4", false),
         ])
     func ipAddress(host: String, isIP: Bool) {
         #expect(CookieMatching.isIPAddress(host) == isIP)

@@ -25,15 +25,15 @@ public enum CookieMatching {
     ///   - requestPath: The path of the request URL (`/` when empty).
     ///   - cookiePath: The path of the cookie.
     public static func pathMatches(requestPath: String, cookiePath: String) -> Bool {
-        let requestPath = requestPath.isEmpty ? "/" : requestPath
-        if requestPath == cookiePath {
+        // On bytes, as RFC 6265 §5.1.4 defines it (and run for every stored cookie a request could carry): String's
+        // comparisons go by Unicode canonical equivalence and characters, which a path's octets do not.
+        let request = requestPath.isEmpty ? "/".utf8 : requestPath.utf8
+        let cookie = cookiePath.utf8
+        guard request.starts(with: cookie) else { return false }
+        if request.count == cookie.count || cookie.last == UInt8(ascii: "/") {
             return true
         }
-        guard requestPath.hasPrefix(cookiePath) else { return false }
-        if cookiePath.hasSuffix("/") {
-            return true
-        }
-        return requestPath.dropFirst(cookiePath.count).first == "/"
+        return request[request.index(request.startIndex, offsetBy: cookie.count)] == UInt8(ascii: "/")
     }
 
     /// The default cookie path for a request path: the directory of the path, or `/`.
@@ -89,15 +89,28 @@ public enum CookieMatching {
     ///
     /// - Parameter host: The host, with or without the brackets of an IPv6 literal.
     public static func isIPAddress(_ host: String) -> Bool {
-        // Byte by byte: `String.contains(String)` would go through Foundation's NSString search.
+        // Byte by byte, without splitting (it runs on every cookie lookup): `String.contains(String)` would go
+        // through Foundation's NSString search, and splitting into substrings costs characters and allocations.
         if host.utf8.contains(UInt8(ascii: ":")) {
             return true
         }
-        let parts = host.split(separator: ".", omittingEmptySubsequences: false)
-        return parts.count == 4
-            && parts.allSatisfy { part in
-                !part.isEmpty && part.count <= 3 && part.utf8.allSatisfy { $0 >= 0x30 && $0 <= 0x39 }
-                    && (Int(part) ?? 256) <= 255
+        // IPv4: four dot-separated parts of one to three digits, each at most 255.
+        var dots = 0
+        var digits = 0
+        var value = 0
+        for byte in host.utf8 {
+            if byte == UInt8(ascii: ".") {
+                guard digits > 0 else { return false }
+                dots += 1
+                digits = 0
+                value = 0
+                continue
             }
+            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return false }
+            digits += 1
+            value = value * 10 + Int(byte - UInt8(ascii: "0"))
+            guard digits <= 3, value <= 255 else { return false }
+        }
+        return dots == 3 && digits > 0
     }
 }

@@ -345,10 +345,13 @@ open class HTTPCookieStorage: NSObject, @unchecked Sendable {
         let lowered = HeaderName.canonical(host)
         if CookieMatching.isIPAddress(lowered) { return [lowered] }
         var domains = [lowered]
-        var rest = Substring(lowered)
-        while let dot = rest.firstIndex(of: ".") {
-            rest = rest[rest.index(after: dot)...]
-            if !rest.isEmpty { domains.append(String(rest)) }
+        // By bytes: a dot is ASCII, so what follows one starts a character; walking `Character`s cost more than
+        // the rest of a lookup.
+        let bytes = lowered.utf8
+        var rest = bytes.startIndex
+        while let dot = bytes[rest...].firstIndex(of: UInt8(ascii: ".")) {
+            rest = bytes.index(after: dot)
+            if rest != bytes.endIndex { domains.append(String(lowered[rest...])) }
         }
         return domains
     }
