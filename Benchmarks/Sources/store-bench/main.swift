@@ -40,7 +40,6 @@ var hitP99: [Double] = []
 var networkMedians: [Double] = []
 var networkP99: [Double] = []
 for round in 0..<rounds {
-    // Alternate which variant goes first, so that neither always runs on a warmer machine.
     for variant in variantOrder(round: round) {
         let (p50, p99) = try await measureRequests(
             session, variant == 0 ? cached : network, count: requestsPerRound)
