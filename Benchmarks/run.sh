@@ -194,6 +194,8 @@ http {
         ssl_certificate_key $work/server.key;
         ssl_protocols TLSv1.2 TLSv1.3;
         root $work/www;
+        # The protocol nginx served each response over: the clients that cannot tell it per response check this.
+        add_header X-Server-Protocol \$server_protocol always;
         location / { }
     }
     # (h): an HTTP forward proxy. Clients send absolute-form requests (GET http://127.0.0.1:$port/64b); nginx

@@ -26,6 +26,23 @@ public struct HTTPProxy: Sendable {
 /// come through the proxy.
 public let viaProxyHeader = "X-Via-Proxy"
 
+/// The response header in which the benchmark's HTTP/2 listener (scenario g) tells every response's protocol, as
+/// nginx's `$server_protocol` (`HTTP/2.0`, `HTTP/1.1`).
+public let protocolHeader = "X-Server-Protocol"
+
+/// Protocol names as the clients report them (`Outcome.protocolName`).
+public enum ProtocolName {
+    /// ALPN's name for `server`, a `$server_protocol` value: `h2` for `HTTP/2.0`, `http/1.1` for `HTTP/1.1`.
+    public static func from(server: String) -> String {
+        switch server {
+        case "HTTP/2.0": "h2"
+        case "HTTP/1.1": "http/1.1"
+        case "HTTP/1.0": "http/1.0"
+        default: server
+        }
+    }
+}
+
 /// The response header in which the benchmark's nginx upload sink reports how many request bytes (head and
 /// body) it read before answering.
 public let receivedLengthHeader = "X-Received-Length"

@@ -26,8 +26,8 @@ final class URLSessionClient: BenchmarkClient, @unchecked Sendable {
 
     private let session: URLSession
     private let streamDelegate: StreamDelegate?
-    /// Scenario (g): the first request carries a task delegate that reads the protocol from its metrics.
-    private let protocolProbe: ProtocolProbe?
+    /// Scenario (g): every response is checked for the protocol nginx says it was served over.
+    private let checksProtocol: Bool
     /// Scenario (h): responses are checked for the proxy's header.
     private let checksProxy: Bool
     #if COURIER && !COURIER_TELEMETRY
@@ -60,7 +60,7 @@ final class URLSessionClient: BenchmarkClient, @unchecked Sendable {
             ]
         }
         checksProxy = settings.proxy != nil
-        protocolProbe = settings.scenario == .g ? ProtocolProbe() : nil
+        checksProtocol = settings.scenario == .g
         // Scenario (d) is the delegate way of reading a body: a data task whose delegate sees every piece.
         streamDelegate = settings.scenario == .d ? StreamDelegate() : nil
         session = URLSession(configuration: configuration, delegate: streamDelegate, delegateQueue: nil)
@@ -70,15 +70,15 @@ final class URLSessionClient: BenchmarkClient, @unchecked Sendable {
     }
 
     func get(_ url: URL) async throws -> Outcome {
-        // Only one request of the run carries the probe: a task delegate costs every request a metrics delivery.
-        let probe = protocolProbe?.claim()
         let (data, response) = try await translatingErrors {
-            try await session.data(for: URLRequest(url: url), delegate: probe)
+            try await session.data(for: URLRequest(url: url))
         }
         let http = response as? HTTPURLResponse
         var outcome = Outcome(status: http?.statusCode ?? 0, bytes: Int64(data.count))
-        if let probe {
-            outcome.protocolName = await probe.protocolName()
+        if checksProtocol {
+            // What the server saw, on every response: no task delegate (whose metrics would tell Courier's own view
+            // of one request, but would also make Courier evaluate that connection's trust itself).
+            outcome.protocolName = http?.value(forHTTPHeaderField: protocolHeader).map(ProtocolName.from(server:))
         }
         if checksProxy {
             outcome.viaProxy = http?.value(forHTTPHeaderField: viaProxyHeader) != nil
@@ -169,38 +169,6 @@ final class URLSessionClient: BenchmarkClient, @unchecked Sendable {
         // libcurl's verification failures reach FoundationNetworking's users as NSURLErrorDomain code -1.
         let nsError = error as NSError
         return nsError.domain == NSURLErrorDomain && nsError.localizedDescription.contains("SSL certificate problem")
-    }
-}
-
-/// The task delegate of one request of scenario (g): reads the protocol of its last transaction from the task's
-/// metrics (`networkProtocolName`, `h2` for HTTP/2).
-private final class ProtocolProbe: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
-    private let lock = NSLock()
-    private var claimed = false
-    /// Set when the metrics arrive: the protocol name, or `nil` inside when the metrics had none.
-    private var collected: String??
-
-    /// The probe for the first caller, `nil` for every later one.
-    func claim() -> ProtocolProbe? {
-        lock.withLock {
-            defer { claimed = true }
-            return claimed ? nil : self
-        }
-    }
-
-    func urlSession(_ session: URLSession, task: URLSessionTask, didFinishCollecting metrics: URLSessionTaskMetrics) {
-        let name = metrics.transactionMetrics.last?.networkProtocolName
-        lock.withLock { collected = .some(name) }
-    }
-
-    /// The protocol the probed request came over. The metrics may reach the delegate just after the response: wait
-    /// for them up to a second; `nil` if they never come or name no protocol (the run then fails as unverified).
-    func protocolName() async -> String? {
-        for _ in 0..<100 {
-            if let collected = lock.withLock({ collected }) { return collected }
-            try? await Task.sleep(for: .milliseconds(10))
-        }
-        return nil
     }
 }
 
