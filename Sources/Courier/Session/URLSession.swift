@@ -26,8 +26,7 @@ open class URLSession: NSObject, @unchecked Sendable {
     private let delegateBox: Mutex<(any URLSessionDelegate)?>
     private let descriptionBox = Mutex<String?>(nil)
     /// The queue on which delegate methods and completion handlers run.
-    open var delegateQueue: OperationQueue { storedDelegateQueue }
-    private let storedDelegateQueue: OperationQueue
+    open var delegateQueue: OperationQueue { dispatcher.queue }
     let isShared: Bool
     let dispatcher: DelegateDispatcher
     let registry = TaskRegistry()
@@ -106,17 +105,8 @@ open class URLSession: NSObject, @unchecked Sendable {
         let copied = configuration.copy() as? URLSessionConfiguration ?? configuration
         self.storedConfiguration = copied
         self.delegateBox = Mutex(delegate)
-        let delegateQueue: OperationQueue
-        if let queue {
-            delegateQueue = queue
-        } else {
-            delegateQueue = OperationQueue()
-            delegateQueue.maxConcurrentOperationCount = 1
-            delegateQueue.name = "courier.session.delegate"
-        }
-        self.storedDelegateQueue = delegateQueue
         self.isShared = isShared
-        self.dispatcher = DelegateDispatcher(queue: delegateQueue)
+        self.dispatcher = DelegateDispatcher(queue: queue)
         let telemetry = SessionTelemetry(options: copied.courierTelemetry)
         self.telemetry = telemetry
         self.configurationFailure = Self.configurationFailure(copied)
@@ -214,6 +204,8 @@ open class URLSession: NSObject, @unchecked Sendable {
         transport.shutdown()
         // A background session's identifier is free for a new session once this one is invalid.
         backgroundClient?.detach()
+        // Without a delegate there is no one to tell (and no reason to make the delegate queue).
+        guard delegateBox.withLock({ $0 != nil }) else { return }
         dispatcher.async { [self] in
             delegate?.urlSession(self, didBecomeInvalidWithError: nil)
             // The session releases its delegate once the delegate was told.

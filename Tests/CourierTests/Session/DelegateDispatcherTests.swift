@@ -1,3 +1,5 @@
+import CourierMockServer
+import CourierTestSupport
 import Foundation
 import NIOConcurrencyHelpers
 import Testing
@@ -31,5 +33,53 @@ struct DelegateDispatcherTests {
         #expect(state.order == Array(0..<500))
         #expect(state.maxRunning == 1)
         #expect(state.offQueue == 0)
+    }
+
+    /// A session without a delegate, used through its async methods and invalidated, never needed a delegate
+    /// queue and never made one (before, every session made its `OperationQueue` when created, and invalidation
+    /// queued a job on it for a delegate that did not exist).
+    @Test func aSessionWithoutDelegateMakesItsQueueOnlyWhenAsked() async throws {
+        try await withServer { server in
+            server.route("/a", response: .ok("body"))
+            let session = makeSession()
+            let (data, _) = try await session.data(from: server.url("/a"))
+            #expect(data == Data("body".utf8))
+            // The task leaves the session's registry just after its data is returned: wait for that (bounded),
+            // so that the invalidation below finds the session empty and becomes invalid at once.
+            for _ in 0..<2000 where !session.registry.allTasks().isEmpty { await Task.yield() }
+            #expect(session.registry.allTasks().isEmpty)
+            #expect(!session.dispatcher.hasQueue)
+            session.finishTasksAndInvalidate()
+            #expect(!session.dispatcher.hasQueue)
+            let queue = session.delegateQueue
+            #expect(session.dispatcher.hasQueue)
+            #expect(session.delegateQueue === queue)
+            #expect(queue.maxConcurrentOperationCount == 1)
+        }
+    }
+
+    /// Completion handlers still run on the queue made at first use, and it is the one `delegateQueue` returns.
+    @Test func completionHandlersRunOnTheQueueMadeForThem() async throws {
+        try await withServer { server in
+            server.route("/a", response: .ok("body"))
+            let session = makeSession()
+            defer { session.finishTasksAndInvalidate() }
+            #expect(!session.dispatcher.hasQueue)
+            let onQueue: Bool = await withCheckedContinuation { continuation in
+                session.dataTask(with: server.url("/a")) { _, _, _ in
+                    continuation.resume(returning: OperationQueue.current === session.delegateQueue)
+                }.resume()
+            }
+            #expect(onQueue)
+        }
+    }
+
+    /// The queue a user gives is the session's from the start.
+    @Test func aGivenQueueIsUsedAsIs() {
+        let queue = OperationQueue()
+        let session = makeSession(queue: queue)
+        defer { session.finishTasksAndInvalidate() }
+        #expect(session.dispatcher.hasQueue)
+        #expect(session.delegateQueue === queue)
     }
 }
