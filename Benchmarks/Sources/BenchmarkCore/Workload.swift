@@ -66,6 +66,8 @@ struct Workload: Sendable {
         into measurement: inout Measurement
     ) async throws {
         let url = base.appendingPathComponent(String(options.smallPath.dropFirst()))
+        // Made once: a URL's path is parsed on every read, and the check below names the request on every response.
+        let what = "GET \(url.path)"
         let total = options.requests
         let inFlight = options.concurrencyFor
         // A failing worker does not cancel the others (FoundationNetworking can deadlock when a Swift task
@@ -86,7 +88,6 @@ struct Workload: Sendable {
                             let begin = Clock.now()
                             let outcome = try await client.get(url)
                             let end = Clock.now()
-                            let what = "GET \(url.path)"
                             try check(outcome, status: 200, exactly: Workload.smallSize, what: what)
                             if try route.check(outcome, what: what) { protocolChecks += 1 }
                             mine.append(end - begin)
@@ -136,6 +137,7 @@ struct Workload: Sendable {
         _ type: Client.Type, into measurement: inout Measurement
     ) async throws {
         let url = options.base.appendingPathComponent(String(options.smallPath.dropFirst()))
+        let what = "GET \(url.path)"
         var latencies: [UInt64] = []
         latencies.reserveCapacity(options.requests)
         let start = Clock.now()
@@ -145,7 +147,7 @@ struct Workload: Sendable {
             let outcome = try await client.get(url)
             try await client.shutdown()
             latencies.append(Clock.now() - begin)
-            try check(outcome, status: 200, exactly: Workload.smallSize, what: "GET \(url.path)")
+            try check(outcome, status: 200, exactly: Workload.smallSize, what: what)
         }
         let elapsed = Double(Clock.now() - start) / 1e9
         latencies.sort()
