@@ -68,9 +68,11 @@ open class URLSessionConfiguration: NSObject, NSCopying, @unchecked Sendable {
     }
 
     /// A new configuration that keeps no data beyond the session: its cookie storage, credential storage and cache
-    /// are new in-memory objects of its own.
+    /// are new in-memory objects of its own. It never reads the user's stored cookies or credentials: the shared
+    /// stores are not made for it.
     open class var ephemeral: URLSessionConfiguration {
-        var settings = defaultSettings()
+        // Not from `defaultSettings()`: the shared stores are not even made (see `SharedStoreUse`).
+        var settings = Settings()
         settings.httpCookieStorage = HTTPCookieStorage()
         settings.urlCredentialStorage = URLCredentialStorage()
         settings.urlCache = URLCache(memoryCapacity: 4 * 1024 * 1024, diskCapacity: 0)
@@ -88,12 +90,14 @@ open class URLSessionConfiguration: NSObject, NSCopying, @unchecked Sendable {
     ///
     /// - Parameter identifier: The unique identifier of the background session.
     open class func background(withIdentifier identifier: String) -> URLSessionConfiguration {
-        var settings = defaultSettings()
-        settings.identifier = identifier
-        settings.sessionSendsLaunchEvents = true
+        var settings = Settings()
+        settings.httpCookieStorage = HTTPCookieStorage.shared
+        settings.urlCredentialStorage = URLCredentialStorage.shared
         // No cache, as Apple documents for background sessions: their transfers neither read nor fill one, and
         // `URLSession.reset` of such a session must not empty `URLCache.shared`, which the app's other sessions use.
-        settings.urlCache = nil
+        // (`URLCache.shared` is not made for it.)
+        settings.identifier = identifier
+        settings.sessionSendsLaunchEvents = true
         return URLSessionConfiguration(settings: settings)
     }
 

@@ -224,7 +224,10 @@ open class URLCredentialStorage: NSObject, @unchecked Sendable {
     }
 }
 
-private let processCredentialStorage = URLCredentialStorage(file: CredentialFile.defaultLocation())
+private let processCredentialStorage: URLCredentialStorage = {
+    SharedStoreUse.record(.credentials)
+    return URLCredentialStorage(file: CredentialFile.defaultLocation())
+}()
 
 /// The key of `remove(_:for:options:)`'s options whose `true` value allows removing a credential with
 /// ``URLCredential/Persistence/synchronizable`` persistence; without it such a credential stays stored.

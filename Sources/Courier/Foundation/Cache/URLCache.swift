@@ -233,5 +233,7 @@ open class URLCache: NSObject, @unchecked Sendable {
     }
 }
 
-private let sharedURLCache = NIOLockedValueBox(
-    URLCache(memoryCapacity: 4 * 1024 * 1024, diskCapacity: 20 * 1024 * 1024))
+private let sharedURLCache: NIOLockedValueBox<URLCache> = {
+    SharedStoreUse.record(.cache)
+    return NIOLockedValueBox(URLCache(memoryCapacity: 4 * 1024 * 1024, diskCapacity: 20 * 1024 * 1024))
+}()

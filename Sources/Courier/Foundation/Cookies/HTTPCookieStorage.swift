@@ -493,6 +493,7 @@ open class HTTPCookieStorage: NSObject, @unchecked Sendable {
 }
 
 private let processCookieStorage: HTTPCookieStorage = {
+    SharedStoreUse.record(.cookies)
     let storage = HTTPCookieStorage(persistentIn: StoreLocation.dataFolder())
     // FoundationNetworking's cookies come over once, into a jar that had nothing yet.
     if storage.startsFresh, let path = FoundationCookieFile.defaultPath() {
