@@ -45,8 +45,9 @@ NO_REFERENCE = {"i", "j", "k"}
 MEMORY = {"k"}
 REFERENCE_NAME = {"a": "wrk", "b": "wrk", "e": "wrk", "c": "curl", "d": "curl", "f": "curl", "g": "h2load",
                   "h": "wrk at the proxy", "i": "none", "j": "none", "k": "none", "l": "curl"}
-# Scenarios whose notes say how many connections each process opened (nginx's count; (g) is about multiplexing).
-CONNECTIONS_NOTED = {"g"}
+# Scenarios whose notes say how many connections each process opened (nginx's count): (g) is about multiplexing,
+# and in the others a client that opens more than its 64 (or, in (a), 1) pays for connections the others reuse.
+CONNECTIONS_NOTED = {"a", "b", "e", "g", "h", "i"}
 # How the newer scenarios are run and checked, printed under their headings.
 SCENARIO_NOTES = {
     "l": "The download of (c) through `URLSessionConfiguration.background(withIdentifier:)`: the transfer runs in "
@@ -56,8 +57,11 @@ SCENARIO_NOTES = {
          "The daemon's CPU time is not in the client's (it is not the client's waited-for child). Courier only: the "
          "other clients have no background sessions (FoundationNetworking refuses them).",
     "g": "A listener of its own with HTTP/2 on (the one of (e) speaks HTTP/1.1 only); every client offers ALPN h2 "
-         "and http/1.1 without any setting. Each client checks that it spoke h2: Courier from the task metrics "
-         "(`networkProtocolName`) of one request, async-http-client from the `version` of every response. "
+         "and http/1.1 without any setting. Every response is checked for h2: async-http-client and Go read each "
+         "response's version; Courier reads the `X-Server-Protocol` header the listener adds to each response "
+         "(nginx's `$server_protocol`), since `URLResponse` has no version and the task metrics that tell it need "
+         "a task delegate, which would take a connection of its own. A run that cannot tell the protocol of every "
+         "response fails. "
          "FoundationNetworking's libcurl does negotiate h2, but it cannot trust the benchmark's CA (see (e)). "
          "Reference: `h2load -c 1 -m 64`, one connection with up to 64 concurrent streams, duration-based like wrk; "
          "latency percentiles from its per-request log.",
@@ -74,7 +78,10 @@ SCENARIO_NOTES = {
          "queued request: (the last reading − the first) / requests; first and last 1,000: what those cost, to show "
          "that the cost does not grow with the queue.",
     "j": "Each request on a new session (a new `URLSession`, `HTTPClient` or Go `Transport`), shut down after it: "
-         "session creation, a new connection and TLS context set-up per request. (The tracker's (i).)",
+         "session creation and a new connection per request (plain http: no TLS). (The tracker's (i).) Each client's "
+         "own shutdown call is inside the clock: async-http-client's `shutdown()` returns once its connections are "
+         "closed; `finishTasksAndInvalidate()` and Go's `CloseIdleConnections()` return at once, and Courier closes "
+         "its connection on its event loop after that (its CPU time still counts: CPU is the process's).",
     "h": "nginx as an HTTP forward proxy for plain http: clients send absolute-form requests "
          "(`GET http://127.0.0.1:PORT/64b`), nginx passes them to the plain-HTTP listener over kept-alive upstream "
          "connections (`keepalive 64`) and adds `X-Via-Proxy: 1`, which every response must carry. Courier is "
@@ -308,8 +315,8 @@ class Harness:
     # --- References: wrk, h2load and curl -----------------------------------------------------------------
     def run_reference(self, scenario):
         if scenario in NO_REFERENCE:
-            return {"status": "n/a", "detail": "no reference tool for this scenario", "cpu": 0.0, "rss_kib": 0,
-                    "wall": 0.0}
+            return {"client": "reference", "tool": "none", "scenario": scenario, "status": "n/a",
+                    "detail": "no reference tool for this scenario", "cpu": 0.0, "rss_kib": 0, "wall": 0.0}
         if scenario == "g":
             return self.run_h2load(scenario)
         if scenario in RATE:
@@ -559,9 +566,13 @@ def summarize(records):
         return thousands[1] - thousands[0] if which == "first" else thousands[-1] - thousands[-2]
     for which in ["before", "queued", "first", "last"]:
         summary[f"queued_{which}"] = stats([queued(r, which) for r in ok])
+    # Per unit: a client's CPU over its measured work alone (workCPUSeconds: without start-up, client creation and
+    # shutdown, which weigh more for the Swift clients than for Go's); the reference tools' whole process.
+    def work_cpu(r):
+        return r.get("workCPUSeconds", r["cpu"])
     summary["cpu_per_unit"] = stats([
-        (r["cpu"] / r["requests"] * 1e6 if r.get("requests") else None) if r["scenario"] in RATE
-        else (r["cpu"] / (r["bytes"] / 2**30) if r.get("bytes") else None)
+        (work_cpu(r) / r["requests"] * 1e6 if r.get("requests") else None) if r["scenario"] in RATE
+        else (work_cpu(r) / (r["bytes"] / 2**30) if r.get("bytes") else None)
         for r in ok
     ])
     return summary
@@ -614,7 +625,10 @@ def write_report(args, machine, started, finished, load_before, load_after, resu
         "duration-based).")
     add("- CPU: the kernel's rusage of each process (wait4), the same for every client, wrk, h2load and curl. Peak "
         "RSS: each client's own VmHWM; the reference tools' from wait4, which never reads below the launcher's "
-        f"~18 MiB. CPU/unit is µs of CPU per request for (a), {rates} and CPU seconds per GiB for {transfers}.")
+        f"~18 MiB. CPU/unit is µs of CPU per request for (a), {rates} and CPU seconds per GiB for {transfers}: for "
+        "the clients, the CPU of the measured work alone (their own getrusage before the first request and after "
+        "the last response: without the process's start-up, the client's creation and its shutdown); for the "
+        "reference tools, the whole process's.")
     add("")
     names = [c for c in clients] + ["reference"]
     display = dict(NAMES, reference="reference")

@@ -23,6 +23,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -148,8 +149,7 @@ func main() {
 	}
 	var usage syscall.Rusage
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &usage) == nil {
-		seconds := func(t syscall.Timeval) float64 { return float64(t.Sec) + float64(t.Usec)/1e6 }
-		m["cpuSeconds"] = seconds(usage.Utime) + seconds(usage.Stime)
+		m["cpuSeconds"] = cpuSeconds(usage)
 		m["maxRSSKiB"] = usage.Maxrss
 	}
 	if kib := ownPeakRSSKiB(); kib > 0 {
@@ -162,7 +162,30 @@ func main() {
 	}
 }
 
+// cpuSeconds: user and system CPU time of a getrusage reading.
+func cpuSeconds(usage syscall.Rusage) float64 {
+	seconds := func(t syscall.Timeval) float64 { return float64(t.Sec) + float64(t.Usec)/1e6 }
+	return seconds(usage.Utime) + seconds(usage.Stime)
+}
+
+// processCPUSeconds: the CPU time this process has used so far, or -1 when getrusage fails.
+func processCPUSeconds() float64 {
+	var usage syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &usage) != nil {
+		return -1
+	}
+	return cpuSeconds(usage)
+}
+
 func run(o options, m measurement) error {
+	// The work's own CPU (workCPUSeconds, as the Swift clients report it): without the process's start-up.
+	if before := processCPUSeconds(); before >= 0 {
+		defer func() {
+			if after := processCPUSeconds(); after >= 0 {
+				m["workCPUSeconds"] = after - before
+			}
+		}()
+	}
 	connections := 1
 	if strings.Contains("beghik", o.scenario) {
 		connections = o.concurrency
@@ -314,6 +337,7 @@ func queueHeld(client *http.Client, o options, m measurement) error {
 	defer cancel()
 	samples := []int64{ownRSSKiB()}
 	var group sync.WaitGroup
+	var endedOtherwise atomic.Int64
 	start := time.Now()
 	for index := 0; index < o.requests; index++ {
 		group.Add(1)
@@ -323,8 +347,14 @@ func queueHeld(client *http.Client, o options, m measurement) error {
 			if err != nil {
 				return
 			}
-			if response, err := client.Do(request); err == nil {
+			response, err := client.Do(request)
+			if err == nil {
 				response.Body.Close()
+			}
+			// Only the driver's cancellation may end a request: one that ended otherwise was not queued when
+			// the resident set was read.
+			if err == nil || !errors.Is(err, context.Canceled) {
+				endedOtherwise.Add(1)
 			}
 		}()
 		if (index+1)%1000 == 0 {
@@ -338,6 +368,9 @@ func queueHeld(client *http.Client, o options, m measurement) error {
 	samples = append(samples, ownRSSKiB())
 	cancel()
 	group.Wait()
+	if other := endedOtherwise.Load(); other != 0 {
+		return fmt.Errorf("%d of %d requests ended before they were cancelled: the queue did not hold", other, o.requests)
+	}
 	m["requests"] = o.requests
 	m["seconds"] = time.Since(start).Seconds()
 	m["queuedRSSKiB"] = samples

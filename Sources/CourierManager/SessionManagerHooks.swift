@@ -11,6 +11,7 @@ import Foundation
 /// handling, follow, allow, store). Hooks for events are told in addition to the per-task bookkeeping. They run on
 /// the manager's ``SessionManager/operationQueue``.
 public struct SessionManagerHooks: Sendable {
+    /// What a challenge hook answers: the disposition and, for `.useCredential`, the credential.
     public typealias ChallengeAnswer = (URLSession.AuthChallengeDisposition, URLCredential?)
 
     /// `setSessionDidBecomeInvalidBlock:`.

@@ -8,15 +8,25 @@
 public enum HTTP2RawFrame {
     /// Frame type codes (RFC 9113 §6).
     public enum FrameType {
+        /// `DATA` (§6.1).
         public static let data: UInt8 = 0x0
+        /// `HEADERS` (§6.2).
         public static let headers: UInt8 = 0x1
+        /// `PRIORITY` (§6.3, deprecated by RFC 9113 but still parsed).
         public static let priority: UInt8 = 0x2
+        /// `RST_STREAM` (§6.4).
         public static let rstStream: UInt8 = 0x3
+        /// `SETTINGS` (§6.5).
         public static let settings: UInt8 = 0x4
+        /// `PUSH_PROMISE` (§6.6).
         public static let pushPromise: UInt8 = 0x5
+        /// `PING` (§6.7).
         public static let ping: UInt8 = 0x6
+        /// `GOAWAY` (§6.8).
         public static let goAway: UInt8 = 0x7
+        /// `WINDOW_UPDATE` (§6.9).
         public static let windowUpdate: UInt8 = 0x8
+        /// `CONTINUATION` (§6.10).
         public static let continuation: UInt8 = 0x9
     }
 
@@ -36,11 +46,17 @@ public enum HTTP2RawFrame {
 
     /// Setting identifiers (RFC 9113 §6.5.2).
     public enum SettingIdentifier {
+        /// `SETTINGS_HEADER_TABLE_SIZE`.
         public static let headerTableSize: UInt16 = 0x1
+        /// `SETTINGS_ENABLE_PUSH`.
         public static let enablePush: UInt16 = 0x2
+        /// `SETTINGS_MAX_CONCURRENT_STREAMS`.
         public static let maxConcurrentStreams: UInt16 = 0x3
+        /// `SETTINGS_INITIAL_WINDOW_SIZE`.
         public static let initialWindowSize: UInt16 = 0x4
+        /// `SETTINGS_MAX_FRAME_SIZE`.
         public static let maxFrameSize: UInt16 = 0x5
+        /// `SETTINGS_MAX_HEADER_LIST_SIZE`.
         public static let maxHeaderListSize: UInt16 = 0x6
     }
 

@@ -10,11 +10,17 @@ import NIOCore
 public enum MockWebSocketFrame {
     /// Opcodes (RFC 6455 §5.2, §11.8); any other 4-bit value is reserved.
     public enum Opcode {
+        /// A continuation frame of a fragmented message.
         public static let continuation: UInt8 = 0x0
+        /// A text frame (UTF-8).
         public static let text: UInt8 = 0x1
+        /// A binary frame.
         public static let binary: UInt8 = 0x2
+        /// A close frame (control).
         public static let close: UInt8 = 0x8
+        /// A ping (control).
         public static let ping: UInt8 = 0x9
+        /// A pong (control).
         public static let pong: UInt8 = 0xA
     }
 

@@ -52,6 +52,9 @@ public enum BenchmarkMain {
             measurement.detail = "cannot create the client: \(error)"
             return measurement
         }
+        // The work's own CPU, without the process's start-up, the client's creation and its shutdown: Swift
+        // processes spend tens of milliseconds starting, Go's a few, which would weigh on the CPU per request.
+        let cpuBefore = Measurement.processCPUSeconds()
         do {
             try await Workload(options: options, settings: settings).run(client, into: &measurement)
         } catch let unsupported as ScenarioUnsupported {
@@ -60,6 +63,9 @@ public enum BenchmarkMain {
         } catch {
             measurement.status = "error"
             measurement.detail = "\(error)"
+        }
+        if let cpuBefore, let cpuAfter = Measurement.processCPUSeconds() {
+            measurement.workCPUSeconds = cpuAfter - cpuBefore
         }
         do {
             try await client.shutdown()

@@ -27,6 +27,9 @@ public struct Measurement: Codable, Sendable {
     public var verified: String?
     /// The process's own getrusage at exit, as a cross-check of what the driver reads with wait4.
     public var cpuSeconds: Double?
+    /// CPU seconds of the measured work alone (getrusage before the workload and after it): without the process's
+    /// start-up, the client's creation and its shutdown, which the driver's wait4 figure includes.
+    public var workCPUSeconds: Double?
     public var maxRSSKiB: Int?
     /// (i): the process's own peak RSS (`VmHWM`) just before the requests started (the client created), so that the
     /// driver can tell what the queued tasks cost: (own peak − this) / requests.
@@ -64,16 +67,27 @@ public struct Measurement: Codable, Sendable {
     /// Fills in CPU time and peak RSS of this process so far.
     public mutating func recordResourceUsage() {
         ownPeakRSSKiB = Self.ownPeakRSS()
+        guard let usage = Self.ownUsage() else { return }
+        cpuSeconds = Self.cpuSeconds(of: usage)
+        maxRSSKiB = Int(usage.ru_maxrss)
+    }
+
+    /// User and system CPU seconds this process has used so far.
+    public static func processCPUSeconds() -> Double? { ownUsage().map(cpuSeconds(of:)) }
+
+    private static func ownUsage() -> rusage? {
         var usage = rusage()
         #if canImport(Glibc)
             let who = RUSAGE_SELF.rawValue
         #else
             let who = RUSAGE_SELF
         #endif
-        guard getrusage(who, &usage) == 0 else { return }
+        return getrusage(who, &usage) == 0 ? usage : nil
+    }
+
+    private static func cpuSeconds(of usage: rusage) -> Double {
         func seconds(_ value: timeval) -> Double { Double(value.tv_sec) + Double(value.tv_usec) / 1e6 }
-        cpuSeconds = seconds(usage.ru_utime) + seconds(usage.ru_stime)
-        maxRSSKiB = Int(usage.ru_maxrss)
+        return seconds(usage.ru_utime) + seconds(usage.ru_stime)
     }
 
     /// The JSON line.

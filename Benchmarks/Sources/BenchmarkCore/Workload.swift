@@ -114,9 +114,10 @@ struct Workload: Sendable {
         case .direct:
             break
         case .http2:
-            guard protocolChecks > 0 else {
+            // Every response must say how it came: a client that cannot tell would pass unverified otherwise.
+            guard protocolChecks == total else {
                 throw CheckFailure(
-                    message: "h2 unverified: the client told the protocol of none of its \(total) responses")
+                    message: "h2 unverified: the client told the protocol of \(protocolChecks) of \(total) responses")
             }
             measurement.verified = "h2 on \(protocolChecks) of \(total) responses"
         case .proxy:
@@ -185,7 +186,7 @@ enum Route: Sendable {
     /// The response came through the proxy (it carries `X-Via-Proxy`).
     case proxy
 
-    /// Checks `outcome`; returns whether the client told its protocol (scenario g needs at least one that did).
+    /// Checks `outcome`; returns whether the client told its protocol (scenario g needs every response to).
     func check(_ outcome: Outcome, what: String) throws -> Bool {
         switch self {
         case .direct:

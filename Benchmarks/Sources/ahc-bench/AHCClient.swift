@@ -115,7 +115,16 @@ final class AHCClient: BenchmarkClient {
         try await Task.sleep(for: Self.settle)
         sample()
         for task in tasks { task.cancel() }
-        for task in tasks { _ = try? await task.futureResult.get() }
+        let held = HeldQueueCheck()
+        for task in tasks {
+            do {
+                let response = try await task.futureResult.get()
+                held.requestEnded(cancelled: false, how: "a response with status \(response.status.code)")
+            } catch {
+                held.requestEnded(cancelled: error as? HTTPClientError == .cancelled, how: "\(error)")
+            }
+        }
+        try held.requireAllHeld(count: count)
     }
 
     func shutdown() async throws {

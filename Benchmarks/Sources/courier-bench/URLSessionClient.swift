@@ -127,9 +127,14 @@ final class URLSessionClient: BenchmarkClient, @unchecked Sendable {
         // A data task with a completion handler each, resumed at once: the session queues what its 64 connections
         // cannot carry. Nothing of the harness's is kept per request.
         let ended = DispatchGroup()
+        let held = HeldQueueCheck()
         Self.startAll(count: count, sample: sample) { _ in
             ended.enter()
-            session.dataTask(with: url) { _, _, _ in ended.leave() }.resume()
+            session.dataTask(with: url) { _, _, error in
+                let cancelled = (error as? URLError)?.code == .cancelled
+                held.requestEnded(cancelled: cancelled, how: error.map { "\($0)" } ?? "a response")
+                ended.leave()
+            }.resume()
         }
         try await Task.sleep(for: Self.settle)
         sample()
@@ -137,6 +142,7 @@ final class URLSessionClient: BenchmarkClient, @unchecked Sendable {
         await withCheckedContinuation { continuation in
             ended.notify(queue: .global()) { continuation.resume() }
         }
+        try held.requireAllHeld(count: count)
     }
 
     func shutdown() async throws {
