@@ -203,7 +203,7 @@ extension CLISuites {
                 ])
                 #expect(result.status == 0, "\(result.stderr)")
                 let fields = String(decoding: result.stdout, as: UTF8.self).split(separator: "|").map(String.init)
-                #expect(fields.count == 9)
+                try #require(fields.count == 9)
                 #expect(Array(fields.prefix(4)) == ["200", "4321", "1.1", "text/x-test"])
                 let total = try #require(Double(fields[4]))
                 let connect = try #require(Double(fields[5]))

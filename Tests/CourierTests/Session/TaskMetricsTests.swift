@@ -113,7 +113,7 @@ struct TaskMetricsTests {
             }
             // didFinishCollecting comes before didCompleteWithError.
             let events = delegate.events.withLockedValue { $0 }
-            #expect(events.count == 4)
+            try #require(events.count == 4)
             #expect(events.first?.hasPrefix("metrics") == true && events[1].hasPrefix("complete"))
         }
     }

@@ -199,7 +199,7 @@ struct ResumeTests {
             #expect(try Data(contentsOf: url) == new)
             try FileManager.default.removeItem(at: url)
             let requests = server.requests
-            #expect(requests.count == 3)
+            try #require(requests.count == 3)
             #expect(requests[1].header("Range") == "bytes=100000-")
             #expect(requests[2].header("Range") == nil)
             #expect(await settledFilesIn(downloads).isEmpty)
@@ -240,7 +240,7 @@ struct ResumeTests {
             #expect(try fileHoldsPattern(url, length: length))
             try FileManager.default.removeItem(at: url)
             let requests = server.requests
-            #expect(requests.count == 3)
+            try #require(requests.count == 3)
             #expect(requests[2].header("Range") == nil)
             #expect(requests[2].header("If-Range") == nil)
         }
