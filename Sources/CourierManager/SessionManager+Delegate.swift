@@ -259,7 +259,7 @@ extension SessionManager {
                 + "to be \u{201C}\(host)\u{201D} which could put your confidential information at risk."
             var userInfo: [String: Any] = [
                 NSLocalizedDescriptionKey: description,
-                Courier.NSURLErrorFailingURLPeerTrustErrorKey: trust,
+                NSURLErrorFailingURLPeerTrustErrorKey: trust,
             ]
             if let url {
                 userInfo[NSURLErrorFailingURLErrorKey] = url

@@ -42,10 +42,32 @@ struct RedirectPolicyTests {
         #expect(RedirectPolicy.plan(status: status, location: "/z", method: "GET", currentURL: current) == nil)
     }
 
-    @Test(arguments: [nil, "", "   ", "ftp://a.example/file", "javascript:alert(1)", "file:///etc/passwd"])
+    @Test(arguments: [nil, "", "   ", "http:///no-host"])
     func missingOrUnfollowableLocations(location: String?) throws {
         let current = try #require(URL(string: "http://a.example/"))
         #expect(RedirectPolicy.plan(status: 302, location: location, method: "GET", currentURL: current) == nil)
+    }
+
+    /// A `Location` of another scheme has a plan, so that the delegate is asked about it as on Darwin (an OAuth
+    /// callback such as `myapp://callback?code=…`), but it is never loaded: following it fails.
+    @Test(arguments: [
+        "myapp://callback?code=abc", "myapp:callback", "ftp://a.example/file", "javascript:alert(1)",
+        "file:///etc/passwd", "data:text/plain,hi",
+    ])
+    func otherSchemesArePlannedButNotLoadable(location: String) throws {
+        let current = try #require(URL(string: "http://a.example/"))
+        let plan = try #require(
+            RedirectPolicy.plan(status: 302, location: location, method: "GET", currentURL: current))
+        #expect(plan.url.absoluteString == location)
+        // Another origin: credentials never go along.
+        #expect(plan.removedHeaderNames.contains("Authorization"))
+        #expect(!RedirectPolicy.isLoadableAfterRedirect(plan.url, from: current))
+    }
+
+    @Test func httpAndHttpsAreLoadableAfterARedirect() throws {
+        let current = try #require(URL(string: "https://a.example/"))
+        #expect(RedirectPolicy.isLoadableAfterRedirect(try #require(URL(string: "http://b.example/x")), from: current))
+        #expect(RedirectPolicy.isLoadableAfterRedirect(try #require(URL(string: "HTTPS://b.example/")), from: current))
     }
 
     /// A Unix socket is only ever reached by a URL that was on it: never by a redirect from the web (a server could

@@ -45,18 +45,18 @@ struct BrotliDecoderTests {
     @Test func trailingGarbageIsCannotDecodeContentData() {
         let compressed = BrotliCompressor.compress(Self.text)
         let garbage = Array("garbage".utf8)
-        #expect(DecoderHarness.decodeError([compressed + garbage], coding: .brotli) == .cannotDecodeContentData)
-        #expect(DecoderHarness.decodeError([compressed, garbage], coding: .brotli) == .cannotDecodeContentData)
+        #expect(DecoderHarness.decodeError([compressed + garbage], coding: .brotli) == .cannotDecodeRawData)
+        #expect(DecoderHarness.decodeError([compressed, garbage], coding: .brotli) == .cannotDecodeRawData)
         // A second brotli stream is garbage too: unlike gzip members, brotli streams do not concatenate.
         let twice = [compressed, compressed]
-        #expect(DecoderHarness.decodeError(twice, coding: .brotli) == .cannotDecodeContentData)
+        #expect(DecoderHarness.decodeError(twice, coding: .brotli) == .cannotDecodeRawData)
     }
 
     @Test func aTruncatedStreamIsCannotDecodeContentData() {
         let compressed = BrotliCompressor.compress(Self.text)
         for cut in [1, compressed.count / 2, compressed.count - 1] {
             #expect(
-                DecoderHarness.decodeError([Array(compressed[..<cut])], coding: .brotli) == .cannotDecodeContentData,
+                DecoderHarness.decodeError([Array(compressed[..<cut])], coding: .brotli) == .cannotDecodeRawData,
                 "cut \(cut)")
         }
     }
@@ -64,9 +64,9 @@ struct BrotliDecoderTests {
     @Test func corruptDataIsCannotDecodeContentData() throws {
         // Brotli has no checksum, so only data that breaks its grammar is detectably corrupt: here a window size
         // the format reserves (the first byte's low bits 0010001), and a gzip body sent as br.
-        #expect(DecoderHarness.decodeError([[0x11, 0x00, 0x00, 0x00]], coding: .brotli) == .cannotDecodeContentData)
+        #expect(DecoderHarness.decodeError([[0x11, 0x00, 0x00, 0x00]], coding: .brotli) == .cannotDecodeRawData)
         let gzip = Deflater.compress(Self.text, as: .gzip)
-        #expect(DecoderHarness.decodeError([gzip], coding: .brotli) == .cannotDecodeContentData)
+        #expect(DecoderHarness.decodeError([gzip], coding: .brotli) == .cannotDecodeRawData)
         // The detail names the coding and libbrotli's reason.
         do {
             _ = try DecoderHarness.decode([[0x11, 0x00, 0x00, 0x00]], coding: .brotli)

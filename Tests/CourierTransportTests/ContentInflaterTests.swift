@@ -47,8 +47,8 @@ struct ContentInflaterTests {
     func trailingGarbageIsCannotDecodeContentData(format: Deflater.Format, coding: ContentCoding.Decoding) {
         let compressed = Deflater.compress(Self.text, as: format)
         let garbage = Array("garbage".utf8)
-        #expect(DecoderHarness.decodeError([compressed + garbage], coding: coding) == .cannotDecodeContentData)
-        #expect(DecoderHarness.decodeError([compressed, garbage], coding: coding) == .cannotDecodeContentData)
+        #expect(DecoderHarness.decodeError([compressed + garbage], coding: coding) == .cannotDecodeRawData)
+        #expect(DecoderHarness.decodeError([compressed, garbage], coding: coding) == .cannotDecodeRawData)
     }
 
     @Test(arguments: [
@@ -58,16 +58,16 @@ struct ContentInflaterTests {
         let compressed = Deflater.compress(Self.text, as: format)
         for cut in [1, compressed.count / 2, compressed.count - 1] {
             #expect(
-                DecoderHarness.decodeError([Array(compressed[..<cut])], coding: coding) == .cannotDecodeContentData,
+                DecoderHarness.decodeError([Array(compressed[..<cut])], coding: coding) == .cannotDecodeRawData,
                 "cut \(cut)")
         }
     }
 
-    @Test func corruptDataIsCannotDecodeContentData() {
-        #expect(DecoderHarness.decodeError([Array("not gzip".utf8)], coding: .gzip) == .cannotDecodeContentData)
+    @Test func corruptDataIsCannotDecodeRawData() {
+        #expect(DecoderHarness.decodeError([Array("not gzip".utf8)], coding: .gzip) == .cannotDecodeRawData)
         var compressed = Deflater.compress(Self.text, as: .gzip)
         compressed[compressed.count - 6] ^= 0xFF  // the CRC-32 in the trailer
-        #expect(DecoderHarness.decodeError([compressed], coding: .gzip) == .cannotDecodeContentData)
+        #expect(DecoderHarness.decodeError([compressed], coding: .gzip) == .cannotDecodeRawData)
     }
 
     @Test func concatenatedGzipMembersAreDecodedInTurn() throws {

@@ -535,8 +535,25 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
     }
 
     private func followUp(_ next: URLRequest, dropsBody: Bool, attempt: Int, isRedirect: Bool = true) {
+        let byProtocol = protocolRedirect != nil
         protocolRedirect = nil
         if isRedirect { redirectCount += 1 }
+        if isRedirect, !byProtocol, let target = next.url, let current = request.url,
+            !RedirectPolicy.isLoadableAfterRedirect(target, from: current)
+        {
+            // An HTTP redirect (followed by default or by the delegate) to a custom scheme, `file:` or `data:`: it
+            // fails with `unsupportedURL`, as on Darwin, and the error's failing URL is the target (apps read an
+            // OAuth callback's code from it). A custom `URLProtocol`'s own redirects are its business.
+            setRequest(next)
+            step {
+                $0.failed(
+                    attempt: attempt,
+                    .unsupportedURL(
+                        "the redirect leads to a \(target.scheme ?? "scheme-less") URL, which is not loaded: only "
+                            + "http and https are followed"))
+            }
+            return
+        }
         telemetry?.followedUp(to: next.url, isRedirect: isRedirect)
         if dropsBody {
             bodyState.dropped = true

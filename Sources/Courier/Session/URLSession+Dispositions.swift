@@ -46,8 +46,8 @@ public let NSURLSessionDownloadTaskResumeData = "NSURLSessionDownloadTaskResumeD
 /// ``NSURLSessionDownloadTaskResumeData`` (the same string, `"NSURLSessionDownloadTaskResumeData"`).
 public let URLSessionDownloadTaskResumeData: String = NSURLSessionDownloadTaskResumeData
 
-/// The `userInfo` key of the reason a background task was cancelled.
-public let NSURLErrorBackgroundTaskCancelledReasonKey = "NSURLErrorBackgroundTaskCancelledReasonKey"
+// `NSURLErrorBackgroundTaskCancelledReasonKey` is Foundation's own: declaring it here too made every use of it
+// ambiguous in code that imports both Foundation and Courier.
 
 extension URLError {
     /// The resume data of a failed download task, if it can be resumed.

@@ -30,20 +30,23 @@ public enum RedirectPolicy {
     }
 
     /// The plan for following a response, or `nil` when it is not a redirect that can be followed (not 301,
-    /// 302, 303, 307 or 308; no or invalid `Location`; a scheme other than http and https — or Courier's
-    /// `http+unix`/`https+unix` to the same socket: nothing redirects a request onto a local socket it was not on,
+    /// 302, 303, 307 or 308; no or invalid `Location`; an http or https URL without a host; Courier's
+    /// `http+unix`/`https+unix` to another socket: nothing redirects a request onto a local socket it was not on,
     /// or a web server could reach the daemons behind them).
+    ///
+    /// A target of another scheme (`myapp://callback?code=…`, `file:`) has a plan, as on Darwin, where the delegate's
+    /// `willPerformHTTPRedirection` is asked about it (apps catch OAuth callbacks there); following it fails with
+    /// `unsupportedURL` (``isLoadableAfterRedirect(_:from:)``), it is never loaded.
     public static func plan(status: Int, location: String?, method: String, currentURL: URL) -> RedirectPlan? {
         guard isRedirectStatus(status), let location,
             !location.trimmingCharacters(in: .whitespaces).isEmpty
         else { return nil }
         let trimmed = location.trimmingCharacters(in: .whitespaces)
         guard let target = URL(string: trimmed, relativeTo: currentURL)?.absoluteURL,
-            let scheme = target.scheme?.lowercased(),
-            scheme == "http" || scheme == "https"
-                || (scheme.hasSuffix("+unix") && isSameOrigin(currentURL, target)),
-            target.host != nil
+            let scheme = target.scheme?.lowercased()
         else { return nil }
+        if scheme.hasSuffix("+unix") && !isSameOrigin(currentURL, target) { return nil }
+        if (scheme == "http" || scheme == "https" || scheme.hasSuffix("+unix")) && target.host == nil { return nil }
 
         let upperMethod = method.uppercased()
         var newMethod = method
@@ -67,6 +70,16 @@ public enum RedirectPolicy {
             removed += credentialHeaderNames
         }
         return RedirectPlan(url: target, method: newMethod, dropsBody: dropsBody, removedHeaderNames: removed)
+    }
+
+    /// Whether a request an HTTP redirect led to may be loaded: http and https, and Courier's `http+unix` /
+    /// `https+unix` on the socket the request was on. Anything else (a custom scheme, `file:`, `data:`, a scheme a
+    /// registered `URLProtocol` handles) fails with `unsupportedURL` instead: a server's `Location` must not make the
+    /// client read a local file or hand the request to other code.
+    public static func isLoadableAfterRedirect(_ target: URL, from currentURL: URL) -> Bool {
+        guard let scheme = target.scheme?.lowercased(), target.host != nil else { return false }
+        if scheme == "http" || scheme == "https" { return true }
+        return scheme.hasSuffix("+unix") && isSameOrigin(currentURL, target)
     }
 
     /// Whether two URLs share scheme, host and port.

@@ -66,7 +66,8 @@ final class ContentDecoder {
     /// Decodes queued input until it runs out or ``stepSize`` decoded bytes are ready.
     ///
     /// - Returns: The decoded bytes, possibly none (input that held only a header).
-    /// - Throws: `cannotDecodeContentData` when the data is corrupt or the decoded size passes the limit.
+    /// - Throws: `cannotDecodeRawData` when the data is corrupt (Darwin's code for a body it cannot decode in a known
+    ///   coding), `cannotDecodeContentData` when the decoded size passes the limit.
     func step(allocator: ByteBufferAllocator) throws(TransferError) -> ByteBuffer {
         var output = allocator.buffer(capacity: Self.stepSize)
         if !started {
@@ -103,7 +104,7 @@ final class ContentDecoder {
                 streamEnded = true
                 holdsOutput = false
             case .corrupt(let reason):
-                throw .cannotDecodeContentData("the \(coding) response body is corrupt (\(reason))")
+                throw .cannotDecodeRawData("the \(coding) response body is corrupt (\(reason))")
             }
             if pending.isEmpty && !holdsOutput { break }
         }
@@ -114,11 +115,11 @@ final class ContentDecoder {
 
     /// Checks that the compressed data ended with the body.
     ///
-    /// - Throws: `cannotDecodeContentData` when the body ended before its compressed data did.
+    /// - Throws: `cannotDecodeRawData` when the body ended before its compressed data did.
     func finish() throws(TransferError) {
         if receivedBytes == 0 { return }  // an empty body is an empty body, whatever its coding
         guard streamEnded, pendingBytes == 0 else {
-            throw .cannotDecodeContentData("the \(coding) response body ends before its compressed data does")
+            throw .cannotDecodeRawData("the \(coding) response body ends before its compressed data does")
         }
     }
 
@@ -126,7 +127,7 @@ final class ContentDecoder {
 
     private func startNextStream() throws(TransferError) {
         guard try decompressor.startNextStream() else {
-            throw .cannotDecodeContentData(
+            throw .cannotDecodeRawData(
                 "the \(coding) response body has data after the end of its compressed data")
         }
         streamEnded = false

@@ -94,14 +94,38 @@ struct FileBodySourceTests {
         await #expect(throws: TransferError.self) { _ = try await path.read(reader, maxLength: 16) }
     }
 
-    @Test func aFileThatWentAwayIsCannotOpenFile() async throws {
+    /// A file that went away between the length check and the read is `fileDoesNotExist`, as a missing file is
+    /// at the start (it was `cannotOpenFile`).
+    @Test func aFileThatWentAwayIsFileDoesNotExist() async throws {
         let url = try makeFile([1, 2, 3])
         let source = FileBodySource(url: url)
         try FileManager.default.removeItem(at: url)
         await #expect {
             _ = try await source.makeReader()
         } throws: { error in
-            (error as? TransferError)?.urlErrorCode == .cannotOpenFile
+            (error as? TransferError)?.urlErrorCode == .fileDoesNotExist
+        }
+    }
+
+    /// `stat(2)` and `open(2)` failures map by `errno`, as `file:` URLs do: a refusal (also by a folder above the
+    /// file, which made every stat failure `fileDoesNotExist` before) is `noPermissionsToReadFile`. (The tests run as
+    /// root, which no permission stops, so the refusals are checked on the mapping itself.)
+    @Test(arguments: [
+        (ENOENT, URLError.Code.fileDoesNotExist), (ENOTDIR, .fileDoesNotExist), (EACCES, .noPermissionsToReadFile),
+        (EPERM, .noPermissionsToReadFile), (EIO, .cannotOpenFile), (ELOOP, .cannotOpenFile),
+    ])
+    func statAndOpenFailuresMapByErrno(code: Int32, expected: URLError.Code) {
+        #expect(FileBodySource.failure(code, path: "/x", doing: "cannot open").urlErrorCode == expected)
+    }
+
+    @Test func aPathThroughAFileIsFileDoesNotExist() throws {
+        let file = try makeFile([1])
+        defer { try? FileManager.default.removeItem(at: file) }
+        do {
+            _ = try FileBodySource.length(of: file.appendingPathComponent("below"))
+            Issue.record("a path through a file was taken as a file to upload")
+        } catch {
+            #expect(error.urlErrorCode == .fileDoesNotExist)
         }
     }
 

@@ -322,14 +322,14 @@ struct ContentDecodingTests {
     }
 
     @Test(arguments: WireProtocol.allCases)
-    func corruptCompressedBodyIsCannotDecodeContentData(over wire: WireProtocol) async throws {
+    func corruptCompressedBodyIsCannotDecodeRawData(over wire: WireProtocol) async throws {
         try await withServer(wire) { server in
             server.route(
                 "/bad",
                 response: MockResponse(headers: [("Content-Encoding", "gzip")], body: .data(Data("not gzip".utf8)))
             )
             let outcome = await makeSession().runDataTask(server.url("/bad"))
-            #expect(outcome.urlError?.code == .cannotDecodeContentData)
+            #expect(outcome.urlError?.code == .cannotDecodeRawData)
         }
     }
 }

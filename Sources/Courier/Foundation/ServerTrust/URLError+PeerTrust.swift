@@ -1,8 +1,9 @@
 import CourierHTTP
 import Foundation
 
-/// The user-info key of the server's trust in a `URLError` about its certificate (Darwin's name and value).
-public let NSURLErrorFailingURLPeerTrustErrorKey: String = "NSURLErrorFailingURLPeerTrustErrorKey"
+// The user-info key of the server's trust, `NSURLErrorFailingURLPeerTrustErrorKey`, is Foundation's own (the same
+// name and value as on Darwin): a second declaration here made every use of it ambiguous in code that imports both
+// Foundation and Courier.
 
 extension URLError {
     /// The server's trust (its certificate chain) when the error is about its certificate, as on Darwin.
