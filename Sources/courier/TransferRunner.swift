@@ -169,8 +169,10 @@ final class TransferRunner: Sendable {
                     message: "\(displayURL): more than \(settings.maxRedirects) redirects (--max-redirs)")
             }
             if let error = outcome.error {
-                if usingRecord, [.cannotOpenFile, .cannotDecodeRawData].contains(error.code) {
-                    // The record or its partial file cannot be used (deleted, another version): start over.
+                if usingRecord, outcome.response == nil, [.cannotOpenFile, .cannotDecodeRawData].contains(error.code) {
+                    // The record or its partial file cannot be used (deleted, another version): start over. Only
+                    // before a response: after one, cannotDecodeRawData is a body that failed to decode (a corrupt
+                    // compressed body), which says nothing against the partial file.
                     usingRecord = false
                     if let resumeData { discardPartial(namedIn: resumeData) }
                     resumeData = nil
