@@ -115,7 +115,7 @@ struct FileBodySourceTests {
         (EPERM, .noPermissionsToReadFile), (EIO, .cannotOpenFile), (ELOOP, .cannotOpenFile),
     ])
     func statAndOpenFailuresMapByErrno(code: Int32, expected: URLError.Code) {
-        #expect(FileBodySource.failure(code, path: "/x", doing: "cannot open").urlErrorCode == expected)
+        #expect(FileAccessFailure.error(errno: code, file: "the file /x").urlErrorCode == expected)
     }
 
     @Test func aPathThroughAFileIsFileDoesNotExist() throws {

@@ -27,7 +27,7 @@ struct FileBodySource: TransportBodySource {
         let path = url.path
         var status = stat()
         guard stat(path, &status) == 0 else {
-            throw failure(errno, path: path, doing: "cannot read the status of the file to upload")
+            throw FileAccessFailure.error(errno: errno, file: "the file to upload \(path)")
         }
         switch status.st_mode & S_IFMT {
         case S_IFREG:
@@ -43,26 +43,12 @@ struct FileBodySource: TransportBodySource {
         return Int64(status.st_size)
     }
 
-    /// The error for a failed `stat(2)` or `open(2)` of the file to upload, by `errno`, as `file:` URLs map theirs:
-    /// a missing file (or a path through a non-directory) is `fileDoesNotExist`, a refused one (`EACCES`, `EPERM`,
-    /// also on a folder above it) `noPermissionsToReadFile`, anything else `cannotOpenFile`.
-    static func failure(_ code: Int32, path: String, doing what: String) -> TransferError {
-        switch code {
-        case ENOENT, ENOTDIR:
-            return .fileDoesNotExist("the file to upload does not exist: \(path)")
-        case EACCES, EPERM:
-            return .noPermissionsToReadFile("no permission to read the file to upload: \(path)")
-        default:
-            return .cannotOpenFile("\(what): \(path): \(String(cString: strerror(code)))")
-        }
-    }
-
     func makeReader() async throws -> any TransportBodyReader {
         let path = url.path
         return try await NIOThreadPool.singleton.runIfActive { () throws -> FileBodyReader in
             let descriptor = open(path, O_RDONLY | O_CLOEXEC)
             guard descriptor >= 0 else {
-                throw Self.failure(errno, path: path, doing: "cannot open the file to upload")
+                throw FileAccessFailure.error(errno: errno, file: "the file to upload \(path)")
             }
             return FileBodyReader(descriptor: descriptor)
         }

@@ -63,12 +63,7 @@ final class FileResponseSource: ResponseSource, Sendable {
             Glibc.open(pointer.baseAddress!, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
         }
         guard descriptor >= 0 else {
-            let code = errno
-            switch code {
-            case ENOENT, ENOTDIR: throw .fileDoesNotExist("the file \(path) does not exist")
-            case EACCES, EPERM: throw .noPermissionsToReadFile("no permission to read the file \(path)")
-            default: throw .cannotOpenFile("cannot open the file \(path): \(String(cString: strerror(code)))")
-            }
+            throw FileAccessFailure.error(errno: errno, file: "the file \(path)")
         }
         var status = stat()
         guard fstat(descriptor, &status) == 0 else {
