@@ -539,7 +539,7 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
         protocolRedirect = nil
         if isRedirect { redirectCount += 1 }
         if isRedirect, !byProtocol, let target = next.url, let current = request.url,
-            !RedirectPolicy.isLoadableAfterRedirect(target, from: current)
+            RedirectPolicy.refusesRedirect(from: current, to: target)
         {
             // An HTTP redirect (followed by default or by the delegate) to a custom scheme, `file:` or `data:`: it
             // fails with `unsupportedURL`, as on Darwin, and the error's failing URL is the target (apps read an

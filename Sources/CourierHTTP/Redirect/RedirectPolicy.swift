@@ -36,7 +36,7 @@ public enum RedirectPolicy {
     ///
     /// A target of another scheme (`myapp://callback?code=…`, `file:`) has a plan, as on Darwin, where the delegate's
     /// `willPerformHTTPRedirection` is asked about it (apps catch OAuth callbacks there); following it fails with
-    /// `unsupportedURL` (``isLoadableAfterRedirect(_:from:)``), it is never loaded.
+    /// `unsupportedURL` (``refusesRedirect(from:to:)``), it is never loaded.
     public static func plan(status: Int, location: String?, method: String, currentURL: URL) -> RedirectPlan? {
         guard isRedirectStatus(status), let location,
             !location.trimmingCharacters(in: .whitespaces).isEmpty
@@ -72,14 +72,20 @@ public enum RedirectPolicy {
         return RedirectPlan(url: target, method: newMethod, dropsBody: dropsBody, removedHeaderNames: removed)
     }
 
-    /// Whether a request an HTTP redirect led to may be loaded: http and https, and Courier's `http+unix` /
-    /// `https+unix` on the socket the request was on. Anything else (a custom scheme, `file:`, `data:`, a scheme a
-    /// registered `URLProtocol` handles) fails with `unsupportedURL` instead: a server's `Location` must not make the
-    /// client read a local file or hand the request to other code.
-    public static func isLoadableAfterRedirect(_ target: URL, from currentURL: URL) -> Bool {
-        guard let scheme = target.scheme?.lowercased(), target.host != nil else { return false }
+    /// Whether following a redirect from `currentURL` to `target` fails with `unsupportedURL` instead of loading
+    /// it: the request was on http, https or a Unix socket, and the target is not (a custom scheme, `file:`,
+    /// `data:`, a scheme a registered `URLProtocol` handles, another socket). A server's `Location` must not make
+    /// the client read a local file or hand the request to other code. A request already on another scheme (a
+    /// custom `URLProtocol`'s, whose download may be asked for again) is left to that protocol.
+    public static func refusesRedirect(from currentURL: URL, to target: URL) -> Bool {
+        isOnHTTP(currentURL, startedAt: currentURL) && !isOnHTTP(target, startedAt: currentURL)
+    }
+
+    /// http and https with a host, and `http+unix` / `https+unix` on the socket of `start`.
+    private static func isOnHTTP(_ url: URL, startedAt start: URL) -> Bool {
+        guard let scheme = url.scheme?.lowercased(), url.host != nil else { return false }
         if scheme == "http" || scheme == "https" { return true }
-        return scheme.hasSuffix("+unix") && isSameOrigin(currentURL, target)
+        return scheme.hasSuffix("+unix") && isSameOrigin(start, url)
     }
 
     /// Whether two URLs share scheme, host and port.
