@@ -184,24 +184,40 @@ struct ResumeDataTests {
     @Test(
         "Decodes valid variations",
         arguments: [
-            ("NSURLSessionResumeEntityTag", nil as String?),
-            ("NSURLSessionResumeServerDownloadDate", nil),
-            ("NSURLSessionResumeEntityTag", "<string>W/\"weak\"</string>"),
-            ("NSURLSessionResumeBytesReceived", "<integer>0</integer>"),
-            ("NSURLSessionResumeBytesReceived", "<integer>9223372036854775807</integer>"),
-            ("NSURLSessionDownloadURL", "<string>HTTP://EXAMPLE.COM/x</string>"),
-            ("NSURLSessionResumeInfoTempFileName", "<string>...</string>"),
-            ("NSURLSessionResumeInfoTempFileName", "<string>.hidden</string>"),
+            ("NSURLSessionResumeEntityTag", nil as String?, "nil"),
+            ("NSURLSessionResumeServerDownloadDate", nil, "nil"),
+            ("NSURLSessionResumeEntityTag", "<string>W/\"weak\"</string>", "W/\"weak\""),
+            ("NSURLSessionResumeBytesReceived", "<integer>0</integer>", "0"),
+            ("NSURLSessionResumeBytesReceived", "<integer>9223372036854775807</integer>", "9223372036854775807"),
+            ("NSURLSessionDownloadURL", "<string>HTTP://EXAMPLE.COM/x</string>", "HTTP://EXAMPLE.COM/x"),
+            ("NSURLSessionResumeInfoTempFileName", "<string>...</string>", "..."),
+            ("NSURLSessionResumeInfoTempFileName", "<string>.hidden</string>", ".hidden"),
             (
                 "NSURLSessionResumeCurrentRequest",
                 request(
                     url: "https://a.example/", method: "HEAD",
-                    headers: "<key>Accept</key><string>*/*</string>", timeout: "<integer>15</integer>")
+                    headers: "<key>Accept</key><string>*/*</string>", timeout: "<integer>15</integer>"),
+                "HEAD https://a.example/ 15.0 [\"Accept\": \"*/*\"]"
             ),
         ])
-    func decodesVariations(key: String, xml: String?) throws {
+    func decodesVariations(key: String, xml: String?, expected: String) throws {
         let data = try ResumeData(decoding: Self.plist(replacing: key, with: xml))
-        #expect(data.tempFileName.isEmpty == false)
+        // The field the variation changed, as text.
+        let field: String
+        switch key {
+        case "NSURLSessionResumeEntityTag": field = data.entityTag ?? "nil"
+        case "NSURLSessionResumeServerDownloadDate": field = data.serverDownloadDate ?? "nil"
+        case "NSURLSessionResumeBytesReceived": field = String(data.bytesReceived)
+        case "NSURLSessionDownloadURL": field = data.downloadURL.absoluteString
+        case "NSURLSessionResumeInfoTempFileName": field = data.tempFileName
+        case "NSURLSessionResumeCurrentRequest":
+            let current = data.currentRequest
+            field = "\(current.method) \(current.url.absoluteString) \(current.timeoutInterval) \(current.headers)"
+        default:
+            Issue.record("no check for \(key)")
+            return
+        }
+        #expect(field == expected)
     }
 
     // MARK: - Hostile input

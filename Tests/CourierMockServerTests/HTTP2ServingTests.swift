@@ -97,7 +97,10 @@ import Testing
                     if case .settings(.settings) = frame.payload { return true }
                     return false
                 }
-                guard case .settings(.settings(let announced)) = frame.payload else { return }
+                guard case .settings(.settings(let announced)) = frame.payload else {
+                    Issue.record("unexpected frame: \(frame.payload)")
+                    return
+                }
                 let values = Dictionary(announced.map { ($0.parameter, $0.value) }, uniquingKeysWith: { $1 })
                 #expect(values[.maxConcurrentStreams] == 7)
                 #expect(values[.initialWindowSize] == 1000)
@@ -112,7 +115,10 @@ import Testing
                     if case .settings(.settings) = frame.payload { return true }
                     return false
                 }
-                guard case .settings(.settings(let announced)) = frame.payload else { return }
+                guard case .settings(.settings(let announced)) = frame.payload else {
+                    Issue.record("unexpected frame: \(frame.payload)")
+                    return
+                }
                 let values = Dictionary(announced.map { ($0.parameter, $0.value) }, uniquingKeysWith: { $1 })
                 #expect(values[.maxConcurrentStreams] == 100)
                 #expect(values[.initialWindowSize] == 65_535)

@@ -57,18 +57,21 @@ final class BackgroundFixture: Sendable {
         return pid_t(text.trimmingCharacters(in: .whitespacesAndNewlines))
     }
 
-    /// Waits until the daemon has no client but the one asking (a detached session's connection is gone).
-    func waitForNoClients() async {
+    /// Waits until the daemon has no client but the one asking (a detached session's connection is gone); records
+    /// an issue if that does not happen within about five seconds.
+    func waitForNoClients(sourceLocation: SourceLocation = #_sourceLocation) async {
         let environment = self.environment
         for _ in 0..<500 {
             let reply = await onOwnThread { try? BackgroundControl.ask(.status, environment: environment) }
             if case .status(_, _, let clients) = reply, clients <= 1 { return }
             try? await Task.sleep(for: .milliseconds(10))
         }
+        Issue.record("the daemon still had other clients", sourceLocation: sourceLocation)
     }
 
-    /// Waits until the daemon lists `task` of `identifier` as completed (it ran with no app attached).
-    func waitUntilCompleted(_ identifier: String, task: Int) async {
+    /// Waits until the daemon lists `task` of `identifier` as completed (it ran with no app attached); records an
+    /// issue if it does not within about ten seconds.
+    func waitUntilCompleted(_ identifier: String, task: Int, sourceLocation: SourceLocation = #_sourceLocation) async {
         let environment = self.environment
         for _ in 0..<1000 {
             let reply = await onOwnThread {
@@ -77,6 +80,8 @@ final class BackgroundFixture: Sendable {
             if case .listed(let tasks) = reply, tasks.first(where: { $0.task == task })?.state == .completed { return }
             try? await Task.sleep(for: .milliseconds(10))
         }
+        Issue.record(
+            "the daemon never listed task \(task) of \(identifier) as completed", sourceLocation: sourceLocation)
     }
 
     /// The session folder where the daemon keeps `identifier`'s files.
@@ -205,10 +210,19 @@ final class BackgroundRecorder: NSObject, URLSessionDownloadDelegate, URLSession
         }
     }
 
-    /// Waits until `count` tasks completed (or `timeout` passed).
-    func waitForCompletions(_ count: Int, timeout: Duration = .seconds(60)) async {
+    /// Waits until `count` tasks completed; records an issue if `timeout` passes first, so that checks after the
+    /// wait (often over the completions seen) never pass on too few.
+    func waitForCompletions(
+        _ count: Int, timeout: Duration = .seconds(60), sourceLocation: SourceLocation = #_sourceLocation
+    ) async {
         let deadline = ContinuousClock.now + timeout
-        while state.withLock({ $0.errors.count }) < count && ContinuousClock.now < deadline {
+        while state.withLock({ $0.errors.count }) < count {
+            guard ContinuousClock.now < deadline else {
+                let seen = state.withLock { $0.errors.count }
+                Issue.record(
+                    "\(seen) of \(count) background tasks completed in \(timeout)", sourceLocation: sourceLocation)
+                return
+            }
             try? await Task.sleep(for: .milliseconds(20))
         }
     }

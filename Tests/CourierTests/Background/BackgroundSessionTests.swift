@@ -50,6 +50,7 @@ extension BackgroundSuites {
             session.downloadTask(with: url) { _, _, error in handled.withLockedValue { $0 = error as? URLError } }
                 .resume()
             await recorder.waitForCompletions(2)
+            #expect(recorder.errors.count == 2)
             for (_, error) in recorder.errors {
                 #expect(error?.code == .unsupportedURL)
             }
@@ -269,9 +270,16 @@ extension BackgroundSuites {
             }
         }
 
-        static func waitUntil(_ condition: () -> Bool, timeout: Duration = .seconds(30)) async {
+        /// Waits until `condition` holds; records an issue if `timeout` passes first.
+        static func waitUntil(
+            _ condition: () -> Bool, timeout: Duration = .seconds(30), sourceLocation: SourceLocation = #_sourceLocation
+        ) async {
             let deadline = ContinuousClock.now + timeout
-            while !condition() && ContinuousClock.now < deadline {
+            while !condition() {
+                guard ContinuousClock.now < deadline else {
+                    Issue.record("the condition did not hold within \(timeout)", sourceLocation: sourceLocation)
+                    return
+                }
                 try? await Task.sleep(for: .milliseconds(10))
             }
         }

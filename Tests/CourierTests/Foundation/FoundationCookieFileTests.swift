@@ -67,19 +67,26 @@ struct FoundationCookieFileTests {
     }
 
     @Test(
-        "A corrupt, empty or foreign file is ignored",
+        "A corrupt, empty or foreign file is ignored; an expiry that is not a date leaves a session cookie",
         arguments: [
-            Data("not a plist <<<".utf8), Data(), Data([0x62, 0x70, 0x6C, 0x69, 0x73, 0x74, 0x30, 0x30, 0xFF]),
-            try! PropertyListSerialization.data(fromPropertyList: ["a", "b"], format: .xml, options: 0),
-            try! PropertyListSerialization.data(
-                fromPropertyList: ["k": ["Name": "n", "Value": "v", "Path": "/", "Domain": "d", "Expires": "soon"]],
-                format: .binary, options: 0),
-        ])
-    func corruptFiles(data: Data) throws {
+            (Data("not a plist <<<".utf8), []), (Data(), []),
+            (Data([0x62, 0x70, 0x6C, 0x69, 0x73, 0x74, 0x30, 0x30, 0xFF]), []),
+            (try! PropertyListSerialization.data(fromPropertyList: ["a", "b"], format: .xml, options: 0), []),
+            (
+                try! PropertyListSerialization.data(
+                    fromPropertyList: [
+                        "k": ["Name": "n", "Value": "v", "Path": "/", "Domain": "d", "Expires": "soon"]
+                    ],
+                    format: .binary, options: 0), ["n=v"]
+            ),
+        ] as [(Data, [String])])
+    func corruptFiles(data: Data, imported: [String]) throws {
         try withTemporaryFile(data) { path in
             let storage = HTTPCookieStorage()
             storage.importFoundationCookies(fromFileAt: path)
-            #expect(storage.cookies?.allSatisfy { $0.expiresDate == nil } == true)
+            let cookies = storage.cookies ?? []
+            #expect(cookies.map { "\($0.name)=\($0.value)" } == imported)
+            #expect(cookies.allSatisfy { $0.expiresDate == nil })
         }
     }
 

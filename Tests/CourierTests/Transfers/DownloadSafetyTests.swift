@@ -254,8 +254,12 @@ struct DownloadSafetyTests {
             var slow = MockResponse(body: .pattern(length: 400_000))
             slow.chunkDelay = .milliseconds(2)
             server.route("/s", response: slow)
-            let session = makeSession { $0.courierDownloadDirectory = directory }
-            await withTaskGroup(of: Void.self) { group in
+            // Every task at once (not six at a time), so that the later cancels find their bodies under way.
+            let session = makeSession {
+                $0.courierDownloadDirectory = directory
+                $0.httpMaximumConnectionsPerHost = 120
+            }
+            let received = await withTaskGroup(of: Int64.self) { group in
                 for index in 0..<120 {
                     group.addTask {
                         let task = session.downloadTask(with: server.url("/s"))
@@ -264,14 +268,19 @@ struct DownloadSafetyTests {
                             let delegate = CompletionDelegate { done.fire() }
                             task.delegate = delegate
                             task.resume()
-                            // Spread from before the request leaves to mid-body.
-                            DispatchQueue.global().asyncAfter(deadline: .now() + .microseconds(index * 250)) {
+                            // Spread from before the request leaves to mid-body (a body takes about 50 ms).
+                            DispatchQueue.global().asyncAfter(deadline: .now() + .microseconds(index * 1000)) {
                                 task.cancel()
                             }
                         }
+                        return task.countOfBytesReceived
                     }
                 }
+                return await group.reduce(into: [Int64]()) { $0.append($1) }
             }
+            // The storm reached files: some tasks were cancelled with part of the body written (the later cancels
+            // land mid-body), or it would prove nothing about the files.
+            #expect(received.contains { $0 > 0 })
             // Files are removed on their own queues after the completion; allow them to settle.
             var remaining = filesIn(directory)
             for _ in 0..<100 where !remaining.isEmpty {
@@ -338,11 +347,15 @@ struct DownloadSafetyTests {
         try FileManager.default.setAttributes(
             [.modificationDate: Date().addingTimeInterval(-DownloadDirectory.partialFileLifetime - 3600)],
             ofItemAtPath: old.path)
+        // A recent partial file (another session's download under way) is left alone.
+        let recent = directory.appendingPathComponent("CFNetworkDownload_recent.tmp")
+        try Data("recent".utf8).write(to: recent)
         _ = makeSession { $0.courierDownloadDirectory = directory }
         for _ in 0..<100 where FileManager.default.fileExists(atPath: old.path) {
             try await Task.sleep(for: .milliseconds(20))
         }
         #expect(!FileManager.default.fileExists(atPath: old.path))
+        #expect(FileManager.default.fileExists(atPath: recent.path))
     }
 
     /// A FIFO found where a partial file was checked (swapped in meanwhile) is refused at once: the open does not
@@ -502,11 +515,13 @@ extension DownloadDiscardOrderTests {
             server.route("/b", response: broken)
             let session = makeSession { $0.courierDownloadDirectory = directory }
             for _ in 0..<5 {
-                let leftAtCompletion: [String] = await withCheckedContinuation { continuation in
-                    session.downloadTask(with: server.url("/b")) { _, _, _ in
-                        continuation.resume(returning: filesIn(directory))
+                let (leftAtCompletion, error): ([String], URLError?) = await withCheckedContinuation { continuation in
+                    session.downloadTask(with: server.url("/b")) { _, _, error in
+                        continuation.resume(returning: (filesIn(directory), error as? URLError))
                     }.resume()
                 }
+                // Broken off mid-body, so a partial file existed before the failure.
+                #expect(error?.code == .networkConnectionLost)
                 #expect(leftAtCompletion.isEmpty)
             }
         }

@@ -50,7 +50,10 @@ struct DownloadTests {
             let session = makeSession(delegate: recorder) { $0.courierDownloadDirectory = directory }
             session.downloadTask(with: server.url("/c")).resume()
             await recorder.waitForCompletion()
-            #expect(recorder.snapshot.writes.allSatisfy { $0.2 == NSURLSessionTransferSizeUnknown })
+            let writes = recorder.snapshot.writes
+            #expect(!writes.isEmpty)
+            #expect(writes.last?.1 == 100_000)
+            #expect(writes.allSatisfy { $0.2 == NSURLSessionTransferSizeUnknown })
             let finished = try #require(recorder.snapshot.copiedTo)
             #expect(try fileHoldsPattern(finished, length: 100_000))
         }

@@ -48,12 +48,19 @@ struct UploadTests {
             var request = URLRequest(url: server.url("/big"))
             request.httpMethod = "PUT"
             let session = makeSession()
-            let task = session.uploadTask(with: request, fromFile: file) { _, response, error in
-                #expect(error == nil)
-                #expect((response as? HTTPURLResponse)?.statusCode == 204)
+            // The handler is awaited: the task's state turns `.completed` before the handler runs, so a test that
+            // only polled the state could end before these checks.
+            var task: URLSessionUploadTask!
+            let outcome: DataOutcome = await withCheckedContinuation { continuation in
+                task = session.uploadTask(with: request, fromFile: file) { data, response, error in
+                    continuation.resume(
+                        returning: DataOutcome(data: data, response: response, error: error, onDelegateQueue: true))
+                }
+                task.resume()
             }
-            task.resume()
-            while task.state != .completed { try await Task.sleep(for: .milliseconds(20)) }
+            #expect(outcome.error == nil)
+            #expect(outcome.http?.statusCode == 204)
+            #expect(task.state == .completed)
             let recorded = try #require(server.requests(path: "/big").first)
             #expect(recorded.bodyLength == length)
             #expect(recorded.bodySHA256 == digest)
