@@ -4,9 +4,9 @@ import NIOConcurrencyHelpers
 
 /// The streams `captureStreams()` hands over, over the task's connection.
 ///
-/// Darwin makes them with CoreFoundation's stream pairs; swift-corelibs-foundation has no
-/// `Stream.getBoundStreams(withBufferSize:inputStream:outputStream:)`, so Courier's own `InputStream` and
-/// `OutputStream` subclasses read and write the connection directly: a read waits for the connection's next bytes
+/// Darwin makes them with CoreFoundation's stream pairs; here Courier's own `InputStream` and `OutputStream`
+/// subclasses read and write the connection directly (a bound pair, as `Stream.getBoundStreams` makes, would add a
+/// copy and a thread to pump it): a read waits for the connection's next bytes
 /// (at most one chunk is fetched ahead, so backpressure still reaches the peer), a write returns once its bytes went
 /// to the network. Both may be used from any thread, blocking, or scheduled in a run loop with a delegate, which
 /// then gets the usual `Stream.Event`s. The connection closes once both streams are closed (or released).
