@@ -274,4 +274,12 @@ public protocol TransportBodyReader: Sendable {
     func read(maxLength: Int) async throws -> ByteBuffer?
     /// Releases the underlying file or stream. Called exactly once.
     func close()
+    /// The body will not be sent (the exchange was abandoned) while a read is running: a reader whose read may wait
+    /// for long (an app's stream) ends it now if it can; `close()` follows when the read ended. The default does
+    /// nothing.
+    func interruptRead()
+}
+
+extension TransportBodyReader {
+    public func interruptRead() {}
 }

@@ -110,8 +110,12 @@ final class HTTP1RequestBodyWriter {
         phase = .abandoned
         unwritten = nil
         // A read may be running on the thread pool: files and streams are not safe to close under it, so the
-        // read's completion closes the reader then.
-        if !reading { releaseReader() }
+        // read's completion closes the reader then (asked to end its read now, where it can).
+        if reading {
+            reader?.interruptRead()
+        } else {
+            releaseReader()
+        }
     }
 
     private func writeBody() {

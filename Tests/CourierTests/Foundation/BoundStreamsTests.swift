@@ -105,15 +105,85 @@ struct BoundStreamsTests {
         #expect(scratch.prefix(10).allSatisfy { $0 == 7 })
         // Nothing buffered: the read waits until the writer closes, then finds the end.
         let reader = UncheckedBox(input)
+        let returned = NIOLockedValueBox(false)
         let ended = Task.detached {
+            await onThread { () -> Int in
+                var one = [UInt8](repeating: 0, count: 1)
+                defer { returned.withLockedValue { $0 = true } }
+                return reader.value.read(&one, maxLength: 1)
+            }
+        }
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(!returned.withLockedValue { $0 }, "the read waits while the writer is open")
+        output.close()
+        #expect(await ended.value == 0)
+        #expect(input.streamStatus == .atEnd)
+    }
+
+    @Test func closingTheInputWakesAWaitingReadAndAWaitingWrite() async throws {
+        let (input, output) = try pair(4)
+        input.open()
+        output.open()
+        let reader = UncheckedBox(input)
+        let read = Task.detached {
             await onThread { () -> Int in
                 var one = [UInt8](repeating: 0, count: 1)
                 return reader.value.read(&one, maxLength: 1)
             }
         }
         try await Task.sleep(for: .milliseconds(50))
+        #expect(output.write([1, 2, 3, 4], maxLength: 4) == 4)
+        #expect(await read.value == 1)
+        // The buffer holds three bytes and room for one: the second write waits for room.
+        let writer = UncheckedBox(output)
+        let write = Task.detached {
+            await onThread { () -> Int in
+                // The first write takes the one free byte; the second waits for room.
+                guard writer.value.write([5, 6], maxLength: 2) == 1 else { return -2 }
+                return writer.value.write([6], maxLength: 1)
+            }
+        }
+        try await Task.sleep(for: .milliseconds(50))
+        input.close()
+        #expect(await write.value == -1)
+        #expect((output.streamError as? POSIXError)?.code == .EPIPE)
+    }
+
+    /// A reader scheduled in a run loop, reading a little at a time: every byte, then `.endEncountered` once.
+    @Test(.timeLimit(.minutes(1)))
+    func aReaderScheduledInARunLoopGetsEveryByteAndTheEndOnce() async throws {
+        let (input, output) = try pair(512)
+        let body = MockBody.patternBytes(offset: 0, count: 20_000)
+        let reader = RunLoopReader()
+        let stream = UncheckedBox(input)
+        let finished = Task.detached {
+            await onThread { () -> Bool in
+                stream.value.delegate = reader
+                stream.value.schedule(in: .current, forMode: .default)
+                stream.value.open()
+                let deadline = Date().addingTimeInterval(20)
+                while !reader.isFinished, Date() < deadline {
+                    _ = RunLoop.current.run(mode: .default, before: Date().addingTimeInterval(0.05))
+                }
+                // Late events would come now.
+                _ = RunLoop.current.run(mode: .default, before: Date().addingTimeInterval(0.1))
+                return reader.isFinished
+            }
+        }
+        output.open()
+        var offset = 0
+        while offset < body.count {
+            let count = body[offset...].withUnsafeBytes {
+                output.write($0.bindMemory(to: UInt8.self).baseAddress!, maxLength: min(300, $0.count))
+            }
+            try #require(count > 0)
+            offset += count
+        }
         output.close()
-        #expect(await ended.value == 0)
+        #expect(await finished.value)
+        #expect(reader.received == body)
+        #expect(reader.events.filter { $0 == .endEncountered }.count == 1)
+        #expect(reader.events.last == .endEncountered)
         #expect(input.streamStatus == .atEnd)
     }
 
@@ -139,8 +209,10 @@ struct BoundStreamsTests {
         #expect(stream.streamStatus == .atEnd)
     }
 
-    /// Apple's pattern: the output stream scheduled in a run loop, its delegate writing on `.hasSpaceAvailable`.
-    @Test func aDelegateScheduledInARunLoopWritesOnSpaceAvailable() async throws {
+    /// Apple's pattern: the output stream scheduled in a run loop, its delegate writing on `.hasSpaceAvailable`, in
+    /// pieces smaller than the buffer (so the events must keep coming while there is room, not only after it filled).
+    @Test(.timeLimit(.minutes(1)))
+    func aDelegateScheduledInARunLoopWritesOnSpaceAvailable() async throws {
         let (input, output) = try pair(1024)
         let body = MockBody.patternBytes(offset: 0, count: 50_000)
         let writer = RunLoopWriter(body: body)
@@ -153,6 +225,8 @@ struct BoundStreamsTests {
             while !writer.isFinished, Date() < deadline {
                 _ = RunLoop.current.run(mode: .default, before: Date().addingTimeInterval(0.05))
             }
+            // A stalled writer ends the reader's wait (the test then fails on the bytes).
+            stream.value.close()
         }
         input.open()
         let reader = UncheckedBox(input)
@@ -192,6 +266,41 @@ struct BoundStreamsTests {
     }
 }
 
+extension BoundStreamsTests {
+    /// An upload from a bound stream, cancelled while the app's writer is idle (the body stream's read waits for it):
+    /// the input stream is closed at once, so the writer's next write fails instead of the upload's reader waiting.
+    @Test func cancellingAnUploadClosesTheWaitingBoundStream() async throws {
+        try await withServer(.http1) { server in
+            server.route("/up", method: "PUT", response: .status(201))
+            var input: InputStream?
+            var output: OutputStream?
+            Stream.getBoundStreams(withBufferSize: 1024, inputStream: &input, outputStream: &output)
+            let writer = try #require(output)
+            writer.open()
+            #expect(writer.write([UInt8](repeating: 1, count: 100), maxLength: 100) == 100)
+            let reader = try #require(input)
+            var request = URLRequest(url: server.url("/up"))
+            request.httpMethod = "PUT"
+            request.httpBodyStream = reader
+            let task = makeSession().dataTask(with: request)
+            task.resume()
+            // The 100 bytes went; the next read waits for the writer.
+            for _ in 0..<200 where task.countOfBytesSent < 100 {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            try #require(task.countOfBytesSent == 100)
+            task.cancel()
+            // Nothing more is written: only the cancel can end the waiting read.
+            for _ in 0..<200 where reader.streamStatus != .closed {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            #expect(reader.streamStatus == .closed)
+            #expect(writer.write([2], maxLength: 1) == -1)
+            #expect((writer.streamError as? POSIXError)?.code == .EPIPE)
+        }
+    }
+}
+
 /// A value handed to another thread where the test knows only one uses it at a time.
 private struct UncheckedBox<Value>: @unchecked Sendable {
     let value: Value
@@ -214,7 +323,7 @@ private final class RunLoopWriter: NSObject, StreamDelegate, @unchecked Sendable
         let offset = state.withLockedValue { $0.offset }
         guard offset < body.count else { return }
         let count = body[offset...].withUnsafeBytes {
-            output.write($0.bindMemory(to: UInt8.self).baseAddress!, maxLength: min(4000, $0.count))
+            output.write($0.bindMemory(to: UInt8.self).baseAddress!, maxLength: min(100, $0.count))
         }
         let done: Bool = state.withLockedValue {
             $0.offset += max(0, count)
@@ -222,6 +331,30 @@ private final class RunLoopWriter: NSObject, StreamDelegate, @unchecked Sendable
             return $0.finished
         }
         if done { output.close() }
+    }
+}
+
+/// Reads its input stream 100 bytes at a time on each `.hasBytesAvailable`, and records the events.
+private final class RunLoopReader: NSObject, StreamDelegate, @unchecked Sendable {
+    private let state = NIOLockedValueBox((received: Data(), finished: false, events: [Stream.Event]()))
+
+    var isFinished: Bool { state.withLockedValue { $0.finished } }
+    var events: [Stream.Event] { state.withLockedValue { $0.events } }
+    var received: Data { state.withLockedValue { $0.received } }
+
+    func stream(_ aStream: Stream, handle eventCode: Stream.Event) {
+        state.withLockedValue { $0.events.append(eventCode) }
+        switch eventCode {
+        case .hasBytesAvailable:
+            guard let input = aStream as? InputStream else { return }
+            var chunk = [UInt8](repeating: 0, count: 100)
+            let count = input.read(&chunk, maxLength: chunk.count)
+            if count > 0 { state.withLockedValue { $0.received.append(contentsOf: chunk.prefix(count)) } }
+        case .endEncountered, .errorOccurred:
+            state.withLockedValue { $0.finished = true }
+        default:
+            break
+        }
     }
 }
 

@@ -100,4 +100,11 @@ private struct InputStreamBodyReader: EventLoopBodyReader {
         let box = self.box
         queue.async { box.stream.close() }
     }
+
+    /// A bound pair's input stream (Courier's own, whose `close()` may be called from any thread) is closed at once:
+    /// a read waiting for the app's writer would otherwise hold the queue's thread, and leave the writer unaware,
+    /// until the app wrote again. An app's own stream is only closed after its read, by `close()`.
+    func interruptRead() {
+        (box.stream as? BoundInputStream)?.close()
+    }
 }

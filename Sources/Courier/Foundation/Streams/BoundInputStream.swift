@@ -3,15 +3,15 @@ import Foundation
 /// The input side of a bound stream pair: reads what the pair's output stream wrote, in order.
 ///
 /// `read` waits while the buffer is empty and the output stream is open (as a CoreFoundation bound pair's does), and
-/// returns 0 once the output stream was closed and every byte was read. Usable from any thread, blocking, or
+/// returns 0 once the output stream was closed and every byte was read (the stream is then `.atEnd`). Usable from any thread, blocking, or
 /// scheduled in a run loop with a delegate, which gets `.openCompleted`, `.hasBytesAvailable` and `.endEncountered`.
 final class BoundInputStream: InputStream {
     private let buffer: BoundStreamBuffer
     private var status = Stream.Status.notOpen
     private var poster = StreamEventPoster()
     private weak var streamDelegate: (any StreamDelegate)?
-    /// `.endEncountered` was posted: the reader and the writer's close may both find the end; it is told once.
-    private var endPosted = false
+    /// A `.hasBytesAvailable` is on its way to the delegate: no second one is queued behind it.
+    private var bytesPending = false
 
     init(buffer: BoundStreamBuffer) {
         self.buffer = buffer
@@ -28,18 +28,14 @@ final class BoundInputStream: InputStream {
     }
 
     override func open() {
-        let opened: (Bool, Bool, Bool) = buffer.locked {
-            guard status == .notOpen else { return (false, false, false) }
+        let opened: Bool = buffer.locked {
+            guard status == .notOpen else { return false }
             status = .open
-            return (true, !buffer.ring.isEmpty, buffer.writerClosed)
+            return true
         }
-        guard opened.0 else { return }
+        guard opened else { return }
         post(.openCompleted)
-        if opened.1 {
-            post(.hasBytesAvailable)
-        } else if opened.2 {
-            postEnd()
-        }
+        announce()
     }
 
     override func close() {
@@ -54,24 +50,21 @@ final class BoundInputStream: InputStream {
     }
 
     /// Reads up to `len` bytes, waiting while there are none and the output stream is open; 0 at the end, -1 when
-    /// the stream is not open.
+    /// the stream is not open (or was closed while the read waited).
     override func read(_ destination: UnsafeMutablePointer<UInt8>, maxLength len: Int) -> Int {
-        let outcome: (count: Int, freedFullBuffer: Bool, reachedEnd: Bool) = buffer.locked {
-            guard status == .open || status == .atEnd else { return (-1, false, false) }
-            guard len > 0 else { return (0, false, false) }
+        let outcome: (count: Int, freedSpace: Bool) = buffer.locked {
+            guard status == .open || status == .atEnd else { return (-1, false) }
+            guard len > 0 else { return (0, false) }
             while buffer.ring.isEmpty, !buffer.writerClosed, status == .open {
                 buffer.condition.wait()
             }
-            guard status == .open || status == .atEnd else { return (-1, false, false) }
-            let wasFull = buffer.ring.space == 0
+            guard status == .open || status == .atEnd else { return (-1, false) }
             let count = buffer.ring.read(into: UnsafeMutableRawBufferPointer(start: destination, count: len))
             if count > 0 { buffer.condition.broadcast() }
-            let reachedEnd = count == 0 && status == .open
-            if count == 0 { status = .atEnd }
-            return (count, wasFull && count > 0, reachedEnd)
+            return (count, count > 0)
         }
-        if outcome.freedFullBuffer { buffer.output?.spaceBecameAvailable() }
-        if outcome.reachedEnd { postEnd() }
+        if outcome.freedSpace { buffer.output?.spaceBecameAvailable() }
+        if outcome.count >= 0 { announce() }
         return outcome.count
     }
 
@@ -111,27 +104,48 @@ final class BoundInputStream: InputStream {
 
     /// The output stream wrote bytes (called without the buffer's lock).
     func bytesBecameAvailable() {
-        if buffer.locked({ status == .open }) { post(.hasBytesAvailable) }
+        announce()
     }
 
-    /// The output stream closed (called without the buffer's lock): a reader scheduled in a run loop learns of the
-    /// end from the event once the buffered bytes are read.
+    /// The output stream closed or went away (called without the buffer's lock).
     func writerClosed() {
-        let state: (open: Bool, empty: Bool) = buffer.locked { (status == .open, buffer.ring.isEmpty) }
-        guard state.open else { return }
-        if state.empty { postEnd() } else { post(.hasBytesAvailable) }
+        announce()
     }
 
-    private func postEnd() {
-        let first: Bool = buffer.locked {
-            defer { endPosted = true }
-            return !endPosted
+    /// Tells a delegate what a read would find now: `.hasBytesAvailable` while bytes are buffered (one event
+    /// pending at a time, dropped if a read took the bytes before it was delivered), `.endEncountered` once, when
+    /// the output stream closed and every byte was read; the stream is then at its end.
+    private func announce() {
+        enum Announcement { case none, bytes, end }
+        let announcement: Announcement = buffer.locked {
+            guard status == .open else { return .none }
+            if !buffer.ring.isEmpty {
+                guard !bytesPending else { return .none }
+                bytesPending = true
+                return .bytes
+            }
+            guard buffer.writerClosed else { return .none }
+            status = .atEnd
+            return .end
         }
-        if first { post(.endEncountered) }
+        switch announcement {
+        case .none:
+            break
+        case .bytes:
+            let this = UncheckedStream(stream: self)
+            post(.hasBytesAvailable) {
+                this.stream.buffer.locked {
+                    this.stream.bytesPending = false
+                    return this.stream.status == .open && !this.stream.buffer.ring.isEmpty
+                }
+            }
+        case .end:
+            post(.endEncountered)
+        }
     }
 
-    private func post(_ event: Stream.Event) {
+    private func post(_ event: Stream.Event, stillHolds: (@Sendable () -> Bool)? = nil) {
         let (current, delegate): (StreamEventPoster, (any StreamDelegate)?) = buffer.locked { (poster, streamDelegate) }
-        current.post(event, of: self, to: delegate)
+        current.post(event, of: self, to: delegate, stillHolds: stillHolds)
     }
 }

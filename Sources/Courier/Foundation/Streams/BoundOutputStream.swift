@@ -20,6 +20,8 @@ final class BoundOutputStream: OutputStream {
     private var failure: (any Error)?
     private var poster = StreamEventPoster()
     private weak var streamDelegate: (any StreamDelegate)?
+    /// A `.hasSpaceAvailable` is on its way to the delegate: no second one is queued behind it.
+    private var spacePending = false
 
     init(buffer: BoundStreamBuffer) {
         self.buffer = buffer
@@ -49,7 +51,7 @@ final class BoundOutputStream: OutputStream {
         }
         guard opened else { return }
         post(.openCompleted)
-        post(.hasSpaceAvailable)
+        announceSpace()
     }
 
     override func close() {
@@ -83,7 +85,10 @@ final class BoundOutputStream: OutputStream {
             return (count, false)
         }
         if outcome.readerGone { post(.errorOccurred) }
-        if outcome.count > 0 { buffer.input?.bytesBecameAvailable() }
+        if outcome.count > 0 {
+            buffer.input?.bytesBecameAvailable()
+            announceSpace()
+        }
         return outcome.count
     }
 
@@ -117,19 +122,38 @@ final class BoundOutputStream: OutputStream {
 
     override func setProperty(_ property: AnyObject?, forKey key: Stream.PropertyKey) -> Bool { false }
 
-    /// The input stream read from a full buffer (called without the buffer's lock).
+    /// The input stream read bytes (called without the buffer's lock).
     func spaceBecameAvailable() {
-        if buffer.locked({ status == .open }) { post(.hasSpaceAvailable) }
+        announceSpace()
     }
 
     /// The input stream closed or went away (called without the buffer's lock): a writer scheduled in a run loop
     /// hears of it when it next looks for space; its next write fails.
     func readerWentAway() {
-        if buffer.locked({ status == .open }) { post(.hasSpaceAvailable) }
+        announceSpace()
     }
 
-    private func post(_ event: Stream.Event) {
+    /// Tells a delegate that a write would return at once: the buffer has room (or the reader is gone, and the write
+    /// fails). One event pending at a time, dropped if a write filled the buffer before it was delivered.
+    private func announceSpace() {
+        let announces: Bool = buffer.locked {
+            guard status == .open, buffer.ring.space > 0 || buffer.readerClosed, !spacePending else { return false }
+            spacePending = true
+            return true
+        }
+        guard announces else { return }
+        let this = UncheckedStream(stream: self)
+        post(.hasSpaceAvailable) {
+            this.stream.buffer.locked {
+                this.stream.spacePending = false
+                return this.stream.status == .open
+                    && (this.stream.buffer.ring.space > 0 || this.stream.buffer.readerClosed)
+            }
+        }
+    }
+
+    private func post(_ event: Stream.Event, stillHolds: (@Sendable () -> Bool)? = nil) {
         let (current, delegate): (StreamEventPoster, (any StreamDelegate)?) = buffer.locked { (poster, streamDelegate) }
-        current.post(event, of: self, to: delegate)
+        current.post(event, of: self, to: delegate, stillHolds: stillHolds)
     }
 }

@@ -6,7 +6,8 @@ import Foundation
 ///
 /// Both streams hold the buffer; it holds neither (it tells them about each other's changes through weak
 /// references), so a stream the app lets go of goes away, and the other side sees it as closed.
-/// Sendable by hand: every field is read and written under `condition` only.
+/// Sendable by hand: the ring and the flags are read and written under `condition` only; the weak references are set
+/// once, before the streams are handed out, and only read after.
 final class BoundStreamBuffer: @unchecked Sendable {
     let condition = NSCondition()
     /// The bytes written and not yet read.

@@ -56,12 +56,18 @@ struct StreamEventPoster {
         schedules.removeAll { $0.runLoop === runLoop && $0.mode == mode }
     }
 
-    /// Posts `event` for `stream` to `delegate` (`nil`: nothing to tell).
-    func post(_ event: Stream.Event, of stream: Stream, to delegate: (any StreamDelegate)?) {
+    /// Posts `event` for `stream` to `delegate` (`nil`: nothing to tell). `stillHolds`, when given, is asked on the
+    /// run loop just before the delegate would be called: an event whose condition no longer holds (bytes another
+    /// call read meanwhile) is dropped, as CoreFoundation drops a stale one.
+    func post(
+        _ event: Stream.Event, of stream: Stream, to delegate: (any StreamDelegate)?,
+        stillHolds: (@Sendable () -> Bool)? = nil
+    ) {
         guard let delegate else { return }
         let target = UncheckedDelegate(delegate: delegate, stream: stream)
         for (runLoop, mode) in schedules {
             let timer = Timer(timeInterval: 0, repeats: false) { _ in
+                if let stillHolds, !stillHolds() { return }
                 target.delegate.stream(target.stream, handle: event)
             }
             runLoop.add(timer, forMode: mode)
