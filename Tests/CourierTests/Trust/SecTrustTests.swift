@@ -265,3 +265,65 @@ struct DarwinTrustSnippetTests {
         #expect(leafBytes == leafData)
     }
 }
+
+/// The older Security functions that code written for Darwin still calls (Alamofire's server-trust evaluators do,
+/// in the branches of its availability checks), and keys and certificates that compare by value.
+extension SecTrustTests {
+    @available(*, deprecated, message: "tests the deprecated functions")
+    @Test func theDeprecatedFunctionsAgreeWithTheirReplacements() throws {
+        let authority = try TestCertificateAuthority()
+        let (leaf, _) = try authority.leaf(dnsNames: ["example.test"])
+        let anchor = try #require(SecCertificateCreateWithData(nil, authority.certificate.derData))
+        let trusted = try trust([leaf, authority.certificate], host: "example.test")
+        SecTrustSetAnchorCertificates(trusted, [anchor])
+        var result = SecTrustResultType.invalid
+        #expect(SecTrustEvaluate(trusted, &result) == errSecSuccess)
+        #expect(result == .unspecified)
+        let chain = try #require(SecTrustCopyCertificateChain(trusted) as? [SecCertificate])
+        #expect(SecTrustGetCertificateAtIndex(trusted, 0) == chain[0])
+        #expect(SecTrustGetCertificateAtIndex(trusted, 1) == anchor)
+        #expect(SecTrustGetCertificateAtIndex(trusted, chain.count) == nil)
+        #expect(SecTrustCopyPublicKey(trusted) == SecTrustCopyKey(trusted))
+
+        // Another host, and no anchor: not trusted.
+        let otherHost = try trust([leaf, authority.certificate], host: "other.test")
+        SecTrustSetAnchorCertificates(otherHost, [anchor])
+        #expect(SecTrustEvaluate(otherHost, &result) == errSecSuccess)
+        #expect(result == .recoverableTrustFailure)
+        let unknownRoot = try trust([leaf, authority.certificate], host: "example.test")
+        #expect(SecTrustEvaluate(unknownRoot, &result) == errSecSuccess)
+        #expect(result == .recoverableTrustFailure)
+    }
+
+    @Test func theBasicPolicyChecksTheChainAndNoHost() throws {
+        let authority = try TestCertificateAuthority()
+        let (leaf, _) = try authority.leaf(dnsNames: ["example.test"])
+        let anchor = try #require(SecCertificateCreateWithData(nil, authority.certificate.derData))
+        let certificates = try [leaf, authority.certificate].map {
+            try #require(SecCertificateCreateWithData(nil, $0.derData))
+        }
+        var trust: SecTrust?
+        #expect(SecTrustCreateWithCertificates(certificates, SecPolicyCreateBasicX509(), &trust) == errSecSuccess)
+        let basic = try #require(trust)
+        SecTrustSetAnchorCertificates(basic, [anchor])
+        #expect(evaluate(basic) == (true, nil))
+        // Without the anchor the chain leads nowhere trusted, whatever the host.
+        #expect(SecTrustCreateWithCertificates(certificates, SecPolicyCreateBasicX509(), &trust) == errSecSuccess)
+        #expect(evaluate(try #require(trust)).0 == false)
+    }
+
+    @Test func keysAndCertificatesCompareByValue() throws {
+        let authority = try TestCertificateAuthority()
+        let (leaf, _) = try authority.leaf()
+        let first = try #require(SecCertificateCreateWithData(nil, leaf.derData))
+        let second = try #require(SecCertificateCreateWithData(nil, leaf.derData))
+        let other = try #require(SecCertificateCreateWithData(nil, authority.certificate.derData))
+        #expect(first == second && first !== second)
+        #expect(first != other)
+        #expect(Set([first, second, other]).count == 2)
+        let keys = [first, second, other].compactMap(SecCertificateCopyKey)
+        #expect(keys.count == 3)
+        #expect(keys[0] == keys[1] && keys[0] != keys[2])
+        #expect([keys[2]].contains(try #require(SecCertificateCopyKey(other))))
+    }
+}
