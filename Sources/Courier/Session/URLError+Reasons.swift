@@ -7,7 +7,7 @@ public let NSURLErrorNetworkUnavailableReasonKey = "NSURLErrorNetworkUnavailable
 
 extension URLError {
     /// Why a background task was cancelled, in the error's `userInfo` under
-    /// ``NSURLErrorBackgroundTaskCancelledReasonKey`` (Darwin's values).
+    /// Foundation's `NSURLErrorBackgroundTaskCancelledReasonKey` (Darwin's values).
     ///
     /// Declared so that Darwin code compiles; Courier's background daemon never cancels a task on its own (it has no
     /// force-quit, background-refresh setting or resource pressure to report), so no error of Courier's carries one.

@@ -71,16 +71,7 @@ struct BoundStreamsTests {
             }
         }
         let reader = UncheckedBox(input)
-        let received = await onThread {
-            var received = Data()
-            var chunk = [UInt8](repeating: 0, count: 3000)
-            while true {
-                let count = reader.value.read(&chunk, maxLength: chunk.count)
-                if count <= 0 { break }
-                received.append(contentsOf: chunk.prefix(count))
-            }
-            return received
-        }
+        let received = await onThread { readToTheEnd(reader.value, chunkSize: 3000) }
         #expect(await writes.value)
         #expect(received.count == body.count)
         #expect(received == body)
@@ -230,16 +221,7 @@ struct BoundStreamsTests {
         }
         input.open()
         let reader = UncheckedBox(input)
-        let received = await onThread {
-            var received = Data()
-            var chunk = [UInt8](repeating: 0, count: 700)
-            while true {
-                let count = reader.value.read(&chunk, maxLength: chunk.count)
-                if count <= 0 { break }
-                received.append(contentsOf: chunk.prefix(count))
-            }
-            return received
-        }
+        let received = await onThread { readToTheEnd(reader.value, chunkSize: 700) }
         #expect(received == body)
         #expect(writer.events.contains(.openCompleted))
         #expect(writer.events.filter { $0 == .hasSpaceAvailable }.count > 1, "the writer was woken as space came")
@@ -298,6 +280,17 @@ extension BoundStreamsTests {
             #expect(writer.write([2], maxLength: 1) == -1)
             #expect((writer.streamError as? POSIXError)?.code == .EPIPE)
         }
+    }
+}
+
+/// Everything `stream` gives until its end (or a failed read), `chunkSize` bytes a read at most. Blocking.
+private func readToTheEnd(_ stream: InputStream, chunkSize: Int) -> Data {
+    var received = Data()
+    var chunk = [UInt8](repeating: 0, count: chunkSize)
+    while true {
+        let count = stream.read(&chunk, maxLength: chunk.count)
+        if count <= 0 { return received }
+        received.append(contentsOf: chunk.prefix(count))
     }
 }
 

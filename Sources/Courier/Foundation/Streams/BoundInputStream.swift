@@ -20,11 +20,7 @@ final class BoundInputStream: InputStream {
 
     deinit {
         // A reader the app let go of can read nothing more: a writer waiting for space must not wait for ever.
-        buffer.locked {
-            buffer.readerClosed = true
-            buffer.condition.broadcast()
-        }
-        buffer.output?.readerWentAway()
+        buffer.endReading()
     }
 
     override func open() {
@@ -40,13 +36,10 @@ final class BoundInputStream: InputStream {
 
     override func close() {
         let closed: Bool = buffer.locked {
-            guard status != .closed else { return false }
-            status = .closed
-            buffer.readerClosed = true
-            buffer.condition.broadcast()
-            return true
+            defer { status = .closed }
+            return status != .closed
         }
-        if closed { buffer.output?.readerWentAway() }
+        if closed { buffer.endReading() }
     }
 
     /// Reads up to `len` bytes, waiting while there are none and the output stream is open; 0 at the end, -1 when

@@ -36,11 +36,7 @@ final class BoundOutputStream: OutputStream {
 
     deinit {
         // A writer the app let go of writes nothing more: the reader reads what is buffered, then the end.
-        buffer.locked {
-            buffer.writerClosed = true
-            buffer.condition.broadcast()
-        }
-        buffer.input?.writerClosed()
+        buffer.endWriting()
     }
 
     override func open() {
@@ -56,13 +52,10 @@ final class BoundOutputStream: OutputStream {
 
     override func close() {
         let closed: Bool = buffer.locked {
-            guard status != .closed else { return false }
-            status = .closed
-            buffer.writerClosed = true
-            buffer.condition.broadcast()
-            return true
+            defer { status = .closed }
+            return status != .closed
         }
-        if closed { buffer.input?.writerClosed() }
+        if closed { buffer.endWriting() }
     }
 
     /// Writes as much of `source` as the buffer takes, waiting while it is full; -1 when the stream is not open or

@@ -28,6 +28,26 @@ final class BoundStreamBuffer: @unchecked Sendable {
         defer { condition.unlock() }
         return body()
     }
+
+    /// The input stream closed or went away: nothing written can be read any more. A waiting write wakes (and
+    /// fails); the output stream tells its delegate.
+    func endReading() {
+        locked {
+            readerClosed = true
+            condition.broadcast()
+        }
+        output?.readerWentAway()
+    }
+
+    /// The output stream closed or went away: the reader reads what is buffered, then the end. A waiting read wakes;
+    /// the input stream tells its delegate.
+    func endWriting() {
+        locked {
+            writerClosed = true
+            condition.broadcast()
+        }
+        input?.writerClosed()
+    }
 }
 
 /// A ring of bytes of a fixed capacity, copied in and out in at most two pieces.
@@ -40,7 +60,6 @@ struct ByteRing {
         storage = [UInt8](repeating: 0, count: capacity)
     }
 
-    var capacity: Int { storage.count }
     var space: Int { storage.count - count }
     var isEmpty: Bool { count == 0 }
 
