@@ -177,7 +177,11 @@ open class URLSessionTask: NSObject, NSCopying, ProgressReporting, @unchecked Se
         self.storedIdentifier = identifier
         self.storedOriginalRequest = request
         self.completionMode = completionMode
-        self.mutable = Mutex(MutableState())
+        var state = MutableState()
+        // As on Darwin, the current request carries the session's additional headers from the start; the original
+        // request stays the app's.
+        state.replacedRequest.value = session.stageSettings.addingAdditionalHeaders(to: request)
+        self.mutable = Mutex(state)
         self.isDetached = false
         super.init()
     }

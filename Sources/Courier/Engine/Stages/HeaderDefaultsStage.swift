@@ -8,13 +8,9 @@ struct HeaderDefaultsStage: RequestStage {
     static let userAgent = "courier/1.0 (Linux; SwiftNIO)"
 
     func immediate(_ original: URLRequest, in context: StageContext) throws(TransferError) -> RequestStep? {
-        var request = original
-        let additional = context.settings.additionalHeaders
-        if !additional.isEmpty {
-            let current = HeaderFieldDictionary(request.allHTTPHeaderFields ?? [:])
-            let merged = AdditionalHeaderMerge.merge(additional: additional, into: current)
-            request.allHTTPHeaderFields = merged.dictionary
-        }
+        // A task's request has them from its creation (``URLSessionTask``); a redirect's request, or one a delegate
+        // or a protocol made, may not.
+        var request = context.settings.addingAdditionalHeaders(to: original) ?? original
         let addsAccept = request.value(forHTTPHeaderField: "Accept") == nil
         let addsEncoding = request.value(forHTTPHeaderField: "Accept-Encoding") == nil
         let addsAgent = request.value(forHTTPHeaderField: "User-Agent") == nil

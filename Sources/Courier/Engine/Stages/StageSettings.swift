@@ -61,4 +61,18 @@ final class StageSettings: Sendable {
         }
         routesThroughProxies = !proxyRules.isEmpty
     }
+
+    /// `request` with the session's ``additionalHeaders`` added where it has no field of their name (reserved names
+    /// never), after its own fields; `nil` when that adds nothing, so that the common request is not copied.
+    ///
+    /// Darwin applies them when it makes a task: `currentRequest` carries them from the start (`originalRequest`,
+    /// the app's request, does not), and so does the request a custom `URLProtocol` is given.
+    func addingAdditionalHeaders(to request: URLRequest) -> URLRequest? {
+        guard !additionalHeaders.isEmpty else { return nil }
+        let merged = AdditionalHeaderMerge.merge(additional: additionalHeaders, into: request.headerFields)
+        guard merged.count != request.headerFields.count else { return nil }
+        var configured = request
+        configured.headerFields = merged
+        return configured
+    }
 }
