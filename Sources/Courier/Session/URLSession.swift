@@ -56,8 +56,16 @@ open class URLSession: NSObject, @unchecked Sendable {
     var identityStorage: URLCredentialStorage? { engineEnvironment.identityStorage }
 
     /// A copy of the configuration the session was created with: changing it does not change the session.
+    ///
+    /// The shared session's `protocolClasses` start with the classes registered with `URLProtocol.registerClass(_:)`
+    /// at the time of the call (most recent first), which it consults, as Darwin's does: a session made with this
+    /// copy consults them too.
     open var configuration: URLSessionConfiguration {
-        storedConfiguration.copy() as? URLSessionConfiguration ?? storedConfiguration
+        let copy = storedConfiguration.copy() as? URLSessionConfiguration ?? storedConfiguration
+        if isShared {
+            copy.protocolClasses = URLProtocol.registeredClasses + (copy.protocolClasses ?? [])
+        }
+        return copy
     }
 
     /// The session's delegate; `nil` after the session became invalid.
@@ -129,7 +137,7 @@ open class URLSession: NSObject, @unchecked Sendable {
         self.trustEvaluator = trustEvaluator
         self.engineEnvironment = SessionEnvironment(
             configuration: copied,
-            stageSettings: StageSettings(copied),
+            stageSettings: StageSettings(copied, consultsRegisteredProtocols: isShared),
             transport: transport
                 ?? HTTPTransport(
                     configuration: .init(

@@ -200,13 +200,14 @@ struct CustomProtocolTests {
         session.invalidateAndCancel()
     }
 
-    @Test func registeredClassesServeSessionsThatKeepTheDefaultList() async throws {
+    /// Registered classes serve the shared session (sessions made with a configuration do not consult them: see
+    /// ``ProtocolLookupTests``).
+    @Test func registeredClassesServeTheSharedSession() async throws {
         StubProtocol.script("/registered", .plain(mimeType: "text/plain", body: Data("registered".utf8)))
         #expect(URLProtocol.registerClass(StubProtocol.self))
         defer { URLProtocol.unregisterClass(StubProtocol.self) }
-        let session = makeSession()
-        #expect(await session.runDataTask(URLRequest(url: url("/registered"))).data == Data("registered".utf8))
-        session.invalidateAndCancel()
+        let outcome = await URLSession.shared.runDataTask(URLRequest(url: url("/registered")))
+        #expect(outcome.data == Data("registered".utf8))
     }
 
     @Test func suspendingHoldsTheProtocolsBodyUntilResumed() async throws {

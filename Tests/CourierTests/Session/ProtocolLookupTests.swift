@@ -35,19 +35,48 @@ private final class RedirectTargetProtocol: URLProtocol, @unchecked Sendable {
 
 @Suite("Custom URLProtocol lookup")
 struct ProtocolLookupTests {
-    @Test func aRegisteredProtocolThatClaimsButDoesNotLoadFailsTheTaskWithoutARequest() async throws {
+    /// As on Darwin, a registered class is consulted by the shared session only: a session made with a
+    /// configuration (Mocker registers itself, and the app's own sessions must not be stubbed by that) loads from
+    /// the network.
+    @Test func aRegisteredProtocolThatClaimsButDoesNotLoadFailsTheSharedSessionsTaskOnly() async throws {
         #expect(URLProtocol.registerClass(RegisteredClaimingProtocol.self))
         defer { URLProtocol.unregisterClass(RegisteredClaimingProtocol.self) }
         try await withServer { server in
-            server.route("/protocol-lookup/registered", response: .ok("must not be loaded"))
-            let session = makeSession()
-            defer { session.finishTasksAndInvalidate() }
-            let outcome = await session.runDataTask(server.url("/protocol-lookup/registered"))
+            server.route("/protocol-lookup/registered", response: .ok("loaded"))
+            let outcome = await URLSession.shared.runDataTask(server.url("/protocol-lookup/registered"))
             #expect(outcome.urlError?.code == .unsupportedURL)
             #expect(outcome.urlError?.localizedDescription.contains("RegisteredClaimingProtocol") == true)
             #expect(outcome.response == nil)
             #expect(server.requests.isEmpty)
+
+            for configuration in [URLSessionConfiguration.default, .ephemeral] {
+                let session = makeSession { $0.protocolClasses = configuration.protocolClasses }
+                defer { session.finishTasksAndInvalidate() }
+                let own = await session.runDataTask(server.url("/protocol-lookup/registered"))
+                #expect(own.error == nil)
+                #expect(own.data == Data("loaded".utf8))
+            }
+            #expect(server.requests.count == 2)
         }
+    }
+
+    /// Darwin's shared session lists the registered classes in its configuration's `protocolClasses`: a session
+    /// made with that configuration consults them too.
+    @Test func theSharedSessionsConfigurationListsTheRegisteredClasses() async throws {
+        #expect(URLProtocol.registerClass(RegisteredClaimingProtocol.self))
+        defer { URLProtocol.unregisterClass(RegisteredClaimingProtocol.self) }
+        let listed = URLSession.shared.configuration.protocolClasses ?? []
+        #expect(listed.contains { $0 == RegisteredClaimingProtocol.self })
+        try await withServer { server in
+            server.route("/protocol-lookup/registered", response: .ok("loaded"))
+            let session = URLSession(configuration: URLSession.shared.configuration)
+            defer { session.finishTasksAndInvalidate() }
+            let outcome = await session.runDataTask(server.url("/protocol-lookup/registered"))
+            #expect(outcome.urlError?.code == .unsupportedURL)
+            #expect(server.requests.isEmpty)
+        }
+        #expect(
+            !(URLSessionConfiguration.default.protocolClasses ?? []).contains { $0 == RegisteredClaimingProtocol.self })
     }
 
     @Test func aConfiguredProtocolThatClaimsButDoesNotLoadFailsTheTaskWithoutARequest() async throws {
@@ -80,14 +109,18 @@ struct ProtocolLookupTests {
         try await withServer { server in
             server.route("/protocol-lookup/declined", response: .ok("loaded"))
             let session = makeSession { configuration in
-                configuration.protocolClasses = [NSObject.self, ConfiguredClaimingProtocol.self]
+                configuration.protocolClasses = [
+                    NSObject.self, DecliningProtocol.self, ConfiguredClaimingProtocol.self,
+                ]
             }
             defer { session.finishTasksAndInvalidate() }
-            let outcome = await session.runDataTask(server.url("/protocol-lookup/declined"))
-            #expect(outcome.error == nil)
-            #expect(outcome.http?.statusCode == 200)
-            #expect(outcome.data == Data("loaded".utf8))
-            #expect(server.requests(path: "/protocol-lookup/declined").count == 1)
+            for session in [session, URLSession.shared] {
+                let outcome = await session.runDataTask(server.url("/protocol-lookup/declined"))
+                #expect(outcome.error == nil)
+                #expect(outcome.http?.statusCode == 200)
+                #expect(outcome.data == Data("loaded".utf8))
+            }
+            #expect(server.requests(path: "/protocol-lookup/declined").count == 2)
         }
     }
 

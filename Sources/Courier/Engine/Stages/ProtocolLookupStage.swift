@@ -2,8 +2,9 @@ import CourierHTTP
 import Foundation
 
 /// Looks for a custom `URLProtocol` subclass that claims the request, in Darwin's order: the configuration's
-/// `protocolClasses` in order, then the classes registered with `URLProtocol.registerClass(_:)`, most recently
-/// registered first. Entries of `protocolClasses` that are not `URLProtocol` subclasses are skipped.
+/// `protocolClasses` in order, then, for the shared session only (as on Darwin), the classes registered with
+/// `URLProtocol.registerClass(_:)`, most recently registered first. Entries of `protocolClasses` that are not
+/// `URLProtocol` subclasses are skipped.
 ///
 /// The class that claims the request answers it: an instance runs as a ``ProtocolResponseSource`` with the class's
 /// `canonicalRequest(for:)` and the cached response the session's `urlCache` holds for it, if any.
@@ -60,6 +61,7 @@ struct ProtocolLookupStage: RequestStage {
     }
 
     private func candidates(_ context: StageContext) -> [URLProtocol.Type] {
+        guard context.settings.consultsRegisteredProtocols else { return context.settings.protocolClasses }
         let registered = URLProtocol.registeredClasses
         if registered.isEmpty { return context.settings.protocolClasses }
         return context.settings.protocolClasses + registered

@@ -11,6 +11,10 @@ import Foundation
 final class StageSettings: Sendable {
     /// `protocolClasses` that are `URLProtocol` subclasses, in order.
     let protocolClasses: [URLProtocol.Type]
+    /// Whether the classes registered with `URLProtocol.registerClass(_:)` are consulted too: only by the shared
+    /// session, as on Darwin, where a session made with a configuration consults its `protocolClasses` alone (test
+    /// stubs that register themselves reach such sessions by adding their class to the configuration).
+    let consultsRegisteredProtocols: Bool
     /// `httpAdditionalHeaders` as name–value pairs (entries whose key is not a string are dropped).
     let additionalHeaders: [(String, String)]
     let shouldSetCookies: Bool
@@ -31,7 +35,8 @@ final class StageSettings: Sendable {
     let maximumDecompressionRatio: Int?
     let waitsForConnectivity: Bool
 
-    init(_ configuration: URLSessionConfiguration) {
+    init(_ configuration: URLSessionConfiguration, consultsRegisteredProtocols: Bool = false) {
+        self.consultsRegisteredProtocols = consultsRegisteredProtocols
         requestTimeout = configuration.timeoutIntervalForRequest
         resourceTimeout = configuration.timeoutIntervalForResource
         maximumDecompressionRatio = configuration.courierMaximumDecompressionRatio
