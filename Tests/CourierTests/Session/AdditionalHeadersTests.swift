@@ -100,4 +100,17 @@ struct AdditionalHeadersTests {
             #expect(lastOwn < sessionField)
         }
     }
+
+    /// Merged without `setValue`'s check, as the request's own `allHTTPHeaderFields` are: a line break in a value
+    /// must still never reach the wire as a header of its own.
+    @Test func aValueWithALineBreakIsNeverSent() async throws {
+        try await withServer { server in
+            server.route("/h", response: .ok("ok"))
+            let session = makeSession { $0.httpAdditionalHeaders = ["X-Evil": "a\r\nInjected: yes"] }
+            defer { session.invalidateAndCancel() }
+            let outcome = await session.runDataTask(URLRequest(url: server.url("/h")))
+            #expect(outcome.error != nil)
+            #expect(server.requests.isEmpty)
+        }
+    }
 }
