@@ -16,8 +16,7 @@ struct AdditionalHeaderMergeTests {
     @Test(
         "Reserved names are dropped",
         arguments: [
-            "Authorization", "authorization", "Connection", "HOST", "Proxy-Authenticate", "proxy-authorization",
-            "WWW-Authenticate",
+            "Connection", "HOST", "Proxy-Authenticate", "proxy-authorization", "WWW-Authenticate",
         ])
     func reservedDropped(name: String) {
         let merged = AdditionalHeaderMerge.merge(additional: [(name, "x"), ("X-Kept", "y")], into: [:])
@@ -34,7 +33,20 @@ struct AdditionalHeaderMergeTests {
         #expect(merged.count == 1)
     }
 
-    @Test("Ordinary names are not reserved", arguments: ["Accept", "Hosts", "X-Authorization", "Cookie"])
+    /// Darwin sends a session's `Authorization` (Alamofire's tests set a bearer token that way).
+    @Test("A session's Authorization is added; excluded names are not")
+    func authorizationAddedUnlessExcluded() {
+        let additional = [("Authorization", "Bearer session"), ("Cookie", "a=1"), ("X-Kept", "y")]
+        let merged = AdditionalHeaderMerge.merge(additional: additional, into: [:])
+        #expect(merged["authorization"] == "Bearer session")
+        #expect(merged["cookie"] == "a=1")
+        let excluding = AdditionalHeaderMerge.merge(
+            additional: additional, into: [:], excluding: ["AUTHORIZATION", "cookie"])
+        #expect(excluding.names == ["X-Kept"])
+    }
+
+    @Test(
+        "Ordinary names are not reserved", arguments: ["Accept", "Hosts", "X-Authorization", "Cookie", "Authorization"])
     func notReserved(name: String) {
         #expect(!AdditionalHeaderMerge.isReserved(name))
     }

@@ -1,9 +1,14 @@
 /// Merging of a session's `httpAdditionalHeaders` into a request's own header fields.
 public enum AdditionalHeaderMerge {
     /// The header names a session's additional headers may not set, because the URL Loading System manages them
-    /// itself (Apple documents these as reserved for `URLSessionConfiguration.httpAdditionalHeaders`).
+    /// itself (Apple lists these as ones not to set in `URLSessionConfiguration.httpAdditionalHeaders`).
+    ///
+    /// `Authorization`, on Apple's list too, is not among them: Darwin sends it (a bearer token for every request of
+    /// a session is a common use, and Alamofire's tests rely on it), as FoundationNetworking does. The request's own
+    /// value wins, a credential that answers a challenge replaces it, and it never follows a redirect to another
+    /// origin (see ``merge(additional:into:excluding:)``).
     public static let reservedNames: [String] = [
-        "Authorization", "Connection", "Host", "Proxy-Authenticate", "Proxy-Authorization", "WWW-Authenticate",
+        "Connection", "Host", "Proxy-Authenticate", "Proxy-Authorization", "WWW-Authenticate",
     ]
 
     /// Returns the request's header fields completed with the session's additional headers.
@@ -15,12 +20,15 @@ public enum AdditionalHeaderMerge {
     /// - Parameters:
     ///   - additional: The session's additional header fields.
     ///   - request: The request's header fields.
+    ///   - excluded: Names not to add either (compared case-insensitively): the credential fields on a redirect's
+    ///     request, which the redirect kept or removed for its origin.
     /// - Returns: The merged header fields.
-    public static func merge(additional: [(String, String)], into request: HeaderFieldDictionary)
-        -> HeaderFieldDictionary
-    {
+    public static func merge(
+        additional: [(String, String)], into request: HeaderFieldDictionary, excluding excluded: [String] = []
+    ) -> HeaderFieldDictionary {
         var merged = request
         for (name, value) in additional where !isReserved(name) && !merged.contains(name) {
+            if excluded.contains(where: { HeaderName.equal($0, name) }) { continue }
             merged[name] = value
         }
         return merged

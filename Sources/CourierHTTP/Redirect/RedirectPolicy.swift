@@ -22,7 +22,7 @@ public enum RedirectPolicy {
     static let bodyHeaderNames = ["Content-Type", "Content-Length", "Content-Encoding", "Transfer-Encoding"]
 
     /// Header fields that carry credentials and never cross to another origin.
-    static let credentialHeaderNames = ["Authorization", "Cookie", "Proxy-Authorization"]
+    public static let credentialHeaderNames = ["Authorization", "Cookie", "Proxy-Authorization"]
 
     /// Whether `status` is a redirect that can be followed (301, 302, 303, 307, 308).
     public static func isRedirectStatus(_ status: Int) -> Bool {

@@ -36,7 +36,10 @@ private final class HeaderEchoProtocol: URLProtocol, @unchecked Sendable {
 struct AdditionalHeadersTests {
     private func sessionWithHeaders(protocols: [AnyClass] = []) -> URLSession {
         makeSession {
-            $0.httpAdditionalHeaders = ["X-Session": "1", "X-Both": "session", "Authorization": "Bearer session"]
+            $0.httpAdditionalHeaders = [
+                "X-Session": "1", "X-Both": "session", "Authorization": "Bearer session",
+                "Proxy-Authorization": "Basic not-for-the-origin",
+            ]
             $0.protocolClasses = protocols
         }
     }
@@ -53,9 +56,10 @@ struct AdditionalHeadersTests {
                 made.withLockedValue { $0 = task }
                 let current = task.currentRequest
                 #expect(current?.value(forHTTPHeaderField: "X-Session") == "1")
-                // The request's own value wins; a reserved name is never added.
+                // The request's own value wins; a reserved name is never added, `Authorization` is (as on Darwin).
                 #expect(current?.value(forHTTPHeaderField: "X-Both") == "app")
-                #expect(current?.value(forHTTPHeaderField: "Authorization") == nil)
+                #expect(current?.value(forHTTPHeaderField: "Authorization") == "Bearer session")
+                #expect(current?.value(forHTTPHeaderField: "Proxy-Authorization") == nil)
                 #expect(task.originalRequest?.value(forHTTPHeaderField: "X-Session") == nil)
                 #expect(task.originalRequest == request)
             }
@@ -66,7 +70,8 @@ struct AdditionalHeadersTests {
             let sent = try #require(server.requests.first)
             #expect(sent.headers.first { $0.name == "X-Session" }?.value == "1")
             #expect(sent.headers.first { $0.name == "X-Both" }?.value == "app")
-            #expect(!sent.headers.contains { $0.name.lowercased() == "authorization" })
+            #expect(sent.header("Authorization") == "Bearer session")
+            #expect(sent.header("Proxy-Authorization") == nil)
         }
     }
 
@@ -79,7 +84,8 @@ struct AdditionalHeadersTests {
         let lines = String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
         #expect(lines.contains("X-Session: 1"))
         #expect(lines.contains("X-Both: app"))
-        #expect(!lines.contains { $0.lowercased().hasPrefix("authorization") })
+        #expect(lines.contains("Authorization: Bearer session"))
+        #expect(!lines.contains { $0.lowercased().hasPrefix("proxy-authorization") })
     }
 
     /// Merging them went through a dictionary, which sorted the request's own fields by name.
@@ -111,6 +117,32 @@ struct AdditionalHeadersTests {
             let outcome = await session.runDataTask(URLRequest(url: server.url("/h")))
             #expect(outcome.error != nil)
             #expect(server.requests.isEmpty)
+        }
+    }
+
+    /// A session's `Authorization` (Alamofire's `configuration.headers["Authorization"] = "Bearer …"`) is sent, as on
+    /// Darwin; it follows a redirect on the same origin and never one to another origin (the redirect removes it,
+    /// and the session's headers do not bring it back).
+    @Test func aSessionsAuthorizationIsSentAndStaysOnItsOrigin() async throws {
+        try await withServer { other in
+            other.route("/landing", response: .ok("other"))
+            try await withServer { server in
+                server.route("/start", response: MockResponse(status: 302, headers: [("Location", "/same")]))
+                server.route(
+                    "/same",
+                    response: MockResponse(status: 302, headers: [("Location", other.url("/landing").absoluteString)]))
+                let session = makeSession {
+                    $0.httpAdditionalHeaders = ["Authorization": "Bearer 123456", "X-Session": "1"]
+                }
+                defer { session.invalidateAndCancel() }
+                let outcome = await session.runDataTask(URLRequest(url: server.url("/start")))
+                #expect(outcome.data == Data("other".utf8))
+                #expect(server.requests(path: "/start").first?.header("Authorization") == "Bearer 123456")
+                #expect(server.requests(path: "/same").first?.header("Authorization") == "Bearer 123456")
+                let landing = try #require(other.requests(path: "/landing").first)
+                #expect(landing.header("Authorization") == nil)
+                #expect(landing.header("X-Session") == "1")
+            }
         }
     }
 }

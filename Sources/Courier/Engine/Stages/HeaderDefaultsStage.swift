@@ -9,8 +9,11 @@ struct HeaderDefaultsStage: RequestStage {
 
     func immediate(_ original: URLRequest, in context: StageContext) throws(TransferError) -> RequestStep? {
         // A task's request has them from its creation (``URLSessionTask``); a redirect's request, or one a delegate
-        // or a protocol made, may not.
-        var request = context.settings.addingAdditionalHeaders(to: original) ?? original
+        // or a protocol made, may not: it gets them again, but for the credentials, which the redirect kept for the
+        // same origin and removed for another.
+        var request =
+            context.settings.addingAdditionalHeaders(to: original, includingCredentials: context.redirectCount == 0)
+            ?? original
         let addsAccept = request.value(forHTTPHeaderField: "Accept") == nil
         let addsEncoding = request.value(forHTTPHeaderField: "Accept-Encoding") == nil
         let addsAgent = request.value(forHTTPHeaderField: "User-Agent") == nil

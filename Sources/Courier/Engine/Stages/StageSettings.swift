@@ -72,9 +72,17 @@ final class StageSettings: Sendable {
     ///
     /// Darwin applies them when it makes a task: `currentRequest` carries them from the start (`originalRequest`,
     /// the app's request, does not), and so does the request a custom `URLProtocol` is given.
-    func addingAdditionalHeaders(to request: URLRequest) -> URLRequest? {
+    ///
+    /// - Parameters:
+    ///   - request: The request to complete.
+    ///   - includingCredentials: Whether `Authorization` and `Cookie` may be added: not on a redirect's request,
+    ///     which carries them only when the redirect stayed on the task's origin (a session's bearer token must not
+    ///     follow a redirect to another host).
+    func addingAdditionalHeaders(to request: URLRequest, includingCredentials: Bool = true) -> URLRequest? {
         guard !additionalHeaders.isEmpty else { return nil }
-        let merged = AdditionalHeaderMerge.merge(additional: additionalHeaders, into: request.headerFields)
+        let merged = AdditionalHeaderMerge.merge(
+            additional: additionalHeaders, into: request.headerFields,
+            excluding: includingCredentials ? [] : RedirectPolicy.credentialHeaderNames)
         guard merged.count != request.headerFields.count else { return nil }
         var configured = request
         configured.headerFields = merged
