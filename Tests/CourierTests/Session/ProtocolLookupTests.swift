@@ -11,6 +11,15 @@ private final class RegisteredClaimingProtocol: URLProtocol, @unchecked Sendable
     }
 }
 
+/// Claims (without loading) only requests whose path starts with `/protocol-lookup/listed`; registered by one test.
+/// A class of its own: tests run in parallel, and another test's unregistering of ``RegisteredClaimingProtocol``
+/// must not take it away from this one.
+private final class ListedClaimingProtocol: URLProtocol, @unchecked Sendable {
+    override class func canInit(with request: URLRequest) -> Bool {
+        request.url?.path.hasPrefix("/protocol-lookup/listed") == true
+    }
+}
+
 /// Claims only requests whose path starts with `/protocol-lookup/configured` or whose scheme is `courier-test`;
 /// only ever listed in a configuration's `protocolClasses`.
 private final class ConfiguredClaimingProtocol: URLProtocol, @unchecked Sendable {
@@ -63,20 +72,20 @@ struct ProtocolLookupTests {
     /// Darwin's shared session lists the registered classes in its configuration's `protocolClasses`: a session
     /// made with that configuration consults them too.
     @Test func theSharedSessionsConfigurationListsTheRegisteredClasses() async throws {
-        #expect(URLProtocol.registerClass(RegisteredClaimingProtocol.self))
-        defer { URLProtocol.unregisterClass(RegisteredClaimingProtocol.self) }
+        #expect(URLProtocol.registerClass(ListedClaimingProtocol.self))
+        defer { URLProtocol.unregisterClass(ListedClaimingProtocol.self) }
         let listed = URLSession.shared.configuration.protocolClasses ?? []
-        #expect(listed.contains { $0 == RegisteredClaimingProtocol.self })
+        #expect(listed.contains { $0 == ListedClaimingProtocol.self })
         try await withServer { server in
-            server.route("/protocol-lookup/registered", response: .ok("loaded"))
+            server.route("/protocol-lookup/listed", response: .ok("loaded"))
             let session = URLSession(configuration: URLSession.shared.configuration)
             defer { session.finishTasksAndInvalidate() }
-            let outcome = await session.runDataTask(server.url("/protocol-lookup/registered"))
+            let outcome = await session.runDataTask(server.url("/protocol-lookup/listed"))
             #expect(outcome.urlError?.code == .unsupportedURL)
             #expect(server.requests.isEmpty)
         }
         #expect(
-            !(URLSessionConfiguration.default.protocolClasses ?? []).contains { $0 == RegisteredClaimingProtocol.self })
+            !(URLSessionConfiguration.default.protocolClasses ?? []).contains { $0 == ListedClaimingProtocol.self })
     }
 
     @Test func aConfiguredProtocolThatClaimsButDoesNotLoadFailsTheTaskWithoutARequest() async throws {
