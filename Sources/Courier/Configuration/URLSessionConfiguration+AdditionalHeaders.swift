@@ -22,12 +22,4 @@ extension URLSessionConfiguration {
         }
         return pairs.sorted { HeaderName.canonical($0.0) < HeaderName.canonical($1.0) }
     }
-
-    /// The header fields to send for a request: the request's own, completed with ``httpAdditionalHeaders``
-    /// except the reserved names.
-    ///
-    /// - Parameter request: The request about to be sent.
-    package func headerFields(for request: URLRequest) -> HeaderFieldDictionary {
-        AdditionalHeaderMerge.merge(additional: additionalHeaderPairs, into: request.headerFields)
-    }
 }

@@ -27,8 +27,8 @@ public enum AdditionalHeaderMerge {
         additional: [(String, String)], into request: HeaderFieldDictionary, excluding excluded: [String] = []
     ) -> HeaderFieldDictionary {
         var merged = request
-        for (name, value) in additional where !isReserved(name) && !merged.contains(name) {
-            if excluded.contains(where: { HeaderName.equal($0, name) }) { continue }
+        for (name, value) in additional
+        where !isReserved(name) && !merged.contains(name) && !excluded.contains(where: { HeaderName.equal($0, name) }) {
             merged[name] = value
         }
         return merged

@@ -1,9 +1,16 @@
-import Courier
+import CourierHTTP
 import Foundation
 import Testing
 
+@testable import Courier
+
 @Suite("URLSessionConfiguration")
 struct URLSessionConfigurationTests {
+    /// The header fields a session made with `configuration` gives `request` (as a task's current request has them).
+    private func sentFields(_ configuration: URLSessionConfiguration, _ request: URLRequest) -> HeaderFieldDictionary {
+        (StageSettings(configuration).addingAdditionalHeaders(to: request) ?? request).headerFields
+    }
+
     @Test("Default values match Apple's")
     func defaults() {
         let configuration = URLSessionConfiguration.default
@@ -114,7 +121,7 @@ struct URLSessionConfigurationTests {
         ]
         var request = URLRequest(url: try #require(URL(string: "https://example.com")))
         request.setValue("application/json", forHTTPHeaderField: "accept")
-        let headers = configuration.headerFields(for: request)
+        let headers = sentFields(configuration, request)
         #expect(headers["Accept"] == "application/json")
         #expect(headers["User-Agent"] == "Courier")
         #expect(headers["X-Count"] == "3")
@@ -129,7 +136,7 @@ struct URLSessionConfigurationTests {
         configuration.httpAdditionalHeaders = [
             "X-On": true, "X-Off": false, "X-Boxed": NSNumber(value: true), "X-Count": 3, "X-Text": "true",
         ]
-        let headers = configuration.headerFields(for: URLRequest(url: try #require(URL(string: "https://a.example"))))
+        let headers = sentFields(configuration, URLRequest(url: try #require(URL(string: "https://a.example"))))
         #expect(headers["X-On"] == "1")
         #expect(headers["X-Off"] == "0")
         #expect(headers["X-Boxed"] == "1")
