@@ -114,7 +114,12 @@ public final class MultipartFormData: @unchecked Sendable {
                     from: { count in
                         var buffer = [UInt8](repeating: 0, count: count)
                         let read = stream.read(&buffer, maxLength: count)
-                        if read < 0 { throw stream.streamError ?? CocoaError(.fileReadUnknown) }
+                        if read < 0 {
+                            // Foundation on Linux traps when `streamError` is read of a stream that has none (a
+                            // closed one returns -1 with no error): ask only a failed stream.
+                            let error = stream.streamStatus == .error ? stream.streamError : nil
+                            throw error ?? CocoaError(.fileReadUnknown)
+                        }
                         return Data(buffer.prefix(read))
                     }, to: sink)
             }

@@ -86,6 +86,17 @@ struct MultipartTests {
         }
     }
 
+    /// A stream part the app closed before the body is written reads -1 with no error; Foundation on Linux traps
+    /// when such a stream's `streamError` is read, which the copy's failure path did before.
+    @Test func aClosedStreamPartFailsTheEncodingWithAnError() throws {
+        let stream = InputStream(data: Data("streamed".utf8))
+        stream.open()
+        stream.close()
+        let form = MultipartFormData()
+        form.append(stream, name: "s", fileName: "s.txt", length: 8, mimeType: "text/plain")
+        #expect(throws: CocoaError.self) { try form.encodedData() }
+    }
+
     @Test func aSymbolicLinkToAFileSendsTheFile() throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("link-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)

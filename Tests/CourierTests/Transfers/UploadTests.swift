@@ -158,6 +158,26 @@ struct UploadTests {
         }
     }
 
+    /// A body stream the app closed before handing it over reads -1 with no error. Foundation on Linux traps when
+    /// such a stream's `streamError` is read; before, the read's failure path did so and the process crashed.
+    @Test func aClosedBodyStreamFailsTheTaskWithBodyStreamExhausted() async throws {
+        try await withServer { server in
+            server.route("/s", method: "PUT", response: .status(201))
+            let stream = InputStream(data: Data("already read".utf8))
+            stream.open()
+            stream.close()
+            var request = URLRequest(url: server.url("/s"))
+            request.httpMethod = "PUT"
+            request.httpBodyStream = stream
+            let outcome: URLError? = await withCheckedContinuation { continuation in
+                let delegate = CompletionOnlyDelegate { continuation.resume(returning: $0) }
+                makeSession(delegate: delegate).dataTask(with: request).resume()
+            }
+            #expect(outcome?.code == .requestBodyStreamExhausted)
+            #expect(server.requests(path: "/s").allSatisfy { $0.body.isEmpty })
+        }
+    }
+
     @Test(arguments: WireProtocol.allCases)
     func expectContinueWaitsForTheServer(over wire: WireProtocol) async throws {
         try await withServer(wire) { server in

@@ -79,9 +79,12 @@ private struct InputStreamBodyReader: EventLoopBodyReader {
             return min(max(result, 0), maxLength)
         }
         if result < 0 {
+            // Foundation on Linux traps when `streamError` is read of a stream that has none (one the app closed
+            // before handing it over returns -1 with no error): ask only a failed stream.
+            let status = box.stream.streamStatus
+            let reason = (status == .error ? box.stream.streamError : nil).map { "\($0)" }
             throw TransferError.requestBodyStreamExhausted(
-                "reading the body stream failed: \(box.stream.streamError.map { "\($0)" } ?? "unknown error")"
-            )
+                "reading the body stream failed: \(reason ?? "no error given, stream status \(status.rawValue)")")
         }
         if result > maxLength {
             // The stream claims more than it was given room for: its bytes cannot be trusted.
