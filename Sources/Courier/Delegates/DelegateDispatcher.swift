@@ -8,6 +8,13 @@ import Synchronization
 /// concurrent queue: a FIFO of jobs is drained by at most one operation at a time. Never called under a lock
 /// and never waits: submitting only appends to the FIFO.
 ///
+/// A job never runs ahead of work the app put on the queue (or on its `underlyingQueue`) before the job was
+/// submitted, as on Darwin, where every delegate message is an operation of its own: an operation runs only the jobs
+/// that were in the FIFO when it was added, and the jobs that came later go to the next one, added when it ends.
+/// Alamofire relies on this: its `cancel()` puts the request's "explicitly cancelled" mark on the queue and then
+/// cancels the task, and the task's completion must come after the mark. Jobs that pile up while an operation runs
+/// (the pieces of a fast body) still go together in the next one.
+///
 /// A session given no queue gets a serial one of its own, made when first needed (a job, or a read of
 /// `delegateQueue`): a session used only through its async methods, without a delegate, never needs one, and an
 /// `OperationQueue` costs its creation and teardown (6 % of the CPU of a session per request) and the pages of
@@ -43,29 +50,32 @@ final class DelegateDispatcher: Sendable {
 
     /// Runs `job` on the delegate queue after every job submitted before it.
     func async(_ job: @escaping @Sendable () -> Void) {
-        let startDrain: Bool = state.withLock { state in
+        let batch: Int? = state.withLock { state in
             state.jobs.append(job)
-            if state.draining { return false }
+            if state.draining { return nil }
             state.draining = true
-            return true
+            return 1
         }
-        if startDrain { scheduleDrain() }
+        if let batch { schedule(batch) }
     }
 
-    private func scheduleDrain() {
-        queue.addOperation { [self] in drain() }
+    /// Adds the operation that runs the next `count` jobs: all of them were submitted before it was added.
+    private func schedule(_ count: Int) {
+        queue.addOperation { [self] in drain(count) }
     }
 
-    private func drain() {
-        for _ in 0..<Self.batchLimit {
-            let job: (@Sendable () -> Void)? = state.withLock { state in
-                if let job = state.jobs.popFirst() { return job }
+    private func drain(_ count: Int) {
+        for _ in 0..<count {
+            // Only a drain pops, and one runs at a time: the jobs it was scheduled for are all still there.
+            state.withLock { $0.jobs.popFirst() }?()
+        }
+        let next: Int? = state.withLock { state in
+            if state.jobs.isEmpty {
                 state.draining = false
                 return nil
             }
-            guard let job else { return }
-            job()
+            return min(state.jobs.count, Self.batchLimit)
         }
-        scheduleDrain()
+        if let next { schedule(next) }
     }
 }

@@ -35,6 +35,36 @@ struct DelegateDispatcherTests {
         #expect(state.offQueue == 0)
     }
 
+    /// An app that puts work on the delegate queue (or on its `underlyingQueue`, as Alamofire does) and then does
+    /// what submits a job (cancels a task) sees its work first, as on Darwin. Before, the operation already on the
+    /// queue for an earlier job ran every job there was when it ran, so the later job went ahead of the app's work
+    /// (Alamofire's mass cancel saw a task's completion before its own "explicitly cancelled" mark).
+    @Test(arguments: [true, false])
+    func aJobNeverRunsAheadOfWorkQueuedBeforeItWasSubmitted(throughUnderlyingQueue: Bool) async {
+        let underlying = DispatchQueue(label: "underlying")
+        let queue = OperationQueue()
+        queue.maxConcurrentOperationCount = 1
+        queue.underlyingQueue = underlying
+        let dispatcher = DelegateDispatcher(queue: queue)
+        let order = NIOLockedValueBox<[String]>([])
+        // Alamofire's `cancelAllRequests` runs as a block of the underlying queue's and queues its marks there;
+        // other apps use operations.
+        @Sendable func onQueue(_ work: @escaping @Sendable () -> Void) {
+            if throughUnderlyingQueue { underlying.async(execute: work) } else { queue.addOperation(work) }
+        }
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            onQueue {
+                dispatcher.async { order.withLockedValue { $0.append("first job") } }
+                onQueue { order.withLockedValue { $0.append("app's work") } }
+                dispatcher.async {
+                    order.withLockedValue { $0.append("second job") }
+                    done.resume()
+                }
+            }
+        }
+        #expect(order.withLockedValue { $0 } == ["first job", "app's work", "second job"])
+    }
+
     /// A session without a delegate, used through its async methods and invalidated, never needed a delegate
     /// queue and never made one (before, every session made its `OperationQueue` when created, and invalidation
     /// queued a job on it for a delegate that did not exist).
