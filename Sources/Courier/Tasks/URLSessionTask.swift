@@ -160,6 +160,9 @@ open class URLSessionTask: NSObject, NSCopying, ProgressReporting, @unchecked Se
     private func writeUnits(to progress: Progress) {
         Self.progressWrites.withLock { _ in
             let units = mutable.withLock { $0.progressUnits }
+            // Foundation on Linux traps when a total goes from a positive count straight to 0 (a part of a
+            // multipart/x-mixed-replace body that announces no body after one that did); through -1 it does not.
+            if units.total == 0, progress.totalUnitCount > 0 { progress.totalUnitCount = -1 }
             progress.totalUnitCount = units.total
             progress.completedUnitCount = units.completed
         }

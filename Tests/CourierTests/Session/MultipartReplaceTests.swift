@@ -111,6 +111,32 @@ struct MultipartReplaceTests {
         }
     }
 
+    /// A part that announces no body after one that did: the task's `Progress` goes from a known total to 0.
+    /// Foundation on Linux traps when a `Progress`'s total goes from a positive count straight to 0; before, the
+    /// process crashed as the second part arrived.
+    @Test func anEmptyPartAfterOneWithABodyKeepsTheTasksProgress() async throws {
+        try await withServer { server in
+            let body =
+                "--frame\r\nContent-Type: text/plain\r\nContent-Length: 6\r\nX-Index: 0\r\n\r\npart 0\r\n"
+                + "--frame\r\nContent-Type: text/plain\r\nContent-Length: 0\r\nX-Index: 1\r\n\r\n\r\n--frame--\r\n"
+            server.route(
+                "/push-empty",
+                response: MockResponse(
+                    headers: [("Content-Type", "multipart/x-mixed-replace; boundary=frame")],
+                    body: .data(Data(body.utf8))))
+            let delegate = PartsDelegate()
+            let session = makeSession(delegate: delegate)
+            defer { session.finishTasksAndInvalidate() }
+            let task = session.dataTask(with: server.url("/push-empty"))
+            let progress = task.progress
+            task.resume()
+            await delegate.done.wait()
+            #expect(delegate.error.withLockedValue { $0 } == nil)
+            #expect(delegate.parts.withLockedValue { $0.map(\.index) } == ["0", "1"])
+            #expect(progress.fractionCompleted == 1)
+        }
+    }
+
     @Test func cancellingAtAPartEndsTheTask() async throws {
         try await withServer { server in
             route(server, "/push-cancel", parts: 10)
