@@ -114,9 +114,9 @@ struct ConnectionFactory: Sendable {
         if let path = endpoint.unixSocketPath {
             connected = bootstrap.connect(unixDomainSocketPath: path)
         } else if let proxy = key.proxy {
-            connected = Self.connect(bootstrap, host: proxy.host, port: proxy.port)
+            connected = HostConnector.connect(bootstrap, host: proxy.host, port: proxy.port)
         } else {
-            connected = Self.connect(bootstrap, host: endpoint.host, port: endpoint.port)
+            connected = HostConnector.connect(bootstrap, host: endpoint.host, port: endpoint.port)
         }
         return
             connected
@@ -178,22 +178,6 @@ struct ConnectionFactory: Sendable {
                 if let rejected = rejection.withLockedValue({ $0 }) { throw rejected }
                 throw TransportErrorMapping.connectError(error, endpoint: endpoint)
             }
-    }
-
-    /// Connects to `host`: an IP address literal directly, a name through the resolver. A literal needs no lookup,
-    /// and the resolver would run `getaddrinfo` on another thread and hand its answer back to the event loop (a
-    /// thread hop and a wake-up for every new connection to `127.0.0.1`).
-    private static func connect(_ bootstrap: ClientBootstrap, host: String, port: Int) -> EventLoopFuture<any Channel> {
-        if let address = literalAddress(host, port: port) { return bootstrap.connect(to: address) }
-        return bootstrap.connect(host: host, port: port)
-    }
-
-    /// The socket address of `host` when it is an IPv4 or IPv6 literal (as `Endpoint` and `ProxyServer` keep
-    /// hosts: without brackets), or `nil` for a name. A scoped address (`fe80::1%eth0`) goes to the resolver, which
-    /// knows its interface: `SocketAddress(ipAddress:)` would drop the scope.
-    static func literalAddress(_ host: String, port: Int) -> SocketAddress? {
-        guard CookieMatching.isIPAddress(host), !host.utf8.contains(UInt8(ascii: "%")) else { return nil }
-        return try? SocketAddress(ipAddress: host, port: port)
     }
 
     /// The HTTP/1.1 pipeline: the codec and the exchange handler, with the raw read activity watched ahead of TLS so

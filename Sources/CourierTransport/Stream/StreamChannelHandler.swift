@@ -239,14 +239,14 @@ final class StreamChannelHandler: ChannelDuplexHandler, RemovableChannelHandler 
     private func startConnecting() {
         let bound = NIOLoopBound(self, eventLoop: eventLoop)
         let endpoint = endpoint
-        ClientBootstrap(group: eventLoop)
+        let bootstrap = ClientBootstrap(group: eventLoop)
             .connectTimeout(connectTimeout)
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
             // Read on demand only: bytes the app does not ask for stay in the kernel's buffer, and the peer's.
             .channelOption(.autoRead, value: false)
             // The peer's end of input closes only the read side: the app may still write (and `readClosedFor`).
             .channelOption(.allowRemoteHalfClosure, value: true)
-            .connect(host: endpoint.host, port: endpoint.port)
+        HostConnector.connect(bootstrap, host: endpoint.host, port: endpoint.port)
             .whenComplete { result in
                 let handler = bound.value
                 switch result {
