@@ -65,6 +65,50 @@ struct DelegateDispatcherTests {
         #expect(order.withLockedValue { $0 } == ["first job", "app's work", "second job"])
     }
 
+    /// Work the app adds to the delegate queue after a job was submitted runs after the job, as on Darwin (the app
+    /// "flushes" the queue with an empty operation). Before, a job submitted while another ran waited for an
+    /// operation added only when that one ended, behind the app's work.
+    @Test(arguments: [true, false])
+    func aJobRunsBeforeWorkQueuedAfterItWasSubmitted(onAGivenQueue: Bool) async {
+        let given = OperationQueue()
+        given.maxConcurrentOperationCount = 1
+        // The session's own queue, once the app has read it (`URLSession.delegateQueue`), is the app's too.
+        let dispatcher = DelegateDispatcher(queue: onAGivenQueue ? given : nil)
+        let queue = dispatcher.queue
+        let order = NIOLockedValueBox<[String]>([])
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            dispatcher.async {
+                order.withLockedValue { $0.append("first job") }
+                dispatcher.async { order.withLockedValue { $0.append("second job") } }
+                queue.addOperation {
+                    order.withLockedValue { $0.append("app's work") }
+                    done.resume()
+                }
+            }
+        }
+        // The second job, if it comes after the app's work, is given time to show it.
+        for _ in 0..<100 where order.withLockedValue({ $0.count }) < 3 { try? await Task.sleep(for: .milliseconds(10)) }
+        #expect(order.withLockedValue { $0 } == ["first job", "second job", "app's work"])
+    }
+
+    /// An app that cancels its delegate queue's operations loses no job. Before, the cancelled operation that was to
+    /// drain the jobs never ran, and every later job of the session waited for it forever.
+    @Test(arguments: [1, 4])
+    func cancellingTheQueuesOperationsLosesNoJob(maxConcurrentOperations: Int) async throws {
+        let queue = OperationQueue()
+        queue.maxConcurrentOperationCount = maxConcurrentOperations
+        let dispatcher = DelegateDispatcher(queue: queue)
+        let ran = NIOLockedValueBox<[String]>([])
+        queue.isSuspended = true
+        dispatcher.async { ran.withLockedValue { $0.append("before") } }
+        queue.cancelAllOperations()
+        queue.isSuspended = false
+        dispatcher.async { ran.withLockedValue { $0.append("after") } }
+        // Bounded: before, nothing ever ran.
+        for _ in 0..<500 where ran.withLockedValue({ $0.count }) < 2 { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(ran.withLockedValue { $0 } == ["before", "after"])
+    }
+
     /// A session without a delegate, used through its async methods and invalidated, never needed a delegate
     /// queue and never made one (before, every session made its `OperationQueue` when created, and invalidation
     /// queued a job on it for a delegate that did not exist).
