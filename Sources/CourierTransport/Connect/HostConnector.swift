@@ -40,8 +40,15 @@ enum HostConnector {
         guard let v4 = try? SocketAddress(ipAddress: "127.0.0.1", port: port),
             let v6 = try? SocketAddress(ipAddress: "::1", port: port)
         else { return bootstrap.connect(host: "localhost", port: port) }
+        let second = SecondAttempt(bootstrap: bootstrap)
         return bootstrap.connect(to: v4).flatMapError { v4Error in
-            bootstrap.connect(to: v6).flatMapErrorThrowing { _ in throw v4Error }
+            second.bootstrap.connect(to: v6).flatMapErrorThrowing { _ in throw v4Error }
         }
+    }
+
+    /// The bootstrap, for the `::1` attempt. `ClientBootstrap` is not `Sendable`, but nothing uses it between the two
+    /// attempts: the second starts only once the first has failed, from the first one's event loop.
+    private struct SecondAttempt: @unchecked Sendable {
+        let bootstrap: ClientBootstrap
     }
 }

@@ -72,7 +72,6 @@ struct DelegateDispatcherTests {
     func aJobRunsBeforeWorkQueuedAfterItWasSubmitted(onAGivenQueue: Bool) async {
         let given = OperationQueue()
         given.maxConcurrentOperationCount = 1
-        // The session's own queue, once the app has read it (`URLSession.delegateQueue`), is the app's too.
         let dispatcher = DelegateDispatcher(queue: onAGivenQueue ? given : nil)
         let queue = dispatcher.queue
         let order = NIOLockedValueBox<[String]>([])
