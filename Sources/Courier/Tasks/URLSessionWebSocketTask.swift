@@ -125,6 +125,8 @@ open class URLSessionWebSocketTask: URLSessionTask, @unchecked Sendable {
         case .waits: break
         }
         if let change = action.reading { change.connection.setReading(change.on, generation: change.generation) }
+        // The last message before the server's close is the app's now: the close is told after it.
+        if let close = action.close { end(telling: close) }
     }
 
     /// Receives the next message.
@@ -198,7 +200,14 @@ open class URLSessionWebSocketTask: URLSessionTask, @unchecked Sendable {
     /// the open had already seen the task running: the task stayed `canceling` until the server closed.)
     private func cancelHandshakeOrConnection() {
         let action = mutable.withLock { $0.lifecycle.cancel() }
-        guard let connection = socket.withLockedValue({ $0.openConnection }) else {
+        let (connection, heldClose) = socket.withLockedValue { ($0.openConnection, $0.takeHeldClose()) }
+        if heldClose != nil {
+            // The connection is gone, its close held behind messages the app has not received: the task ends now,
+            // cancelled, and the close is not told.
+            finish(with: URLErrorMapping.urlError(.cancelled, failingURL: originalRequest?.url))
+            return
+        }
+        guard let connection else {
             carryOutCancel(action)
             return
         }
@@ -319,12 +328,18 @@ open class URLSessionWebSocketTask: URLSessionTask, @unchecked Sendable {
         let receiveError: any Error = Self.socketError(closure.error)
         let waiting = socket.withLockedValue { $0.closed(closure, receiveError: receiveError) }
         fail(waiting, receiveError: receiveError, sendError: closure.error ?? WebSocketConnection.notConnected)
-        if let code = closure.code, closure.error == nil {
-            TaskEventAdapter.webSocketClosed(
-                self, code: CloseCode(rawValue: Int(code)) ?? .invalid,
-                reason: closure.reason.isEmpty ? nil : Data(closure.reason))
+        guard waiting.ends else { return }  // held behind messages the app has not received yet
+        if let close = waiting.close {
+            end(telling: close)
+        } else {
+            finish(with: taskError)
         }
-        finish(with: taskError)
+    }
+
+    /// Tells the delegate of the server's clean close and completes the task without an error.
+    private func end(telling close: WebSocketTaskState.HeldClose) {
+        TaskEventAdapter.webSocketClosed(self, code: close.code, reason: close.reason)
+        finish(with: nil)
     }
 
     private func finish(with error: URLError?) {

@@ -29,6 +29,14 @@ struct WebSocketTaskState {
     private var queuedPings: [Done] = []
     private var receivers: [Receiver] = []
     private var messages: [URLSessionWebSocketTask.Message] = []
+    /// The server's clean close, held while messages that came before it wait for the app (see ``closed(_:receiveError:)``).
+    private var heldClose: HeldClose?
+
+    /// A clean close to tell the app (`didCloseWith`, then the task's completion without an error).
+    struct HeldClose {
+        var code: URLSessionWebSocketTask.CloseCode
+        var reason: Data?
+    }
     /// Numbers each reading decision: the task carries them out after the lock is released, from the event loop
     /// (a message arrived) or the app's thread (a receive), so they may reach the connection in either order; the
     /// connection keeps only the newest.
@@ -104,16 +112,26 @@ struct WebSocketTaskState {
     }
 
     /// A receive: a message already held, the error of a closed connection, or a wait. Taking a held message may
-    /// let the connection read again.
-    mutating func receive(_ receiver: @escaping Receiver) -> (delivery: Delivery, reading: ReadingChange?) {
+    /// let the connection read again; taking the last one before a held close hands the close over, to tell after
+    /// the message.
+    mutating func receive(_ receiver: @escaping Receiver) -> (
+        delivery: Delivery, reading: ReadingChange?, close: HeldClose?
+    ) {
         if !messages.isEmpty {
             let message = messages.removeFirst()
             let resumes = messages.count == URLSessionWebSocketTask.readAhead - 1
-            return (.message(message), resumes ? reading(true, on: openConnection) : nil)
+            let close = messages.isEmpty ? takeHeldClose() : nil
+            return (.message(message), resumes ? reading(true, on: openConnection) : nil, close)
         }
-        if case .closed(let error) = phase { return (.failure(error), nil) }
+        if case .closed(let error) = phase { return (.failure(error), nil, nil) }
         receivers.append(receiver)
-        return (.waits, nil)
+        return (.waits, nil, nil)
+    }
+
+    /// The held close, if any, which is then no longer held: a `cancel()` ends the task instead of it.
+    mutating func takeHeldClose() -> HeldClose? {
+        defer { heldClose = nil }
+        return heldClose
     }
 
     /// The connection opened: what waited goes out, and it reads.
@@ -153,6 +171,10 @@ struct WebSocketTaskState {
         var receivers: [Receiver]
         var sends: [(WebSocketMessage, Done)]
         var pings: [Done]
+        /// Whether the task ends now (not when the app has taken the messages before a held close).
+        var ends = true
+        /// The clean close to tell the app now, if there was one and it is not held.
+        var close: HeldClose?
     }
 
     /// The connection ended: the close code and reason are recorded, and what waited is handed back to fail
@@ -163,10 +185,17 @@ struct WebSocketTaskState {
     /// one the delegate's `didCloseWith` hears — never one from each side: when the server's close crossed the app's
     /// `cancel(with:reason:)`, the server's close is the one that happened (the app's closed nothing), and its reason
     /// goes with its code even when that code has no `CloseCode` (then `.invalid`) or its reason is empty.
+    ///
+    /// A clean close (`closure.code` without an error) is what the app is told of, with `didCloseWith` and the task's
+    /// completion, unless messages that came before it still wait for the app: then the close is held
+    /// (`Waiting.close` is `nil`) until a receive takes the last of them, as on Darwin, where the close frame is read
+    /// by the app's receives, after the messages. `closeCode` and `closeReason` are set at once.
     mutating func closed(_ closure: WebSocketClosure, receiveError: any Error) -> Waiting {
+        var clean: HeldClose?
         if let code = closure.code {
             closeCode = URLSessionWebSocketTask.CloseCode(rawValue: Int(code)) ?? .invalid
             closeReason = closure.reason.isEmpty ? nil : Data(closure.reason)
+            if closure.error == nil { clean = HeldClose(code: closeCode, reason: closeReason) }
         }
         phase = .closed(receiveError)
         defer {
@@ -174,6 +203,9 @@ struct WebSocketTaskState {
             queuedSends = []
             queuedPings = []
         }
-        return Waiting(receivers: receivers, sends: queuedSends, pings: queuedPings)
+        let holds = clean != nil && !messages.isEmpty
+        if holds { heldClose = clean }
+        return Waiting(
+            receivers: receivers, sends: queuedSends, pings: queuedPings, ends: !holds, close: holds ? nil : clean)
     }
 }

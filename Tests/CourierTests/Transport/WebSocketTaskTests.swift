@@ -188,6 +188,47 @@ struct WebSocketTaskTests {
         }
     }
 
+    /// The server's close comes in while messages before it wait for the app (read ahead): `didCloseWith` and the
+    /// completion come after the app received them, as on Darwin, where the close frame is read by the app's
+    /// receives, in order. Before, they came as the close arrived, ahead of the messages (Alamofire's upstream test
+    /// saw `disconnected` before its last messages).
+    @Test func aCloseAfterMessagesTheAppHasNotReceivedIsToldAfterThem() async throws {
+        let script = MockWebSocketEndpoint.script(
+            .send(text: "one"), .send(text: "two"), .close(code: 1000, reason: "done"))
+        try await withWebSocket(script, at: "/s") { task, recorder, _ in
+            // `closeCode` is set as soon as the close arrives; both messages are then held.
+            try await waitUntil(timeout: .seconds(10)) { task.closeCode == .normalClosure }
+            guard case .string("one") = try await task.receive() else {
+                Issue.record("the first message was lost")
+                return
+            }
+            // The receive's answer went through the delegate queue after anything told before it.
+            #expect(recorder.events == [.opened(nil)])
+            #expect(task.state == .running)
+            guard case .string("two") = try await task.receive() else {
+                Issue.record("the second message was lost")
+                return
+            }
+            try await recorder.completion()
+            #expect(recorder.events == [.opened(nil), .closed(.normalClosure, "done"), .completed(nil)])
+            let error = await #expect(throws: POSIXError.self) { try await task.receive() }
+            #expect(error?.code == .ENOTCONN)
+        }
+    }
+
+    /// A `cancel()` while the server's close waits behind messages the app has not received ends the task, cancelled
+    /// (the connection is gone: there is nothing else to cancel), and the close is not told.
+    @Test func cancellingWhileTheServersCloseWaitsBehindMessagesEndsTheTask() async throws {
+        let script = MockWebSocketEndpoint.script(.send(text: "one"), .close(code: 1000, reason: "done"))
+        try await withWebSocket(script, at: "/s") { task, recorder, _ in
+            try await waitUntil(timeout: .seconds(10)) { task.closeCode == .normalClosure }
+            task.cancel()
+            try await recorder.completion()
+            #expect(recorder.events == [.opened(nil), .completed(.cancelled)])
+            #expect(task.state == .completed)
+        }
+    }
+
     /// `closeCode` and `closeReason` say how the connection closed: a `cancel(with:reason:)` made after the close
     /// changes neither (it closes nothing), and a second one while the close handshake runs does not replace the code
     /// and reason that went to the server. Before the fix every call overwrote them, also on a completed task.
