@@ -4,43 +4,18 @@ import CourierTestSupport
 import Foundation
 import Testing
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 /// `localhost` and names under it reach the loopback addresses whatever the system's resolver says, as with curl
 /// (and so FoundationNetworking): this machine's `/etc/hosts` gives `localhost` only `127.0.0.1`, and before, a
 /// server listening on `::1` only could not be reached by that name (connection refused).
 @Suite("localhost")
 struct LocalhostTests {
-    /// Holds `127.0.0.1:port` bound but not listening, so that a connection there is refused, as on a machine where
-    /// nothing else uses the port: tests run in parallel, and another test's IPv4 server could have the same port
-    /// number as this test's IPv6 one. `nil` when the port is taken on IPv4.
-    private func refusingIPv4Port(_ port: Int) -> Int32? {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard descriptor >= 0 else { return nil }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = UInt16(port).bigEndian
-        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard bound == 0 else {
-            close(descriptor)
-            return nil
-        }
-        return descriptor
-    }
-
-    /// Runs `body` with a server on `::1` only whose port refuses connections on `127.0.0.1`.
+    /// Runs `body` with a server on `::1` only whose port refuses connections on `127.0.0.1`, as on a machine where
+    /// nothing else uses it: tests run in parallel, and another test's IPv4 server could have the same port number.
     private func withIPv6OnlyServer(_ body: (MockServer) async throws -> Void) async throws {
         for _ in 0..<10 {
             let ran = try await withServer(host: "::1") { server in
-                guard let held = refusingIPv4Port(server.port) else { return false }
-                defer { close(held) }
+                guard let refusing = try? RefusingPort(port: server.port) else { return false }
+                defer { withExtendedLifetime(refusing) {} }
                 server.route("/six", response: .ok("v6"))
                 try await body(server)
                 return true
