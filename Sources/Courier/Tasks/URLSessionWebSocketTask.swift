@@ -328,11 +328,10 @@ open class URLSessionWebSocketTask: URLSessionTask, @unchecked Sendable {
         let receiveError: any Error = Self.socketError(closure.error)
         let waiting = socket.withLockedValue { $0.closed(closure, receiveError: receiveError) }
         fail(waiting, receiveError: receiveError, sendError: closure.error ?? WebSocketConnection.notConnected)
-        guard waiting.ends else { return }  // held behind messages the app has not received yet
-        if let close = waiting.close {
-            end(telling: close)
-        } else {
-            finish(with: taskError)
+        switch waiting.ending {
+        case .now(let close?): end(telling: close)
+        case .now(nil): finish(with: taskError)
+        case .afterHeldMessages: break  // a receive that takes the last of them ends the task
         }
     }
 

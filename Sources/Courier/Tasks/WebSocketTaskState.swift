@@ -171,10 +171,16 @@ struct WebSocketTaskState {
         var receivers: [Receiver]
         var sends: [(WebSocketMessage, Done)]
         var pings: [Done]
-        /// Whether the task ends now (not when the app has taken the messages before a held close).
-        var ends = true
-        /// The clean close to tell the app now, if there was one and it is not held.
-        var close: HeldClose?
+        /// How the task ends.
+        var ending = Ending.now(close: nil)
+    }
+
+    /// How a task whose connection ended completes.
+    enum Ending {
+        /// Now: with `didCloseWith` first for a clean close, else with the connection's error (or none).
+        case now(close: HeldClose?)
+        /// When a receive takes the last message before the server's clean close, which is held till then.
+        case afterHeldMessages
     }
 
     /// The connection ended: the close code and reason are recorded, and what waited is handed back to fail
@@ -188,7 +194,7 @@ struct WebSocketTaskState {
     ///
     /// A clean close (`closure.code` without an error) is what the app is told of, with `didCloseWith` and the task's
     /// completion, unless messages that came before it still wait for the app: then the close is held
-    /// (`Waiting.close` is `nil`) until a receive takes the last of them, as on Darwin, where the close frame is read
+    /// (`Waiting.ending` is `.afterHeldMessages`) until a receive takes the last of them, as on Darwin, where the close frame is read
     /// by the app's receives, after the messages. `closeCode` and `closeReason` are set at once.
     mutating func closed(_ closure: WebSocketClosure, receiveError: any Error) -> Waiting {
         var clean: HeldClose?
@@ -203,9 +209,11 @@ struct WebSocketTaskState {
             queuedSends = []
             queuedPings = []
         }
-        let holds = clean != nil && !messages.isEmpty
-        if holds { heldClose = clean }
-        return Waiting(
-            receivers: receivers, sends: queuedSends, pings: queuedPings, ends: !holds, close: holds ? nil : clean)
+        var ending = Ending.now(close: clean)
+        if clean != nil && !messages.isEmpty {
+            heldClose = clean
+            ending = .afterHeldMessages
+        }
+        return Waiting(receivers: receivers, sends: queuedSends, pings: queuedPings, ending: ending)
     }
 }
