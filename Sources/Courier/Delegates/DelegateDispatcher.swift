@@ -12,7 +12,8 @@ import Synchronization
 /// the job runs after the app's work queued before it (Alamofire's `cancel()` queues its "explicitly cancelled" mark
 /// on the queue's `underlyingQueue` and then cancels the task, whose completion must come after the mark) and before
 /// the app's work queued after it (an operation added to "flush" the queue). Batching the jobs of a fast body into
-/// fewer operations saved nothing measurable: (d), 1 GiB to a data delegate, ran as fast in 9 interleaved runs.
+/// fewer operations saved nothing measurable in scenario (d) of `Benchmarks/run.sh` (a data delegate), run against a
+/// build that batched (`BASELINE_BIN`).
 ///
 /// A concurrent queue would run such operations side by side, so there a FIFO of jobs is drained by at most one
 /// operation at a time: an operation runs only the jobs that were waiting when it was added (so none runs ahead of
