@@ -171,6 +171,35 @@ struct HTTPAuthenticationTests {
         }
     }
 
+    /// A Basic challenge without a realm (`WWW-Authenticate: Basic`) is in the realm named by the host, as on
+    /// Darwin: the delegate sees that realm, and a credential stored for it answers the challenge.
+    @Test func aBasicChallengeWithoutRealmIsInTheHostsRealm() async throws {
+        try await withServer { server in
+            let expected = "Basic " + Data("alice:wonder land".utf8).base64EncodedString()
+            server.route("/bare") { request in
+                if request.headers.contains(where: { $0.name.lowercased() == "authorization" && $0.value == expected }) {
+                    return .ok("secret")
+                }
+                return MockResponse(status: 401, headers: [("WWW-Authenticate", "Basic")])
+            }
+            let delegate = ChallengeAnsweringDelegate([(.useCredential, Self.right)])
+            let asked = makeSession(delegate: delegate)
+            #expect(await asked.runDataTask(server.url("/bare")).data == Data("secret".utf8))
+            asked.invalidateAndCancel()
+            let space = try #require(delegate.challenges.withLockedValue { $0.first?.protectionSpace })
+            #expect(space.realm == "127.0.0.1" && space.authenticationMethod == NSURLAuthenticationMethodHTTPBasic)
+
+            let stored = makeSession()
+            stored.configuration.urlCredentialStorage?.setDefaultCredential(
+                Self.right,
+                for: URLProtectionSpace(
+                    host: "127.0.0.1", port: server.port, protocol: "http", realm: "127.0.0.1",
+                    authenticationMethod: NSURLAuthenticationMethodHTTPBasic))
+            #expect(await stored.runDataTask(server.url("/bare")).data == Data("secret".utf8))
+            stored.invalidateAndCancel()
+        }
+    }
+
     /// `/private` offers Basic, then `Newauth`, a scheme Courier does not know: rejecting Basic moves to it (as
     /// `NSURLAuthenticationMethodDefault`), and rejecting that too delivers the 401.
     @Test(arguments: WireProtocol.allCases)

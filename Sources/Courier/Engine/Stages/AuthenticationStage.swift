@@ -188,18 +188,26 @@ struct AuthenticationStage: ResponseStage {
         return ("CONNECT", endpoint.authority)
     }
 
+    /// The protection space `challenge` asks about for `url` (the proxy's URL for a proxy's challenge).
+    ///
+    /// A Basic challenge without the `realm` RFC 7617 requires (`WWW-Authenticate: Basic`, which servers send) is in
+    /// the realm named by the host, as on Darwin: a credential stored for that space answers it (Alamofire's suite
+    /// stores its credential for such a server with `realm:` its host, and passes on Darwin).
     static func space(
         for challenge: AuthenticationChallenge, url: URL, isProxy: Bool = false
     ) -> AuthenticationQuestion.Space {
         let scheme = url.scheme?.lowercased() ?? "http"
+        let isBasic = challenge.isScheme("Basic")
         let method =
             challenge.isScheme("Digest")
             ? NSURLAuthenticationMethodHTTPDigest
-            : challenge.isScheme("Basic") ? NSURLAuthenticationMethodHTTPBasic : NSURLAuthenticationMethodDefault
+            : isBasic ? NSURLAuthenticationMethodHTTPBasic : NSURLAuthenticationMethodDefault
         let proxyType = scheme == "https" ? NSURLProtectionSpaceHTTPSProxy : NSURLProtectionSpaceHTTPProxy
+        let host = url.host ?? ""
         return AuthenticationQuestion.Space(
-            host: url.host ?? "", port: url.port ?? (scheme == "https" ? 443 : 80), protocol: scheme,
-            realm: challenge.realm, authenticationMethod: method, proxyType: isProxy ? proxyType : nil)
+            host: host, port: url.port ?? (scheme == "https" ? 443 : 80), protocol: scheme,
+            realm: challenge.realm ?? (isBasic ? host : nil), authenticationMethod: method,
+            proxyType: isProxy ? proxyType : nil)
     }
 
     /// `request` with the `Authorization` (for a proxy's challenge, `Proxy-Authorization`) that answers `challenge`
