@@ -147,6 +147,30 @@ struct CustomProtocolTests {
         session.invalidateAndCancel()
     }
 
+    /// Darwin sets `Content-Length` for a body whose length it knows, and a protocol sees it in its request (Supabase's
+    /// request snapshots, recorded on Darwin through Mocker, carry it); the app's own value stays, and a body stream,
+    /// whose length is unknown, gets none.
+    @Test func aProtocolSeesTheContentLengthOfABodyOfKnownLength() async throws {
+        StubProtocol.script("/length", .echoContentLength)
+        let session = session()
+        var request = URLRequest(url: url("/length"))
+        request.httpMethod = "POST"
+        #expect(try await session.data(for: request).0 == Data("none".utf8))
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("courier-length-\(UUID()).txt")
+        try Data("from a file".utf8).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        #expect(try await session.upload(for: request, fromFile: file).0 == Data("11".utf8))
+        #expect(try await session.upload(for: request, from: Data("uploaded".utf8)).0 == Data("8".utf8))
+        request.httpBody = Data("{\"a\":1}".utf8)
+        #expect(try await session.data(for: request).0 == Data("7".utf8))
+        request.setValue("07", forHTTPHeaderField: "content-length")
+        #expect(try await session.data(for: request).0 == Data("07".utf8))
+        request.setValue(nil, forHTTPHeaderField: "Content-Length")
+        request.httpBodyStream = InputStream(data: Data("streamed".utf8))
+        #expect(try await session.data(for: request).0 == Data("none".utf8))
+        session.invalidateAndCancel()
+    }
+
     @Test func aProtocolsChallengeGoesToTheDelegateAndItsAnswerToTheSender() async throws {
         StubProtocol.script("/private", .challenge)
         let delegate = ChallengeAnsweringDelegate([

@@ -24,6 +24,8 @@ final class StubProtocol: URLProtocol, @unchecked Sendable {
         case echoBodyStream
         /// A cached response the protocol makes itself (not the one it was given) is declared valid.
         case ownCachedIsValid(Data)
+        /// A 200 whose body is the request's `Content-Length` field (`"none"` without one).
+        case echoContentLength
     }
 
     static let scripts = NIOLockedValueBox<[String: Script]>([:])
@@ -136,6 +138,11 @@ final class StubProtocol: URLProtocol, @unchecked Sendable {
             let response = HTTPURLResponse(url: url, statusCode: 200, httpVersion: "HTTP/1.1", headerFields: [:])!
             client.urlProtocol(self, didReceive: response, cacheStoragePolicy: .notAllowed)
             client.urlProtocol(self, didLoad: request.httpBodyStream.map(Self.readAll) ?? Data("no stream".utf8))
+            client.urlProtocolDidFinishLoading(self)
+        case .echoContentLength:
+            let response = HTTPURLResponse(url: url, statusCode: 200, httpVersion: "HTTP/1.1", headerFields: [:])!
+            client.urlProtocol(self, didReceive: response, cacheStoragePolicy: .notAllowed)
+            client.urlProtocol(self, didLoad: Data((request.value(forHTTPHeaderField: "Content-Length") ?? "none").utf8))
             client.urlProtocolDidFinishLoading(self)
         case .ownCachedIsValid(let body):
             let response = HTTPURLResponse(url: url, statusCode: 200, httpVersion: "HTTP/1.1", headerFields: [:])!

@@ -36,9 +36,10 @@ struct ProtocolLookupStage: RequestStage {
             if claims {
                 let canonical = protocolClass.canonicalRequest(for: request)
                 let cached = context.cache?.cache.cachedResponse(for: canonical)
+                let loaded = Self.announcingBodyLength(Self.carryingUploadBody(canonical, in: context), in: context)
                 return .respond(
                     ProtocolResponseSource(
-                        protocolClass: protocolClass, request: Self.carryingUploadBody(canonical, in: context),
+                        protocolClass: protocolClass, request: loaded,
                         task: isCurrentRequest ? context.task : nil, cachedResponse: cached))
             }
         }
@@ -58,6 +59,33 @@ struct ProtocolLookupStage: RequestStage {
         case .streamed: break
         }
         return carrying
+    }
+
+    /// `request` with the `Content-Length` of a body whose length is known — its `httpBody`, or the upload task's
+    /// data or file — when the app set none, as Darwin hands it to a protocol: Darwin sets that header for a body of
+    /// determinable length (`httpAdditionalHeaders`' documentation), and a stub sees it there (Supabase's request
+    /// snapshots, recorded on Darwin through Mocker, carry it; the request it built does not). A body stream's
+    /// length is unknown: nothing is added.
+    static func announcingBodyLength(_ request: URLRequest, in context: StageContext) -> URLRequest {
+        guard request.value(forHTTPHeaderField: "Content-Length") == nil else { return request }
+        let length: Int64
+        if context.redirectCount == 0, let upload = context.uploadBody {
+            // An upload task's body is its data or file, whatever its request carries.
+            switch upload {
+            case .data(let data): length = Int64(data.count)
+            case .file(let url):
+                guard let size = try? FileBodySource.length(of: url) else { return request }
+                length = size
+            case .streamed: return request
+            }
+        } else if let body = request.httpBody {
+            length = Int64(body.count)
+        } else {
+            return request
+        }
+        var announcing = request
+        announcing.setValue(String(length), forHTTPHeaderField: "Content-Length")
+        return announcing
     }
 
     private func candidates(_ context: StageContext) -> [URLProtocol.Type] {
