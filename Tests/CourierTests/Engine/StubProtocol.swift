@@ -142,7 +142,8 @@ final class StubProtocol: URLProtocol, @unchecked Sendable {
         case .echoContentLength:
             let response = HTTPURLResponse(url: url, statusCode: 200, httpVersion: "HTTP/1.1", headerFields: [:])!
             client.urlProtocol(self, didReceive: response, cacheStoragePolicy: .notAllowed)
-            client.urlProtocol(self, didLoad: Data((request.value(forHTTPHeaderField: "Content-Length") ?? "none").utf8))
+            client.urlProtocol(
+                self, didLoad: Data((request.value(forHTTPHeaderField: "Content-Length") ?? "none").utf8))
             client.urlProtocolDidFinishLoading(self)
         case .ownCachedIsValid(let body):
             let response = HTTPURLResponse(url: url, statusCode: 200, httpVersion: "HTTP/1.1", headerFields: [:])!

@@ -177,7 +177,8 @@ struct HTTPAuthenticationTests {
         try await withServer { server in
             let expected = "Basic " + Data("alice:wonder land".utf8).base64EncodedString()
             server.route("/bare") { request in
-                if request.headers.contains(where: { $0.name.lowercased() == "authorization" && $0.value == expected }) {
+                if request.headers.contains(where: { $0.name.lowercased() == "authorization" && $0.value == expected })
+                {
                     return .ok("secret")
                 }
                 return MockResponse(status: 401, headers: [("WWW-Authenticate", "Basic")])
