@@ -20,21 +20,69 @@ open class URLSessionWebSocketTask: URLSessionTask, @unchecked Sendable {
         case string(String)
     }
 
-    /// The close codes of RFC 6455.
-    public enum CloseCode: Int, Sendable {
-        case invalid = 0
-        case normalClosure = 1000
-        case goingAway = 1001
-        case protocolError = 1002
-        case unsupportedData = 1003
-        case noStatusReceived = 1005
-        case abnormalClosure = 1006
-        case invalidFramePayloadData = 1007
-        case policyViolation = 1008
-        case messageTooBig = 1009
-        case mandatoryExtensionMissing = 1010
-        case internalServerError = 1011
-        case tlsHandshakeFailure = 1015
+    /// The close codes of RFC 6455, and any other code as ``other(_:)``.
+    ///
+    /// Darwin's `CloseCode` is an imported C enumeration, which holds any raw value: `CloseCode(rawValue: 4000)`
+    /// is not `nil` there, and a server's close with an application code (3000–4999) reports that code. A Swift
+    /// enumeration holds only its cases, so the codes Darwin names none for are ``other(_:)``: `init(rawValue:)`
+    /// never fails, `rawValue` gives the code back, and values compare by their code. (A `switch` that names
+    /// Darwin's cases and ends with `@unknown default` is warned that it leaves out `.other`; it still compiles and
+    /// the default handles the other codes.)
+    public enum CloseCode: RawRepresentable, Hashable, Sendable {
+        case invalid
+        case normalClosure
+        case goingAway
+        case protocolError
+        case unsupportedData
+        case noStatusReceived
+        case abnormalClosure
+        case invalidFramePayloadData
+        case policyViolation
+        case messageTooBig
+        case mandatoryExtensionMissing
+        case internalServerError
+        case tlsHandshakeFailure
+        /// A code with no case of its own, such as an application's (3000–4999); never one of the named codes when
+        /// made by ``init(rawValue:)``.
+        case other(Int)
+
+        private static let named: [CloseCode] = [
+            .invalid, .normalClosure, .goingAway, .protocolError, .unsupportedData, .noStatusReceived,
+            .abnormalClosure, .invalidFramePayloadData, .policyViolation, .messageTooBig, .mandatoryExtensionMissing,
+            .internalServerError, .tlsHandshakeFailure,
+        ]
+
+        /// The code for `rawValue`: its named case, else ``other(_:)``. Never `nil` (the initializer is failable
+        /// as Darwin's is, whose `CloseCode(rawValue: code)!` must compile).
+        public init?(rawValue: Int) {
+            self = Self.named.first { $0.rawValue == rawValue } ?? .other(rawValue)
+        }
+
+        /// The code.
+        public var rawValue: Int {
+            switch self {
+            case .invalid: 0
+            case .normalClosure: 1000
+            case .goingAway: 1001
+            case .protocolError: 1002
+            case .unsupportedData: 1003
+            case .noStatusReceived: 1005
+            case .abnormalClosure: 1006
+            case .invalidFramePayloadData: 1007
+            case .policyViolation: 1008
+            case .messageTooBig: 1009
+            case .mandatoryExtensionMissing: 1010
+            case .internalServerError: 1011
+            case .tlsHandshakeFailure: 1015
+            case .other(let code): code
+            }
+        }
+
+        /// Codes compare by value: `.other(1000)` is `.normalClosure`.
+        public static func == (lhs: Self, rhs: Self) -> Bool { lhs.rawValue == rhs.rawValue }
+
+        /// Hashes the code.
+        public func hash(into hasher: inout Hasher) { hasher.combine(rawValue) }
     }
 
     /// How many received messages are held for an app that has not asked for them before reading stops.
@@ -181,7 +229,9 @@ open class URLSessionWebSocketTask: URLSessionTask, @unchecked Sendable {
             cancelHandshakeOrConnection()
             return
         }
-        connection.close(code: UInt16(closeCode.rawValue), reason: Array(reason ?? Data()))
+        // A code no close frame can carry (outside 0...65535) goes out as a close without a code, as 0 and the
+        // other codes an endpoint may not send do.
+        connection.close(code: UInt16(exactly: closeCode.rawValue) ?? 0, reason: Array(reason ?? Data()))
     }
 
     /// Cancels the task: an open connection is closed at once, without a close handshake, and the task completes

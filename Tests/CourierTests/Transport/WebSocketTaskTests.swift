@@ -180,9 +180,10 @@ struct WebSocketTaskTests {
             let error = await #expect(throws: POSIXError.self) { try await task.receive() }
             #expect(error?.code == .ENOTCONN)
             try await recorder.completion()
-            // 4000 is in the application range, which Darwin's CloseCode enumeration cannot hold: `.invalid`.
-            #expect(recorder.events == [.opened(nil), .closed(.invalid, "done"), .completed(nil)])
-            #expect(task.closeCode == .invalid)
+            // 4000 is in the application range: Darwin's CloseCode, an imported C enumeration, holds it; Courier's
+            // is `.other(4000)`.
+            #expect(recorder.events == [.opened(nil), .closed(.other(4000), "done"), .completed(nil)])
+            #expect(task.closeCode == .other(4000) && task.closeCode.rawValue == 4000)
             #expect(task.closeReason == Data("done".utf8))
             await #expect(throws: (any Error).self) { try await task.send(.string("late")) }
         }
@@ -635,6 +636,7 @@ struct WebSocketTaskTests {
         .serialized,
         arguments: [
             URLSessionWebSocketTask.CloseCode.invalid, .noStatusReceived, .abnormalClosure, .tlsHandshakeFailure,
+            .other(1004), .other(-1), .other(70_000),
         ])
     func aCloseCodeThatMayNotBeSentGoesOutAsACloseWithoutStatus(_ code: URLSessionWebSocketTask.CloseCode)
         async throws
@@ -646,6 +648,25 @@ struct WebSocketTaskTests {
             #expect(recorder.events.last == .completed(nil))
             let received = await server.waitForWebSocketMessages(path: "/echo", count: 2, timeout: .seconds(10))
             #expect(received.last == .close(code: nil, reason: ""))
+        }
+    }
+
+    /// An application's code (3000–4999), which Darwin's `CloseCode` holds as an imported C enumeration does
+    /// (`CloseCode(rawValue: 4001)!` works there), goes out as it is and comes back as it is.
+    @Test func anApplicationsCloseCodeGoesOutAndComesBack() async throws {
+        let code = try #require(URLSessionWebSocketTask.CloseCode(rawValue: 4001))
+        #expect(code.rawValue == 4001 && code == .other(4001) && code != .normalClosure)
+        #expect(URLSessionWebSocketTask.CloseCode(rawValue: 1000) == .normalClosure)
+        #expect(URLSessionWebSocketTask.CloseCode.other(1001) == .goingAway)
+        #expect(Set([code, .other(4001), .normalClosure, .other(1000)]).count == 2)
+        try await withWebSocket(.echo, at: "/echo") { task, recorder, server in
+            try await task.sendPing()
+            task.cancel(with: code, reason: Data("app code".utf8))
+            try await recorder.completion()
+            let received = await server.waitForWebSocketMessages(path: "/echo", count: 2, timeout: .seconds(10))
+            #expect(received.last == .close(code: 4001, reason: "app code"))
+            #expect(recorder.events == [.opened(nil), .closed(.other(4001), "app code"), .completed(nil)])
+            #expect(task.closeCode.rawValue == 4001)
         }
     }
 
