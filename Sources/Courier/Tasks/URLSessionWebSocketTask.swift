@@ -173,7 +173,7 @@ open class URLSessionWebSocketTask: URLSessionTask, @unchecked Sendable {
         case .waits: break
         }
         if let change = action.reading { change.connection.setReading(change.on, generation: change.generation) }
-        // The last message before the server's close is the app's now: the close is told after it.
+        // This receive read the held close (see WebSocketTaskState.closed): it is told after the receive's result.
         if let close = action.close { end(telling: close) }
     }
 
@@ -381,7 +381,7 @@ open class URLSessionWebSocketTask: URLSessionTask, @unchecked Sendable {
         switch waiting.ending {
         case .now(let close?): end(telling: close)
         case .now(nil): finish(with: taskError)
-        case .afterHeldMessages: break  // a receive that takes the last of them ends the task
+        case .whenAReceiveReadsTheClose: break  // the receive that reads the close ends the task
         }
     }
 

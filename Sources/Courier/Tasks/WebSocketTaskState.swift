@@ -29,8 +29,14 @@ struct WebSocketTaskState {
     private var queuedPings: [Done] = []
     private var receivers: [Receiver] = []
     private var messages: [URLSessionWebSocketTask.Message] = []
-    /// The server's clean close, held while messages that came before it wait for the app (see ``closed(_:receiveError:)``).
+    /// The server's clean close, held until a receive reads it (see ``closed(_:receiveError:)``).
     private var heldClose: HeldClose?
+    /// Whether the held close waits for a receive that finds no message left (a close the server began), rather
+    /// than for the receive that takes the last message (a close the app asked for).
+    private var heldCloseWaitsForAnEmptyReceive = false
+    /// Whether the app has received a message: an app with a receive loop reads the server's close with its next
+    /// receive, one that never receives is told of it at once.
+    private var hasReceived = false
 
     /// A clean close to tell the app (`didCloseWith`, then the task's completion without an error).
     struct HeldClose {
@@ -112,18 +118,20 @@ struct WebSocketTaskState {
     }
 
     /// A receive: a message already held, the error of a closed connection, or a wait. Taking a held message may
-    /// let the connection read again; taking the last one before a held close hands the close over, to tell after
-    /// the message.
+    /// let the connection read again. A held close is handed over to tell after the receive: the server's by the
+    /// receive that finds no message left (it reads the close frame, as on Darwin), one the app asked for by the
+    /// receive that takes the last message.
     mutating func receive(_ receiver: @escaping Receiver) -> (
         delivery: Delivery, reading: ReadingChange?, close: HeldClose?
     ) {
         if !messages.isEmpty {
+            hasReceived = true
             let message = messages.removeFirst()
             let resumes = messages.count == URLSessionWebSocketTask.readAhead - 1
-            let close = messages.isEmpty ? takeHeldClose() : nil
+            let close = messages.isEmpty && !heldCloseWaitsForAnEmptyReceive ? takeHeldClose() : nil
             return (.message(message), resumes ? reading(true, on: openConnection) : nil, close)
         }
-        if case .closed(let error) = phase { return (.failure(error), nil, nil) }
+        if case .closed(let error) = phase { return (.failure(error), nil, takeHeldClose()) }
         receivers.append(receiver)
         return (.waits, nil, nil)
     }
@@ -161,7 +169,10 @@ struct WebSocketTaskState {
     mutating func received(_ message: URLSessionWebSocketTask.Message) -> (
         receiver: Receiver?, stopReading: ReadingChange?
     ) {
-        if !receivers.isEmpty { return (receivers.removeFirst(), nil) }
+        if !receivers.isEmpty {
+            hasReceived = true
+            return (receivers.removeFirst(), nil)
+        }
         messages.append(message)
         return (nil, messages.count >= URLSessionWebSocketTask.readAhead ? reading(false, on: openConnection) : nil)
     }
@@ -179,8 +190,8 @@ struct WebSocketTaskState {
     enum Ending {
         /// Now: with `didCloseWith` first for a clean close, else with the connection's error (or none).
         case now(close: HeldClose?)
-        /// When a receive takes the last message before the server's clean close, which is held till then.
-        case afterHeldMessages
+        /// When a receive reads the clean close, which is held till then.
+        case whenAReceiveReadsTheClose
     }
 
     /// The connection ended: the close code and reason are recorded, and what waited is handed back to fail
@@ -190,12 +201,17 @@ struct WebSocketTaskState {
     /// After a close handshake, `closeCode` and `closeReason` both come from the close the connection reports — the
     /// one the delegate's `didCloseWith` hears — never one from each side: when the server's close crossed the app's
     /// `cancel(with:reason:)`, the server's close is the one that happened (the app's closed nothing), and its reason
-    /// goes with its code even when that code has no `CloseCode` (then `.invalid`) or its reason is empty.
+    /// goes with its code even when that code has no case of its own (`.other`) or its reason is empty.
     ///
     /// A clean close (`closure.code` without an error) is what the app is told of, with `didCloseWith` and the task's
-    /// completion, unless messages that came before it still wait for the app: then the close is held
-    /// (`Waiting.ending` is `.afterHeldMessages`) until a receive takes the last of them, as on Darwin, where the close frame is read
-    /// by the app's receives, after the messages. `closeCode` and `closeReason` are set at once.
+    /// completion. On Darwin the close frame is read by the app's receives, after the messages before it; so the
+    /// close is held (`Waiting.ending` is `.whenAReceiveReadsTheClose`) and told after the receive that reads it:
+    /// - a close the server began, while messages before it wait for the app, or while no receive waits in an app
+    ///   that has received messages (its receive loop has a message in hand and asks again once done with it: told
+    ///   at once, the close would overtake that message): held until a receive finds no message left;
+    /// - a close the app asked for, while messages wait: held until a receive takes the last of them.
+    /// A receive waiting when the close comes reads it: it fails, and the close is told at once, as it is to an
+    /// app that has never received (it has no receive loop to read it). `closeCode` and `closeReason` are set at once.
     mutating func closed(_ closure: WebSocketClosure, receiveError: any Error) -> Waiting {
         var clean: HeldClose?
         if let code = closure.code {
@@ -210,9 +226,12 @@ struct WebSocketTaskState {
             queuedPings = []
         }
         var ending = Ending.now(close: clean)
-        if clean != nil && !messages.isEmpty {
+        let serverBegan = !closeWasAsked
+        let unread = !messages.isEmpty || (serverBegan && receivers.isEmpty && hasReceived)
+        if clean != nil && unread {
             heldClose = clean
-            ending = .afterHeldMessages
+            heldCloseWaitsForAnEmptyReceive = serverBegan
+            ending = .whenAReceiveReadsTheClose
         }
         return Waiting(receivers: receivers, sends: queuedSends, pings: queuedPings, ending: ending)
     }

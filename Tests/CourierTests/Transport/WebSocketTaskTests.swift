@@ -190,9 +190,9 @@ struct WebSocketTaskTests {
     }
 
     /// The server's close comes in while messages before it wait for the app (read ahead): `didCloseWith` and the
-    /// completion come after the app received them, as on Darwin, where the close frame is read by the app's
-    /// receives, in order. Before, they came as the close arrived, ahead of the messages (Alamofire's upstream test
-    /// saw `disconnected` before its last messages).
+    /// completion come after the app received them — after the receive that reads the close, as on Darwin, where the
+    /// close frame is read by the app's receives, in order. Before, they came as the close arrived, ahead of the
+    /// messages (Alamofire's upstream test saw `disconnected` before its last messages).
     @Test func aCloseAfterMessagesTheAppHasNotReceivedIsToldAfterThem() async throws {
         let script = MockWebSocketEndpoint.script(
             .send(text: "one"), .send(text: "two"), .close(code: 1000, reason: "done"))
@@ -210,10 +210,45 @@ struct WebSocketTaskTests {
                 Issue.record("the second message was lost")
                 return
             }
-            try await recorder.completion()
-            #expect(recorder.events == [.opened(nil), .closed(.normalClosure, "done"), .completed(nil)])
+            // The app has the last message in hand: the close waits for the receive that reads it.
+            #expect(recorder.events == [.opened(nil)])
             let error = await #expect(throws: POSIXError.self) { try await task.receive() }
             #expect(error?.code == .ENOTCONN)
+            try await recorder.completion()
+            #expect(recorder.events == [.opened(nil), .closed(.normalClosure, "done"), .completed(nil)])
+        }
+    }
+
+    /// A receive loop's message followed at once by the server's close: the message went to the waiting receive, and
+    /// no receive waits when the close comes in, while the app still handles the message (an async `receive()`
+    /// resumes a task that runs later). The close is told once the app asks again, as on Darwin, where that receive
+    /// reads the close frame. Before, `didCloseWith` came at once and could overtake the message: Supabase Realtime,
+    /// which drops messages handled after it heard the close, lost the server's last message.
+    @Test func theServersCloseRightAfterAMessageWaitsForTheNextReceive() async throws {
+        let script = MockWebSocketEndpoint.script(.expectMessage, .send(text: "one"), .close(code: 4001, reason: "bye"))
+        try await withWebSocket(script, at: "/s") { task, recorder, _ in
+            async let first = task.receive()
+            try await task.send(.string("go"))
+            guard case .string("one") = try await first else {
+                Issue.record("the message was lost")
+                return
+            }
+            try await waitUntil(timeout: .seconds(10)) { task.closeCode == .other(4001) }
+            try await Task.sleep(for: .milliseconds(100))
+            #expect(recorder.events == [.opened(nil)])
+            #expect(task.state == .running)
+            let error = await #expect(throws: POSIXError.self) { try await task.receive() }
+            #expect(error?.code == .ENOTCONN)
+            try await recorder.completion()
+            #expect(recorder.events == [.opened(nil), .closed(.other(4001), "bye"), .completed(nil)])
+        }
+    }
+
+    /// An app that has never received (no receive loop to read the close) hears of the server's close at once.
+    @Test func theServersCloseIsToldAtOnceToAnAppThatNeverReceives() async throws {
+        try await withWebSocket(.script(.close(code: 1001, reason: "away")), at: "/s") { task, recorder, _ in
+            try await recorder.completion()
+            #expect(recorder.events == [.opened(nil), .closed(.goingAway, "away"), .completed(nil)])
         }
     }
 
