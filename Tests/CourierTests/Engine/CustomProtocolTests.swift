@@ -147,6 +147,22 @@ struct CustomProtocolTests {
         session.invalidateAndCancel()
     }
 
+    /// A data task's `httpBody` reaches the protocol both ways: as a body stream, which is how Darwin hands it over
+    /// (its stubs read `httpBodyStream`), and as `httpBody`, which is how FoundationNetworking does (its stubs read
+    /// that). Before, only `httpBody` was there, and a stub written for Darwin saw no body.
+    @Test func aDataTasksBodyReachesTheProtocolAsDataAndAsAStream() async throws {
+        StubProtocol.script("/stream", .echoBodyStream)
+        StubProtocol.script("/data", .echoHTTPBody)
+        let session = session()
+        var request = URLRequest(url: url("/stream"))
+        request.httpMethod = "POST"
+        request.httpBody = Data("posted".utf8)
+        #expect(try await session.data(for: request).0 == Data("posted".utf8))
+        request.url = url("/data")
+        #expect(try await session.data(for: request).0 == Data("posted".utf8))
+        session.invalidateAndCancel()
+    }
+
     /// Darwin sets `Content-Length` for a body whose length it knows, and a protocol sees it in its request (Supabase's
     /// request snapshots, recorded on Darwin through Mocker, carry it); the app's own value stays, and a body stream,
     /// whose length is unknown, gets none.
@@ -167,6 +183,11 @@ struct CustomProtocolTests {
         #expect(try await session.data(for: request).0 == Data("07".utf8))
         request.setValue(nil, forHTTPHeaderField: "Content-Length")
         request.httpBodyStream = InputStream(data: Data("streamed".utf8))
+        #expect(try await session.data(for: request).0 == Data("none".utf8))
+        // An empty body: announced for a POST, not for a GET.
+        request.httpBody = Data()
+        #expect(try await session.data(for: request).0 == Data("0".utf8))
+        request.httpMethod = "GET"
         #expect(try await session.data(for: request).0 == Data("none".utf8))
         session.invalidateAndCancel()
     }

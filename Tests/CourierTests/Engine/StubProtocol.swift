@@ -26,6 +26,8 @@ final class StubProtocol: URLProtocol, @unchecked Sendable {
         case ownCachedIsValid(Data)
         /// A 200 whose body is the request's `Content-Length` field (`"none"` without one).
         case echoContentLength
+        /// A 200 whose body is the request's `httpBody` (`"no body"` without one).
+        case echoHTTPBody
     }
 
     static let scripts = NIOLockedValueBox<[String: Script]>([:])
@@ -144,6 +146,11 @@ final class StubProtocol: URLProtocol, @unchecked Sendable {
             client.urlProtocol(self, didReceive: response, cacheStoragePolicy: .notAllowed)
             client.urlProtocol(
                 self, didLoad: Data((request.value(forHTTPHeaderField: "Content-Length") ?? "none").utf8))
+            client.urlProtocolDidFinishLoading(self)
+        case .echoHTTPBody:
+            let response = HTTPURLResponse(url: url, statusCode: 200, httpVersion: "HTTP/1.1", headerFields: [:])!
+            client.urlProtocol(self, didReceive: response, cacheStoragePolicy: .notAllowed)
+            client.urlProtocol(self, didLoad: request.httpBody ?? Data("no body".utf8))
             client.urlProtocolDidFinishLoading(self)
         case .ownCachedIsValid(let body):
             let response = HTTPURLResponse(url: url, statusCode: 200, httpVersion: "HTTP/1.1", headerFields: [:])!

@@ -256,8 +256,10 @@ struct AuthenticationStage: ResponseStage {
         case .file(let file): return try? algorithm.hash(contentsOf: file)
         case .streamed: return nil
         case nil:
+            // Bytes first: a request a protocol forwards may offer its bytes as a stream too.
+            if let body = request.httpBody { return algorithm.hash(Array(body)) }
             if request.httpBodyStream != nil { return nil }
-            return algorithm.hash(Array(request.httpBody ?? Data()))
+            return algorithm.hash([])
         }
     }
 

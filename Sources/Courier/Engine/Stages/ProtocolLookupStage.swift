@@ -15,6 +15,9 @@ import Foundation
 ///
 /// An upload task's body, which its request does not carry, reaches the protocol as its request's `httpBodyStream`,
 /// as on Darwin: a stub can check what was uploaded, and a protocol that loads through a session of its own sends it.
+/// A data task's `httpBody` reaches it both as `httpBody` and as a body stream (Darwin's stubs read the stream,
+/// FoundationNetworking's the data), and a body whose length is known is announced in `Content-Length`, as Darwin
+/// does, unless the app set that field.
 ///
 /// `canInit` is user code: the stage asks it in ``process(_:in:)``, on a Swift concurrency thread, never on an
 /// event loop or under a lock.
@@ -36,7 +39,9 @@ struct ProtocolLookupStage: RequestStage {
             if claims {
                 let canonical = protocolClass.canonicalRequest(for: request)
                 let cached = context.cache?.cache.cachedResponse(for: canonical)
-                let loaded = Self.announcingBodyLength(Self.carryingUploadBody(canonical, in: context), in: context)
+                let loaded = Self.announcingBodyLength(
+                    Self.carryingUploadBody(canonical, in: context), in: context
+                ).withBodyAlsoAsStream()
                 return .respond(
                     ProtocolResponseSource(
                         protocolClass: protocolClass, request: loaded,
@@ -79,6 +84,9 @@ struct ProtocolLookupStage: RequestStage {
             case .streamed: return request
             }
         } else if let body = request.httpBody {
+            // An empty body on a method that has none is not announced.
+            let method = request.httpMethod?.uppercased() ?? "GET"
+            if body.isEmpty, method == "GET" || method == "HEAD" { return request }
             length = Int64(body.count)
         } else {
             return request

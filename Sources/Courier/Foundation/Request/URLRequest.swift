@@ -215,8 +215,10 @@ public struct URLRequest: Hashable, Equatable, Sendable, CustomStringConvertible
     /// The request body. Setting it clears ``httpBodyStream``.
     public var httpBody: Data? {
         get {
-            if case .data(let data) = body { return data }
-            return nil
+            switch body {
+            case .data(let data), .dataAlsoAsStream(let data, _): return data
+            case .none, .stream: return nil
+            }
         }
         set { body = newValue.map(Body.data) ?? .none }
     }
@@ -226,10 +228,23 @@ public struct URLRequest: Hashable, Equatable, Sendable, CustomStringConvertible
     /// Two requests are equal only if they hold the same stream object.
     public var httpBodyStream: InputStream? {
         get {
-            if case .stream(let box) = body { return box.stream }
-            return nil
+            switch body {
+            case .stream(let box), .dataAlsoAsStream(_, let box): return box.stream
+            case .none, .data: return nil
+            }
         }
         set { body = newValue.map { Body.stream(InputStreamBox($0)) } ?? .none }
+    }
+
+    /// This request with its `httpBody`, if it has one, also readable from a new `httpBodyStream`, for a custom
+    /// `URLProtocol`: Darwin hands a protocol the body as a stream only (stubs written for Darwin read
+    /// `httpBodyStream`), FoundationNetworking as data (stubs written for it read `httpBody`); the protocol's request
+    /// answers both. Setting either property replaces both, as ever.
+    func withBodyAlsoAsStream() -> URLRequest {
+        guard case .data(let data) = body else { return self }
+        var copy = self
+        copy.body = .dataAlsoAsStream(data, InputStreamBox(InputStream(data: data)))
+        return copy
     }
 
     /// The URL of the request, or `"url: nil"`.
@@ -285,6 +300,8 @@ public struct URLRequest: Hashable, Equatable, Sendable, CustomStringConvertible
         case none
         case data(Data)
         case stream(InputStreamBox)
+        /// Bytes that are also offered as a stream (``withBodyAlsoAsStream()``).
+        case dataAlsoAsStream(Data, InputStreamBox)
     }
 
     /// Every property of a request, in one value.
