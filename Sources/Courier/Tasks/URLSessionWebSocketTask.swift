@@ -131,6 +131,15 @@ open class URLSessionWebSocketTask: URLSessionTask, @unchecked Sendable {
         set { socket.withLockedValue { $0.closeHandshakeTimeout = newValue } }
     }
 
+    /// How long the server's close waits for the next receive of an app that has every message before it (1 s; see
+    /// `WebSocketTaskState.closed`): a receive loop asks again as soon as it is done with its message, and an app
+    /// without one still hears of the close. Not public: tests set it so that what they check does not race it on a
+    /// loaded machine.
+    package var heldCloseGrace: Duration {
+        get { socket.withLockedValue { $0.heldCloseGrace } }
+        set { socket.withLockedValue { $0.heldCloseGrace = newValue } }
+    }
+
     /// The close code sent or received; `.invalid` while open.
     open var closeCode: CloseCode { socket.withLockedValue { $0.closeCode } }
 
@@ -175,6 +184,7 @@ open class URLSessionWebSocketTask: URLSessionTask, @unchecked Sendable {
         if let change = action.reading { change.connection.setReading(change.on, generation: change.generation) }
         // This receive read the held close (see WebSocketTaskState.closed): it is told after the receive's result.
         if let close = action.close { end(telling: close) }
+        if let grace = action.grace { tellHeldClose(after: grace) }
     }
 
     /// Receives the next message.
@@ -224,7 +234,15 @@ open class URLSessionWebSocketTask: URLSessionTask, @unchecked Sendable {
     /// completes (without an error) once the server answered, or after 5 s. Before the connection opened, the
     /// handshake is cancelled: no close frame goes out, and ``closeCode`` stays `.invalid`.
     open func cancel(with closeCode: CloseCode, reason: Data?) {
-        let connection = socket.withLockedValue { $0.closeAsked(code: closeCode, reason: reason) }
+        let (connection, heldClose) = socket.withLockedValue { state in
+            let connection = state.closeAsked(code: closeCode, reason: reason)
+            return (connection, connection == nil ? state.takeHeldClose() : nil)
+        }
+        if let heldClose {
+            // The server's clean close came first and waits for the app: the close the app asks for has happened.
+            end(telling: heldClose)
+            return
+        }
         guard let connection else {
             cancelHandshakeOrConnection()
             return
@@ -252,8 +270,8 @@ open class URLSessionWebSocketTask: URLSessionTask, @unchecked Sendable {
         let action = mutable.withLock { $0.lifecycle.cancel() }
         let (connection, heldClose) = socket.withLockedValue { ($0.openConnection, $0.takeHeldClose()) }
         if heldClose != nil {
-            // The connection is gone, its close held behind messages the app has not received: the task ends now,
-            // cancelled, and the close is not told.
+            // The connection is gone, its close held for a receive to read: the task ends now, cancelled, and the
+            // close is not told.
             finish(with: URLErrorMapping.urlError(.cancelled, failingURL: originalRequest?.url))
             return
         }
@@ -381,7 +399,19 @@ open class URLSessionWebSocketTask: URLSessionTask, @unchecked Sendable {
         switch waiting.ending {
         case .now(let close?): end(telling: close)
         case .now(nil): finish(with: taskError)
-        case .whenAReceiveReadsTheClose: break  // the receive that reads the close ends the task
+        case .whenAReceiveReadsTheClose(let orAfter):
+            // The receive that reads the close ends the task; an app that had no message waiting and asks for none
+            // is told after `orAfter`, rather than never.
+            if let orAfter { tellHeldClose(after: orAfter) }
+        }
+    }
+
+    /// Tells the held close after `delay`, unless a receive or a cancel took it by then.
+    private func tellHeldClose(after delay: Duration) {
+        let nanoseconds = delay.components.seconds * 1_000_000_000 + delay.components.attoseconds / 1_000_000_000
+        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(nanoseconds))) { [weak self] in
+            guard let self, let close = self.socket.withLockedValue({ $0.takeHeldClose() }) else { return }
+            self.end(telling: close)
         }
     }
 

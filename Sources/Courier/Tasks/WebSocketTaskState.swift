@@ -20,6 +20,8 @@ struct WebSocketTaskState {
     var phase = Phase.handshaking
     var maximumMessageSize = 1 << 20
     var closeHandshakeTimeout = Duration(WebSocketConnection.closeTimeout)
+    /// See ``URLSessionWebSocketTask/heldCloseGrace``.
+    var heldCloseGrace = Duration.seconds(1)
     var closeCode = URLSessionWebSocketTask.CloseCode.invalid
     var closeReason: Data?
     /// Whether the app asked for a close (`cancel(with:reason:)`): the first one's code and reason are recorded.
@@ -74,7 +76,8 @@ struct WebSocketTaskState {
         guard case .open(let connection) = phase else { return nil }
         if !closeWasAsked {
             closeWasAsked = true
-            closeCode = code
+            // `.other(1000)` is recorded as `.normalClosure`, which a `switch` matches.
+            closeCode = URLSessionWebSocketTask.CloseCode(rawValue: code.rawValue) ?? code
             closeReason = reason
         }
         return connection
@@ -121,19 +124,26 @@ struct WebSocketTaskState {
     /// let the connection read again. A held close is handed over to tell after the receive: the server's by the
     /// receive that finds no message left (it reads the close frame, as on Darwin), one the app asked for by the
     /// receive that takes the last message.
+    ///
+    /// Taking the last message before a held close the server began starts that close's `grace`: the app now has
+    /// every message, and if it asks for no more it still hears of the close.
     mutating func receive(_ receiver: @escaping Receiver) -> (
-        delivery: Delivery, reading: ReadingChange?, close: HeldClose?
+        delivery: Delivery, reading: ReadingChange?, close: HeldClose?, grace: Duration?
     ) {
         if !messages.isEmpty {
             hasReceived = true
             let message = messages.removeFirst()
             let resumes = messages.count == URLSessionWebSocketTask.readAhead - 1
-            let close = messages.isEmpty && !heldCloseWaitsForAnEmptyReceive ? takeHeldClose() : nil
-            return (.message(message), resumes ? reading(true, on: openConnection) : nil, close)
+            var close: HeldClose?
+            var grace: Duration?
+            if messages.isEmpty, heldClose != nil {
+                if heldCloseWaitsForAnEmptyReceive { grace = heldCloseGrace } else { close = takeHeldClose() }
+            }
+            return (.message(message), resumes ? reading(true, on: openConnection) : nil, close, grace)
         }
-        if case .closed(let error) = phase { return (.failure(error), nil, takeHeldClose()) }
+        if case .closed(let error) = phase { return (.failure(error), nil, takeHeldClose(), nil) }
         receivers.append(receiver)
-        return (.waits, nil, nil)
+        return (.waits, nil, nil, nil)
     }
 
     /// The held close, if any, which is then no longer held: a `cancel()` ends the task instead of it.
@@ -190,8 +200,8 @@ struct WebSocketTaskState {
     enum Ending {
         /// Now: with `didCloseWith` first for a clean close, else with the connection's error (or none).
         case now(close: HeldClose?)
-        /// When a receive reads the clean close, which is held till then.
-        case whenAReceiveReadsTheClose
+        /// When a receive reads the clean close, which is held till then — or, given a grace, after it.
+        case whenAReceiveReadsTheClose(orAfter: Duration?)
     }
 
     /// The connection ended: the close code and reason are recorded, and what waited is handed back to fail
@@ -208,7 +218,9 @@ struct WebSocketTaskState {
     /// close is held (`Waiting.ending` is `.whenAReceiveReadsTheClose`) and told after the receive that reads it:
     /// - a close the server began, while messages before it wait for the app, or while no receive waits in an app
     ///   that has received messages (its receive loop has a message in hand and asks again once done with it: told
-    ///   at once, the close would overtake that message): held until a receive finds no message left;
+    ///   at once, the close would overtake that message): held until a receive finds no message left — for
+    ///   ``URLSessionWebSocketTask/heldCloseGrace`` at most once the app has every message, for an app that has no
+    ///   receive loop;
     /// - a close the app asked for, while messages wait: held until a receive takes the last of them.
     /// A receive waiting when the close comes reads it: it fails, and the close is told at once, as it is to an
     /// app that has never received (it has no receive loop to read it). `closeCode` and `closeReason` are set at once.
@@ -231,7 +243,8 @@ struct WebSocketTaskState {
         if clean != nil && unread {
             heldClose = clean
             heldCloseWaitsForAnEmptyReceive = serverBegan
-            ending = .whenAReceiveReadsTheClose
+            // Without messages waiting, the hold is for a receive loop's next receive only: bounded.
+            ending = .whenAReceiveReadsTheClose(orAfter: messages.isEmpty ? heldCloseGrace : nil)
         }
         return Waiting(receivers: receivers, sends: queuedSends, pings: queuedPings, ending: ending)
     }

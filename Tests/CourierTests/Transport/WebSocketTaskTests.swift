@@ -63,10 +63,12 @@ struct WebSocketTaskTests {
     /// Runs `body` with an HTTP/1.1 server serving `endpoint` at `path` and a resumed task to it, whose delegate is a
     /// recorder.
     /// `closeTimeout`: how long the server has to answer the task's close; a minute by default, so that what a test
-    /// checks about a close handshake never races the timeout on a machine loaded by the whole suite.
+    /// checks about a close handshake never races the timeout on a machine loaded by the whole suite. `closeGrace`:
+    /// how long the server's close waits for a receive once the app has every message; a minute by default, for the
+    /// same reason.
     private func withWebSocket(
         _ endpoint: MockWebSocketEndpoint, at path: String, protocols: [String]? = nil,
-        closeTimeout: Duration = .seconds(60),
+        closeTimeout: Duration = .seconds(60), closeGrace: Duration = .seconds(60),
         _ body: (URLSessionWebSocketTask, WebSocketRecorder, MockServer) async throws -> Void
     ) async throws {
         try await withServer { server in
@@ -78,6 +80,7 @@ struct WebSocketTaskTests {
             let task =
                 protocols.map { session.webSocketTask(with: url, protocols: $0) } ?? session.webSocketTask(with: url)
             task.closeHandshakeTimeout = closeTimeout
+            task.heldCloseGrace = closeGrace
             task.resume()
             try await body(task, recorder, server)
         }
@@ -241,6 +244,63 @@ struct WebSocketTaskTests {
             #expect(error?.code == .ENOTCONN)
             try await recorder.completion()
             #expect(recorder.events == [.opened(nil), .closed(.other(4001), "bye"), .completed(nil)])
+        }
+    }
+
+    /// An app that received a message but asks for no more (no receive loop) still hears of the server's close,
+    /// after the grace a receive loop gets to ask again.
+    @Test func theServersCloseIsToldAfterAGraceToAnAppThatStoppedReceiving() async throws {
+        let script = MockWebSocketEndpoint.script(.expectMessage, .send(text: "one"), .close(code: 1000, reason: ""))
+        try await withWebSocket(script, at: "/s", closeGrace: .milliseconds(200)) { task, recorder, _ in
+            async let first = task.receive()
+            try await task.send(.string("go"))
+            _ = try await first
+            try await recorder.completion(timeout: .seconds(20))
+            #expect(recorder.events == [.opened(nil), .closed(.normalClosure, nil), .completed(nil)])
+        }
+    }
+
+    /// The same when the message was read ahead: the receive that takes it, the last before the close, starts the
+    /// grace (before, the task waited for a receive that never came).
+    @Test func theServersCloseBehindAReadAheadMessageIsToldAfterAGrace() async throws {
+        let script = MockWebSocketEndpoint.script(.send(text: "one"), .close(code: 1000, reason: ""))
+        try await withWebSocket(script, at: "/s", closeGrace: .milliseconds(200)) { task, recorder, _ in
+            try await waitUntil(timeout: .seconds(10)) { task.closeCode == .normalClosure }
+            guard case .string("one") = try await task.receive() else {
+                Issue.record("the message was lost")
+                return
+            }
+            try await recorder.completion(timeout: .seconds(20))
+            #expect(recorder.events == [.opened(nil), .closed(.normalClosure, nil), .completed(nil)])
+        }
+    }
+
+    /// `cancel(with:reason:)` while the server's close waits for a receive: that close is the one that happened, told
+    /// with `didCloseWith` and a completion without an error (not a cancellation).
+    @Test func closingWhileTheServersCloseWaitsTellsThatClose() async throws {
+        let script = MockWebSocketEndpoint.script(.expectMessage, .send(text: "one"), .close(code: 4002, reason: "x"))
+        try await withWebSocket(script, at: "/s") { task, recorder, _ in
+            async let first = task.receive()
+            try await task.send(.string("go"))
+            _ = try await first
+            try await waitUntil(timeout: .seconds(10)) { task.closeCode == .other(4002) }
+            task.cancel(with: .normalClosure, reason: nil)
+            try await recorder.completion()
+            #expect(recorder.events == [.opened(nil), .closed(.other(4002), "x"), .completed(nil)])
+        }
+    }
+
+    /// The code the app closes with is recorded as its named case: `.other(1000)` is `.normalClosure`, which a
+    /// `switch` matches.
+    @Test func anAppsCloseCodeIsRecordedAsItsNamedCase() async throws {
+        try await withWebSocket(.echo, at: "/echo") { task, recorder, _ in
+            try await task.sendPing()
+            task.cancel(with: .other(1000), reason: nil)
+            guard case .normalClosure = task.closeCode else {
+                Issue.record("closeCode is \(task.closeCode)")
+                return
+            }
+            try await recorder.completion()
         }
     }
 
