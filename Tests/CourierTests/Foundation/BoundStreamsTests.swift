@@ -127,13 +127,18 @@ struct BoundStreamsTests {
         #expect(await read.value == 1)
         // The buffer holds three bytes and room for one: the second write waits for room.
         let writer = UncheckedBox(output)
+        let firstWritten = NIOLockedValueBox(false)
         let write = Task.detached {
             await onThread { () -> Int in
                 // The first write takes the one free byte; the second waits for room.
                 guard writer.value.write([5, 6], maxLength: 2) == 1 else { return -2 }
+                firstWritten.withLockedValue { $0 = true }
                 return writer.value.write([6], maxLength: 1)
             }
         }
+        // The close must come after the first write (a loaded machine took longer than a fixed 50 ms); whether the
+        // second write is already waiting or starts after the close, it fails.
+        try await waitUntil(timeout: .seconds(20)) { firstWritten.withLockedValue { $0 } }
         try await Task.sleep(for: .milliseconds(50))
         input.close()
         #expect(await write.value == -1)
