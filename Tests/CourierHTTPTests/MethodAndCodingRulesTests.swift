@@ -14,6 +14,8 @@ struct MethodAndCodingRulesTests {
     @Test(arguments: [("POST", true), ("put", true), ("PATCH", true), ("GET", false), ("DELETE", false)])
     func emptyBodiesAnnounced(method: String, announced: Bool) {
         #expect(MethodRules.announcesEmptyBody(method) == announced)
+        #expect(MethodRules.announcesBody(ofLength: 0, method: method) == announced)
+        #expect(MethodRules.announcesBody(ofLength: 1, method: method))
     }
 
     @Test(arguments: [

@@ -29,4 +29,10 @@ public enum MethodRules {
         default: return false
         }
     }
+
+    /// Whether a body of `length` bytes is announced with `Content-Length`: any body with bytes, and an empty one
+    /// where ``announcesEmptyBody(_:)`` says so.
+    public static func announcesBody(ofLength length: Int64, method: String) -> Bool {
+        length > 0 || announcesEmptyBody(method)
+    }
 }

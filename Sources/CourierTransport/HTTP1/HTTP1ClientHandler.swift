@@ -769,7 +769,7 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
             headers.remove(name: "TE")
         }
         if let length = request.body.length {
-            if length > 0 || MethodRules.announcesEmptyBody(request.method) {
+            if MethodRules.announcesBody(ofLength: length, method: request.method) {
                 headers.add(name: "Content-Length", value: String(length))
             }
         } else {

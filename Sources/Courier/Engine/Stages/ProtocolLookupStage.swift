@@ -84,13 +84,12 @@ struct ProtocolLookupStage: RequestStage {
             case .streamed: return request
             }
         } else if let body = request.httpBody {
-            // An empty body on a method that has none is not announced.
-            let method = request.httpMethod?.uppercased() ?? "GET"
-            if body.isEmpty, method == "GET" || method == "HEAD" { return request }
             length = Int64(body.count)
         } else {
             return request
         }
+        // As the request would go on the wire: an empty body only for a method that defines one.
+        guard MethodRules.announcesBody(ofLength: length, method: request.httpMethod ?? "GET") else { return request }
         var announcing = request
         announcing.setValue(String(length), forHTTPHeaderField: "Content-Length")
         return announcing
