@@ -131,9 +131,12 @@ struct CustomProtocolTests {
 
     /// An upload task's body is not in its request; Darwin hands it to the protocol as the request's body stream,
     /// which stubs read to check what was uploaded. (Courier gave the protocol the request alone: the body was
-    /// nowhere, and a protocol that loads through a session of its own sent an empty upload.)
-    @Test func anUploadsBodyReachesTheProtocolAsItsBodyStream() async throws {
+    /// nowhere, and a protocol that loads through a session of its own sent an empty upload.) A data task's
+    /// `httpBody` reaches it both ways: as a body stream, which is how Darwin hands it over (its stubs read
+    /// `httpBodyStream`; before, they saw no body), and as `httpBody`, which is how FoundationNetworking does.
+    @Test func aBodyReachesTheProtocolAsItsBodyStream() async throws {
         StubProtocol.script("/echo", .echoBodyStream)
+        StubProtocol.script("/data", .echoHTTPBody)
         let session = session()
         var request = URLRequest(url: url("/echo"))
         request.httpMethod = "POST"
@@ -144,18 +147,6 @@ struct CustomProtocolTests {
         defer { try? FileManager.default.removeItem(at: file) }
         let (fromFile, _) = try await session.upload(for: request, fromFile: file)
         #expect(fromFile == Data("from a file".utf8))
-        session.invalidateAndCancel()
-    }
-
-    /// A data task's `httpBody` reaches the protocol both ways: as a body stream, which is how Darwin hands it over
-    /// (its stubs read `httpBodyStream`), and as `httpBody`, which is how FoundationNetworking does (its stubs read
-    /// that). Before, only `httpBody` was there, and a stub written for Darwin saw no body.
-    @Test func aDataTasksBodyReachesTheProtocolAsDataAndAsAStream() async throws {
-        StubProtocol.script("/stream", .echoBodyStream)
-        StubProtocol.script("/data", .echoHTTPBody)
-        let session = session()
-        var request = URLRequest(url: url("/stream"))
-        request.httpMethod = "POST"
         request.httpBody = Data("posted".utf8)
         #expect(try await session.data(for: request).0 == Data("posted".utf8))
         request.url = url("/data")
@@ -184,10 +175,12 @@ struct CustomProtocolTests {
         request.setValue(nil, forHTTPHeaderField: "Content-Length")
         request.httpBodyStream = InputStream(data: Data("streamed".utf8))
         #expect(try await session.data(for: request).0 == Data("none".utf8))
-        // An empty body: announced for a POST, not for a GET.
+        // An empty body: announced for a POST, not for a GET or a DELETE (as on the wire).
         request.httpBody = Data()
         #expect(try await session.data(for: request).0 == Data("0".utf8))
         request.httpMethod = "GET"
+        #expect(try await session.data(for: request).0 == Data("none".utf8))
+        request.httpMethod = "DELETE"
         #expect(try await session.data(for: request).0 == Data("none".utf8))
         session.invalidateAndCancel()
     }
