@@ -55,7 +55,12 @@ open class URLSessionWebSocketTask: URLSessionTask, @unchecked Sendable {
         /// The code for `rawValue`: its named case, else ``other(_:)``. Never `nil` (the initializer is failable
         /// as Darwin's is, whose `CloseCode(rawValue: code)!` must compile).
         public init?(rawValue: Int) {
-            self = Self.named.first { $0.rawValue == rawValue } ?? .other(rawValue)
+            self.init(code: rawValue)
+        }
+
+        /// The code for `code`: its named case, else ``other(_:)``.
+        init(code: Int) {
+            self = Self.named.first { $0.rawValue == code } ?? .other(code)
         }
 
         /// The code.
@@ -406,10 +411,11 @@ open class URLSessionWebSocketTask: URLSessionTask, @unchecked Sendable {
         }
     }
 
-    /// Tells the held close after `delay`, unless a receive or a cancel took it by then.
+    /// Tells the held close after `delay`, unless a receive or a cancel took it by then. The shared deadline
+    /// scheduler runs it on its event loop, as the connection's end is told from the connection's: telling it only
+    /// dispatches the delegate's call to the delegate queue.
     private func tellHeldClose(after delay: Duration) {
-        let nanoseconds = delay.components.seconds * 1_000_000_000 + delay.components.attoseconds / 1_000_000_000
-        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(nanoseconds))) { [weak self] in
+        _ = DeadlineScheduler.shared.schedule(at: .now() + TimeAmount(delay)) { [weak self] in
             guard let self, let close = self.socket.withLockedValue({ $0.takeHeldClose() }) else { return }
             self.end(telling: close)
         }

@@ -33,9 +33,6 @@ struct WebSocketTaskState {
     private var messages: [URLSessionWebSocketTask.Message] = []
     /// The server's clean close, held until a receive reads it (see ``closed(_:receiveError:)``).
     private var heldClose: HeldClose?
-    /// Whether the held close waits for a receive that finds no message left (a close the server began), rather
-    /// than for the receive that takes the last message (a close the app asked for).
-    private var heldCloseWaitsForAnEmptyReceive = false
     /// Whether the app has received a message: an app with a receive loop reads the server's close with its next
     /// receive, one that never receives is told of it at once.
     private var hasReceived = false
@@ -77,7 +74,7 @@ struct WebSocketTaskState {
         if !closeWasAsked {
             closeWasAsked = true
             // `.other(1000)` is recorded as `.normalClosure`, which a `switch` matches.
-            closeCode = URLSessionWebSocketTask.CloseCode(rawValue: code.rawValue) ?? code
+            closeCode = URLSessionWebSocketTask.CloseCode(code: code.rawValue)
             closeReason = reason
         }
         return connection
@@ -136,8 +133,10 @@ struct WebSocketTaskState {
             let resumes = messages.count == URLSessionWebSocketTask.readAhead - 1
             var close: HeldClose?
             var grace: Duration?
+            // A close the server began waits for a receive that finds no message left; one the app asked for, for
+            // the receive that takes the last message.
             if messages.isEmpty, heldClose != nil {
-                if heldCloseWaitsForAnEmptyReceive { grace = heldCloseGrace } else { close = takeHeldClose() }
+                if closeWasAsked { close = takeHeldClose() } else { grace = heldCloseGrace }
             }
             return (.message(message), resumes ? reading(true, on: openConnection) : nil, close, grace)
         }
@@ -227,7 +226,7 @@ struct WebSocketTaskState {
     mutating func closed(_ closure: WebSocketClosure, receiveError: any Error) -> Waiting {
         var clean: HeldClose?
         if let code = closure.code {
-            closeCode = URLSessionWebSocketTask.CloseCode(rawValue: Int(code)) ?? .invalid
+            closeCode = URLSessionWebSocketTask.CloseCode(code: Int(code))
             closeReason = closure.reason.isEmpty ? nil : Data(closure.reason)
             if closure.error == nil { clean = HeldClose(code: closeCode, reason: closeReason) }
         }
@@ -242,7 +241,6 @@ struct WebSocketTaskState {
         let unread = !messages.isEmpty || (serverBegan && receivers.isEmpty && hasReceived)
         if clean != nil && unread {
             heldClose = clean
-            heldCloseWaitsForAnEmptyReceive = serverBegan
             // Without messages waiting, the hold is for a receive loop's next receive only: bounded.
             ending = .whenAReceiveReadsTheClose(orAfter: messages.isEmpty ? heldCloseGrace : nil)
         }
