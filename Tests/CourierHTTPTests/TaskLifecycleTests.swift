@@ -16,9 +16,45 @@ struct TaskLifecycleTests {
         _ = machine.resume()
         #expect(machine.suspend() == .pause)
         #expect(machine.state == .suspended)
-        #expect(machine.suspend() == .none)
         #expect(machine.resume() == .proceed)
         #expect(machine.state == .running)
+    }
+
+    /// Darwin's header: "-suspend and -resume are nestable". Only the resume that undoes the last suspend acts.
+    @Test func suspendsNestAndTakeAsManyResumes() {
+        var machine = TaskLifecycle()
+        _ = machine.resume()
+        #expect(machine.suspend() == .pause)
+        #expect(machine.suspend() == .none)
+        #expect(machine.suspend() == .none)
+        #expect(machine.resume() == .none)
+        #expect(machine.resume() == .none)
+        #expect(machine.state == .suspended)
+        #expect(machine.resume() == .proceed)
+        #expect(machine.state == .running)
+        #expect(machine.resume() == .none)
+        #expect(machine.suspend() == .pause)
+    }
+
+    /// A new task counts as suspended once: a `suspend()` before the first `resume()` takes one more to start.
+    @Test func aSuspendBeforeTheFirstResumeTakesAnotherResumeToStart() {
+        var machine = TaskLifecycle()
+        #expect(machine.suspend() == .none)
+        #expect(machine.resume() == .none)
+        #expect(machine.state == .suspended)
+        #expect(!machine.isOutstanding)
+        #expect(machine.resume() == .start)
+        #expect(machine.isOutstanding)
+    }
+
+    @Test func cancelWhileSuspendedTwiceCancelsTheTransfer() {
+        var machine = TaskLifecycle()
+        _ = machine.resume()
+        _ = machine.suspend()
+        _ = machine.suspend()
+        #expect(machine.cancel() == .cancelTransfer)
+        #expect(machine.resume() == .none)
+        #expect(machine.state == .canceling)
     }
 
     @Test func cancelBeforeStartCompletesWithoutTransfer() {
@@ -56,6 +92,7 @@ struct TaskLifecycleTests {
             ([String](), false), (["resume"], true), (["resume", "suspend"], true), (["suspend"], false),
             (["cancel"], false), (["cancel", "resume"], false), (["resume", "cancel"], false),
             (["resume", "complete"], false), (["resume", "suspend", "resume"], true),
+            (["suspend", "resume"], false), (["suspend", "resume", "resume"], true),
         ])
     func outstanding(events: [String], listed: Bool) {
         var machine = TaskLifecycle()

@@ -30,13 +30,15 @@ public struct TaskLifecycle: Sendable, Hashable {
     }
 
     private enum Phase: Sendable, Hashable {
-        case suspended(started: Bool)
+        /// `depth` is how many `resume()` calls it takes to run: `suspend()` and `resume()` nest, as Darwin's
+        /// header says ("-suspend and -resume are nestable"), and a new task starts at 1.
+        case suspended(started: Bool, depth: Int)
         case running
         case canceling
         case completed
     }
 
-    private var phase: Phase = .suspended(started: false)
+    private var phase: Phase = .suspended(started: false, depth: 1)
 
     /// A new task: suspended and never started.
     public init() {}
@@ -56,18 +58,22 @@ public struct TaskLifecycle: Sendable, Hashable {
     /// but never resumed is not listed, and a cancelled one leaves the list at once, before it completes.
     public var isOutstanding: Bool {
         switch phase {
-        case .running, .suspended(started: true): return true
-        case .suspended(started: false), .canceling, .completed: return false
+        case .running, .suspended(started: true, _): return true
+        case .suspended(started: false, _), .canceling, .completed: return false
         }
     }
 
-    /// `resume()`.
+    /// `resume()`: undoes one `suspend()` (a new task counts as suspended once); the one that undoes the last
+    /// starts or continues the task. More resumes than suspends do nothing.
     public mutating func resume() -> Action {
         switch phase {
-        case .suspended(started: false):
+        case .suspended(let started, let depth) where depth > 1:
+            phase = .suspended(started: started, depth: depth - 1)
+            return .none
+        case .suspended(started: false, _):
             phase = .running
             return .start
-        case .suspended(started: true):
+        case .suspended(started: true, _):
             phase = .running
             return .proceed
         case .running, .canceling, .completed:
@@ -75,13 +81,17 @@ public struct TaskLifecycle: Sendable, Hashable {
         }
     }
 
-    /// `suspend()`.
+    /// `suspend()`: the first pauses a running task; each one, also of a task never resumed, takes one more
+    /// `resume()` to undo.
     public mutating func suspend() -> Action {
         switch phase {
         case .running:
-            phase = .suspended(started: true)
+            phase = .suspended(started: true, depth: 1)
             return .pause
-        case .suspended, .canceling, .completed:
+        case .suspended(let started, let depth):
+            phase = .suspended(started: started, depth: depth == Int.max ? depth : depth + 1)
+            return .none
+        case .canceling, .completed:
             return .none
         }
     }
@@ -89,10 +99,10 @@ public struct TaskLifecycle: Sendable, Hashable {
     /// `cancel()`.
     public mutating func cancel() -> Action {
         switch phase {
-        case .suspended(started: false):
+        case .suspended(started: false, _):
             phase = .canceling
             return .completeWithoutTransfer
-        case .suspended(started: true), .running:
+        case .suspended(started: true, _), .running:
             phase = .canceling
             return .cancelTransfer
         case .canceling, .completed:

@@ -102,6 +102,43 @@ struct SessionFidelityTests {
         }
     }
 
+    /// `suspend()` and `resume()` nest, as Darwin's header says ("-suspend and -resume are nestable") and
+    /// FoundationNetworking counts them: a task suspended twice runs again after the second `resume()`, and a task
+    /// suspended before it was ever resumed takes two to start (and is not listed by its session until then).
+    @Test func suspendAndResumeNest() async throws {
+        try await withServer { server in
+            server.route("/ok", response: .ok("ok"))
+            let delegate = RecordingDelegate()
+            let session = makeSession(delegate: delegate)
+            defer { session.invalidateAndCancel() }
+
+            let early = session.dataTask(with: server.url("/ok"))
+            early.suspend()
+            early.resume()
+            #expect(early.state == .suspended)
+            #expect(await taskCount(session) == 0)
+            early.resume()
+            #expect(early.state == .running)
+            await delegate.waitForCompletions(1)
+            #expect(delegate.body == Data("ok".utf8))
+
+            let running = session.dataTask(with: server.url("/ok"))
+            running.resume()
+            running.suspend()
+            running.suspend()
+            running.resume()
+            #expect(running.state == .suspended)
+            running.resume()
+            #expect(running.state == .running)
+            // More resumes than suspends change nothing.
+            running.resume()
+            await delegate.waitForCompletions(2)
+            #expect(running.state == .completed)
+            #expect(running.error == nil)
+            #expect(server.requests(path: "/ok").count == 2)
+        }
+    }
+
     /// Darwin's default `prefersIncrementalDelivery`: `true` for a task whose body goes to a delegate, `false` for
     /// one with a completion handler and for a download task. A value the app sets is kept.
     @Test func onlyDelegateDataTasksPreferIncrementalDeliveryByDefault() throws {
