@@ -158,7 +158,7 @@ struct CustomProtocolTests {
     /// request snapshots, recorded on Darwin through Mocker, carry it); the app's own value stays, and a body stream,
     /// whose length is unknown, gets none.
     @Test func aProtocolSeesTheContentLengthOfABodyOfKnownLength() async throws {
-        StubProtocol.script("/length", .echoContentLength)
+        StubProtocol.script("/length", .echoHeader("Content-Length"))
         let session = session()
         var request = URLRequest(url: url("/length"))
         request.httpMethod = "POST"

@@ -24,8 +24,8 @@ final class StubProtocol: URLProtocol, @unchecked Sendable {
         case echoBodyStream
         /// A cached response the protocol makes itself (not the one it was given) is declared valid.
         case ownCachedIsValid(Data)
-        /// A 200 whose body is the request's `Content-Length` field (`"none"` without one).
-        case echoContentLength
+        /// A 200 whose body is the value of the request's header field of this name (`"none"` without one).
+        case echoHeader(String)
         /// A 200 whose body is the request's `httpBody` (`"no body"` without one).
         case echoHTTPBody
     }
@@ -141,11 +141,10 @@ final class StubProtocol: URLProtocol, @unchecked Sendable {
             client.urlProtocol(self, didReceive: response, cacheStoragePolicy: .notAllowed)
             client.urlProtocol(self, didLoad: request.httpBodyStream.map(Self.readAll) ?? Data("no stream".utf8))
             client.urlProtocolDidFinishLoading(self)
-        case .echoContentLength:
+        case .echoHeader(let name):
             let response = HTTPURLResponse(url: url, statusCode: 200, httpVersion: "HTTP/1.1", headerFields: [:])!
             client.urlProtocol(self, didReceive: response, cacheStoragePolicy: .notAllowed)
-            client.urlProtocol(
-                self, didLoad: Data((request.value(forHTTPHeaderField: "Content-Length") ?? "none").utf8))
+            client.urlProtocol(self, didLoad: Data((request.value(forHTTPHeaderField: name) ?? "none").utf8))
             client.urlProtocolDidFinishLoading(self)
         case .echoHTTPBody:
             let response = HTTPURLResponse(url: url, statusCode: 200, httpVersion: "HTTP/1.1", headerFields: [:])!

@@ -1,0 +1,59 @@
+import CourierMockServer
+import CourierTestSupport
+import Foundation
+import Testing
+
+@testable import Courier
+
+/// A `POST` whose own body goes without a `Content-Type` is sent with `application/x-www-form-urlencoded`, as
+/// Darwin's loader and FoundationNetworking send it (swift-corelibs-foundation's
+/// `TestURLSession.test_requestWithNonEmptyBody` checks it); the app's own type wins, and other methods, an empty
+/// body and an upload task's own data get none.
+@Suite("The form Content-Type of a POST body")
+struct FormContentTypeTests {
+    @Test func onlyAPOSTBodyWithoutATypeGetsTheFormType() async throws {
+        try await withServer { server in
+            server.route("/f", response: .ok("ok"))
+            let session = makeSession()
+            defer { session.invalidateAndCancel() }
+            func sentType(_ method: String, _ configure: (inout URLRequest) -> Void) async throws -> String? {
+                var request = URLRequest(url: server.url("/f"))
+                request.httpMethod = method
+                configure(&request)
+                let outcome = await session.runDataTask(request)
+                try #require(outcome.error == nil, "\(String(describing: outcome.error))")
+                return try #require(server.requests(path: "/f").last).header("Content-Type")
+            }
+            let body = Data("a=1&b=2".utf8)
+            #expect(try await sentType("POST") { $0.httpBody = body } == "application/x-www-form-urlencoded")
+            #expect(
+                try await sentType("POST") { $0.httpBodyStream = InputStream(data: body) }
+                    == "application/x-www-form-urlencoded")
+            #expect(
+                try await sentType("POST") {
+                    $0.httpBody = Data("{}".utf8)
+                    $0.setValue("application/json", forHTTPHeaderField: "content-type")
+                } == "application/json")
+            #expect(try await sentType("POST") { $0.httpBody = Data() } == nil)
+            #expect(try await sentType("PUT") { $0.httpBody = body } == nil)
+            #expect(try await sentType("PATCH") { $0.httpBody = body } == nil)
+
+            var upload = URLRequest(url: server.url("/f"))
+            upload.httpMethod = "POST"
+            _ = try await session.upload(for: upload, from: body)
+            #expect(try #require(server.requests(path: "/f").last).header("Content-Type") == nil)
+        }
+    }
+
+    /// The rule is the HTTP loader's: a custom `URLProtocol` is given the request as the app made it.
+    @Test func aCustomProtocolIsGivenTheRequestWithoutIt() async throws {
+        StubProtocol.script("/form-type", .echoHeader("Content-Type"))
+        let session = makeSession { $0.protocolClasses = [StubProtocol.self] }
+        defer { session.invalidateAndCancel() }
+        var request = URLRequest(url: try #require(URL(string: "https://stub.test/form-type")))
+        request.httpMethod = "POST"
+        request.httpBody = Data("a=1".utf8)
+        let (echoed, _) = try await session.data(for: request)
+        #expect(echoed == Data("none".utf8))
+    }
+}
