@@ -8,7 +8,7 @@ import Testing
 /// A `POST` whose own body goes without a `Content-Type` is sent with `application/x-www-form-urlencoded`, as
 /// Darwin's loader and FoundationNetworking send it (swift-corelibs-foundation's
 /// `TestURLSession.test_requestWithNonEmptyBody` checks it); the app's own type wins, and other methods, an empty
-/// body and an upload task's own data get none.
+/// body and an upload task's own data or file get none.
 @Suite("The form Content-Type of a POST body")
 struct FormContentTypeTests {
     @Test func onlyAPOSTBodyWithoutATypeGetsTheFormType() async throws {
@@ -42,6 +42,16 @@ struct FormContentTypeTests {
             upload.httpMethod = "POST"
             _ = try await session.upload(for: upload, from: body)
             #expect(try #require(server.requests(path: "/f").last).header("Content-Type") == nil)
+
+            // A streamed upload's body is a stream too (FoundationNetworking's rule).
+            let streaming = StreamProvidingDelegate(body: body)
+            let streamingSession = makeSession(delegate: streaming)
+            defer { streamingSession.invalidateAndCancel() }
+            streamingSession.uploadTask(withStreamedRequest: upload).resume()
+            await streaming.recorder.waitForCompletions()
+            #expect(
+                try #require(server.requests(path: "/f").last).header("Content-Type")
+                    == "application/x-www-form-urlencoded")
         }
     }
 

@@ -17,7 +17,7 @@ struct HeaderDefaultsStage: RequestStage {
         let addsAccept = request.value(forHTTPHeaderField: "Accept") == nil
         let addsEncoding = request.value(forHTTPHeaderField: "Accept-Encoding") == nil
         let addsAgent = request.value(forHTTPHeaderField: "User-Agent") == nil
-        let addsFormType = Self.needsFormContentType(request)
+        let addsFormType = Self.needsFormContentType(request, upload: context.uploadBody)
         let added = (addsAccept ? 1 : 0) + (addsEncoding ? 1 : 0) + (addsAgent ? 1 : 0) + (addsFormType ? 1 : 0)
         guard added > 0 else { return .proceed(request) }
         // One allocation for the fields added, not one per growth of the array.
@@ -30,13 +30,19 @@ struct HeaderDefaultsStage: RequestStage {
         return .proceed(request)
     }
 
-    /// Whether the request is a `POST` whose own body (`httpBody` with bytes, or `httpBodyStream`) goes without a
-    /// `Content-Type`: Darwin's loader then sends `application/x-www-form-urlencoded`, the HTML form default, and
-    /// FoundationNetworking does the same (its test suite checks it). Servers that parse form bodies rely on it.
-    /// An upload task's own data or file gets none, as in FoundationNetworking.
-    static func needsFormContentType(_ request: URLRequest) -> Bool {
+    /// Whether the request is a `POST` whose body goes without a `Content-Type`: Darwin's loader then sends
+    /// `application/x-www-form-urlencoded`, the HTML form default, and FoundationNetworking does the same (its test
+    /// suite checks it). Servers that parse form bodies rely on it. The body is the request's `httpBody` with
+    /// bytes, its `httpBodyStream`, or a streamed upload's; an upload task's own data or file gets none, as in
+    /// FoundationNetworking.
+    static func needsFormContentType(_ request: URLRequest, upload: UploadBody?) -> Bool {
         guard request.httpMethod == "POST", request.value(forHTTPHeaderField: "Content-Type") == nil else {
             return false
+        }
+        switch upload {
+        case .streamed?: return true
+        case .data?, .file?: return false
+        case nil: break
         }
         if let body = request.httpBody { return !body.isEmpty }
         return request.httpBodyStream != nil
