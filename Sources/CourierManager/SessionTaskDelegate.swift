@@ -44,16 +44,17 @@ final class SessionTaskDelegate: @unchecked Sendable {
     private static func progress(for task: URLSessionTask, manager: SessionManager?) -> Progress {
         let progress = Progress(totalUnitCount: NSURLSessionTransferSizeUnknown)
         progress.isCancellable = true
-        progress.isPausable = true
         progress.cancellationHandler = { [weak task] in task?.cancel() }
-        progress.pausingHandler = { [weak task, weak manager] in
-            guard let task else { return }
-            if let manager { manager.suspend(task) } else { task.suspend() }
-        }
-        progress.resumingHandler = { [weak task, weak manager] in
-            guard let task else { return }
-            if let manager { manager.resume(task) } else { task.resume() }
-        }
+        ProgressPauseFollower(
+            pause: { [weak task, weak manager] in
+                guard let task else { return }
+                if let manager { manager.suspend(task) } else { task.suspend() }
+            },
+            resume: { [weak task, weak manager] in
+                guard let task else { return }
+                if let manager { manager.resume(task) } else { task.resume() }
+            }
+        ).follow(progress)
         return progress
     }
 

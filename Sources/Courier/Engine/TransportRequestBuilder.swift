@@ -21,7 +21,8 @@ enum TransportRequestBuilder {
     /// Darwin's HTTP loader refuses a GET with a body (since iOS 13 and macOS 10.15) with this code, and
     /// FoundationNetworking does the same: apps and libraries (Alamofire validates it up front) expect the failure,
     /// not a request that servers and proxies each treat their own way. It is the HTTP transport's rule: a custom
-    /// URLProtocol still gets such a request. An empty body is no body.
+    /// URLProtocol still gets such a request. An empty body (no bytes, an empty file, a stream declared
+    /// `Content-Length: 0`) is no body.
     private static let bodyInGET = TransferError.urlError(
         .dataLengthExceedsMaximum,
         "a GET request cannot carry a body: send it with another method, or put it in the URL's query")
@@ -54,11 +55,7 @@ enum TransportRequestBuilder {
             bodyState.dropped
             ? .none
             : try makeBody(request: request, upload: upload, bodyState: bodyState, bodyStreams: bodyStreams)
-        if method == "GET", case .bytes = body {
-            throw bodyInGET
-        } else if method == "GET", case .stream = body {
-            throw bodyInGET
-        }
+        if method == "GET", body.length != 0 { throw bodyInGET }
         let timeout = effectiveTimeout(request: request, sessionTimeout: settings.requestTimeout)
         var transportRequest = try TransportRequest(
             method: method,

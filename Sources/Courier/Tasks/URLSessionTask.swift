@@ -471,8 +471,8 @@ open class URLSessionTask: NSObject, NSCopying, ProgressReporting, @unchecked Se
         progress.isCancellable = true
         progress.isPausable = true
         progress.cancellationHandler = { [weak self] in self?.cancel() }
-        progress.pausingHandler = { [weak self] in self?.suspend() }
-        progress.resumingHandler = { [weak self] in self?.resume() }
+        ProgressPauseFollower(pause: { [weak self] in self?.suspend() }, resume: { [weak self] in self?.resume() })
+            .follow(progress)
     }
 
     /// Whether the transfer's received bytes feed ``progress`` (upload tasks count sent bytes instead).

@@ -105,17 +105,20 @@ open class URLSessionWebSocketTask: URLSessionTask, @unchecked Sendable {
         super.init(session: session, request: request, identifier: identifier, completionMode: completionMode)
     }
 
-    /// The request the engine runs for the handshake: `ws` and `wss` become `http` and `https`.
+    /// The request the engine runs for the handshake: `ws` and `wss` become `http` and `https`, and a body the
+    /// app's request carries is left out (the handshake is a `GET` without one, RFC 6455 §4.1; sent, it would fail
+    /// the task as any `GET` with a body does).
     static func handshakeRequest(for request: URLRequest) -> URLRequest {
+        var mapped = request
+        if mapped.httpBody != nil || mapped.httpBodyStream != nil { mapped.httpBody = nil }
         guard let url = request.url, var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else {
-            return request
+            return mapped
         }
         switch components.scheme?.lowercased() {
         case "ws": components.scheme = "http"
         case "wss": components.scheme = "https"
-        default: return request
+        default: return mapped
         }
-        var mapped = request
         mapped.url = components.url
         return mapped
     }

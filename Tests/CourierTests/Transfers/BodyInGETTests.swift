@@ -7,8 +7,9 @@ import Testing
 
 /// Darwin's HTTP loader fails a `GET` that carries a body with `URLError.dataLengthExceedsMaximum` (since iOS 13
 /// and macOS 10.15), before anything is sent; FoundationNetworking does the same, and its own test suite
-/// (`TestURLSession.test_dataTaskWithHttpInputStream`) asserts it. An empty body is no body, other methods keep
-/// theirs, and a custom `URLProtocol` still gets the request: the rule is the HTTP transport's.
+/// (`TestURLSession.test_dataTaskWithHttpInputStream`) asserts it. An empty body (no bytes, an empty file) is no
+/// body, other methods keep theirs, and a custom `URLProtocol` still gets the request: the rule is the HTTP
+/// transport's.
 @Suite("A GET with a body")
 struct BodyInGETTests {
     private func getRequest(_ url: URL) -> URLRequest {
@@ -84,6 +85,12 @@ struct BodyInGETTests {
             #expect(emptyData == Data("sent".utf8))
             let (emptyUpload, _) = try await session.upload(for: getRequest(server.url("/get")), from: Data())
             #expect(emptyUpload == Data("sent".utf8))
+            let emptyFile = FileManager.default.temporaryDirectory.appendingPathComponent("courier-empty-\(UUID())")
+            try Data().write(to: emptyFile)
+            defer { try? FileManager.default.removeItem(at: emptyFile) }
+            let (emptyFileUpload, _) = try await session.upload(
+                for: getRequest(server.url("/get")), fromFile: emptyFile)
+            #expect(emptyFileUpload == Data("sent".utf8))
             for method in ["POST", "PUT", "DELETE", "PATCH"] {
                 var request = URLRequest(url: server.url("/get"))
                 request.httpMethod = method
@@ -91,7 +98,7 @@ struct BodyInGETTests {
                 let (data, _) = try await session.data(for: request)
                 #expect(data == Data("sent".utf8), "\(method)")
             }
-            #expect(server.requests(path: "/get").count == 6)
+            #expect(server.requests(path: "/get").count == 7)
         }
     }
 

@@ -205,4 +205,34 @@ struct SuspendTests {
             #expect(task.progress.isFinished)
         }
     }
+
+    /// `Progress.pause()` calls its handler on every call, also when paused already, and runs handlers on a
+    /// concurrent queue: with suspensions that nest, the progress must hold at most one of them, or two `pause()`
+    /// calls and one `resume()` would leave the task suspended while its progress says it runs.
+    @Test func aProgressHoldsAtMostOneSuspension() async throws {
+        try await withServer { server in
+            server.route("/quiet", response: .silent)
+            let session = makeSession()
+            defer { session.invalidateAndCancel() }
+            let task = session.dataTask(with: server.url("/quiet"))
+            task.resume()
+            task.progress.pause()
+            task.progress.pause()
+            for _ in 0..<200 where task.state != .suspended { try await Task.sleep(for: .milliseconds(5)) }
+            #expect(task.state == .suspended)
+            task.progress.resume()
+            for _ in 0..<200 where task.state != .running { try await Task.sleep(for: .milliseconds(5)) }
+            #expect(task.state == .running)
+            // Quick turns, handled in any order, end as the progress ends: running.
+            for _ in 0..<20 {
+                task.progress.pause()
+                task.progress.resume()
+            }
+            for _ in 0..<200 where task.state != .running { try await Task.sleep(for: .milliseconds(5)) }
+            try await Task.sleep(for: .milliseconds(100))
+            #expect(task.state == .running)
+            #expect(!task.progress.isPaused)
+            task.cancel()
+        }
+    }
 }

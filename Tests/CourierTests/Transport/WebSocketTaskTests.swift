@@ -123,6 +123,29 @@ struct WebSocketTaskTests {
         }
     }
 
+    /// The handshake is a `GET` without a body (RFC 6455 §4.1): a body on the app's request is left out, instead of
+    /// failing the task as a `GET` with a body fails.
+    @Test func aBodyOnTheRequestIsLeftOutOfTheHandshake() async throws {
+        try await withServer { server in
+            server.webSocket("/echo", endpoint: .echo)
+            let session = makeSession()
+            defer { session.invalidateAndCancel() }
+            var request = URLRequest(url: try Self.webSocketURL(server, "/echo"))
+            request.httpBody = Data("not for a handshake".utf8)
+            let task = session.webSocketTask(with: request)
+            task.resume()
+            try await task.send(.string("hi"))
+            guard case .string(let text) = try await task.receive() else {
+                Issue.record("not a text message")
+                return
+            }
+            #expect(text == "hi")
+            let handshake = try #require(server.requests(path: "/echo").first)
+            #expect(handshake.body.isEmpty)
+            task.cancel(with: .normalClosure, reason: nil)
+        }
+    }
+
     /// `Sec-WebSocket-Protocol` lists one or more subprotocols (RFC 6455 §4.1 item 10, §4.3 `1#token`): with no
     /// protocols to offer, the handshake leaves the field out instead of sending it empty (which servers such as
     /// Node's `ws` answer with 400).
