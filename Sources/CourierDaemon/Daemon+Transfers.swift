@@ -156,7 +156,6 @@ extension Daemon: TransferAttemptObserver {
         scheduleProgressPoll()
         logger.info("task \(key.identifier)/\(key.task): attempt from byte \(offset)")
         attempt.start()
-        if record.state == .suspended { attempt.suspend() }
     }
 
     /// The names of the engine's files in a task's folder (dot files are the daemon's own).
