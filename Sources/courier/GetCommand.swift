@@ -163,6 +163,7 @@ struct GetCommand: AsyncParsableCommand {
                 settings.body = Data(data.utf8)
             }
         }
+        settings.dataInQuery = requestOptions.dataInQuery
         settings.includeHeaders = outputOptions.includeHeaders
         settings.head = outputOptions.head
         settings.failOnHTTPError = outputOptions.failOnHTTPError

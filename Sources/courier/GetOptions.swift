@@ -106,6 +106,11 @@ struct RequestOptions: ParsableArguments {
         help: ArgumentHelp("A request body ('@file' reads a file); the method becomes POST.", valueName: "data"))
     var data: String?
 
+    @Flag(
+        name: [.customShort("G"), .customLong("get")],
+        help: "Send the -d data in the URL's query, with GET, instead of as a POST body (as curl's -G).")
+    var dataInQuery = false
+
     @Option(
         name: [.customShort("A"), .customLong("user-agent")], help: ArgumentHelp("The User-Agent.", valueName: "name"))
     var userAgent: String?

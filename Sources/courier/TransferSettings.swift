@@ -33,6 +33,8 @@ struct TransferSettings: Sendable {
     var method: String?
     var headers: [(name: String, value: String)] = []
     var body: Data?
+    /// `-G`: the body goes in the URL's query and the method stays `GET` (URLSession refuses a `GET` with a body).
+    var dataInQuery = false
     var includeHeaders = false
     var head = false
     var failOnHTTPError = false
@@ -57,9 +59,9 @@ struct TransferSettings: Sendable {
 
     /// The request for `url`.
     func request(for url: URL) -> URLRequest {
-        var request = URLRequest(url: url)
+        var request = URLRequest(url: dataInQuery ? Self.url(url, appendingQuery: body) : url)
         for header in headers { request.addValue(header.value, forHTTPHeaderField: header.name) }
-        if let body {
+        if let body, !dataInQuery {
             request.httpBody = body
             request.httpMethod = "POST"
             if request.value(forHTTPHeaderField: "Content-Type") == nil {
@@ -69,6 +71,25 @@ struct TransferSettings: Sendable {
         if head { request.httpMethod = "HEAD" }
         if let method { request.httpMethod = method.uppercased() }
         return request
+    }
+
+    /// `url` with `data` added to its query, after a `&` when it has one, as curl's `-G` adds it: as given, so that
+    /// data already percent-encoded (`q=a%20b`) stays so; characters a query cannot hold (a space, `#`) are
+    /// percent-encoded, and so is a `%` that starts no escape.
+    static func url(_ url: URL, appendingQuery data: Data?) -> URL {
+        guard let data, !data.isEmpty,
+            var components = URLComponents(url: url, resolvingAgainstBaseURL: true)
+        else { return url }
+        let text = String(decoding: data, as: UTF8.self)
+        var allowed = CharacterSet.urlQueryAllowed
+        allowed.insert("%")
+        var encoded = text.addingPercentEncoding(withAllowedCharacters: allowed) ?? ""
+        if encoded.removingPercentEncoding == nil {
+            encoded = text.addingPercentEncoding(withAllowedCharacters: .urlQueryAllowed) ?? ""
+        }
+        let query = [components.percentEncodedQuery, encoded].compactMap { $0 }.filter { !$0.isEmpty }
+        components.percentEncodedQuery = query.joined(separator: "&")
+        return components.url ?? url
     }
 
     /// A session configuration for these settings: ephemeral (no disk cache, cookies or credentials kept beyond the

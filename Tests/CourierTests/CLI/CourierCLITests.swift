@@ -41,6 +41,32 @@ extension CLISuites {
             }
         }
 
+        /// URLSession refuses a `GET` with a body, so `-X GET -d` fails with that error; `-G` sends the data in the
+        /// query instead, as curl's `-G`, after the URL's own query, percent-encoding what a query cannot hold.
+        @Test func aGETWithDataFailsAndDashGPutsTheDataInTheQuery() async throws {
+            try await withServer { server in
+                server.route("/search", response: .ok("found"))
+                let refused = try await runCourier([
+                    "get", server.url("/search").absoluteString, "-X", "GET", "-d", "q=1",
+                ])
+                #expect(refused.status != 0)
+                #expect(refused.stderr.contains("-1103"))
+                #expect(server.requests.isEmpty)
+
+                let url = server.url("/search").absoluteString + "?lang=en"
+                let result = try await runCourier(["get", url, "-G", "-d", "q=a%20b&tag=x y"])
+                #expect(result.status == 0)
+                #expect(result.stdout == Data("found".utf8))
+                let recorded = try #require(server.requests.first)
+                #expect(recorded.method == "GET")
+                #expect(recorded.body.isEmpty)
+                #expect(recorded.target == "/search?lang=en&q=a%20b&tag=x%20y")
+                // A `%` that starts no escape is sent as `%25`.
+                _ = try await runCourier(["get", server.url("/search").absoluteString, "-G", "-d", "note=100%"])
+                #expect(server.requests.last?.target == "/search?note=100%25")
+            }
+        }
+
         @Test func outputFileAppearsOnlyWhenTheTransferSucceeds() async throws {
             let directory = try makeTemporaryDirectory()
             defer { try? FileManager.default.removeItem(at: directory) }
