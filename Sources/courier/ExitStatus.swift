@@ -73,7 +73,7 @@ enum ExitStatus {
           28  timed out (--max-time, --connect-timeout, or the server stopped sending)
           35  the TLS handshake failed
           42  the transfer was cancelled
-          47  more redirects than --max-redirs (at most 16, URLSession's limit)
+          47  more redirects than --max-redirs (at most 20, URLSession's limit)
           52  the server closed the connection without a reply
           56  the connection broke while receiving
           58  the client certificate was refused or required

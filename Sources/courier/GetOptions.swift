@@ -147,9 +147,9 @@ struct RequestOptions: ParsableArguments {
     @Option(
         name: .customLong("max-redirs"),
         help: ArgumentHelp(
-            "At most this many redirects (default 16, the most URLSession follows, as on Darwin; a larger value "
-                + "stops at 16 too).", valueName: "n"))
-    var maxRedirects: Int = 16
+            "At most this many redirects (default 20, the most URLSession follows, as on Darwin; a larger value "
+                + "stops at 20 too).", valueName: "n"))
+    var maxRedirects: Int = 20
 
     @Flag(
         name: .customLong("compressed"),

@@ -196,7 +196,7 @@ final class TransferRunner: Sendable {
                     continue
                 }
                 keepOrDiscardPartial(resumable)
-                // URLSession stops at its own limit (Darwin's 16) before asking about one more redirect: say which
+                // URLSession stops at its own limit (Darwin's 20) before asking about one more redirect: say which
                 // limit it was, since a larger --max-redirs cannot raise it.
                 let reason =
                     error.code == .httpTooManyRedirects

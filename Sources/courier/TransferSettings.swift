@@ -1,4 +1,5 @@
 import Courier
+import CourierHTTP
 import Foundation
 
 /// Everything the options decide, checked and resolved once, shared by every transfer of the run.
@@ -43,7 +44,7 @@ struct TransferSettings: Sendable {
     var showProgress = false
     var showErrors = true
     var writeOut: String?
-    var maxRedirects = 16
+    var maxRedirects = RedirectPolicy.maximumRedirects
     var credentials: (user: String, password: String)?
     var proxyCredentials: (user: String, password: String)?
     var limitRate: Int64?

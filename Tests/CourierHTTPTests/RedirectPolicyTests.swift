@@ -17,7 +17,10 @@ struct RedirectPolicyTests {
         Row(status: 302, method: "POST", newMethod: "GET", dropsBody: true),
         Row(status: 303, method: "POST", newMethod: "GET", dropsBody: true),
         Row(status: 303, method: "PUT", newMethod: "GET", dropsBody: true),
-        Row(status: 303, method: "HEAD", newMethod: "HEAD", dropsBody: false),
+        Row(status: 303, method: "HEAD", newMethod: "GET", dropsBody: true),
+        Row(status: 305, method: "POST", newMethod: "POST", dropsBody: false),
+        Row(status: 306, method: "PUT", newMethod: "PUT", dropsBody: false),
+        Row(status: 302, method: "HEAD", newMethod: "HEAD", dropsBody: false),
         Row(status: 301, method: "PUT", newMethod: "PUT", dropsBody: false),
         Row(status: 302, method: "GET", newMethod: "GET", dropsBody: false),
         Row(status: 307, method: "POST", newMethod: "POST", dropsBody: false),
@@ -36,7 +39,7 @@ struct RedirectPolicyTests {
         #expect(plan.removedHeaderNames.contains("Content-Type") == row.dropsBody)
     }
 
-    @Test(arguments: [200, 300, 304, 305, 404])
+    @Test(arguments: [200, 300, 304, 309, 404])
     func nonRedirectStatusesAreNotFollowed(status: Int) throws {
         let current = try #require(URL(string: "http://a.example/"))
         #expect(RedirectPolicy.plan(status: status, location: "/z", method: "GET", currentURL: current) == nil)

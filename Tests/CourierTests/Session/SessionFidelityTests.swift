@@ -199,7 +199,52 @@ struct SessionFidelityTests {
 
     // MARK: - Redirects
 
-    @Test(arguments: [301, 302, 303])
+    /// Darwin's rules, as swift-corelibs-foundation wrote them to match Darwin and tests them: a 303 makes every
+    /// method a `GET`, `HEAD` included; 305 and 306 are followed keeping the method and the body, as 307 is; and
+    /// 20 redirects in a row are followed (macOS 11 and later; CFNetwork stopped at 16 before).
+    @Test func threeOhThreeMakesHeadAGetAndThreeOhFiveKeepsTheMethod() async throws {
+        try await withServer { server in
+            server.route("/see-other", response: MockResponse(status: 303, headers: [("Location", "/seen")]))
+            server.route("/seen", response: .ok("seen"))
+            server.route(
+                "/use-proxy", method: "POST", response: MockResponse(status: 305, headers: [("Location", "/used")]))
+            server.route(
+                "/unused", method: "PUT", response: MockResponse(status: 306, headers: [("Location", "/used")]))
+            server.route("/used", response: .ok("used"))
+            for hop in 0..<20 {
+                server.route(
+                    "/hop\(hop)", response: MockResponse(status: 302, headers: [("Location", "/hop\(hop + 1)")]))
+            }
+            server.route("/hop20", response: .ok("end"))
+            let session = makeSession()
+            defer { session.invalidateAndCancel() }
+
+            var head = URLRequest(url: server.url("/see-other"))
+            head.httpMethod = "HEAD"
+            let headOutcome = await session.runDataTask(head)
+            #expect(headOutcome.http?.statusCode == 200)
+            #expect(server.requests(path: "/seen").first?.method == "GET")
+            #expect(headOutcome.data == Data("seen".utf8))
+
+            for (path, method) in [("/use-proxy", "POST"), ("/unused", "PUT")] {
+                var request = URLRequest(url: server.url(path))
+                request.httpMethod = method
+                request.httpBody = Data("kept".utf8)
+                let outcome = await session.runDataTask(request)
+                #expect(outcome.data == Data("used".utf8), "\(path)")
+                let followed = try #require(server.requests(path: "/used").last)
+                #expect(followed.method == method)
+                #expect(followed.body == Data("kept".utf8))
+            }
+
+            let twenty = await session.runDataTask(server.url("/hop0"))
+            #expect(twenty.data == Data("end".utf8))
+            #expect(twenty.error == nil)
+        }
+    }
+
+    /// A 301 or 302 keeps `HEAD` (a 303 makes it a `GET`, above).
+    @Test(arguments: [301, 302])
     func headStaysHeadThroughRedirects(status: Int) async throws {
         try await withServer { server in
             server.route("/from", response: MockResponse(status: status, headers: [("Location", "/to")]))
