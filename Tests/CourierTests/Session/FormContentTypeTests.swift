@@ -7,8 +7,8 @@ import Testing
 
 /// A `POST` whose own body goes without a `Content-Type` is sent with `application/x-www-form-urlencoded`, as
 /// Darwin's loader and FoundationNetworking send it (swift-corelibs-foundation's
-/// `TestURLSession.test_requestWithNonEmptyBody` checks it); the app's own type wins, and other methods, an empty
-/// body and an upload task's own data or file get none.
+/// `TestURLSession.test_requestWithNonEmptyBody` checks it), also an upload task's (as Darwin sends it); the app's
+/// own type wins, and other methods and an empty body get none.
 @Suite("The form Content-Type of a POST body")
 struct FormContentTypeTests {
     @Test func onlyAPOSTBodyWithoutATypeGetsTheFormType() async throws {
@@ -38,12 +38,26 @@ struct FormContentTypeTests {
             #expect(try await sentType("PUT") { $0.httpBody = body } == nil)
             #expect(try await sentType("PATCH") { $0.httpBody = body } == nil)
 
+            // An upload task's own body too, as on Darwin (FoundationNetworking leaves uploads without).
             var upload = URLRequest(url: server.url("/f"))
             upload.httpMethod = "POST"
             _ = try await session.upload(for: upload, from: body)
+            #expect(
+                try #require(server.requests(path: "/f").last).header("Content-Type")
+                    == "application/x-www-form-urlencoded")
+            let file = FileManager.default.temporaryDirectory.appendingPathComponent("courier-form-\(UUID())")
+            try body.write(to: file)
+            defer { try? FileManager.default.removeItem(at: file) }
+            _ = try await session.upload(for: upload, fromFile: file)
+            #expect(
+                try #require(server.requests(path: "/f").last).header("Content-Type")
+                    == "application/x-www-form-urlencoded")
+            upload.httpMethod = "PUT"
+            _ = try await session.upload(for: upload, from: body)
             #expect(try #require(server.requests(path: "/f").last).header("Content-Type") == nil)
 
-            // A streamed upload's body is a stream too (FoundationNetworking's rule).
+            // A streamed upload's body too.
+            upload.httpMethod = "POST"
             let streaming = StreamProvidingDelegate(body: body)
             let streamingSession = makeSession(delegate: streaming)
             defer { streamingSession.invalidateAndCancel() }

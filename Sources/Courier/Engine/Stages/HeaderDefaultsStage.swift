@@ -31,17 +31,18 @@ struct HeaderDefaultsStage: RequestStage {
     }
 
     /// Whether the request is a `POST` whose body goes without a `Content-Type`: Darwin's loader then sends
-    /// `application/x-www-form-urlencoded`, the HTML form default, and FoundationNetworking does the same (its test
-    /// suite checks it). Servers that parse form bodies rely on it. The body is the request's `httpBody` with
-    /// bytes, its `httpBodyStream`, or a streamed upload's; an upload task's own data or file gets none, as in
-    /// FoundationNetworking.
+    /// `application/x-www-form-urlencoded`, the HTML form default, and FoundationNetworking does the same for
+    /// `httpBody` and streams (its test suite checks it). Servers that parse form bodies rely on it. The body is the
+    /// request's `httpBody` with bytes, its `httpBodyStream`, or an upload task's data, file or stream: Darwin sends
+    /// the form type with `uploadTask(with:from:)` too (a CFNetwork capture in Alamofire's issue 553, whose multipart
+    /// uploads went out as forms until it set the type itself); FoundationNetworking does not for uploads.
     static func needsFormContentType(_ request: URLRequest, upload: UploadBody?) -> Bool {
         guard request.httpMethod == "POST", request.value(forHTTPHeaderField: "Content-Type") == nil else {
             return false
         }
         switch upload {
-        case .streamed?: return true
-        case .data?, .file?: return false
+        case .data(let data)?: return !data.isEmpty
+        case .file?, .streamed?: return true
         case nil: break
         }
         if let body = request.httpBody { return !body.isEmpty }
