@@ -10,11 +10,17 @@ struct DownloadResumeState: Sendable {
     let error: TransferError?
 
     /// Decodes `data`; never throws, so the factory method can always return a task.
+    ///
+    /// Resume data that cannot be read fails the task with `unsupportedURL`, as Darwin fails it (an Apple engineer
+    /// made swift-corelibs-foundation "act as Darwin does when invalid data is fed to these methods", and its test
+    /// expects that code): there is no URL to resume. Readable resume data that does not fit its partial file fails
+    /// later, when resumed, with `cannotDecodeRawData` or `cannotOpenFile`.
     static func decode(_ data: Data) -> DownloadResumeState {
         do {
             return DownloadResumeState(resumeData: try ResumeData(decoding: data), error: nil)
         } catch {
-            return DownloadResumeState(resumeData: nil, error: error)
+            return DownloadResumeState(
+                resumeData: nil, error: .unsupportedURL("the resume data cannot be read: \(error.detail)"))
         }
     }
 
