@@ -149,7 +149,7 @@ struct RequestOptions: ParsableArguments {
         help: ArgumentHelp(
             "At most this many redirects (default 20, the most URLSession follows, as on Darwin; a larger value "
                 + "stops at 20 too).", valueName: "n"))
-    var maxRedirects: Int = 20
+    var maxRedirects: Int = 20  // RedirectPolicy.maximumRedirects (this file imports no Courier module)
 
     @Flag(
         name: .customLong("compressed"),

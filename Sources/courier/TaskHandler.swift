@@ -210,7 +210,8 @@ final class TaskHandler: @unchecked Sendable {
         }
     }
 
-    /// `nil` to refuse the redirect (more than `--max-redirs`).
+    /// `nil` to refuse the redirect (more than `--max-redirs`). `-I` stays a `HEAD` where URLSession makes a 303's
+    /// request a `GET` (as curl's `-I -L` does): the tool promised the status line and headers, not a body.
     func willRedirect(to request: URLRequest) -> URLRequest? {
         let allowed = lock.withLock {
             redirects += 1
@@ -220,7 +221,11 @@ final class TaskHandler: @unchecked Sendable {
             }
             return true
         }
-        return allowed ? request : nil
+        guard allowed else { return nil }
+        guard settings.head, settings.method == nil, request.httpMethod == "GET" else { return request }
+        var head = request
+        head.httpMethod = "HEAD"
+        return head
     }
 
     func didReceive(

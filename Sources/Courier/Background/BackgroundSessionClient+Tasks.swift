@@ -44,7 +44,7 @@ extension BackgroundSessionClient {
         if (task as? URLSessionDownloadTask)?.resume != nil && resumeData == nil {
             let reason = (task as? URLSessionDownloadTask)?.resume?.error
             adapter.receive(
-                .completed(Self.failure(reason ?? .cannotDecodeRawData("the resume data cannot be used"), url: url)))
+                .completed(Self.failure(reason ?? .unsupportedURL("the resume data cannot be used"), url: url)))
             return
         }
         let spec = BackgroundTaskSpec(

@@ -51,7 +51,7 @@ extension TaskEngine {
     /// failed instead (invalid resume data, a missing or too short partial file).
     func prepareResume(_ resumeState: DownloadResumeState, request: URLRequest) -> URLRequest? {
         guard let data = resumeState.resumeData else {
-            fail(resumeState.error ?? TransferError.cannotDecodeRawData("the resume data cannot be used"))
+            fail(resumeState.error ?? TransferError.unsupportedURL("the resume data cannot be used"))
             return nil
         }
         // The name was validated as a bare file name: it cannot leave the download directory. It must also be one

@@ -44,6 +44,22 @@ extension CLISuites {
             }
         }
 
+        /// URLSession makes a 303's request a `GET`, `HEAD` included (Darwin's rule); `-I` keeps asking with `HEAD`,
+        /// as curl's `-I -L`, and writes no body.
+        @Test func headStaysHeadThroughASeeOther() async throws {
+            try await withServer { server in
+                server.route("/from", response: MockResponse(status: 303, headers: [("Location", "/doc")]))
+                server.route(
+                    "/doc", response: MockResponse(headers: [("X-Kind", "doc")], body: .data(Data("body".utf8))))
+                let result = try await runCourier(["get", "-I", server.url("/from").absoluteString])
+                #expect(result.status == 0, "\(result.stderr)")
+                let text = String(decoding: result.stdout, as: UTF8.self)
+                #expect(text.contains("X-Kind: doc\r\n"))
+                #expect(!text.contains("body"))
+                #expect(server.requests(path: "/doc").first?.method == "HEAD")
+            }
+        }
+
         @Test func userAgentRefererAndHeadersAreSent() async throws {
             try await withServer { server in
                 server.route("/h", response: .ok("ok"))

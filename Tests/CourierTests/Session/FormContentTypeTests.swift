@@ -52,6 +52,12 @@ struct FormContentTypeTests {
             #expect(
                 try #require(server.requests(path: "/f").last).header("Content-Type")
                     == "application/x-www-form-urlencoded")
+            // An empty file is no body, as an empty `httpBody` is not.
+            let emptyFile = FileManager.default.temporaryDirectory.appendingPathComponent("courier-form-\(UUID())")
+            try Data().write(to: emptyFile)
+            defer { try? FileManager.default.removeItem(at: emptyFile) }
+            _ = try await session.upload(for: upload, fromFile: emptyFile)
+            #expect(try #require(server.requests(path: "/f").last).header("Content-Type") == nil)
             upload.httpMethod = "PUT"
             _ = try await session.upload(for: upload, from: body)
             #expect(try #require(server.requests(path: "/f").last).header("Content-Type") == nil)

@@ -42,7 +42,8 @@ struct HeaderDefaultsStage: RequestStage {
         }
         switch upload {
         case .data(let data)?: return !data.isEmpty
-        case .file?, .streamed?: return true
+        case .file(let url)?: return ((try? FileBodySource.length(of: url)) ?? 0) > 0
+        case .streamed?: return true
         case nil: break
         }
         if let body = request.httpBody { return !body.isEmpty }
