@@ -45,16 +45,22 @@ final class SessionTaskDelegate: @unchecked Sendable {
         let progress = Progress(totalUnitCount: NSURLSessionTransferSizeUnknown)
         progress.isCancellable = true
         progress.cancellationHandler = { [weak task] in task?.cancel() }
-        ProgressPauseFollower(
-            pause: { [weak task, weak manager] in
-                guard let task else { return }
-                if let manager { manager.suspend(task) } else { task.suspend() }
-            },
-            resume: { [weak task, weak manager] in
-                guard let task else { return }
-                if let manager { manager.resume(task) } else { task.resume() }
-            }
-        ).follow(progress)
+        let pause: @Sendable () -> Void = { [weak task, weak manager] in
+            guard let task else { return }
+            if let manager { manager.suspend(task) } else { task.suspend() }
+        }
+        let resume: @Sendable () -> Void = { [weak task, weak manager] in
+            guard let task else { return }
+            if let manager { manager.resume(task) } else { task.resume() }
+        }
+        #if canImport(Courier)
+            // Suspensions nest: the progress holds at most one (see Courier's `ProgressPauseFollower`).
+            ProgressPauseFollower(pause: pause, resume: resume).follow(progress)
+        #else
+            progress.isPausable = true
+            progress.pausingHandler = pause
+            progress.resumingHandler = resume
+        #endif
         return progress
     }
 
