@@ -1,4 +1,5 @@
 import ArgumentParser
+import CourierHTTP
 import Foundation
 
 /// Where bodies go and what is shown: `-o`, `-O`, `--output-dir`, `-C`, `-i`, `-I`, `-s`, `-S`, `-v`, `-w`.
@@ -147,9 +148,9 @@ struct RequestOptions: ParsableArguments {
     @Option(
         name: .customLong("max-redirs"),
         help: ArgumentHelp(
-            "At most this many redirects (default 20, the most URLSession follows, as on Darwin; a larger value "
-                + "stops at 20 too).", valueName: "n"))
-    var maxRedirects: Int = 20  // RedirectPolicy.maximumRedirects (this file imports no Courier module)
+            "At most this many redirects (default \(RedirectPolicy.maximumRedirects), the most URLSession follows, as "
+                + "on Darwin; a larger value stops there too).", valueName: "n"))
+    var maxRedirects: Int = RedirectPolicy.maximumRedirects
 
     @Flag(
         name: .customLong("compressed"),

@@ -18,6 +18,18 @@ struct MethodAndCodingRulesTests {
         #expect(MethodRules.announcesBody(ofLength: 1, method: method))
     }
 
+    /// Darwin's loader refuses a `GET` with a body and gives a `POST` body without a type the form type; the
+    /// methods are compared as `URLRequest` stores them (upper case for these).
+    @Test(
+        arguments: [
+            ("GET", true, nil), ("POST", false, "application/x-www-form-urlencoded"), ("PUT", false, nil),
+            ("PATCH", false, nil), ("HEAD", false, nil), ("DELETE", false, nil),
+        ] as [(String, Bool, String?)])
+    func bodyRulesOfDarwinsLoader(method: String, refused: Bool, contentType: String?) {
+        #expect(MethodRules.refusesBody(method) == refused)
+        #expect(MethodRules.defaultContentType(method) == contentType)
+    }
+
     @Test(arguments: [
         (["gzip"], ContentCoding.Decoding?.some(.gzip)), (["X-GZIP"], .gzip), (["deflate"], .deflate),
         (["br", "gzip"], .gzip), (["br, gzip"], .gzip), (["gzip", "br"], .brotli), (["gzip, identity"], .gzip),

@@ -18,15 +18,6 @@ enum TransportRequestBuilder {
         var sentBefore = false
     }
 
-    /// Darwin's HTTP loader refuses a GET with a body (since iOS 13 and macOS 10.15) with this code, and
-    /// FoundationNetworking does the same: apps and libraries (Alamofire validates it up front) expect the failure,
-    /// not a request that servers and proxies each treat their own way. It is the HTTP transport's rule: a custom
-    /// URLProtocol still gets such a request. An empty body (no bytes, an empty file, a stream declared
-    /// `Content-Length: 0`) is no body.
-    private static let bodyInGET = TransferError.urlError(
-        .dataLengthExceedsMaximum,
-        "a GET request cannot carry a body: send it with another method, or put it in the URL's query")
-
     static func make(
         from request: URLRequest,
         upload: UploadBody?,
@@ -55,7 +46,22 @@ enum TransportRequestBuilder {
             bodyState.dropped
             ? .none
             : try makeBody(request: request, upload: upload, bodyState: bodyState, bodyStreams: bodyStreams)
-        if method == "GET", body.length != 0 { throw bodyInGET }
+        // The body-dependent rules of Darwin's HTTP loader, applied here where the body is known (a custom
+        // URLProtocol gets the request without them). An empty body (no bytes, an empty file, a stream declared
+        // `Content-Length: 0`) is no body; a stream of unknown length is one.
+        if body.length != 0 {
+            if MethodRules.refusesBody(method) {
+                throw .urlError(
+                    .dataLengthExceedsMaximum,
+                    "a \(method) request cannot carry a body: send it with another method, or put it in the URL's query"
+                )
+            }
+            if let type = MethodRules.defaultContentType(method),
+                !headers.contains(where: { HeaderName.equal($0.0, "Content-Type") })
+            {
+                headers.append(("Content-Type", type))
+            }
+        }
         let timeout = effectiveTimeout(request: request, sessionTimeout: settings.requestTimeout)
         var transportRequest = try TransportRequest(
             method: method,

@@ -35,4 +35,20 @@ public enum MethodRules {
     public static func announcesBody(ofLength length: Int64, method: String) -> Bool {
         length > 0 || announcesEmptyBody(method)
     }
+
+    /// Whether a request with `method` is refused when it carries a body: a `GET`. Darwin's HTTP loader (since iOS 13
+    /// and macOS 10.15) fails it with `URLError.dataLengthExceedsMaximum` before sending, and FoundationNetworking does
+    /// the same; apps and libraries (Alamofire validates it up front) expect that, not a request servers and proxies
+    /// each treat their own way.
+    public static func refusesBody(_ method: String) -> Bool {
+        method == "GET"
+    }
+
+    /// The `Content-Type` a body with bytes goes with when the app gives none: `application/x-www-form-urlencoded`
+    /// (the HTML form default) for a `POST`, as Darwin's loader sends it (also for upload tasks: a CFNetwork capture in
+    /// Alamofire's issue 553, whose multipart uploads went out as forms until it set the type itself) and
+    /// FoundationNetworking sends it for `httpBody` and streams; none for other methods.
+    public static func defaultContentType(_ method: String) -> String? {
+        method == "POST" ? "application/x-www-form-urlencoded" : nil
+    }
 }
