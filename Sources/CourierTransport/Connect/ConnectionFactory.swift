@@ -104,9 +104,11 @@ struct ConnectionFactory: Sendable {
                     }
                     try sync.addHandler(ConnectionReadyHandler(promise: ready, waitsForTLS: sslContext != nil))
                     if sslContext == nil {
-                        // No ALPN to wait for: HTTP/1.1 from the start.
+                        // No ALPN to wait for: HTTP/1.1 from the start. Straight to the server, nothing after the
+                        // codec needs a body's bytes: a file may go out with sendfile(2).
                         try Self.addHTTP1Handlers(
-                            to: channel, endpoint: endpoint, idleConnectionTimeout: idleTimeout)
+                            to: channel, endpoint: endpoint, idleConnectionTimeout: idleTimeout,
+                            sendsFileRegions: key.proxy == nil)
                     }
                 }
             }
@@ -158,7 +160,8 @@ struct ConnectionFactory: Sendable {
                         }
                         if sslContext != nil {
                             try Self.addHTTP1Handlers(
-                                to: channel, endpoint: endpoint, idleConnectionTimeout: idleTimeout)
+                                to: channel, endpoint: endpoint, idleConnectionTimeout: idleTimeout,
+                                sendsFileRegions: false)
                         }
                         let handler = try channel.pipeline.syncOperations.handler(type: HTTP1ClientHandler.self)
                         handler.establishment = establishment
@@ -182,13 +185,15 @@ struct ConnectionFactory: Sendable {
 
     /// The HTTP/1.1 pipeline: the codec and the exchange handler, with the raw read activity watched ahead of TLS so
     /// that bytes that do not yet complete a record still count. The codec hands on the bytes behind a `101` head
-    /// when it is removed.
+    /// when it is removed. `sendsFileRegions`: whether a file's body may go out with `sendfile(2)` (see
+    /// ``FileRegionBodyReader``).
     private static func addHTTP1Handlers(
-        to channel: any Channel, endpoint: Endpoint, idleConnectionTimeout: TimeAmount
+        to channel: any Channel, endpoint: Endpoint, idleConnectionTimeout: TimeAmount, sendsFileRegions: Bool
     ) throws {
         let sync = channel.pipeline.syncOperations
         let client = HTTP1ClientHandler(
-            endpoint: endpoint, idleConnectionTimeout: idleConnectionTimeout, protocolName: "http/1.1")
+            endpoint: endpoint, idleConnectionTimeout: idleConnectionTimeout, protocolName: "http/1.1",
+            sendsFileRegions: sendsFileRegions)
         try sync.addHandler(ReadActivityHandler { [unowned client] in client.noteReadActivity() }, position: .first)
         try sync.addHandler(HTTP1ClientCodec(endpoint: endpoint))
         try sync.addHandler(client)

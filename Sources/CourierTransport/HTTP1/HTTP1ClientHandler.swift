@@ -109,6 +109,9 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private let protocolName: String
     /// Whether this handler runs one HTTP/2 stream rather than an HTTP/1.1 connection.
     let isStream: Bool
+    /// Whether a file's request body may go out as `FileRegion`s, with `sendfile(2)`: only on a plain TCP
+    /// connection straight to the server, where nothing after the codec needs the bytes themselves.
+    let sendsFileRegions: Bool
     /// For a stream: the connection it runs on, for what it knows about the stream's failures (see
     /// ``HTTP2StreamHost``).
     var streamHost: (any HTTP2StreamHost)?
@@ -124,11 +127,15 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// Called when the connection was handed over after `101 Switching Protocols`: it is no longer the pool's.
     var onUpgraded: (() -> Void)?
 
-    init(endpoint: Endpoint, idleConnectionTimeout: TimeAmount, protocolName: String, isStream: Bool = false) {
+    init(
+        endpoint: Endpoint, idleConnectionTimeout: TimeAmount, protocolName: String, isStream: Bool = false,
+        sendsFileRegions: Bool = false
+    ) {
         self.endpoint = endpoint
         self.idleConnectionTimeout = idleConnectionTimeout
         self.protocolName = protocolName
         self.isStream = isStream
+        self.sendsFileRegions = sendsFileRegions && !isStream
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -638,8 +645,10 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
             return
         }
         let closedUnderneath = !(context?.channel.isActive ?? false)
+        // A file that could not be read fails on any connection.
         let retryable =
             closedUnderneath && active.isReused && !active.responseStarted && active.exchange.request.isIdempotent
+            && !(cause is FileRegionSender.SendFailure)
         fail(error, retryable: retryable)
     }
 
@@ -678,7 +687,8 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
             HeaderName.equal($0.0, "Expect") && HeaderName.equal($0.1, "100-continue")
         }
         let writer = HTTP1RequestBodyWriter(
-            body: request.body, context: context, endpoint: endpoint, expectsContinue: expectsContinue)
+            body: request.body, context: context, endpoint: endpoint, expectsContinue: expectsContinue,
+            sendsFileRegions: sendsFileRegions)
         writer.onProgress = { [weak self] count, total in self?.didSendBody(count: count, total: total) }
         writer.onEnded = { [weak self] in self?.recordRequestEnd() }
         writer.onFailed = { [weak self] error, cause in self?.requestWriteFailed(error, cause: cause) }

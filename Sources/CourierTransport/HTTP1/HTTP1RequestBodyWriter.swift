@@ -5,7 +5,8 @@ import NIOHTTP1
 /// Writes one request's body after its head: from memory, or pulled from a ``TransportBodySource``, with
 /// backpressure either way (the next chunk is written, or read, only while the channel is writable: on an HTTP/2
 /// stream, while the peer's flow-control windows take it), after waiting for `100 Continue` when the request asked
-/// for it. Lives on the connection's event loop, owned by ``HTTP1ClientHandler``.
+/// for it. A file's body goes out with `sendfile(2)` where the connection allows it (``FileRegionSender``). Lives on
+/// the connection's event loop, owned by ``HTTP1ClientHandler``.
 final class HTTP1RequestBodyWriter {
     /// Bytes per write of an in-memory body, so upload progress is reported as the body goes out.
     static let chunkSize = 64 * 1024
@@ -24,6 +25,11 @@ final class HTTP1RequestBodyWriter {
     private let body: TransportRequestBody
     private let context: ChannelHandlerContext
     private let endpoint: Endpoint
+    /// Whether a file's bytes may go to the channel as `FileRegion`s: nothing between the codec and the socket needs
+    /// the bytes themselves (no TLS, no proxy, not an HTTP/2 stream).
+    private let sendsFileRegions: Bool
+    /// The file being sent with `sendfile(2)`, once its reader offered it.
+    private var regionSender: FileRegionSender?
     private var phase: Phase
     private var continueTimer: Scheduled<Void>?
     private var reader: (any TransportBodyReader)?
@@ -47,10 +53,14 @@ final class HTTP1RequestBodyWriter {
     /// `TransferError`), which tells an HTTP/2 stream's close from other failures.
     var onFailed: ((TransferError, any Error) -> Void)?
 
-    init(body: TransportRequestBody, context: ChannelHandlerContext, endpoint: Endpoint, expectsContinue: Bool) {
+    init(
+        body: TransportRequestBody, context: ChannelHandlerContext, endpoint: Endpoint, expectsContinue: Bool,
+        sendsFileRegions: Bool = false
+    ) {
         self.body = body
         self.context = context
         self.endpoint = endpoint
+        self.sendsFileRegions = sendsFileRegions
         let hasBody = (body.length ?? 1) > 0
         self.phase = expectsContinue && hasBody ? .waitingForContinue : .writing
     }
@@ -109,6 +119,7 @@ final class HTTP1RequestBodyWriter {
         continueTimer = nil
         phase = .abandoned
         unwritten = nil
+        regionSender?.stop()
         // A read may be running on the thread pool: files and streams are not safe to close under it, so the
         // read's completion closes the reader then (asked to end its read now, where it can).
         if reading {
@@ -148,6 +159,7 @@ final class HTTP1RequestBodyWriter {
                         return
                     }
                     self.reader = reader
+                    self.regionSender = self.makeRegionSender(for: reader)
                     self.pump()
                 case .failure(let error):
                     self.fail(error)
@@ -162,6 +174,17 @@ final class HTTP1RequestBodyWriter {
         guard case .writing = phase, !paused else { return }
         if unwritten != nil {
             writeUnwritten()
+            return
+        }
+        if let regionSender {
+            let mayWrite = { [unowned self] in
+                guard case .writing = self.phase, !self.paused else { return false }
+                return self.context.channel.isWritable
+            }
+            if regionSender.pump(mayWrite: mayWrite) {
+                releaseReader()
+                end()
+            }
             return
         }
         guard let reader else { return }
@@ -217,6 +240,20 @@ final class HTTP1RequestBodyWriter {
             }
             self.pump()
         }
+    }
+
+    /// The sender of `reader`'s file with `sendfile(2)`, when its bytes may go out that way: a file with a declared
+    /// length on a connection that takes `FileRegion`s. `nil` reads the file in chunks instead, as when the file
+    /// cannot be opened again (the reads then report the failure).
+    private func makeRegionSender(for reader: any TransportBodyReader) -> FileRegionSender? {
+        guard sendsFileRegions, FileRegionPreparation.isAvailable, case .stream(.some(let length), _) = body,
+            length > 0, let file = reader as? any FileRegionBodyReader, let descriptor = file.makeRegionDescriptor()
+        else { return nil }
+        let sender = FileRegionSender(descriptor: descriptor, length: length, context: context)
+        sender.onPrepared = { [weak self] in self?.pump() }
+        sender.onProgress = { [weak self] count, total in self?.onProgress?(count, total) }
+        sender.onFailed = { [weak self] error, cause in self?.fail(error, cause: cause) }
+        return sender
     }
 
     /// Writes the rest of a body in memory while the channel is writable, then the request's end; the channel's next
@@ -288,16 +325,18 @@ final class HTTP1RequestBodyWriter {
         context.writeAndFlush(NIOAny(HTTPClientRequestPart.end(nil)), promise: promise)
     }
 
-    private func fail(_ error: any Error) {
+    private func fail(_ error: any Error, cause: (any Error)? = nil) {
         if case .abandoned = phase { return }
         abandon()
         let transfer =
             error as? TransferError ?? TransportErrorMapping.exchangeError(error, endpoint: endpoint)
-        onFailed?(transfer, error)
+        onFailed?(transfer, cause ?? error)
     }
 
     private func releaseReader() {
         reader?.close()
         reader = nil
+        regionSender?.release()
+        regionSender = nil
     }
 }

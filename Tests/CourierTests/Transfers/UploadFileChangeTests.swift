@@ -60,4 +60,42 @@ struct UploadFileChangeTests {
             #expect(received.count - headEnd < length, "the server received a whole body")
         }
     }
+
+    /// A file truncated while a part of it is queued for the socket (a server that reads nothing leaves it queued):
+    /// the upload fails with `requestBodyStreamExhausted` within moments, not at the request's timeout. (`sendfile(2)`
+    /// would send nothing from the shortened file, and NIO would try again for ever once the socket drains.)
+    @Test(.timeLimit(.minutes(1)))
+    func aFileTruncatedUnderAQueuedPartFailsTheUploadAtOnce() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        // Far more than the socket buffers of both ends hold.
+        let length = 64 << 20
+        let (file, _) = try writePatternFile(length: length, in: directory)
+        try await withTCPServer(.silent) { server in
+            var request = URLRequest(url: try #require(URL(string: "http://127.0.0.1:\(server.port)/up")))
+            request.httpMethod = "PUT"
+            let session = makeSession { $0.timeoutIntervalForRequest = 30 }
+            defer { session.invalidateAndCancel() }
+            let finished = AsyncGate()
+            let failure = NIOLockedValueBox<(any Error)?>(nil)
+            let task = session.uploadTask(with: request, fromFile: file) { _, _, error in
+                failure.withLockedValue { $0 = error }
+                finished.open()
+            }
+            task.resume()
+            // The socket buffers are full once the bytes sent stop growing: a part of the file waits in the channel.
+            var last: Int64 = -1
+            while task.countOfBytesSent != last || last <= 0 {
+                last = task.countOfBytesSent
+                try await Task.sleep(for: .milliseconds(300))
+            }
+            #expect(last < Int64(length))
+            try FileHandle(forWritingTo: file).truncate(atOffset: 0)
+            let started = ContinuousClock.now
+            await finished.wait()
+            #expect(ContinuousClock.now - started < .seconds(10))
+            let error = try #require(failure.withLockedValue { $0 } as? URLError)
+            #expect(error.code == .requestBodyStreamExhausted, "\(error)")
+        }
+    }
 }

@@ -60,6 +60,24 @@ struct UnixSocketTests {
         }
     }
 
+    /// A file's body goes over the socket whole (on a plain connection it is sent with `sendfile(2)`, which Linux
+    /// supports to a Unix domain socket as to TCP).
+    @Test func aFileUploadGoesOverTheSocketWhole() async throws {
+        try await withSocketServer { server, folder in
+            server.route("/upload", response: .ok("stored"))
+            let (file, _) = try writePatternFile(length: 1_500_000, in: folder)
+            let session = makeSession()
+            defer { session.finishTasksAndInvalidate() }
+            var request = URLRequest(url: server.url("/upload"))
+            request.httpMethod = "PUT"
+            let (data, response) = try await session.upload(for: request, fromFile: file)
+            #expect((response as? HTTPURLResponse)?.statusCode == 200)
+            #expect(data == Data("stored".utf8))
+            let body = try #require(server.requests(path: "/upload").first?.body)
+            #expect(body == (try Data(contentsOf: file)))
+        }
+    }
+
     @Test func tlsOverASocketChecksTheCertificateForLocalhost() async throws {
         try await withSocketServer(.https) { server, _ in
             server.route("/secure", response: .ok("secure"))

@@ -57,8 +57,9 @@ struct FileBodySource: TransportBodySource {
 
 /// Reads the chunks of one ``FileBodySource`` pass from the descriptor it owns. The descriptor is closed once, by
 /// `close()` or when the reader goes away, and never while a read uses it: a `close()` during a read is carried out
-/// when the read ends, and a read after `close()` fails instead of reading whatever file reused the number.
-private final class FileBodyReader: EventLoopBodyReader {
+/// when the read ends, and a read after `close()` fails instead of reading whatever file reused the number. A plain
+/// connection sends the file with `sendfile(2)` from a duplicate of the descriptor instead of reading it.
+private final class FileBodyReader: EventLoopBodyReader, FileRegionBodyReader {
     private struct State {
         var reading = false
         var closeRequested = false
@@ -124,6 +125,15 @@ private final class FileBodyReader: EventLoopBodyReader {
             return true
         }
         if closesNow { closeDescriptor(descriptor) }
+    }
+
+    /// A duplicate of the descriptor (close-on-exec, like the original), which the caller owns and closes.
+    func makeRegionDescriptor() -> Int32? {
+        let duplicate = state.withLockedValue { state -> Int32 in
+            guard !state.closeRequested else { return -1 }
+            return fcntl(descriptor, F_DUPFD_CLOEXEC, 0)
+        }
+        return duplicate >= 0 ? duplicate : nil
     }
 
     /// A read ended: carry out a `close()` that came meanwhile.

@@ -1,0 +1,158 @@
+import CourierHTTP
+import Foundation
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOEmbedded
+import Testing
+
+@testable import CourierTransport
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A file body on a plain connection goes out as `FileRegion`s (`sendfile(2)`), each checked and read into the page
+/// cache off the loop first (``FileRegionPreparation``).
+@Suite("File bodies sent with sendfile")
+struct FileRegionSenderTests {
+    /// A file of 1,200,000 bytes goes out as three regions of the file itself (512 KiB, 512 KiB and the rest), never
+    /// read through the reader, with progress per region; the reader is closed once the last region is queued.
+    @Test(.timeLimit(.minutes(1)))
+    func aFileBodyGoesOutAsRegionsOfTheFile() async throws {
+        let length = 1_200_000
+        let file = try TemporaryFile(length: length)
+        defer { file.remove() }
+        let loop = NIOAsyncTestingEventLoop()
+        let channel = NIOAsyncTestingChannel(loop: loop)
+        let connection = try await loop.executeInContext {
+            let handler = HTTP1ClientHandler(
+                endpoint: HTTP1TestPipeline.endpoint, idleConnectionTimeout: .seconds(60), protocolName: "http/1.1",
+                sendsFileRegions: true)
+            try HTTP1TestPipeline.add(to: channel.pipeline.syncOperations, socket: nil, client: handler)
+            return HTTP1Connection(
+                id: 1, key: PoolKey(request: try HTTP1TestPipeline.request()), channel: channel,
+                handler: NIOLoopBound(handler, eventLoop: loop))
+        }
+        try await channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 80))
+        let pool = HTTP1TestPipeline.makePool(group: loop)
+        let consumer = RecordingConsumer()
+        let source = RegionFileSource(path: file.path)
+        let request = try HTTP1TestPipeline.request(
+            "PUT", body: .stream(length: Int64(length), source: source))
+        let exchange = TransportExchange(request: request, consumer: consumer, pool: pool)
+        #expect(exchange.attach(connection))
+        connection.execute(exchange, isReused: false)
+
+        var closed = source.closed.makeAsyncIterator()
+        #expect(await closed.next() != nil)
+        var head = ""
+        var regions: [Range<Int>] = []
+        while let part = try await channel.readOutbound(as: IOData.self) {
+            switch part {
+            case .byteBuffer(let buffer): head += String(buffer: buffer)
+            case .fileRegion(let region): regions.append(region.readerIndex..<region.endIndex)
+            }
+        }
+        #expect(try SentHead(head).values("Content-Length") == ["\(length)"])
+        #expect(regions == [0..<524_288, 524_288..<1_048_576, 1_048_576..<length])
+        #expect(source.chunkReads.withLockedValue { $0 } == 0)
+
+        try await channel.writeInbound(ByteBuffer(string: "HTTP/1.1 204 No Content\r\n\r\n"))
+        #expect(consumer.events == [.sent(524_288), .sent(1_048_576), .sent(Int64(length)), .head(204), .finished])
+        pool.shutdown()
+        _ = try await channel.finish(acceptAlreadyClosed: true)
+    }
+
+    /// The checks before each region: the file must hold the region, and at the last region no more than the
+    /// announced length; the failures read as the chunked reads' do.
+    @Test func aRegionIsPreparedOnlyWhileTheFileHoldsItAndNoMore() throws {
+        let file = try TemporaryFile(length: 100)
+        defer { file.remove() }
+        let descriptor = open(file.path, O_RDONLY | O_CLOEXEC)
+        try #require(descriptor >= 0)
+        defer { close(descriptor) }
+        func outcome(_ range: Range<Int64>, of length: Int64) -> String {
+            switch FileRegionPreparation.prepare(
+                descriptor: descriptor, start: range.lowerBound, end: range.upperBound, length: length)
+            {
+            case .ready: return "ready"
+            case .failed(let error): return error.detail
+            }
+        }
+        #expect(outcome(0..<50, of: 100) == "ready")
+        #expect(outcome(50..<100, of: 100) == "ready")
+        // More than announced, but not at the last region: the last region's check decides.
+        #expect(outcome(0..<50, of: 80) == "ready")
+        #expect(
+            outcome(50..<80, of: 80)
+                == "the request body stream is longer than the 80 bytes its Content-Length declares")
+        #expect(
+            outcome(100..<120, of: 120)
+                == "the request body stream ended after 100 of the 120 bytes its Content-Length declares")
+    }
+}
+
+/// A file of `length` bytes in the temporary directory.
+private struct TemporaryFile {
+    let path: String
+
+    init(length: Int) throws {
+        path = NSTemporaryDirectory() + "courier-region-\(UUID().uuidString)"
+        let bytes = Data((0..<length).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+        try bytes.write(to: URL(fileURLWithPath: path))
+    }
+
+    func remove() {
+        try? FileManager.default.removeItem(atPath: path)
+    }
+}
+
+/// A file source whose reader offers its file for `sendfile(2)`, and counts reads of chunks (which it also serves).
+private struct RegionFileSource: TransportBodySource {
+    let path: String
+    let closed: AsyncStream<Void>
+    let chunkReads = NIOLockedValueBox(0)
+    private let onClose: AsyncStream<Void>.Continuation
+
+    init(path: String) {
+        self.path = path
+        (closed, onClose) = AsyncStream.makeStream()
+    }
+
+    func makeReader() async throws -> any TransportBodyReader {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw TransferError.cannotOpenFile("cannot open \(path)") }
+        return Reader(descriptor: descriptor, chunkReads: chunkReads, onClose: onClose)
+    }
+
+    private final class Reader: FileRegionBodyReader {
+        private let descriptor: Int32
+        private let chunkReads: NIOLockedValueBox<Int>
+        private let onClose: AsyncStream<Void>.Continuation
+
+        init(descriptor: Int32, chunkReads: NIOLockedValueBox<Int>, onClose: AsyncStream<Void>.Continuation) {
+            self.descriptor = descriptor
+            self.chunkReads = chunkReads
+            self.onClose = onClose
+        }
+
+        func read(maxLength: Int) async throws -> ByteBuffer? {
+            chunkReads.withLockedValue { $0 += 1 }
+            var buffer = ByteBuffer()
+            let count = buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: maxLength) { bytes in
+                max(0, Glibc.read(descriptor, bytes.baseAddress, maxLength))
+            }
+            return count > 0 ? buffer : nil
+        }
+
+        func makeRegionDescriptor() -> Int32? {
+            let duplicate = fcntl(descriptor, F_DUPFD_CLOEXEC, 0)
+            return duplicate >= 0 ? duplicate : nil
+        }
+
+        func close() {
+            Glibc.close(descriptor)
+            onClose.yield()
+        }
+    }
+}
