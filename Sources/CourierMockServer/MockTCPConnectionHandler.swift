@@ -141,6 +141,8 @@ final class MockTCPConnectionHandler: ChannelInboundHandler, RemovableChannelHan
                     continue
                 }
                 return
+            case .stopReading:
+                context.channel.setOption(ChannelOptions.autoRead, value: false).whenComplete { _ in }
             case .closeWrite:
                 context.close(mode: .output, promise: nil)
             case .close:

@@ -8,6 +8,9 @@ public enum MockTCPStep: Sendable, Equatable {
     case wait(TimeAmount)
     /// Waits until the connection has received at least this many bytes in all (or the client's end of input).
     case receive(atLeast: Int)
+    /// Stops reading: what the client writes from then on fills the socket buffers, and its writes then wait (as in
+    /// ``MockTCPServer/Mode/silent``), while the script goes on.
+    case stopReading
     /// Shuts the write side down: the client reads the end of input, and may still write.
     case closeWrite
     /// Closes the connection.

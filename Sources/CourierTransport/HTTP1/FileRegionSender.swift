@@ -7,6 +7,8 @@ import NIOPosix
     import Glibc
 #elseif canImport(Musl)
     import Musl
+#elseif canImport(Darwin)
+    import Darwin
 #endif
 
 /// Sends a file's request body as `FileRegion`s, which NIO writes with `sendfile(2)`: from the page cache to the
@@ -57,6 +59,8 @@ final class FileRegionSender {
     var onProgress: ((Int64, Int64) -> Void)?
     /// A region is prepared: the writer may queue it.
     var onPrepared: (() -> Void)?
+    /// The file's file system cannot splice it, found before anything was sent: the writer reads it in chunks.
+    var onUnsupported: (() -> Void)?
     /// The file failed the upload: the failure to report, and the error behind it.
     var onFailed: ((TransferError, any Error) -> Void)?
 
@@ -130,6 +134,13 @@ final class FileRegionSender {
                 self.onPrepared?()
             case .success(.failed(let error)):
                 self.fail(error, cause: error)
+            case .success(.unsupported) where self.queuedEnd == 0:
+                self.stop()
+                self.onUnsupported?()
+            case .success(.unsupported):
+                let error = TransferError.cannotOpenFile(
+                    "the file to upload can no longer be sent from its file system")
+                self.fail(error, cause: error)
             case .failure(let error):
                 self.fail(.cannotOpenFile("the file to upload could not be read: \(error)"), cause: error)
             }
@@ -165,13 +176,13 @@ final class FileRegionSender {
             }
             onProgress?(end - start, end)
         case .failure(let error):
-            // A failure of the socket's side closes the channel, which reports it; one of the file's side (an I/O
-            // error reading it) is the file's, and no other connection would fare better.
-            if let code = (error as? IOError)?.errnoCode, Self.isFileError(code) {
-                fail(
-                    .cannotOpenFile("sending the file to upload failed: \(String(cString: strerror(code)))"),
-                    cause: SendFailure(errno: code))
-            }
+            // The channel is closing: nothing more goes out. A failure of the socket's side is reported by the
+            // close; one of the file's side (an I/O error reading it) is the file's, and no other connection would
+            // fare better.
+            guard let code = (error as? IOError)?.errnoCode, Self.isFileError(code) else { return stop() }
+            fail(
+                .cannotOpenFile("sending the file to upload failed: \(String(cString: strerror(code)))"),
+                cause: SendFailure(errno: code))
         }
     }
 
@@ -180,6 +191,8 @@ final class FileRegionSender {
     private func checkQueuedRegions() {
         watch = nil
         guard !stopped, writtenEnd < queuedEnd else { return }
+        // A closed channel fails its queued writes: nothing is left to watch.
+        guard context.channel.isActive else { return stop() }
         let size = FileRegionPreparation.size(of: lease.descriptor)
         guard let size, size >= queuedEnd else {
             let error = FileRegionPreparation.endedEarly(after: size ?? 0, of: length)
@@ -188,9 +201,10 @@ final class FileRegionSender {
         scheduleWatch()
     }
 
-    /// Errors of `sendfile(2)` that come from reading the file rather than from the socket.
+    /// Errors of `sendfile(2)` that come from reading the file rather than from the socket. (NIO does not say which
+    /// side failed; a socket fails with none of these.)
     private static func isFileError(_ code: Int32) -> Bool {
-        [EIO, EINVAL, ENOMEM, EOVERFLOW, ESPIPE, EBADF, ENXIO, ESTALE, EFBIG].contains(code)
+        [EIO, EOVERFLOW, ESPIPE, ENXIO, ESTALE].contains(code)
     }
 
     private func fail(_ error: TransferError, cause: any Error) {

@@ -463,6 +463,8 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
             active.keepAlive && active.requestWritten && isOpen && active.exchange.request.upgrade == nil
         state = isOpen ? .idle : .closed
         storeTimeline(of: active)
+        // A body still being sent (the server answered early) stops with the connection, which closes under it.
+        if !active.requestWritten { active.bodyWriter?.abandon() }
         if reusable {
             armIdleTimer()
             onReusable?()

@@ -253,6 +253,13 @@ final class HTTP1RequestBodyWriter {
         sender.onPrepared = { [weak self] in self?.pump() }
         sender.onProgress = { [weak self] count, total in self?.onProgress?(count, total) }
         sender.onFailed = { [weak self] error, cause in self?.fail(error, cause: cause) }
+        sender.onUnsupported = { [weak self] in
+            // Nothing was read or sent: the reader starts from the file's beginning.
+            guard let self else { return }
+            self.regionSender?.release()
+            self.regionSender = nil
+            self.pump()
+        }
         return sender
     }
 
