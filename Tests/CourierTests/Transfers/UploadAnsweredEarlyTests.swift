@@ -2,29 +2,63 @@ import Courier
 import CourierMockServer
 import CourierTestSupport
 import Foundation
+import NIOConcurrencyHelpers
 import Testing
 
-/// A server may answer an upload before it read the body (a 413, a 401, a redirect) and close the connection: the
-/// task gets the answer, and what the upload held for the rest of its body is let go.
-@Suite("Uploads answered before their body was sent")
+/// An upload can end before its body was sent: a server answers it early (a 413, a 401, a redirect) and closes the
+/// connection, or the app cancels it. What the upload held for the rest of its body is let go either way.
+@Suite("Uploads that end before their body was sent")
 struct UploadAnsweredEarlyTests {
-    /// A 64 MiB file to a server that stops reading and answers 413: the task completes with the 413, and no
-    /// descriptor stays open on the file (on a plain connection the file goes out with `sendfile(2)` from a
-    /// descriptor of its own, watched while a part of it is queued: the closed connection ends both).
-    @Test(.timeLimit(.minutes(1)))
-    func aFileUploadAnsweredEarlyLeavesNothingOpenOnTheFile() async throws {
+    enum Ending: String, CaseIterable, Sendable {
+        case answeredEarly
+        case cancelled
+    }
+
+    /// A 64 MiB file to a server that stops reading (and answers 413, or the task is cancelled): no descriptor stays
+    /// open on the file afterwards (on a plain connection the file goes out with `sendfile(2)` from a descriptor of
+    /// its own, watched while a part of it is queued: the end of the connection ends both).
+    @Test(.timeLimit(.minutes(1)), arguments: Ending.allCases)
+    func aFileUploadEndedEarlyLeavesNothingOpenOnTheFile(ending: Ending) async throws {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let (file, _) = try writePatternFile(length: 64 << 20, in: directory)
         let answer = "HTTP/1.1 413 Content Too Large\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
-        let steps: [MockTCPStep] = [.stopReading, .wait(.milliseconds(500)), .send(answer), .wait(.seconds(60))]
+        let steps: [MockTCPStep] =
+            ending == .answeredEarly
+            ? [.stopReading, .wait(.milliseconds(500)), .send(answer), .wait(.seconds(60))]
+            : [.stopReading, .wait(.seconds(60))]
         try await withTCPServer(.script(steps)) { server in
             var request = URLRequest(url: try #require(URL(string: "http://127.0.0.1:\(server.port)/up")))
             request.httpMethod = "PUT"
             let session = makeSession()
             defer { session.invalidateAndCancel() }
-            let (_, response) = try await session.upload(for: request, fromFile: file)
-            #expect((response as? HTTPURLResponse)?.statusCode == 413)
+            let finished = AsyncGate()
+            let outcome = NIOLockedValueBox<(status: Int?, error: URLError.Code?)>((nil, nil))
+            let task = session.uploadTask(with: request, fromFile: file) { _, response, error in
+                outcome.withLockedValue {
+                    $0 = ((response as? HTTPURLResponse)?.statusCode, (error as? URLError)?.code)
+                }
+                finished.open()
+            }
+            task.resume()
+            if ending == .cancelled {
+                // Cancelled once a part of the file waits in the channel: the bytes sent stop growing.
+                var last: Int64 = -1
+                while task.countOfBytesSent != last || last <= 0 {
+                    last = task.countOfBytesSent
+                    try await Task.sleep(for: .milliseconds(300))
+                }
+                task.cancel()
+            }
+            await finished.wait()
+            let (status, error) = outcome.withLockedValue { $0 }
+            switch ending {
+            case .answeredEarly:
+                #expect(status == 413)
+                #expect(error == nil)
+            case .cancelled:
+                #expect(error == .cancelled)
+            }
             #expect(server.receivedBytes.count < 64 << 20)
             let deadline = ContinuousClock.now + .seconds(5)
             while Self.openDescriptors(on: file) > 0, ContinuousClock.now < deadline {
