@@ -2,7 +2,6 @@ import Courier
 import CourierMockServer
 import CourierTestSupport
 import Foundation
-import NIOConcurrencyHelpers
 import Testing
 
 /// An upload can end before its body was sent: a server answers it early (a 413, a 401, a redirect) and closes the
@@ -32,32 +31,19 @@ struct UploadAnsweredEarlyTests {
             request.httpMethod = "PUT"
             let session = makeSession()
             defer { session.invalidateAndCancel() }
-            let finished = AsyncGate()
-            let outcome = NIOLockedValueBox<(status: Int?, error: URLError.Code?)>((nil, nil))
-            let task = session.uploadTask(with: request, fromFile: file) { _, response, error in
-                outcome.withLockedValue {
-                    $0 = ((response as? HTTPURLResponse)?.statusCode, (error as? URLError)?.code)
-                }
-                finished.open()
-            }
-            task.resume()
+            let upload = RecordedUpload(request, fromFile: file, in: session)
             if ending == .cancelled {
-                // Cancelled once a part of the file waits in the channel: the bytes sent stop growing.
-                var last: Int64 = -1
-                while task.countOfBytesSent != last || last <= 0 {
-                    last = task.countOfBytesSent
-                    try await Task.sleep(for: .milliseconds(300))
-                }
-                task.cancel()
+                // Cancelled once a part of the file waits in the channel.
+                try await upload.waitUntilSendingStalls()
+                upload.task.cancel()
             }
-            await finished.wait()
-            let (status, error) = outcome.withLockedValue { $0 }
+            await upload.finished.wait()
             switch ending {
             case .answeredEarly:
-                #expect(status == 413)
-                #expect(error == nil)
+                #expect(upload.statusCode == 413)
+                #expect(upload.error == nil)
             case .cancelled:
-                #expect(error == .cancelled)
+                #expect((upload.error as? URLError)?.code == .cancelled)
             }
             #expect(server.receivedBytes.count < 64 << 20)
             let deadline = ContinuousClock.now + .seconds(5)

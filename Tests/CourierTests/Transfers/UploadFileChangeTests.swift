@@ -2,7 +2,6 @@ import Courier
 import CourierMockServer
 import CourierTestSupport
 import Foundation
-import NIOConcurrencyHelpers
 import Testing
 
 /// A file upload announces the file's length when its request starts; the body goes out later (here after the wait
@@ -32,13 +31,7 @@ struct UploadFileChangeTests {
             request.setValue("100-continue", forHTTPHeaderField: "Expect")
             let session = makeSession()
             defer { session.invalidateAndCancel() }
-            let finished = AsyncGate()
-            let failure = NIOLockedValueBox<(any Error)?>(nil)
-            let task = session.uploadTask(with: request, fromFile: file) { _, _, error in
-                failure.withLockedValue { $0 = error }
-                finished.open()
-            }
-            task.resume()
+            let upload = RecordedUpload(request, fromFile: file, in: session)
             // The head, with the length, is out; the body waits a second for the server's 100 Continue.
             try await waitUntil { String(decoding: server.receivedBytes, as: UTF8.self).contains("\r\n\r\n") }
             let handle = try FileHandle(forWritingTo: file)
@@ -50,8 +43,8 @@ struct UploadFileChangeTests {
                 try handle.truncate(atOffset: UInt64(length - 10))
             }
             try handle.close()
-            await finished.wait()
-            let error = try #require(failure.withLockedValue { $0 } as? URLError)
+            await upload.finished.wait()
+            let error = try #require(upload.error as? URLError)
             #expect(error.code == .requestBodyStreamExhausted)
             let expected = change == .grown ? "longer than the \(length) bytes" : "of the \(length) bytes"
             #expect(error.localizedDescription.contains(expected), "\(error.localizedDescription)")
@@ -76,25 +69,14 @@ struct UploadFileChangeTests {
             request.httpMethod = "PUT"
             let session = makeSession { $0.timeoutIntervalForRequest = 30 }
             defer { session.invalidateAndCancel() }
-            let finished = AsyncGate()
-            let failure = NIOLockedValueBox<(any Error)?>(nil)
-            let task = session.uploadTask(with: request, fromFile: file) { _, _, error in
-                failure.withLockedValue { $0 = error }
-                finished.open()
-            }
-            task.resume()
-            // The socket buffers are full once the bytes sent stop growing: a part of the file waits in the channel.
-            var last: Int64 = -1
-            while task.countOfBytesSent != last || last <= 0 {
-                last = task.countOfBytesSent
-                try await Task.sleep(for: .milliseconds(300))
-            }
-            #expect(last < Int64(length))
+            let upload = RecordedUpload(request, fromFile: file, in: session)
+            try await upload.waitUntilSendingStalls()
+            #expect(upload.task.countOfBytesSent < Int64(length))
             try FileHandle(forWritingTo: file).truncate(atOffset: 0)
             let started = ContinuousClock.now
-            await finished.wait()
+            await upload.finished.wait()
             #expect(ContinuousClock.now - started < .seconds(10))
-            let error = try #require(failure.withLockedValue { $0 } as? URLError)
+            let error = try #require(upload.error as? URLError)
             #expect(error.code == .requestBodyStreamExhausted, "\(error)")
         }
     }
