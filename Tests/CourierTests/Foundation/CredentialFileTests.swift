@@ -24,6 +24,12 @@ struct CredentialFileTests {
         try makeTemporaryDirectory().appendingPathComponent("data/courier/credentials.json")
     }
 
+    /// Removes the temporary directory of a ``location()`` (each test's, holding passwords).
+    private func removeDirectory(of file: URL) {
+        let root = file.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        try? FileManager.default.removeItem(at: root)
+    }
+
     private func mode(_ path: String) -> mode_t {
         var info = stat()
         #expect(lstat(path, &info) == 0)
@@ -32,6 +38,7 @@ struct CredentialFileTests {
 
     @Test func permanentCredentialsSurviveARelaunchAndSessionOnesDoNot() throws {
         let file = try location()
+        defer { removeDirectory(of: file) }
         let first = URLCredentialStorage(file: file)
         first.set(URLCredential(user: "alice", password: "pä:ss\"word", persistence: .permanent), for: space)
         first.set(URLCredential(user: "bob", password: "b", persistence: .forSession), for: space)
@@ -56,6 +63,7 @@ struct CredentialFileTests {
     /// the app's file is never rewritten from it.
     @Test func aCopyReadsTheFileAndNeverWritesIt() throws {
         let file = try location()
+        defer { removeDirectory(of: file) }
         let app = URLCredentialStorage(file: file)
         app.set(URLCredential(user: "alice", password: "a", persistence: .permanent), for: space)
         let before = try Data(contentsOf: file)
@@ -73,6 +81,7 @@ struct CredentialFileTests {
     /// two processes (here two storages made before either wrote) keep each other's credentials and changes.
     @Test func twoProcessesKeepEachOthersCredentials() throws {
         let file = try location()
+        defer { removeDirectory(of: file) }
         let first = URLCredentialStorage(file: file)
         let second = URLCredentialStorage(file: file)
         first.set(URLCredential(user: "alice", password: "a", persistence: .permanent), for: space)
@@ -115,6 +124,7 @@ struct CredentialFileTests {
 
     @Test func theFileIsPrivateAndReplacedWithoutLeftovers() throws {
         let file = try location()
+        defer { removeDirectory(of: file) }
         let storage = URLCredentialStorage(file: file)
         for index in 0..<5 {
             storage.set(URLCredential(user: "u\(index)", password: "p", persistence: .permanent), for: space)
@@ -127,6 +137,7 @@ struct CredentialFileTests {
 
     @Test func onlySessionCredentialsWriteNoFile() throws {
         let file = try location()
+        defer { removeDirectory(of: file) }
         let storage = URLCredentialStorage(file: file)
         storage.set(URLCredential(user: "s", password: "p", persistence: .forSession), for: space)
         #expect(!FileManager.default.fileExists(atPath: file.path))
@@ -138,6 +149,7 @@ struct CredentialFileTests {
     ])
     func aCorruptFileIsIgnoredAndReplacedAtTheNextChange(contents: Data) throws {
         let file = try location()
+        defer { removeDirectory(of: file) }
         try FileManager.default.createDirectory(
             at: file.deletingLastPathComponent(), withIntermediateDirectories: true,
             attributes: [.posixPermissions: 0o700])
@@ -150,6 +162,7 @@ struct CredentialFileTests {
 
     @Test func aFileInAFolderOthersCanWriteIsNotTrustedOrWritten() throws {
         let file = try location()
+        defer { removeDirectory(of: file) }
         let folder = file.deletingLastPathComponent()
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let planted = URLCredentialStorage(file: file)
