@@ -17,11 +17,10 @@ import NIOPosix
 /// The file is checked and read into the page cache on NIO's thread pool first (``FileRegionPreparation``),
 /// ``preparationSize`` bytes at a time and while the channel sends what was prepared before, so the event loop never
 /// waits for a disk; the prepared bytes go out in regions of ``regionSize``. While a region is queued, a watch reads
-/// the file's size every
-/// ``watchInterval``: NIO takes the 0 that `sendfile(2)` returns at the end of a file for a partial write and tries
-/// again at once, so a file truncated under a queued region (logrotate's `copytruncate`) would keep the loop busy
-/// until the request's timeout, or for ever while its task is suspended. The watch fails the upload instead, as a
-/// chunked read of a shortened file does.
+/// the file's size every ``watchInterval``: NIO takes the 0 that `sendfile(2)` returns at the end of a file for a
+/// partial write and tries again at once, so a file truncated under a queued region (logrotate's `copytruncate`)
+/// would keep the loop busy until the request's timeout, or for ever while its task is suspended. The watch fails
+/// the upload instead, as a chunked read of a shortened file does.
 ///
 /// Owned by ``HTTP1RequestBodyWriter``; lives on the connection's event loop.
 final class FileRegionSender {
