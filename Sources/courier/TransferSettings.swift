@@ -76,21 +76,34 @@ struct TransferSettings: Sendable {
 
     /// `url` with `data` added to its query, after a `&` when it has one, as curl's `-G` adds it: as given, so that
     /// data already percent-encoded (`q=a%20b`) stays so; characters a query cannot hold (a space, `#`) are
-    /// percent-encoded, and so is a `%` that starts no escape.
+    /// percent-encoded, and so is a `%` that starts no escape (`100%` becomes `100%25`, beside escapes left alone).
     static func url(_ url: URL, appendingQuery data: Data?) -> URL {
         guard let data, !data.isEmpty,
             var components = URLComponents(url: url, resolvingAgainstBaseURL: true)
         else { return url }
-        let text = String(decoding: data, as: UTF8.self)
         var allowed = CharacterSet.urlQueryAllowed
         allowed.insert("%")
-        var encoded = text.addingPercentEncoding(withAllowedCharacters: allowed) ?? ""
-        if encoded.removingPercentEncoding == nil {
-            encoded = text.addingPercentEncoding(withAllowedCharacters: .urlQueryAllowed) ?? ""
-        }
+        let encoded =
+            Self.escapingStrayPercents(String(decoding: data, as: UTF8.self))
+            .addingPercentEncoding(withAllowedCharacters: allowed) ?? ""
         let query = [components.percentEncodedQuery, encoded].compactMap { $0 }.filter { !$0.isEmpty }
         components.percentEncodedQuery = query.joined(separator: "&")
         return components.url ?? url
+    }
+
+    /// `text` with each `%` that is not followed by two hexadecimal digits written as `%25`.
+    private static func escapingStrayPercents(_ text: String) -> String {
+        let scalars = Array(text.unicodeScalars)
+        var result = String.UnicodeScalarView()
+        for (index, scalar) in scalars.enumerated() {
+            result.append(scalar)
+            guard scalar == "%" else { continue }
+            let escape = scalars.dropFirst(index + 1).prefix(2)
+            if escape.count < 2 || !escape.allSatisfy(\.properties.isASCIIHexDigit) {
+                result.append(contentsOf: "25".unicodeScalars)
+            }
+        }
+        return String(result)
     }
 
     /// A session configuration for these settings: ephemeral (no disk cache, cookies or credentials kept beyond the
