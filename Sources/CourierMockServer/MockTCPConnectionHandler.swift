@@ -142,7 +142,7 @@ final class MockTCPConnectionHandler: ChannelInboundHandler, RemovableChannelHan
                 }
                 return
             case .stopReading:
-                context.channel.setOption(ChannelOptions.autoRead, value: false).whenComplete { _ in }
+                try? context.channel.syncOptions?.setOption(.autoRead, value: false)
             case .closeWrite:
                 context.close(mode: .output, promise: nil)
             case .close:

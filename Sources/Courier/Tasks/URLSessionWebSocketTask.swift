@@ -110,6 +110,7 @@ open class URLSessionWebSocketTask: URLSessionTask, @unchecked Sendable {
     /// the task as any `GET` with a body does).
     static func handshakeRequest(for request: URLRequest) -> URLRequest {
         var mapped = request
+        // Setting `httpBody` clears the stream too; a request without a body keeps its shared storage.
         if mapped.httpBody != nil || mapped.httpBodyStream != nil { mapped.httpBody = nil }
         guard let url = request.url, var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else {
             return mapped

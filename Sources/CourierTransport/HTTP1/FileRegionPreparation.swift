@@ -42,8 +42,8 @@ enum FileRegionPreparation {
         guard let size = size(of: descriptor) else {
             return .failed(.cannotOpenFile("the size of the file to upload cannot be read any more"))
         }
-        if size < end { return .failed(endedEarly(after: size, of: length)) }
-        if end == length, size > length { return .failed(tooLong(length)) }
+        if size < end { return .failed(RequestBodyLengthMismatch.endedEarly(after: size, of: length)) }
+        if end == length, size > length { return .failed(RequestBodyLengthMismatch.tooLong(length)) }
         #if os(Linux)
             var offset = off_t(start)
             while Int64(offset) < end {
@@ -55,7 +55,9 @@ enum FileRegionPreparation {
                     return .failed(.cannotOpenFile("reading the file to upload failed: \(reason)"))
                 }
                 // The file shrank since the size was read.
-                if sent == 0 { return .failed(endedEarly(after: Int64(offset), of: length)) }
+                if sent == 0 {
+                    return .failed(RequestBodyLengthMismatch.endedEarly(after: Int64(offset), of: length))
+                }
             }
             return .ready
         #else
@@ -67,17 +69,5 @@ enum FileRegionPreparation {
     static func size(of descriptor: Int32) -> Int64? {
         var status = stat()
         return fstat(descriptor, &status) == 0 ? Int64(status.st_size) : nil
-    }
-
-    /// The failure of a file that holds fewer bytes than its request announced (the chunked reads' words).
-    static func endedEarly(after size: Int64, of length: Int64) -> TransferError {
-        .requestBodyStreamExhausted(
-            "the request body stream ended after \(size) of the \(length) bytes its Content-Length declares")
-    }
-
-    /// The failure of a file that holds more bytes than its request announced.
-    static func tooLong(_ length: Int64) -> TransferError {
-        .requestBodyStreamExhausted(
-            "the request body stream is longer than the \(length) bytes its Content-Length declares")
     }
 }

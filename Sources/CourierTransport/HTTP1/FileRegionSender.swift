@@ -75,7 +75,7 @@ final class FileRegionSender {
         guard !stopped else { return false }
         var queued = false
         // `queuedEnd` is moved before each write: a write may change the channel's writability and re-enter.
-        while queuedEnd < preparedEnd, mayWrite() {
+        while !stopped, queuedEnd < preparedEnd, mayWrite() {
             let start = queuedEnd
             let end = min(start + Self.regionSize, preparedEnd)
             queuedEnd = end
@@ -194,7 +194,7 @@ final class FileRegionSender {
         guard context.channel.isActive else { return stop() }
         let size = FileRegionPreparation.size(of: lease.descriptor)
         guard let size, size >= queuedEnd else {
-            let error = FileRegionPreparation.endedEarly(after: size ?? 0, of: length)
+            let error = RequestBodyLengthMismatch.endedEarly(after: size ?? 0, of: length)
             return fail(error, cause: error)
         }
         scheduleWatch()

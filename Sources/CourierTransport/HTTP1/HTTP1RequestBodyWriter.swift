@@ -226,9 +226,7 @@ final class HTTP1RequestBodyWriter {
                 if case .stream(.some(let length), _) = self.body, self.totalRead > length {
                     // The body stream broke its request, as a failed or overlong read does: the code the engine
                     // gives those (`InputStreamBodySource`), not `badURL`, whose text says "unsupported URL".
-                    self.fail(
-                        TransferError.requestBodyStreamExhausted(
-                            "the request body stream is longer than the \(length) bytes its Content-Length declares"))
+                    self.fail(RequestBodyLengthMismatch.tooLong(length))
                     return
                 }
                 if buffer.readableBytes > 0 { self.readAhead = buffer }
@@ -296,10 +294,7 @@ final class HTTP1RequestBodyWriter {
     /// The source is exhausted and everything read was written: check the length and end the request.
     private func endStream() {
         if case .stream(.some(let length), _) = body, totalSent != length {
-            fail(
-                TransferError.requestBodyStreamExhausted(
-                    "the request body stream ended after \(totalSent) of the \(length) bytes its Content-Length "
-                        + "declares"))
+            fail(RequestBodyLengthMismatch.endedEarly(after: totalSent, of: length))
             return
         }
         releaseReader()
