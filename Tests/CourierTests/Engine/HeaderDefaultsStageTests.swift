@@ -28,7 +28,8 @@ struct HeaderDefaultsStageTests {
     private func fields(of request: URLRequest, _ configuration: URLSessionConfiguration = .ephemeral) throws
         -> [(String, String)]
     {
-        guard case .proceed(let out)? = try HeaderDefaultsStage().immediate(request, in: context(request, configuration)) else {
+        let step = try HeaderDefaultsStage().immediate(request, in: context(request, configuration))
+        guard case .proceed(let out)? = step else {
             Issue.record("the stage did not proceed")
             return []
         }
