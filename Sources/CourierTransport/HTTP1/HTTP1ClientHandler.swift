@@ -588,8 +588,10 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
         cancelRequestTimer()
         if case .active(let active) = state, active.endPending {
             // The whole body arrived; what is still compressed is decoded at the consumer's pace, and the
-            // response then ends normally (see `endResponse`).
+            // response then ends normally (see `endResponse`). A request body still being sent (the server answered
+            // early) stops now: its file or stream is let go with the connection, not when a suspended task resumes.
             active.keepAlive = false
+            if !active.requestWritten { active.bodyWriter?.abandon() }
             if isStream {
                 // An HTTP/2 stream closes as its last frame arrives, whatever is left to decode: its connection must
                 // keep this handler until the exchange ends (see `closeReportDeferred`).

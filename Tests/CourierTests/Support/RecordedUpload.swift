@@ -9,11 +9,15 @@ final class RecordedUpload: Sendable {
     let finished = AsyncGate()
     private let outcome: NIOLockedValueBox<(status: Int?, error: (any Error)?)>
 
-    /// Makes the task and resumes it.
-    init(_ request: URLRequest, fromFile file: URL, in session: URLSession) {
+    /// Makes the task and resumes it; `received` sees the response's body.
+    init(
+        _ request: URLRequest, fromFile file: URL, in session: URLSession,
+        received: @escaping @Sendable (Data?) -> Void = { _ in }
+    ) {
         let outcome = NIOLockedValueBox<(status: Int?, error: (any Error)?)>((nil, nil))
         let finished = self.finished
-        task = session.uploadTask(with: request, fromFile: file) { _, response, error in
+        task = session.uploadTask(with: request, fromFile: file) { data, response, error in
+            received(data)
             outcome.withLockedValue { $0 = ((response as? HTTPURLResponse)?.statusCode, error) }
             finished.open()
         }

@@ -2,6 +2,7 @@ import Courier
 import CourierMockServer
 import CourierTestSupport
 import Foundation
+import NIOConcurrencyHelpers
 import Testing
 
 /// An upload can end before its body was sent: a server answers it early (a 413, a 401, a redirect) and closes the
@@ -51,6 +52,46 @@ struct UploadAnsweredEarlyTests {
                 try await Task.sleep(for: .milliseconds(50))
             }
             #expect(Self.openDescriptors(on: file) == 0)
+        }
+    }
+
+    /// The server answers while the task is suspended, with a compressed body, and closes: the response waits whole
+    /// for the task, its end still pending (decoded at the consumer's pace), while the connection is gone. The file is
+    /// let go with the connection, not when the task is resumed (a task left suspended held it until its session
+    /// ended); resumed, the task still gets the whole response.
+    @Test(.timeLimit(.minutes(1)))
+    func aSuspendedUploadWhoseConnectionClosesUnderAPendingResponseLetsGoOfTheFile() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (file, _) = try writePatternFile(length: 64 << 20, in: directory)
+        let body = Deflater.gzipZeros(count: 4 << 20)
+        let head =
+            "HTTP/1.1 413 Content Too Large\r\nContent-Encoding: gzip\r\nContent-Length: \(body.count)\r\n"
+            + "Connection: close\r\n\r\n"
+        let steps: [MockTCPStep] = [
+            .stopReading, .wait(.seconds(3)), .send(Array(head.utf8) + body), .closeWrite, .wait(.seconds(60)),
+        ]
+        try await withTCPServer(.script(steps)) { server in
+            var request = URLRequest(url: try #require(URL(string: "http://127.0.0.1:\(server.port)/up")))
+            request.httpMethod = "PUT"
+            let session = makeSession { $0.courierMaximumDecompressionRatio = nil }
+            defer { session.invalidateAndCancel() }
+            let received = NIOLockedValueBox(0)
+            let upload = RecordedUpload(request, fromFile: file, in: session) { data in
+                received.withLockedValue { $0 = data?.count ?? -1 }
+            }
+            try await upload.waitUntilSendingStalls()
+            upload.task.suspend()
+            let deadline = ContinuousClock.now + .seconds(10)
+            while Self.openDescriptors(on: file) > 0, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            #expect(Self.openDescriptors(on: file) == 0)
+            upload.task.resume()
+            await upload.finished.wait()
+            #expect(upload.statusCode == 413)
+            #expect(upload.error == nil)
+            #expect(received.withLockedValue { $0 } == 4 << 20)
         }
     }
 
