@@ -67,6 +67,68 @@ struct FileRegionSenderTests {
         _ = try await channel.finish(acceptAlreadyClosed: true)
     }
 
+    /// A file whose file system cannot splice (`sendfile(2)` says `EINVAL` at the first preparation, before anything
+    /// was sent) goes out in chunks read from the reader, whole and from its first byte, and the descriptor made for
+    /// the regions is closed. The region descriptor here is a directory's, which no file system splices from, of a
+    /// size (4,096 bytes on ext4) that passes the size checks.
+    @Test(.timeLimit(.minutes(1)))
+    func aFileThatCannotBeSplicedGoesOutInChunks() async throws {
+        let directory = NSTemporaryDirectory() + "courier-nosplice-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var status = stat()
+        try #require(stat(directory, &status) == 0)
+        let length = min(Int(status.st_size), 4096)
+        try #require(length > 0, "the directory's size passes no size check")
+        let file = try TemporaryFile(length: length)
+        defer { file.remove() }
+        let loop = NIOAsyncTestingEventLoop()
+        let channel = NIOAsyncTestingChannel(loop: loop)
+        let connection = try await loop.executeInContext {
+            let handler = HTTP1ClientHandler(
+                endpoint: HTTP1TestPipeline.endpoint, idleConnectionTimeout: .seconds(60), protocolName: "http/1.1",
+                sendsFileRegions: true)
+            try HTTP1TestPipeline.add(to: channel.pipeline.syncOperations, socket: nil, client: handler)
+            return HTTP1Connection(
+                id: 1, key: PoolKey(request: try HTTP1TestPipeline.request()), channel: channel,
+                handler: NIOLoopBound(handler, eventLoop: loop))
+        }
+        try await channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 80))
+        let pool = HTTP1TestPipeline.makePool(group: loop)
+        let consumer = RecordingConsumer()
+        let source = RegionFileSource(path: file.path, regionPath: directory, servesChunks: true)
+        let request = try HTTP1TestPipeline.request("PUT", body: .stream(length: Int64(length), source: source))
+        let exchange = TransportExchange(request: request, consumer: consumer, pool: pool)
+        #expect(exchange.attach(connection))
+        connection.execute(exchange, isReused: false)
+
+        var closed = source.closed.makeAsyncIterator()
+        #expect(await closed.next() != nil)
+        var sent = ByteBuffer()
+        var regions = 0
+        while let part = try await channel.readOutbound(as: IOData.self) {
+            switch part {
+            case .byteBuffer(var buffer): sent.writeBuffer(&buffer)
+            case .fileRegion: regions += 1
+            }
+        }
+        #expect(regions == 0)
+        #expect(source.chunkReads.withLockedValue { $0 } > 0)
+        let text = String(buffer: sent)
+        let bodyStart = try #require(text.range(of: "\r\n\r\n")).upperBound
+        let body = Array(sent.readableBytesView.dropFirst(text.utf8.distance(from: text.startIndex, to: bodyStart)))
+        // Compared once (a failed comparison of the arrays would print every byte).
+        #expect(body.count == length)
+        let bodyMatches = body == (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+        #expect(bodyMatches)
+        #expect(openDescriptors(on: directory) == 0)
+
+        try await channel.writeInbound(ByteBuffer(string: "HTTP/1.1 204 No Content\r\n\r\n"))
+        #expect(consumer.events.suffix(2) == [.head(204), .finished])
+        pool.shutdown()
+        _ = try await channel.finish(acceptAlreadyClosed: true)
+    }
+
     /// The checks before each region: the file must hold the region, and at the last region no more than the
     /// announced length; the failures read as the chunked reads' do.
     @Test func aRegionIsPreparedOnlyWhileTheFileHoldsItAndNoMore() throws {
@@ -112,49 +174,60 @@ private struct TemporaryFile {
     }
 }
 
-/// A file source whose reader offers its file for `sendfile(2)`, and counts reads of chunks (which it also serves).
+/// A file source whose reader offers its file for `sendfile(2)`, and counts reads of chunks: by default it serves
+/// none (a read ends the body at once, and is never expected); with `servesChunks`, it serves the file. The
+/// descriptor offered for the regions is the file's, or one opened on `regionPath`.
 private struct RegionFileSource: TransportBodySource {
     let path: String
+    let regionPath: String?
+    let servesChunks: Bool
     let closed: AsyncStream<Void>
     let chunkReads = NIOLockedValueBox(0)
-    private let onClose: AsyncStream<Void>.Continuation
+    fileprivate let onClose: AsyncStream<Void>.Continuation
 
-    init(path: String) {
+    init(path: String, regionPath: String? = nil, servesChunks: Bool = false) {
         self.path = path
+        self.regionPath = regionPath
+        self.servesChunks = servesChunks
         (closed, onClose) = AsyncStream.makeStream()
     }
 
     func makeReader() async throws -> any TransportBodyReader {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { throw TransferError.cannotOpenFile("cannot open \(path)") }
-        return Reader(descriptor: descriptor, chunkReads: chunkReads, onClose: onClose)
+        return Reader(descriptor: descriptor, source: self)
     }
 
     private final class Reader: FileRegionBodyReader {
         private let descriptor: Int32
-        private let chunkReads: NIOLockedValueBox<Int>
-        private let onClose: AsyncStream<Void>.Continuation
+        private let source: RegionFileSource
 
-        init(descriptor: Int32, chunkReads: NIOLockedValueBox<Int>, onClose: AsyncStream<Void>.Continuation) {
+        init(descriptor: Int32, source: RegionFileSource) {
             self.descriptor = descriptor
-            self.chunkReads = chunkReads
-            self.onClose = onClose
+            self.source = source
         }
 
-        /// Counted, and never expected: it ends the body at once.
         func read(maxLength: Int) async throws -> ByteBuffer? {
-            chunkReads.withLockedValue { $0 += 1 }
-            return nil
+            source.chunkReads.withLockedValue { $0 += 1 }
+            guard source.servesChunks else { return nil }
+            var buffer = ByteBuffer()
+            let count = try buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: maxLength) { bytes in
+                let count = Glibc.read(descriptor, bytes.baseAddress, min(maxLength, bytes.count))
+                guard count >= 0 else { throw TransferError.cannotOpenFile("cannot read \(source.path)") }
+                return count
+            }
+            return count > 0 ? buffer : nil
         }
 
         func makeRegionDescriptor() -> Int32? {
-            let duplicate = fcntl(descriptor, F_DUPFD_CLOEXEC, 0)
+            let duplicate =
+                source.regionPath.map { open($0, O_RDONLY | O_CLOEXEC) } ?? fcntl(descriptor, F_DUPFD_CLOEXEC, 0)
             return duplicate >= 0 ? duplicate : nil
         }
 
         func close() {
             closeDescriptor(descriptor)
-            onClose.yield()
+            source.onClose.yield()
         }
 
         private func closeDescriptor(_ descriptor: Int32) {
@@ -165,4 +238,13 @@ private struct RegionFileSource: TransportBodySource {
             #endif
         }
     }
+}
+
+/// How many of this process's descriptors are open on `path`.
+private func openDescriptors(on path: String) -> Int {
+    let target = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
+    let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+    return descriptors.filter {
+        (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\($0)")) == target
+    }.count
 }
