@@ -184,7 +184,11 @@ final class TaskEventAdapter: TaskEventSink, TaskHost {
         if task.progressTracksReceivedBytes { task.setProgress(completed: received) }
         switch task.completionMode {
         case .dataHandler, .collect:
-            state.withLock { $0.body.append(data) }
+            // The first piece becomes the body as it is (most bodies come in one): appending it to an empty body
+            // would allocate and copy it again. Not a slice, whose indices would not start at 0 as a body's do.
+            state.withLock { state in
+                if state.body.isEmpty, data.startIndex == 0 { state.body = data } else { state.body.append(data) }
+            }
         case .stream(let source):
             if source.append(data) { engine?.backpressureChanged() }
         case .delegate:

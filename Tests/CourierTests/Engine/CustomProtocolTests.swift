@@ -34,6 +34,29 @@ struct CustomProtocolTests {
         session.invalidateAndCancel()
     }
 
+    /// A body the protocol loads in one piece that is a slice of a larger `Data` (its indices start past 0) arrives
+    /// as a body of its own, indexed from 0; one of several pieces, whole. (The first piece of a body becomes the
+    /// body as it is, without a copy: a slice passed on that way would keep its indices.)
+    @Test func aBodyLoadedAsASliceIsIndexedFromZero() async throws {
+        let whole = Data("--slice--".utf8)
+        let slice = whole[2..<7]
+        #expect(slice.startIndex == 2)
+        StubProtocol.script("/slice", .respond(status: 200, headers: [:], parts: [slice]))
+        StubProtocol.script("/slices", .respond(status: 200, headers: [:], parts: [slice, whole[7...]]))
+        let session = session()
+        defer { session.invalidateAndCancel() }
+        for (path, expected) in [("/slice", "slice"), ("/slices", "slice--")] {
+            let outcome = await session.runDataTask(URLRequest(url: url(path)))
+            let data = try #require(outcome.data, "\(path)")
+            #expect(data.startIndex == 0, "\(path)")
+            #expect(data[0] == UInt8(ascii: "s"), "\(path)")
+            #expect(String(decoding: data, as: UTF8.self) == expected, "\(path)")
+        }
+        let (data, _) = try await session.data(from: url("/slice"))
+        #expect(data.startIndex == 0)
+        #expect(data == Data("slice".utf8))
+    }
+
     @Test func aDelegateSeesTheProtocolsEventsAndADownloadGetsAFile() async throws {
         StubProtocol.script("/d", .respond(status: 200, headers: [:], parts: [Data("abc".utf8), Data("def".utf8)]))
         let delegate = RecordingDelegate()
