@@ -134,6 +134,11 @@ final class MockTCPConnectionHandler: ChannelInboundHandler, RemovableChannelHan
                 let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
                 context.eventLoop.scheduleTask(in: duration) { bound.value.runSteps() }
                 return
+            case .waitForSignal(let signal):
+                let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
+                let eventLoop = context.eventLoop
+                signal.whenFired { eventLoop.execute { bound.value.runSteps() } }
+                return
             case .receive(let count):
                 awaitedCount = count
                 if receivedCount >= count || inputEnded {

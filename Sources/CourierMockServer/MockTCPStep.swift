@@ -6,6 +6,8 @@ public enum MockTCPStep: Sendable, Equatable {
     case send([UInt8])
     /// Waits this long.
     case wait(TimeAmount)
+    /// Waits until the test fires this signal.
+    case waitForSignal(MockTCPSignal)
     /// Waits until the connection has received at least this many bytes in all (or the client's end of input).
     case receive(atLeast: Int)
     /// Stops reading: what the client writes from then on fills the socket buffers, and its writes then wait (as in

@@ -41,6 +41,30 @@ import Testing
         try await client.close()
     }
 
+    /// A script stops at a signal until the test fires it; a signal fired before the step is reached lets the script
+    /// through at once.
+    @Test func waitsForASignalTheTestFires() async throws {
+        let later = MockTCPSignal()
+        let already = MockTCPSignal()
+        already.fire()
+        let server = MockTCPServer(
+            mode: .script([
+                .send("one"), .waitForSignal(later), .send("two"), .waitForSignal(already), .send("three"), .closeWrite,
+            ]))
+        try await server.start()
+        defer { Task { await server.shutdown() } }
+        let client = try await RawTCPClient.connect(port: server.port)
+        #expect(try await eventually { client.received == Array("one".utf8) })
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(client.received == Array("one".utf8))
+        #expect(!client.sawEndOfInput)
+        later.fire()
+        #expect(try await eventually { client.sawEndOfInput })
+        #expect(client.received == Array("onetwothree".utf8))
+        #expect(later == later && later != already)
+        try await client.close()
+    }
+
     @Test func turnsToTLSAfterTheCommandAndEchoesInside() async throws {
         let server = MockTCPServer(mode: .echo, startTLSCommand: "STARTTLS\r\n")
         try await server.start()
