@@ -31,10 +31,11 @@ final class RecordedUpload: Sendable {
     var error: (any Error)? { outcome.withLockedValue { $0.error } }
 
     /// Waits until the bytes sent stopped growing after some were sent: the socket buffers are full (the server
-    /// reads nothing), and a part of the body waits in the channel.
+    /// reads nothing), and a part of the body waits in the channel. Returns at once if the task completed (the
+    /// caller's expectations then fail rather than the wait never ending).
     func waitUntilSendingStalls() async throws {
         var last: Int64 = -1
-        while task.countOfBytesSent != last || last <= 0 {
+        while task.countOfBytesSent != last || last <= 0, task.state != .completed {
             last = task.countOfBytesSent
             try await Task.sleep(for: .milliseconds(300))
         }
