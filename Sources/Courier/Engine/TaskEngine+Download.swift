@@ -50,8 +50,12 @@ extension TaskEngine {
     /// Checks resume data against the partial file and adds the range fields to `request`; `nil` when the task
     /// failed instead (invalid resume data, a missing or too short partial file).
     func prepareResume(_ resumeState: DownloadResumeState, request: URLRequest) -> URLRequest? {
-        guard let data = resumeState.resumeData else {
-            fail(resumeState.error ?? TransferError.unsupportedURL("the resume data cannot be used"))
+        let data: ResumeData
+        switch resumeState {
+        case .readable(let readable):
+            data = readable
+        case .unreadable(let error):
+            fail(error)
             return nil
         }
         // The name was validated as a bare file name: it cannot leave the download directory. It must also be one

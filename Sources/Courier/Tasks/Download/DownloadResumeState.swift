@@ -3,11 +3,11 @@ import Foundation
 
 /// What `downloadTask(withResumeData:)` was given: decoded, validated resume data and the request to send, or
 /// the reason it cannot be used (the task then fails when resumed).
-struct DownloadResumeState: Sendable {
+enum DownloadResumeState: Sendable {
     /// The decoded resume data.
-    let resumeData: ResumeData?
+    case readable(ResumeData)
     /// Why the resume data cannot be used.
-    let error: TransferError?
+    case unreadable(TransferError)
 
     /// Decodes `data`; never throws, so the factory method can always return a task.
     ///
@@ -17,11 +17,22 @@ struct DownloadResumeState: Sendable {
     /// later, when resumed, with `cannotDecodeRawData` or `cannotOpenFile`.
     static func decode(_ data: Data) -> DownloadResumeState {
         do {
-            return DownloadResumeState(resumeData: try ResumeData(decoding: data), error: nil)
+            return .readable(try ResumeData(decoding: data))
         } catch {
-            return DownloadResumeState(
-                resumeData: nil, error: .unsupportedURL("the resume data cannot be read: \(error.detail)"))
+            return .unreadable(.unsupportedURL("the resume data cannot be read: \(error.detail)"))
         }
+    }
+
+    /// The decoded resume data, when it could be read.
+    var resumeData: ResumeData? {
+        guard case .readable(let data) = self else { return nil }
+        return data
+    }
+
+    /// Why the resume data cannot be used, when it cannot.
+    var error: TransferError? {
+        guard case .unreadable(let error) = self else { return nil }
+        return error
     }
 
     /// The request to resume with: the stored current request, without any range fields of its own.
