@@ -24,26 +24,8 @@ struct FileRegionSenderTests {
     func aFileBodyGoesOutAsRegionsOfTheFile(length: Int) async throws {
         let file = try TemporaryFile(length: length)
         defer { file.remove() }
-        let loop = NIOAsyncTestingEventLoop()
-        let channel = NIOAsyncTestingChannel(loop: loop)
-        let connection = try await loop.executeInContext {
-            let handler = HTTP1ClientHandler(
-                endpoint: HTTP1TestPipeline.endpoint, idleConnectionTimeout: .seconds(60), protocolName: "http/1.1",
-                sendsFileRegions: true)
-            try HTTP1TestPipeline.add(to: channel.pipeline.syncOperations, socket: nil, client: handler)
-            return HTTP1Connection(
-                id: 1, key: PoolKey(request: try HTTP1TestPipeline.request()), channel: channel,
-                handler: NIOLoopBound(handler, eventLoop: loop))
-        }
-        try await channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 80))
-        let pool = HTTP1TestPipeline.makePool(group: loop)
-        let consumer = RecordingConsumer()
         let source = RegionFileSource(path: file.path)
-        let request = try HTTP1TestPipeline.request(
-            "PUT", body: .stream(length: Int64(length), source: source))
-        let exchange = TransportExchange(request: request, consumer: consumer, pool: pool)
-        #expect(exchange.attach(connection))
-        connection.execute(exchange, isReused: false)
+        let (channel, consumer, pool) = try await Self.startUpload(from: source, length: length)
 
         var closed = source.closed.makeAsyncIterator()
         #expect(await closed.next() != nil)
@@ -82,25 +64,8 @@ struct FileRegionSenderTests {
         try #require(length > 0, "the directory's size passes no size check")
         let file = try TemporaryFile(length: length)
         defer { file.remove() }
-        let loop = NIOAsyncTestingEventLoop()
-        let channel = NIOAsyncTestingChannel(loop: loop)
-        let connection = try await loop.executeInContext {
-            let handler = HTTP1ClientHandler(
-                endpoint: HTTP1TestPipeline.endpoint, idleConnectionTimeout: .seconds(60), protocolName: "http/1.1",
-                sendsFileRegions: true)
-            try HTTP1TestPipeline.add(to: channel.pipeline.syncOperations, socket: nil, client: handler)
-            return HTTP1Connection(
-                id: 1, key: PoolKey(request: try HTTP1TestPipeline.request()), channel: channel,
-                handler: NIOLoopBound(handler, eventLoop: loop))
-        }
-        try await channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 80))
-        let pool = HTTP1TestPipeline.makePool(group: loop)
-        let consumer = RecordingConsumer()
         let source = RegionFileSource(path: file.path, regionPath: directory, servesChunks: true)
-        let request = try HTTP1TestPipeline.request("PUT", body: .stream(length: Int64(length), source: source))
-        let exchange = TransportExchange(request: request, consumer: consumer, pool: pool)
-        #expect(exchange.attach(connection))
-        connection.execute(exchange, isReused: false)
+        let (channel, consumer, pool) = try await Self.startUpload(from: source, length: length)
 
         var closed = source.closed.makeAsyncIterator()
         #expect(await closed.next() != nil)
@@ -127,6 +92,32 @@ struct FileRegionSenderTests {
         #expect(consumer.events.suffix(2) == [.head(204), .finished])
         pool.shutdown()
         _ = try await channel.finish(acceptAlreadyClosed: true)
+    }
+
+    /// Starts a `PUT` of `length` bytes from `source` on a plain connection that sends file regions, over a testing
+    /// channel: what it writes is read with `readOutbound`, and the consumer records what the exchange reports.
+    private static func startUpload(from source: RegionFileSource, length: Int) async throws
+        -> (NIOAsyncTestingChannel, RecordingConsumer, ConnectionPool)
+    {
+        let loop = NIOAsyncTestingEventLoop()
+        let channel = NIOAsyncTestingChannel(loop: loop)
+        let connection = try await loop.executeInContext {
+            let handler = HTTP1ClientHandler(
+                endpoint: HTTP1TestPipeline.endpoint, idleConnectionTimeout: .seconds(60), protocolName: "http/1.1",
+                sendsFileRegions: true)
+            try HTTP1TestPipeline.add(to: channel.pipeline.syncOperations, socket: nil, client: handler)
+            return HTTP1Connection(
+                id: 1, key: PoolKey(request: try HTTP1TestPipeline.request()), channel: channel,
+                handler: NIOLoopBound(handler, eventLoop: loop))
+        }
+        try await channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 80))
+        let pool = HTTP1TestPipeline.makePool(group: loop)
+        let consumer = RecordingConsumer()
+        let request = try HTTP1TestPipeline.request("PUT", body: .stream(length: Int64(length), source: source))
+        let exchange = TransportExchange(request: request, consumer: consumer, pool: pool)
+        #expect(exchange.attach(connection))
+        connection.execute(exchange, isReused: false)
+        return (channel, consumer, pool)
     }
 
     /// The checks before each region: the file must hold the region, and at the last region no more than the
