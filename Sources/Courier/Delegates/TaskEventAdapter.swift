@@ -185,9 +185,12 @@ final class TaskEventAdapter: TaskEventSink, TaskHost {
         switch task.completionMode {
         case .dataHandler, .collect:
             // The first piece becomes the body as it is (most bodies come in one): appending it to an empty body
-            // would allocate and copy it again. Not a slice, whose indices would not start at 0 as a body's do.
+            // would allocate and copy it again. Only a piece that owns its bytes: a larger one wraps a read buffer
+            // the app would keep whole with its body (see `TaskEngine.largestCopiedPart`); and not a slice, whose
+            // indices would not start at 0 as a body's do.
+            let ownsItsBytes = data.count <= TaskEngine.largestCopiedPart && data.startIndex == 0
             state.withLock { state in
-                if state.body.isEmpty, data.startIndex == 0 { state.body = data } else { state.body.append(data) }
+                if state.body.isEmpty, ownsItsBytes { state.body = data } else { state.body.append(data) }
             }
         case .stream(let source):
             if source.append(data) { engine?.backpressureChanged() }

@@ -603,11 +603,15 @@ final class TaskEngine: TaskDecider, @unchecked Sendable {
         }
     }
 
+    /// The largest part of a body copied into a `Data` of its own; a larger one is wrapped, not copied, and its
+    /// `Data` keeps the whole read buffer it came in alive (up to 256 KiB) for as long as it is kept.
+    static let largestCopiedPart = 16 * 1024
+
     private func deliver(_ part: ByteBuffer) {
         let count = part.readableBytes
-        // Large parts are wrapped, not copied (the Data keeps the buffer's storage alive); NIO's `.automatic`
-        // would copy anything up to 256 KiB, which is every read.
-        let data = Data(buffer: part, byteTransferStrategy: count > 16 * 1024 ? .noCopy : .copy)
+        // Large parts are wrapped, not copied; NIO's `.automatic` would copy anything up to 256 KiB, which is every
+        // read.
+        let data = Data(buffer: part, byteTransferStrategy: count > Self.largestCopiedPart ? .noCopy : .copy)
         receivedBytes += Int64(count)
         if multipart != nil {
             do {

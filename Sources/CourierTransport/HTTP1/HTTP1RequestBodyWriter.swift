@@ -115,6 +115,9 @@ final class HTTP1RequestBodyWriter {
 
     /// Stops writing and releases the reader.
     func abandon() {
+        // Once: a connection that closes under a pending response abandons the writer, and the response's end does
+        // again.
+        if case .abandoned = phase { return }
         continueTimer?.cancel()
         continueTimer = nil
         phase = .abandoned

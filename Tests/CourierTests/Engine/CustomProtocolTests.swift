@@ -35,8 +35,8 @@ struct CustomProtocolTests {
     }
 
     /// A body the protocol loads in one piece that is a slice of a larger `Data` (its indices start past 0) arrives
-    /// as a body of its own, indexed from 0; one of several pieces, whole. (The first piece of a body becomes the
-    /// body as it is, without a copy: a slice passed on that way would keep its indices.)
+    /// as a body of its own, indexed from 0; one of several pieces, whole. (The protocol's pieces are copied on their
+    /// way to the task today; this holds the whole path to what the app sees.)
     @Test func aBodyLoadedAsASliceIsIndexedFromZero() async throws {
         let whole = Data("--slice--".utf8)
         let slice = whole[2..<7]

@@ -14,10 +14,20 @@ struct WebSocketHandshakeReleaseTests {
             server.webSocket("/echo", endpoint: .echo)
             let session = makeSession()
             defer { session.invalidateAndCancel() }
-            let task = session.webSocketTask(with: try WebSocketTaskTests.webSocketURL(server, "/echo"))
+            let url = try WebSocketTaskTests.webSocketURL(server, "/echo")
+            // The engine is made by `resume()` and let go once the handshake is over: on a loaded machine the
+            // handshake can end before this thread looks. Another task is tried then (the earlier ones cancelled),
+            // so that the release below is seen happening, not assumed.
+            var task = session.webSocketTask(with: url)
             task.resume()
-            weak let engine = task.mutable.withLock { $0.engine }
-            #expect(engine != nil)
+            weak var engine = task.mutable.withLock { $0.engine }
+            for _ in 0..<4 where engine == nil {
+                task.cancel(with: .normalClosure, reason: nil)
+                task = session.webSocketTask(with: url)
+                task.resume()
+                engine = task.mutable.withLock { $0.engine }
+            }
+            try #require(engine != nil)
             // An echo came back: the connection is open, so the handshake ended.
             try await task.send(.string("hello"))
             guard case .string("hello") = try await task.receive() else {
