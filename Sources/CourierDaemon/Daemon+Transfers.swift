@@ -347,7 +347,9 @@ extension Daemon: TransferAttemptObserver {
         }
         let size = Int64(info.st_size)
         let validators = Resumability(
-            method: attempt.task.currentRequest?.httpMethod ?? "GET", status: response.statusCode,
+            method: attempt.task.currentRequest?.httpMethod ?? "GET",
+            rangeRequested: record.spec.request.request.value(forHTTPHeaderField: "Range") != nil,
+            status: response.statusCode,
             responseHeader: { response.value(forHTTPHeaderField: $0) }, bytesReceived: size)
         guard let validators else {
             close(descriptor)

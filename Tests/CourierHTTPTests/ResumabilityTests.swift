@@ -36,11 +36,11 @@ struct ResumabilityTests {
     ) throws {
         let fields = HeaderFieldDictionary(headers)
         let result = try #require(
-            Resumability(method: method, status: status, responseHeaders: fields, bytesReceived: bytesReceived))
+            Resumability(method: method, rangeRequested: false, status: status, responseHeaders: fields, bytesReceived: bytesReceived))
         #expect(result.entityTag == entityTag)
         #expect(result.lastModified == lastModified)
         let viaClosure = Resumability(
-            method: method, status: status, responseHeader: { fields[$0] }, bytesReceived: bytesReceived)
+            method: method, rangeRequested: false, status: status, responseHeader: { fields[$0] }, bytesReceived: bytesReceived)
         #expect(viaClosure == result)
     }
 
@@ -84,9 +84,26 @@ struct ResumabilityTests {
     func notResumable(method: String, status: Int, headers: [String: String], bytesReceived: Int64) {
         let fields = HeaderFieldDictionary(headers)
         #expect(
-            Resumability(method: method, status: status, responseHeaders: fields, bytesReceived: bytesReceived) == nil)
+            Resumability(method: method, rangeRequested: false, status: status, responseHeaders: fields, bytesReceived: bytesReceived) == nil)
         #expect(
-            Resumability(method: method, status: status, responseHeader: { fields[$0] }, bytesReceived: bytesReceived)
+            Resumability(method: method, rangeRequested: false, status: status, responseHeader: { fields[$0] }, bytesReceived: bytesReceived)
+                == nil)
+    }
+
+    /// The partial file of a range the app asked for does not start at the representation's first byte, or ends
+    /// before its last: continuing it from its length would splice it with bytes the app never asked for.
+    @Test("A range the app asked for is never resumed", arguments: [200, 206])
+    func appRanges(status: Int) {
+        let fields: HeaderFieldDictionary = ["Accept-Ranges": "bytes", "ETag": "\"v1\""]
+        #expect(
+            Resumability(method: "GET", rangeRequested: false, status: status, responseHeaders: fields, bytesReceived: 10)
+                != nil)
+        #expect(
+            Resumability(method: "GET", rangeRequested: true, status: status, responseHeaders: fields, bytesReceived: 10)
+                == nil)
+        #expect(
+            Resumability(
+                method: "GET", rangeRequested: true, status: status, responseHeader: { fields[$0] }, bytesReceived: 10)
                 == nil)
     }
 
@@ -95,7 +112,7 @@ struct ResumabilityTests {
             "Accept-Ranges": "bytes", "Last-Modified": Self.date, "Date": Self.sent,
         ]
         let result = try #require(
-            Resumability(method: "GET", status: 200, responseHeaders: fields, bytesReceived: 5))
+            Resumability(method: "GET", rangeRequested: false, status: 200, responseHeaders: fields, bytesReceived: 5))
         let request = ResumeRequestHeaders.fields(
             resumingAt: 5, entityTag: result.entityTag, lastModified: result.lastModified)
         #expect(request?["If-Range"] == Self.date)

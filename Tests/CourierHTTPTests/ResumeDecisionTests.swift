@@ -131,11 +131,24 @@ struct ResumeDecisionTests {
             decision == (item.appends ? .append(offset: 10, expectedTotal: 100, finalLength: 100) : .retryWithoutRange))
     }
 
-    @Test func aChangedLengthWithAnUnknownTotalIsStillAppendedWhenTheValidatorMatches() {
-        let partial = PartialDownload(offset: 10, entityTag: "\"v1\"", lastModified: nil, totalLength: 90)
-        let fields = ["etag": "\"v1\"", "content-range": "bytes 10-99/*"]
+    @Test(
+        "A 206 with an unknown total is appended only up to the end the interrupted response announced",
+        arguments: [
+            // The interrupted response said 100 bytes: the range must end at byte 99.
+            (Int64?(100), "bytes 10-99/*", true),
+            (Int64?(100), "bytes 10-59/*", false),
+            (Int64?(90), "bytes 10-99/*", false),
+            (Int64?(100), "bytes 10-109/*", false),
+            // Nothing says how long the representation is: the range's own end is all there is.
+            (Int64?(-1), "bytes 10-59/*", true),
+            (Int64?.none, "bytes 10-59/*", true),
+        ])
+    func unknownTotals(storedTotal: Int64?, contentRange: String, appends: Bool) {
+        let partial = PartialDownload(offset: 10, entityTag: "\"v1\"", lastModified: nil, totalLength: storedTotal)
+        let fields = ["etag": "\"v1\"", "content-range": contentRange]
         let decision = ResumeDecision.decide(resuming: partial, status: 206) { fields[$0.lowercased()] }
-        #expect(decision == .append(offset: 10, expectedTotal: -1, finalLength: 100))
+        let end = Int64(contentRange.split(separator: "-")[1].split(separator: "/")[0])! + 1
+        #expect(decision == (appends ? .append(offset: 10, expectedTotal: -1, finalLength: end) : .retryWithoutRange))
     }
 
     @Test(

@@ -264,6 +264,7 @@ extension TaskEngine {
         guard
             let validators = Resumability(
                 method: request.httpMethod ?? "GET",
+                rangeRequested: originalRequest.value(forHTTPHeaderField: "Range") != nil,
                 status: response.statusCode,
                 responseHeader: { response.value(forHTTPHeaderField: $0) },
                 bytesReceived: length

@@ -4,6 +4,9 @@ import Foundation
 ///
 /// A download is resumable when all of these hold:
 /// - the request method is `GET` (compared case-sensitively, as HTTP methods are);
+/// - the app's request asked for the whole representation: no `Range` field of its own. Resume data continues the
+///   representation from the partial file's length, which counts from its first byte: the file of a range the app
+///   asked for (`bytes=100-`, `bytes=0-499`) would be spliced with, or grown into, bytes it never asked for;
 /// - the response status is 200 or 206;
 /// - the response has a validator for `If-Range`: a well-formed strong `ETag`, or, when the response has no `ETag`
 ///   at all, a `Last-Modified` date that is a strong validator (RFC 9110 §8.8.2.2: at least 60 seconds before the
@@ -28,17 +31,19 @@ public struct Resumability: Hashable, Sendable {
     ///
     /// - Parameters:
     ///   - method: The request method.
+    ///   - rangeRequested: Whether the app's request carries a `Range` field of its own (not the one a resume adds).
     ///   - status: The response status code.
     ///   - responseHeader: Returns the value of a response header field by name (case-insensitively), or `nil`.
     ///   - bytesReceived: The number of body bytes written to the partial file.
     /// - Returns: `nil` when the download cannot produce resume data.
     public init?(
         method: String,
+        rangeRequested: Bool,
         status: Int,
         responseHeader: (String) -> String?,
         bytesReceived: Int64
     ) {
-        guard method == "GET", status == 200 || status == 206, bytesReceived > 0 else { return nil }
+        guard method == "GET", !rangeRequested, status == 200 || status == 206, bytesReceived > 0 else { return nil }
 
         let acceptRanges = Self.tokens(responseHeader("Accept-Ranges"))
         guard !acceptRanges.contains("none"), acceptRanges.contains("bytes") || status == 206 else { return nil }
@@ -88,12 +93,18 @@ public struct Resumability: Hashable, Sendable {
     ///
     /// - Parameters:
     ///   - method: The request method.
+    ///   - rangeRequested: Whether the app's request carries a `Range` field of its own (not the one a resume adds).
     ///   - status: The response status code.
     ///   - responseHeaders: The response header fields.
     ///   - bytesReceived: The number of body bytes written to the partial file.
     /// - Returns: `nil` when the download cannot produce resume data.
-    public init?(method: String, status: Int, responseHeaders: HeaderFieldDictionary, bytesReceived: Int64) {
-        self.init(method: method, status: status, responseHeader: { responseHeaders[$0] }, bytesReceived: bytesReceived)
+    public init?(
+        method: String, rangeRequested: Bool, status: Int, responseHeaders: HeaderFieldDictionary,
+        bytesReceived: Int64
+    ) {
+        self.init(
+            method: method, rangeRequested: rangeRequested, status: status, responseHeader: { responseHeaders[$0] },
+            bytesReceived: bytesReceived)
     }
 
     /// The comma-separated tokens of a list-valued field, lowercased, with empty elements dropped.

@@ -29,8 +29,9 @@ public enum ResumeDecision: Hashable, Sendable {
     ///   ``PartialDownload/isSameRepresentation(responseHeader:)``) — a server that ignores `If-Range` must not
     ///   splice a new version onto an old prefix;
     /// - its `Content-Range` is a satisfied byte range that starts exactly at the partial file's offset, ends at the
-    ///   last byte of the representation when its length is known (a shorter range would leave the file
-    ///   incomplete), and gives the same complete length as the interrupted response did, when both are known;
+    ///   last byte of the representation when its length is known, from this response or from the interrupted one
+    ///   (a shorter range would leave the file incomplete), and gives the same complete length as the interrupted
+    ///   response did, when both are known;
     /// - it agrees with `Content-Length` when that is present;
     /// - it has no `Content-Encoding` other than `identity`: the transport decodes content codings, so the bytes
     ///   appended would not be the representation bytes the range counts (the partial file itself was only kept
@@ -67,9 +68,12 @@ public enum ResumeDecision: Hashable, Sendable {
             }
             let codings = responseHeader("Content-Encoding").map(Resumability.tokens) ?? []
             guard codings.allSatisfy({ $0 == "identity" }) else { return .retryWithoutRange }
-            if let complete = parsed.completeLength {
-                if range.upperBound != complete - 1 { return .retryWithoutRange }
-                if let known = partial.totalLength, known != complete { return .retryWithoutRange }
+            let known = partial.totalLength
+            if let complete = parsed.completeLength, let known, known != complete { return .retryWithoutRange }
+            // The range must end at the representation's last byte whenever its length is known, stated now (`/100`)
+            // or by the interrupted response (`/*` now): a shorter range would complete a file that lacks its end.
+            if let complete = parsed.completeLength ?? known, range.upperBound != complete - 1 {
+                return .retryWithoutRange
             }
             return .append(
                 offset: partial.offset, expectedTotal: parsed.completeLength ?? -1, finalLength: range.upperBound + 1)

@@ -84,4 +84,58 @@ struct ResumedRangeTests {
             #expect(await settledFilesIn(downloads).isEmpty)
         }
     }
+
+    /// A 206 that gives no complete length (`/*`) and ends before the byte the interrupted response said was the
+    /// last: appending it would deliver a file without its end as complete. The whole representation is fetched
+    /// again instead.
+    @Test func aShortRangeOfUnknownTotalIsNotAppendedButFetchedWhole() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try await withServer { server in
+            let sent = 50_000
+            let short = MockResponse(
+                status: 206,
+                headers: [("ETag", "\"v1\""), ("Content-Range", "bytes \(cut)-\(cut + sent - 1)/*")],
+                body: .data(MockBody.patternBytes(offset: Int64(cut), count: sent)))
+            let whole = MockResponse(headers: [("ETag", "\"v1\"")], body: .pattern(length: Int64(length)))
+            server.enqueue(interrupted(), short, whole)
+            let downloads = directory.appendingPathComponent("downloads")
+            let session = makeSession { $0.courierDownloadDirectory = downloads }
+            let resumeData = try #require(await session.resumeDataOfFailedDownload(from: server.url("/u")))
+            let (url, _) = try await session.download(resumeFrom: resumeData)
+            #expect(try fileHoldsPattern(url, length: Int64(length)))
+            try FileManager.default.removeItem(at: url)
+            #expect(server.requests.map { $0.header("Range") } == [nil, "bytes=\(cut)-", nil])
+            #expect(await settledFilesIn(downloads).isEmpty)
+        }
+    }
+
+    /// A download of a range the app asked for (`Range: bytes=1000-`) holds the representation from byte 1,000:
+    /// resume data would continue it at its own length, splicing two parts of the representation. It fails without
+    /// resume data, and leaves no partial file behind.
+    @Test func aRangeTheAppAskedForGivesNoResumeData() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try await withServer { server in
+            let start = 1_000
+            var ranged = MockResponse(
+                status: 206,
+                headers: [("ETag", "\"v1\""), ("Content-Range", "bytes \(start)-\(length - 1)/\(length)")],
+                body: .data(MockBody.patternBytes(offset: Int64(start), count: length - start)))
+            ranged.closeAfterBodyBytes = cut
+            server.enqueue(ranged)
+            let downloads = directory.appendingPathComponent("downloads")
+            let session = makeSession { $0.courierDownloadDirectory = downloads }
+            var request = URLRequest(url: server.url("/r"))
+            request.setValue("bytes=\(start)-", forHTTPHeaderField: "Range")
+            do {
+                _ = try await session.download(for: request)
+                Issue.record("the cut download completed")
+            } catch let error as URLError {
+                #expect(error.code == .networkConnectionLost)
+                #expect(error.downloadTaskResumeData == nil)
+            }
+            #expect(await settledFilesIn(downloads).isEmpty)
+        }
+    }
 }
