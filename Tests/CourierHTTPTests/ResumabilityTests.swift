@@ -36,11 +36,14 @@ struct ResumabilityTests {
     ) throws {
         let fields = HeaderFieldDictionary(headers)
         let result = try #require(
-            Resumability(method: method, rangeRequested: false, status: status, responseHeaders: fields, bytesReceived: bytesReceived))
+            Resumability(
+                method: method, rangeRequested: false, status: status, responseHeaders: fields,
+                bytesReceived: bytesReceived))
         #expect(result.entityTag == entityTag)
         #expect(result.lastModified == lastModified)
         let viaClosure = Resumability(
-            method: method, rangeRequested: false, status: status, responseHeader: { fields[$0] }, bytesReceived: bytesReceived)
+            method: method, rangeRequested: false, status: status, responseHeader: { fields[$0] },
+            bytesReceived: bytesReceived)
         #expect(viaClosure == result)
     }
 
@@ -84,9 +87,13 @@ struct ResumabilityTests {
     func notResumable(method: String, status: Int, headers: [String: String], bytesReceived: Int64) {
         let fields = HeaderFieldDictionary(headers)
         #expect(
-            Resumability(method: method, rangeRequested: false, status: status, responseHeaders: fields, bytesReceived: bytesReceived) == nil)
+            Resumability(
+                method: method, rangeRequested: false, status: status, responseHeaders: fields,
+                bytesReceived: bytesReceived) == nil)
         #expect(
-            Resumability(method: method, rangeRequested: false, status: status, responseHeader: { fields[$0] }, bytesReceived: bytesReceived)
+            Resumability(
+                method: method, rangeRequested: false, status: status, responseHeader: { fields[$0] },
+                bytesReceived: bytesReceived)
                 == nil)
     }
 
@@ -96,10 +103,12 @@ struct ResumabilityTests {
     func appRanges(status: Int) {
         let fields: HeaderFieldDictionary = ["Accept-Ranges": "bytes", "ETag": "\"v1\""]
         #expect(
-            Resumability(method: "GET", rangeRequested: false, status: status, responseHeaders: fields, bytesReceived: 10)
+            Resumability(
+                method: "GET", rangeRequested: false, status: status, responseHeaders: fields, bytesReceived: 10)
                 != nil)
         #expect(
-            Resumability(method: "GET", rangeRequested: true, status: status, responseHeaders: fields, bytesReceived: 10)
+            Resumability(
+                method: "GET", rangeRequested: true, status: status, responseHeaders: fields, bytesReceived: 10)
                 == nil)
         #expect(
             Resumability(
