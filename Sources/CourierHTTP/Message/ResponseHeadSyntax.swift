@@ -148,27 +148,38 @@ public enum ResponseHeadSyntax {
     // MARK: - Helpers
 
     /// The lines with each obs-fold continuation (a line starting with SP or HTAB) joined to the field line before
-    /// it by one space.
+    /// it by one space. A field's continuations are appended to one buffer that the field owns: joining each to a
+    /// copy of the line so far cost time quadratic in the field's length (a megabyte of ` a` lines from a hostile
+    /// server held the event loop for minutes).
     private static func unfolded(_ lines: [ArraySlice<UInt8>]) throws(TransferError) -> [ArraySlice<UInt8>] {
         let isContinuation = { (line: ArraySlice<UInt8>) in
             line.first == UInt8(ascii: " ") || line.first == UInt8(ascii: "\t")
         }
         guard lines.dropFirst().contains(where: isContinuation) else { return lines }
         var result: [ArraySlice<UInt8>] = []
+        result.reserveCapacity(lines.count)
+        // The last field line with the continuations seen so far, once it has one; it replaces the line in
+        // `result` when the field ends.
+        var joined: [UInt8]?
         for (index, line) in lines.enumerated() {
             guard index > 0, isContinuation(line) else {
+                if let field = joined.take() { result[result.count - 1] = field[...] }
                 result.append(line)
                 continue
             }
             guard result.count > 1 else {
                 throw .cannotParseResponse("the response head continues its status line with a folded line")
             }
+            var field = joined.take() ?? Array(result[result.count - 1])
+            while field.last == UInt8(ascii: " ") || field.last == UInt8(ascii: "\t") { field.removeLast() }
             let content = line.drop { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }
-            var joined = Array(result[result.count - 1])
-            while joined.last == UInt8(ascii: " ") || joined.last == UInt8(ascii: "\t") { joined.removeLast() }
-            if !content.isEmpty { joined += [UInt8(ascii: " ")] + content }
-            result[result.count - 1] = joined[...]
+            if !content.isEmpty {
+                field.append(UInt8(ascii: " "))
+                field.append(contentsOf: content)
+            }
+            joined = field
         }
+        if let field = joined.take() { result[result.count - 1] = field[...] }
         return result
     }
 
