@@ -32,6 +32,10 @@ struct ResponseBodyFramingTests {
         .init(
             head: "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n",
             reads: ["5;name=\"a;b\"\r\nhello\r\n0\r\nTrailer-A: 1\r\nTrailer-B: 2\r\n\r\nextra"], used: [54]),
+        // Whitespace after a size (RFC 9112's BWS), before an extension or the line's end, split across reads.
+        .init(
+            head: "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n",
+            reads: ["5 \t; a=b\r\nhello\r\n", "0 ", " \r\n\r\nX"], used: [nil, nil, 5]),
         .init(
             head: "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n", reads: ["A\r\n0123456789\r\n0\r\n\r\n"],
             used: [20]),
@@ -92,6 +96,8 @@ struct ResponseBodyFramingTests {
     @Test(arguments: [
         "zz\r\n", "\r\n", "5\nhello", "5\r\nhelloX", "5\r\nhello\n", "5;a\u{1}\r\n", "0\r\nT: 1\n", "0\r\nT:\u{0}\r\n",
         "5\rX",
+        // Whitespace after a size does not end it: "5 6" is no size of 5 with a 6 to ignore.
+        "5 6\r\nhello\r\n", "5\t;x\r\nhello\r\n0 0\r\n", "0 \u{1}\r\n\r\n",
     ])
     func malformedChunksAreRefused(body: String) {
         var framing = Array("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n".utf8).withUnsafeBytes {

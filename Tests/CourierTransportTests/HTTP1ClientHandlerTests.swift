@@ -418,6 +418,27 @@ struct HTTP1ClientHandlerDrainTests {
     }
 }
 
+extension HTTP1ClientHandlerDrainTests {
+    /// A body framed by the close (no length, not chunked) can never leave the connection reusable: the drain
+    /// closes it at once instead of reading until a server that keeps the connection open closes it, or the
+    /// request timeout fails the drain (a redirect's next request waited for either).
+    @Test func drainOfABodyThatEndsAtTheCloseClosesTheConnectionAtOnce() throws {
+        let harness = try HTTP1Harness()
+        let consumer = RecordingConsumer()
+        let exchange = try harness.start(HTTP1TestPipeline.request(path: "/redirect"), consumer: consumer)
+        _ = try harness.sent()
+        try harness.receive("HTTP/1.1 302 Found\r\nLocation: /next\r\n\r\nsome")
+        let completions = NIOLockedValueBox(0)
+        exchange.drain(limit: 64 << 10) { completions.withLockedValue { $0 += 1 } }
+        harness.loop.run()
+        #expect(!harness.channel.isActive)
+        #expect(completions.withLockedValue { $0 } == 1)
+        #expect(consumer.events == [.head(302), .body("some")])
+        #expect(harness.reusableCount == 0)
+        try harness.finish()
+    }
+}
+
 @Suite("HTTP1ClientHandler: timeline")
 struct HTTP1ClientHandlerTimelineTests {
     /// After a response the exchange's timeline has requestStart ≤ responseStart ≤ responseEnd, the body bytes

@@ -18,6 +18,9 @@ public struct ResponseBodyFraming: Hashable, Sendable {
         case length(remaining: Int64)
         /// In a chunk-size line: the size so far and its digit count, whether an extension began, whether its CR came.
         case chunkSize(size: Int64, digits: Int, extensionLength: Int?, sawCR: Bool)
+        /// Whitespace after a chunk size (RFC 9112 §7.1.1's `BWS`): only more of it, a `;` that starts an
+        /// extension, or the line's end may follow (`5 6` is not a size of 5); how many bytes of it came.
+        case chunkSizeSpace(size: Int64, length: Int)
         case chunkData(remaining: Int64)
         /// After a chunk's data: its CRLF (whether the CR came).
         case chunkDataEnd(sawCR: Bool)
@@ -177,10 +180,22 @@ public struct ResponseBodyFraming: Hashable, Sendable {
                 guard size <= Int64.max >> 4 else { throw Self.malformed("a chunk size is too large") }
                 state = .chunkSize(
                     size: size << 4 | Int64(digit), digits: digits + 1, extensionLength: nil, sawCR: false)
-            } else if digits > 0, byte == UInt8(ascii: ";") || byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") {
+            } else if digits > 0, byte == UInt8(ascii: ";") {
                 state = .chunkSize(size: size, digits: digits, extensionLength: 0, sawCR: false)
+            } else if digits > 0, byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") {
+                state = .chunkSizeSpace(size: size, length: 1)
             } else {
                 throw Self.malformed("a chunk size is not hexadecimal")
+            }
+        case .chunkSizeSpace(let size, let length):
+            if byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") {
+                guard length < Self.maximumFramingLineLength else { throw Self.malformed("a chunk-size line is endless") }
+                state = .chunkSizeSpace(size: size, length: length + 1)
+            } else if byte == UInt8(ascii: ";") || byte == cr {
+                // As after the digits: an extension begins, or the line ends.
+                state = .chunkSize(size: size, digits: 1, extensionLength: length + 1, sawCR: byte == cr)
+            } else {
+                throw Self.malformed("a chunk size is followed by something other than an extension")
             }
         case .chunkDataEnd(let sawCR):
             if !sawCR, byte == cr {

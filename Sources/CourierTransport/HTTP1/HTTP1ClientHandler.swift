@@ -215,8 +215,9 @@ final class HTTP1ClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
             fail(.cancelled("drained"), retryable: false)
             return
         }
-        guard active.requestWritten, active.keepAlive else {
-            // The connection cannot serve another request anyway: close it now rather than read the rest.
+        guard active.requestWritten, active.keepAlive, !active.endsAtClose else {
+            // The connection cannot serve another request anyway (a body that ends at the close ends it too): close
+            // it now rather than read the rest, or wait for a server that keeps it open.
             fail(.cancelled("drained a response whose connection cannot be reused"), retryable: false)
             return
         }
