@@ -189,7 +189,9 @@ public struct ResponseBodyFraming: Hashable, Sendable {
             }
         case .chunkSizeSpace(let size, let length):
             if byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") {
-                guard length < Self.maximumFramingLineLength else { throw Self.malformed("a chunk-size line is endless") }
+                guard length < Self.maximumFramingLineLength else {
+                    throw Self.malformed("a chunk-size line is endless")
+                }
                 state = .chunkSizeSpace(size: size, length: length + 1)
             } else if byte == UInt8(ascii: ";") || byte == cr {
                 // As after the digits: an extension begins, or the line ends.
