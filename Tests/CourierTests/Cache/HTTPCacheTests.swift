@@ -70,6 +70,36 @@ struct HTTPCacheTests {
         }
     }
 
+    /// A `304` that says `no-store`: the stored response is taken out (the request is still answered with it). It
+    /// was kept with the merged `no-store`, written to disk again, and revalidated by the next request.
+    @Test func a304ThatSaysNoStoreRemovesTheStoredResponse() async throws {
+        try await withServer { server in
+            server.route("/doc") { request in
+                if request.header("If-None-Match") == "\"v1\"" {
+                    return MockResponse(status: 304, headers: [("ETag", "\"v1\""), ("Cache-Control", "no-store")])
+                }
+                return MockResponse(
+                    status: 200,
+                    headers: [
+                        ("ETag", "\"v1\""), ("Cache-Control", "no-cache"),
+                        ("Last-Modified", "Mon, 01 Jan 2024 00:00:00 GMT"),
+                    ],
+                    body: .data(Data("document".utf8)))
+            }
+            let session = makeSession()
+            #expect(await session.runDataTask(server.url("/doc")).data == Data("document".utf8))
+            let second = await session.runDataTask(server.url("/doc"))
+            #expect(second.data == Data("document".utf8) && second.http?.statusCode == 200)
+            #expect(session.configuration.urlCache?.cachedResponse(for: URLRequest(url: server.url("/doc"))) == nil)
+            let third = await session.runDataTask(server.url("/doc"))
+            #expect(third.data == Data("document".utf8))
+            // Asked for again, without a validator: nothing was stored to validate.
+            #expect(server.requests.count == 3)
+            #expect(server.requests.last?.header("If-None-Match") == nil)
+            session.invalidateAndCancel()
+        }
+    }
+
     @Test(arguments: WireProtocol.allCases)
     func aDelegateSeesTheRevalidatedResponseNotThe304(over wire: WireProtocol) async throws {
         try await withServer(wire) { server in

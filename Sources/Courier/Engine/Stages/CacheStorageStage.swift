@@ -7,7 +7,8 @@ import Foundation
 ///   for data tasks with a delegate — unless the body outgrows ``URLCache/largestStoredBody`` (5% of the cache's
 ///   capacity) or the response says `Vary: *`.
 /// - A `304` to the lookup's conditional request refreshes the stored response (its header fields updated, its body
-///   kept, RFC 9111 §4.3.4) and the task is answered from the cache: the app sees the stored status, not `304`.
+///   kept, RFC 9111 §4.3.4) and the task is answered from the cache: the app sees the stored status, not `304`. A
+///   `304` whose fields make the response unstorable (`no-store`) removes it instead.
 ///
 /// Other methods are left to ``CacheInvalidationStage``, which runs before the redirect stage.
 struct CacheStorageStage: ResponseStage {
@@ -40,7 +41,19 @@ struct CacheStorageStage: ResponseStage {
         guard http.statusCode == 304, let validating = attempt.validating,
             let refreshed = Self.refreshed(validating, by: http, requestTime: attempt.requestTime)
         else { return .proceed(response) }
-        transaction.cache.storeCachedResponse(refreshed, for: attempt.request ?? context.currentRequest)
+        let request = attempt.request ?? context.currentRequest
+        // The merged fields decide as a new response's would: a 304 that says `no-store` (or no longer allows a
+        // response to this request) takes the stored one out, where it was kept, rewritten to memory and disk, and
+        // used again. This request is still answered with it, as RFC 9111 §4.3.4 has the 304 complete it.
+        if let merged = refreshed.response as? HTTPURLResponse,
+            CacheRules.isStorable(
+                method: "GET", requestHeaders: request.headerFields, status: merged.statusCode,
+                responseHeaders: merged.headerFields)
+        {
+            transaction.cache.storeCachedResponse(refreshed, for: request)
+        } else {
+            transaction.cache.removeCachedResponse(for: request)
+        }
         transaction.serve(refreshed)
         return .retry(context.currentRequest)
     }
