@@ -265,6 +265,39 @@ struct HTTPAuthenticationTests {
     }
 }
 
+extension HTTPAuthenticationTests {
+    /// A URL that names its user gets that user's answer. After alice's credential worked (and became the space's
+    /// default, remembered for sending ahead), bob's URL sent alice's credential ahead, and got alice's data; a
+    /// server that refused it made default handling propose alice's again, and the task ended with a 401.
+    @Test(arguments: [true, false])
+    func theURLsOwnUserIsNotReplacedByAnotherRemembered(serverAcceptsAlice: Bool) async throws {
+        try await withServer { server in
+            let alice = "Basic " + Data("alice:one".utf8).base64EncodedString()
+            let bob = "Basic " + Data("bob:two".utf8).base64EncodedString()
+            let acceptsAlice = NIOLockedValueBox(true)
+            server.route("/private") { request in
+                let authorization = request.headers.first { $0.name.lowercased() == "authorization" }?.value
+                if authorization == bob { return .ok("bob's") }
+                if authorization == alice, acceptsAlice.withLockedValue({ $0 }) { return .ok("alice's") }
+                return MockResponse(status: 401, headers: [("WWW-Authenticate", "Basic realm=\"vault\"")])
+            }
+            func url(_ user: String, _ password: String) -> URL {
+                var components = URLComponents(url: server.url("/private"), resolvingAgainstBaseURL: false)!
+                components.user = user
+                components.password = password
+                return components.url!
+            }
+            let session = makeSession()
+            #expect(await session.runDataTask(url("alice", "one")).data == Data("alice's".utf8))
+            acceptsAlice.withLockedValue { $0 = serverAcceptsAlice }
+            let second = await session.runDataTask(url("bob", "two"))
+            #expect(second.http?.statusCode == 200)
+            #expect(second.data == Data("bob's".utf8))
+            session.invalidateAndCancel()
+        }
+    }
+}
+
 /// A delegate that never answers.
 final class SilentChallengeDelegate: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
     func urlSession(

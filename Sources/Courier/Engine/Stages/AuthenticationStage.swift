@@ -98,10 +98,11 @@ struct AuthenticationStage: ResponseStage {
             let proposed: URLCredential?
             if failures == 0 {
                 // The URL's user and password are the origin's: never proposed to a proxy, which would get them
-                // (as Basic, in the clear) when the delegate, or the lack of one, takes the default handling.
+                // (as Basic, in the clear) when the delegate, or the lack of one, takes the default handling. For the
+                // origin they come before the space's default, which may be another user's.
                 proposed =
-                    context.configuration.urlCredentialStorage?.defaultCredential(for: space.protectionSpace)
-                    ?? (isProxy ? nil : Self.userInfoCredential(of: url))
+                    (isProxy ? nil : Self.userInfoCredential(of: url))
+                    ?? context.configuration.urlCredentialStorage?.defaultCredential(for: space.protectionSpace)
             } else {
                 proposed = state.lastCredential(for: space)
             }

@@ -3,7 +3,9 @@ import Foundation
 
 /// Credentials (request side): a request into a Basic protection space the session already authenticated in
 /// (see ``AuthenticatedSpaces``) carries the credential that worked there at once, as on Darwin, instead of drawing
-/// a 401 first. A request that sets its own `Authorization` keeps it.
+/// a 401 first. A request that sets its own `Authorization` keeps it, and one whose URL names a user
+/// (`https://bob:secret@host/`) is left to the challenge, where that user's credential is proposed: sending the
+/// space's remembered credential ahead made it another user's request.
 ///
 /// Courier's own `URLCredentialStorage` is read at once; an app's subclass is user code, so the stage then waits.
 struct CredentialStage: RequestStage {
@@ -24,7 +26,7 @@ struct CredentialStage: RequestStage {
 
     private static func entry(for request: URLRequest, in context: StageContext) -> AuthenticatedSpaces.Entry? {
         guard let spaces = context.authenticatedSpaces, !spaces.isEmpty, let url = request.url,
-            request.value(forHTTPHeaderField: "Authorization") == nil
+            request.value(forHTTPHeaderField: "Authorization") == nil, url.user(percentEncoded: false) == nil
         else { return nil }
         return spaces.entry(for: url)
     }
