@@ -50,6 +50,45 @@ struct DiskCacheTests {
         #expect(try mode(directory.appendingPathComponent("Cache.db").path) == 0o600)
     }
 
+    /// `Cache.db` outlives the process: a password in a URL and a session cookie must not reach it. The response to
+    /// a URL with a password stays in memory; the disk copy of a response leaves its `Set-Cookie` out (the memory
+    /// copy keeps it).
+    @Test func noPasswordOrCookieReachesTheDisk() throws {
+        let directory = folder()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let withPassword = try #require(URL(string: "https://alice:SECRET-PASSWORD@example.test/p"))
+        let withCookie = try #require(URL(string: "https://example.test/c"))
+        func response(_ url: URL, _ fields: [String: String]) throws -> CachedURLResponse {
+            let http = try #require(
+                HTTPURLResponse(url: url, statusCode: 200, httpVersion: "HTTP/1.1", headerFields: fields))
+            return CachedURLResponse(response: http, data: Data("body".utf8))
+        }
+        let cache = URLCache(memoryCapacity: 100_000, diskCapacity: 1_000_000, directory: directory)
+        cache.storeCachedResponse(
+            try response(withPassword, ["ETag": "\"p\""]), for: URLRequest(url: withPassword))
+        cache.storeCachedResponse(
+            try response(withCookie, ["ETag": "\"c\"", "Set-Cookie": "sid=SECRET-COOKIE; HttpOnly"]),
+            for: URLRequest(url: withCookie))
+        let inMemory = cache.cachedResponse(for: URLRequest(url: withCookie))?.response as? HTTPURLResponse
+        #expect(inMemory?.value(forHTTPHeaderField: "Set-Cookie") == "sid=SECRET-COOKIE; HttpOnly")
+        #expect(cache.cachedResponse(for: URLRequest(url: withPassword)) != nil)
+
+        var written = Data()
+        for name in try FileManager.default.contentsOfDirectory(atPath: directory.path) {
+            written += try Data(contentsOf: directory.appendingPathComponent(name))
+        }
+        #expect(written.count > 0)
+        #expect(written.range(of: Data("SECRET-PASSWORD".utf8)) == nil)
+        #expect(written.range(of: Data("SECRET-COOKIE".utf8)) == nil)
+
+        let reopened = URLCache(memoryCapacity: 100_000, diskCapacity: 1_000_000, directory: directory)
+        #expect(reopened.cachedResponse(for: URLRequest(url: withPassword)) == nil)
+        let fromDisk = try #require(reopened.cachedResponse(for: URLRequest(url: withCookie)))
+        let http = try #require(fromDisk.response as? HTTPURLResponse)
+        #expect(
+            http.value(forHTTPHeaderField: "ETag") == "\"c\"" && http.value(forHTTPHeaderField: "Set-Cookie") == nil)
+    }
+
     @Test func theDiskCapacityEvictsTheLeastRecentlyUsed() throws {
         let directory = folder()
         defer { try? FileManager.default.removeItem(at: directory) }

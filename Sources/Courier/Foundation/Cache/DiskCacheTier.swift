@@ -1,3 +1,4 @@
+import CourierHTTP
 import CourierStore
 import Foundation
 import Logging
@@ -67,9 +68,13 @@ final class DiskCacheTier: Sendable {
 
     func store(_ response: CachedURLResponse, for key: String, at date: Date) {
         guard let database = database() else { return }
+        var stored = CodableResponse(response.response)
+        // A session cookie must not outlive the process here (see `URLCache`).
+        stored.headers.removeAll { field in
+            field.first.map { HeaderName.equal($0, "Set-Cookie") || HeaderName.equal($0, "Set-Cookie2") } ?? false
+        }
         let head = StoredHead(
-            response: CodableResponse(response.response), storagePolicy: response.storagePolicy.rawValue,
-            metadata: response.metadata)
+            response: stored, storagePolicy: response.storagePolicy.rawValue, metadata: response.metadata)
         guard let encoded = try? JSONEncoder().encode(head) else { return }
         let capacity = state.withLockedValue { $0.capacity }
         attempt("write") {

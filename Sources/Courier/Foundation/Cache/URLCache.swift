@@ -14,6 +14,11 @@ import NIOConcurrencyHelpers
 ///
 /// The default directory is `$XDG_CACHE_HOME/<application>/courier/` (`~/.cache/<application>/courier/`). Disk
 /// calls block: sessions make them off the event loops. The user info of a cached response is kept in memory only.
+///
+/// Secrets stay out of `Cache.db`, which outlives the process: a response to a URL that carries a password
+/// (`https://user:password@host/`) is kept in memory only, and the disk copy of a response leaves out its
+/// `Set-Cookie` fields (a session cookie the cookie jar never writes down; a response from the cache never sets
+/// cookies again, so only its header fields show the difference).
 open class URLCache: NSObject, @unchecked Sendable {
     private let memory: NIOLockedValueBox<MemoryCacheTier>
     private let disk: DiskCacheTier
@@ -129,12 +134,19 @@ open class URLCache: NSObject, @unchecked Sendable {
         let entry = MemoryCacheTier.Entry(response: cachedResponse, cost: Self.cost(of: cachedResponse), stored: now)
         changes.withLock {
             memory.withLockedValue { $0.store(entry, for: key) }
-            if cachedResponse.storagePolicy == .allowed {
+            if cachedResponse.storagePolicy == .allowed, !Self.carriesPassword(request, cachedResponse) {
                 disk.store(cachedResponse, for: key, at: now)
             } else {
                 disk.remove(key)
             }
         }
+    }
+
+    /// Whether the request's or the response's URL carries a password, which the disk must not keep (in the key or
+    /// the stored response).
+    private static func carriesPassword(_ request: URLRequest, _ cachedResponse: CachedURLResponse) -> Bool {
+        request.url?.password(percentEncoded: true) != nil
+            || cachedResponse.response.url?.password(percentEncoded: true) != nil
     }
 
     /// Removes the cached response for a request.
