@@ -155,4 +155,33 @@ struct FileBodySourceTests {
             }
         }
     }
+
+    /// The path is opened again for each pass of the body (a retry, a 307), after `length(of:)` checked it: a FIFO
+    /// put in the file's place meanwhile made the blocking open wait for a writer on a thread-pool thread that
+    /// cancelling cannot free. It is refused at once now.
+    @Test func aFIFOInTheFilesPlaceWhenItIsOpenedIsRefusedWithoutWaiting() async throws {
+        let fifo = FileManager.default.temporaryDirectory.appendingPathComponent("courier-fifo-\(UUID().uuidString)")
+        #expect(mkfifo(fifo.path, 0o600) == 0)
+        defer { try? FileManager.default.removeItem(at: fifo) }
+        let opened = Task { () -> URLError.Code? in
+            do {
+                _ = try await FileBodySource(url: fifo).makeReader()
+                return nil
+            } catch {
+                return (error as? TransferError)?.urlErrorCode
+            }
+        }
+        let waited = Task {
+            try await Task.sleep(for: .seconds(20))
+            // Still waiting for a writer: be one, so that the open returns and the test ends.
+            let writer = open(fifo.path, O_WRONLY | O_NONBLOCK)
+            if writer >= 0 { close(writer) }
+            return true
+        }
+        let code = await opened.value
+        waited.cancel()
+        let wrote = try? await waited.value
+        #expect(wrote == nil, "the open waited for a writer")
+        #expect(code == .cannotOpenFile)
+    }
 }

@@ -46,9 +46,10 @@ struct FileBodySource: TransportBodySource {
     func makeReader() async throws -> any TransportBodyReader {
         let path = url.path
         return try await NIOThreadPool.singleton.runIfActive { () throws -> FileBodyReader in
-            let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-            guard descriptor >= 0 else {
-                throw FileAccessFailure.error(errno: errno, file: "the file to upload \(path)")
+            // Each pass (a retry, a 307) opens the path again: what is there now must still be a regular file, or
+            // a FIFO put in its place would block this thread for ever.
+            let (descriptor, _) = try RegularFileOpening.open(path, file: "the file to upload \(path)") {
+                .fileDoesNotExist("the file to upload is a directory: \(path)")
             }
             return FileBodyReader(descriptor: descriptor)
         }

@@ -56,30 +56,11 @@ final class FileResponseSource: ResponseSource, Sendable {
                 "the file URL \(url.textWithoutCredentials()) names a path with a NUL byte or a broken escape")
         }
         let path = String(decoding: pathBytes, as: UTF8.self)
-        // Non-blocking, so that opening a FIFO does not wait for a writer; the type is checked on the open file
-        // (not on the path first, which could change in between).
         let cPath = pathBytes.map { CChar(bitPattern: $0) } + [0]
-        let descriptor = cPath.withUnsafeBufferPointer { pointer in
-            Glibc.open(pointer.baseAddress!, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
-        }
-        guard descriptor >= 0 else {
-            throw FileAccessFailure.error(errno: errno, file: "the file \(path)")
-        }
-        var status = stat()
-        guard fstat(descriptor, &status) == 0 else {
-            let code = errno
-            close(descriptor)
-            throw .cannotOpenFile("cannot read the status of the file \(path): \(String(cString: strerror(code)))")
-        }
-        switch status.st_mode & S_IFMT {
-        case S_IFREG:
-            break
-        case S_IFDIR:
-            close(descriptor)
-            throw .urlError(.fileIsDirectory, "\(path) is a directory")
-        default:
-            close(descriptor)
-            throw .cannotOpenFile("\(path) is not a regular file")
+        let (descriptor, status) = try cPath.withUnsafeBufferPointer { pointer throws(TransferError) in
+            try RegularFileOpening.open(pointer.baseAddress!, file: "the file \(path)") {
+                .urlError(.fileIsDirectory, "\(path) is a directory")
+            }
         }
         let response = URLResponse(
             url: url, mimeType: FileMIMEType.forExtension(url.pathExtension),
