@@ -106,6 +106,16 @@ public final class MultipartFormData: @unchecked Sendable {
                 let handle = try FileHandle(forReadingFrom: url)
                 defer { try? handle.close() }
                 try copy(part.length, from: { try handle.read(upToCount: $0) }, to: sink)
+                // A file that grew since it was appended (a log still written) would go out cut at its old length,
+                // as if complete.
+                if let more = try handle.read(upToCount: 1), !more.isEmpty {
+                    throw CocoaError(
+                        .fileReadCorruptFile,
+                        userInfo: [
+                            NSLocalizedDescriptionKey:
+                                "the file \(url.path) grew after it was appended: it has more than its \(part.length) bytes"
+                        ])
+                }
             case .stream(let stream):
                 stream.open()
                 defer { stream.close() }
@@ -127,7 +137,8 @@ public final class MultipartFormData: @unchecked Sendable {
         try sink(Data(closing.utf8))
     }
 
-    /// Copies exactly `length` bytes; a source that ends early or has more fails.
+    /// Copies exactly `length` bytes; a source that ends early fails (a file that has more fails in `write`; a
+    /// stream is not read past its length, which could wait for ever on one kept open).
     private func copy(_ length: Int64, from read: (Int) throws -> Data?, to sink: (Data) throws -> Void) throws {
         var left = length
         while left > 0 {

@@ -179,6 +179,25 @@ struct MultipartTests {
         #expect(request.value(forHTTPHeaderField: "Content-Length") == "\(body.utf8.count)")
     }
 
+    /// A file that grows after it was appended (a log still being written): it went out cut at the length taken
+    /// when it was appended, a request that succeeded with a part that was not the file.
+    @Test func aFileThatGrewAfterItWasAppendedFailsWithoutATask() async throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("grown-\(UUID().uuidString).log")
+        try Data("first line\n".utf8).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        try await withUploadServer { server, manager in
+            let error = await post(manager) { form in
+                try form.append(fileURL: file, name: "log")
+                let handle = try FileHandle(forWritingTo: file)
+                try handle.seekToEnd()
+                try handle.write(contentsOf: Data("second line\n".utf8))
+                try handle.close()
+            }
+            #expect(error != nil)
+            #expect(server.requests.isEmpty)
+        }
+    }
+
     @Test func aStreamShorterThanDeclaredFailsWithoutATask() async throws {
         try await withUploadServer { server, manager in
             let error = await post(manager) { form in
