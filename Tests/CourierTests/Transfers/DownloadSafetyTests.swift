@@ -150,6 +150,31 @@ struct DownloadSafetyTests {
         }
     }
 
+    /// Another process resuming the same resume data (two runs of `courier get -C -`): what it holds is an
+    /// exclusive lock on its open partial file. This resume fails and leaves the file alone; the two cut and wrote
+    /// one file at once, and the first to finish delivered it with a hole. Once the lock is gone it resumes.
+    @Test func aPartialFileAnotherProcessIsResumingIsLeftAlone() async throws {
+        try await withResumeData { session, data, length in
+            let folder = session.configuration.courierDownloadDirectory
+            let name = try #require(filesIn(folder).first { $0.hasPrefix(DownloadDirectory.fileNamePrefix) })
+            let path = folder.appendingPathComponent(name).path
+            let other = open(path, O_RDONLY | O_CLOEXEC)
+            #expect(other >= 0)
+            #expect(flock(other, LOCK_EX | LOCK_NB) == 0)
+            do {
+                _ = try await session.download(resumeFrom: data)
+                Issue.record("a partial file another process holds was resumed")
+            } catch {
+                #expect((error as? URLError)?.code == .cannotOpenFile)
+            }
+            #expect(DownloadDirectory.partialFileSize(at: URL(fileURLWithPath: path)) == 100_000)
+            close(other)
+            let (file, _) = try await session.download(resumeFrom: data)
+            #expect(try fileHoldsPattern(file, length: length))
+            try FileManager.default.removeItem(at: file)
+        }
+    }
+
     /// The same resume data resumed again after a first resume completed: the delivered file has a new name, so
     /// the second resume finds no partial file instead of claiming (and appending to) the file the app now owns.
     @Test func aSecondResumeAfterTheFirstCompletedCannotReachTheDeliveredFile() async throws {

@@ -86,6 +86,14 @@ package enum DownloadDirectory {
             close(descriptor)
             throw .cannotOpenFile("the partial download \(url.lastPathComponent) is not a regular file of this user")
         }
+        // Another process resuming the same resume data (two runs of `courier get -C -`, two apps on one folder)
+        // would cut the file back and write at its own offset, and the first to finish delivered a file with a hole.
+        // `claim` keeps tasks of one process apart; this advisory lock, held by the open file until it closes,
+        // keeps processes apart.
+        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
+            close(descriptor)
+            throw .cannotOpenFile("the partial download \(url.lastPathComponent) is being resumed by another process")
+        }
         let flags = fcntl(descriptor, F_GETFL)
         guard flags >= 0, fcntl(descriptor, F_SETFL, flags & ~O_NONBLOCK) == 0 else {
             let error = errno
