@@ -7,8 +7,9 @@ import Foundation
 /// `/usr/share/publicsuffix/public_suffix_list.dat`) when it is there, as it is updated with the system; else the
 /// copy shipped with Courier. Rules are matched as the list specifies: the longest matching rule wins, exception
 /// rules (`!`) beat wildcards (`*.`), and an unlisted top-level domain is a public suffix (the implicit `*` rule).
-/// Host names are matched in their ASCII form; the list's internationalized rules are kept in Unicode, so an
-/// internationalized domain in punycode (`xn--…`) falls back to the implicit rule for its top level.
+/// The list's internationalized rules (`公司.cn`) are kept in Unicode and in their ASCII form (`xn--55qx5d.cn`,
+/// ``Punycode``), in which host names and `Domain` attributes arrive: matched in Unicode only, `xn--55qx5d.cn` fell
+/// back to the `cn` rule, and a cookie for it reached every site under it.
 public struct PublicSuffixList: Sendable {
     private var rules: Set<String> = []
     /// `*.ck` is stored as `ck`.
@@ -54,16 +55,27 @@ public struct PublicSuffixList: Sendable {
                 // The list is lowercase but for ASCII capitals some copies may carry; its Unicode rules are lowercase.
                 let rule = bytes[index..<end].map { $0 >= 65 && $0 <= 90 ? $0 + 32 : $0 }
                 if rule[0] == UInt8(ascii: "!") {
-                    exceptions.insert(String(decoding: rule.dropFirst(), as: UTF8.self))
+                    Self.insert(rule.dropFirst(), into: &exceptions)
                 } else if rule.count > 2, rule[0] == UInt8(ascii: "*"), rule[1] == UInt8(ascii: ".") {
-                    wildcards.insert(String(decoding: rule.dropFirst(2), as: UTF8.self))
+                    Self.insert(rule.dropFirst(2), into: &wildcards)
                 } else {
-                    rules.insert(String(decoding: rule, as: UTF8.self))
+                    Self.insert(rule[...], into: &rules)
                 }
             }
             while end < bytes.count, bytes[end] != UInt8(ascii: "\n") { end += 1 }
             index = end + 1
         }
+    }
+
+    /// Inserts a rule, and its ASCII form too when it has non-ASCII labels.
+    private static func insert(_ rule: ArraySlice<UInt8>, into set: inout Set<String>) {
+        let text = String(decoding: rule, as: UTF8.self)
+        set.insert(text)
+        guard rule.contains(where: { $0 >= 0x80 }) else { return }
+        let labels = text.split(separator: ".", omittingEmptySubsequences: false)
+        let ascii = labels.compactMap { Punycode.asciiLabel(String($0)) }
+        guard ascii.count == labels.count else { return }
+        set.insert(ascii.joined(separator: "."))
     }
 
     private static func endsRule(_ byte: UInt8) -> Bool {
