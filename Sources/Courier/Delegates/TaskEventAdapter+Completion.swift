@@ -13,8 +13,9 @@ extension TaskEventAdapter {
                 if let file, let downloadTask = task as? URLSessionDownloadTask {
                     task.resolvedDelegate(URLSessionDownloadDelegate.self)?
                         .urlSession(session, downloadTask: downloadTask, didFinishDownloadingTo: file)
-                    // The file is the delegate's to read or move only until the method returns.
-                    try? FileManager.default.removeItem(at: file)
+                    // The file is the delegate's to read or move only until the method returns. Unlinked, not
+                    // removed recursively: what the delegate put in its place is the app's.
+                    unlink(file.path)
                 }
                 task.resolvedDelegate(URLSessionTaskDelegate.self)?
                     .urlSession(session, task: task, didCompleteWithError: error)
@@ -28,7 +29,7 @@ extension TaskEventAdapter {
             let handler = slot.take()
             session.dispatcher.async {
                 handler?(error == nil ? file : nil, response, error)
-                if let file { try? FileManager.default.removeItem(at: file) }
+                if let file { unlink(file.path) }
                 task.releaseDelegate()
                 removeFromSession(task)
             }

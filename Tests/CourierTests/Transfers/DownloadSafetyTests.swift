@@ -511,6 +511,63 @@ private final class CancelAfterBytesDelegate: NSObject, URLSessionDownloadDelega
     }
 }
 
+/// A download delegate that moves the delivered file away and puts a folder of its own, holding a file, in its
+/// place; at completion it reports whether that folder is still whole.
+private final class ReplacingFolderDelegate: NSObject, URLSessionDownloadDelegate, @unchecked Sendable {
+    let moved: URL
+    let folderWhole = NIOLockedValueBox<Bool?>(nil)
+    private let placed = NIOLockedValueBox<URL?>(nil)
+    private let onComplete: @Sendable () -> Void
+
+    init(movingTo moved: URL, _ onComplete: @escaping @Sendable () -> Void) {
+        self.moved = moved
+        self.onComplete = onComplete
+    }
+
+    func urlSession(_ session: URLSession, downloadTask: URLSessionDownloadTask, didFinishDownloadingTo location: URL) {
+        try? FileManager.default.moveItem(at: location, to: moved)
+        try? FileManager.default.createDirectory(at: location, withIntermediateDirectories: false)
+        try? Data("the app's".utf8).write(to: location.appendingPathComponent("kept"))
+        placed.withLockedValue { $0 = location }
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        let folder = placed.withLockedValue { $0 }
+        folderWhole.withLockedValue {
+            $0 = folder.map { FileManager.default.fileExists(atPath: $0.appendingPathComponent("kept").path) }
+        }
+        onComplete()
+    }
+}
+
+extension DownloadSafetyTests {
+    /// After `didFinishDownloadingTo` returns, the delivered file's name is unlinked, not removed recursively: a
+    /// folder the delegate put in its place (after moving the file) was deleted with everything in it.
+    @Test func whatTheDelegatePutInTheFilesPlaceIsNotDeleted() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try await withServer { server in
+            server.route("/f", response: MockResponse(body: .pattern(length: 10_000)))
+            let downloads = directory.appendingPathComponent("downloads")
+            let moved = directory.appendingPathComponent("moved")
+            let session = makeSession { $0.courierDownloadDirectory = downloads }
+            var delegate: ReplacingFolderDelegate?
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let done = CompletionFlag(continuation)
+                let task = session.downloadTask(with: server.url("/f"))
+                let replacing = ReplacingFolderDelegate(movingTo: moved) { done.fire() }
+                delegate = replacing
+                task.delegate = replacing
+                task.resume()
+            }
+            let replacing = try #require(delegate)
+            #expect(replacing.folderWhole.withLockedValue { $0 } == true)
+            #expect(try fileHoldsPattern(moved, length: 10_000))
+            session.invalidateAndCancel()
+        }
+    }
+}
+
 /// A task delegate that only reports completion.
 private final class CompletionDelegate: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
     private let onComplete: @Sendable () -> Void
