@@ -168,7 +168,9 @@ final class OutputSink: Sendable {
     static func finalMode(for destination: URL) -> mode_t {
         var info = stat()
         if stat(destination.path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG {
-            return info.st_mode & 0o7777
+            // The permission bits only: a set-user-ID or set-group-ID bit must not pass to new content (a write
+            // into the file, as curl's, has the kernel clear them).
+            return info.st_mode & 0o777
         }
         return 0o666 & ~processUmask
     }

@@ -29,11 +29,15 @@ struct QueueCommand: AsyncParsableCommand {
         }
 
         /// One task as the listing shows it: session, number, state, bytes, and its description or its URL without
-        /// any `user:password@` (an app's task may carry one; a listing ends up in terminals and bug reports).
+        /// any `user:password@` (an app's task may carry one; a listing ends up in terminals and bug reports). The
+        /// identifier and the description are an app's text, which may hold what a server sent: their control
+        /// characters are shown escaped, never sent to the terminal.
         static func line(for task: BackgroundTaskSnapshot) -> String {
             let total = task.bytesExpectedToReceive > 0 ? "/\(task.bytesExpectedToReceive)" : ""
             let target = task.taskDescription ?? task.originalRequest.url.map { $0.textWithoutCredentials() } ?? ""
-            return "\(task.identifier)\t\(task.task)\t\(task.state.rawValue)\t\(task.bytesReceived)\(total)\t\(target)"
+            let identifier = Terminal.printable(task.identifier)
+            let fields = "\(task.task)\t\(task.state.rawValue)\t\(task.bytesReceived)\(total)"
+            return "\(identifier)\t\(fields)\t\(Terminal.printable(target))"
         }
     }
 

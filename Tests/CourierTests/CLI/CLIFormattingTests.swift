@@ -156,6 +156,19 @@ struct CLIFormattingTests {
         #expect(QueueCommand.List.line(for: task) == "app.one\t3\trunning\t10/100\thttps://example.com/file.iso")
     }
 
+    /// A task's description and its session's identifier are an app's text (a title a server sent): an escape
+    /// sequence in them reached the terminal raw.
+    @Test func queueListingsEscapeControlCharacters() throws {
+        let url = try #require(URL(string: "https://example.com/file.iso"))
+        let task = BackgroundTaskSnapshot(
+            identifier: "app\u{1B}[2J", task: 3, kind: .download, originalRequest: CodableRequest(URLRequest(url: url)),
+            state: .running, bytesReceived: 10, bytesExpectedToReceive: 0, response: nil,
+            taskDescription: "title\u{1B}]0;owned\u{07}\u{9B}")
+        let line = QueueCommand.List.line(for: task)
+        #expect(!line.unicodeScalars.contains { $0.value == 0x1B || $0.value == 0x07 || $0.value == 0x9B })
+        #expect(line.hasPrefix("app") && line.contains("title"))
+    }
+
     @Test func sizesAndRatesParseAndFormat() {
         #expect(ByteCount.parse("100K") == 102_400)
         #expect(ByteCount.parse("1.5M") == 1_572_864)

@@ -55,6 +55,22 @@ struct CLIPlacementTests {
         #expect(info.st_mode & 0o777 == OutputSink.finalMode(for: folder.appendingPathComponent("absent")))
     }
 
+    /// A file replaced by new content keeps its permission bits, not a set-user-ID or set-group-ID bit: `-o tool`
+    /// over a set-user-ID program made the downloaded bytes one.
+    @Test func aReplacedFileKeepsItsPermissionsButNotItsSetIDBits() throws {
+        let folder = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let target = folder.appendingPathComponent("tool")
+        try Data("old program".utf8).write(to: target)
+        #expect(chmod(target.path, 0o6750) == 0)
+        let location = try download(in: folder, "new content")
+        _ = try DownloadPlacement.place(location, at: target, replacing: true)
+        var info = stat()
+        #expect(stat(target.path, &info) == 0)
+        #expect(info.st_mode & 0o7777 == 0o750)
+        #expect(try String(contentsOf: target, encoding: .utf8) == "new content")
+    }
+
     @Test(arguments: [nil, EINVAL])
     func withoutHardLinksAnExistingFileIsLeftAlone(renameFailure: Int32?) throws {
         let folder = try makeTemporaryDirectory()
