@@ -96,6 +96,30 @@ struct StreamStateMachineTests {
         #expect(machine.barrierFinished(id: 2) == [.succeed(2), .write(3, ByteBuffer(string: "w"))])
     }
 
+    /// A STARTTLS answer read in small pieces, with text behind it in the same segment (an attacker's, injected
+    /// before the handshake): the handshake must not start with those bytes kept. They were handed to the first read
+    /// after it, as if TLS had protected them. The connection fails instead.
+    @Test func bytesLeftUnreadBeforeStartTLSFailTheConnection() {
+        var machine = open()
+        #expect(machine.submit(.read(id: 1, minLength: 1, maxLength: 3)) == [.readFromChannel])
+        #expect(machine.submit(.barrier(id: 2, .startTLS)).isEmpty)
+        #expect(machine.submit(.read(id: 3, minLength: 1, maxLength: 100)).isEmpty)
+        let actions = machine.received(ByteBuffer(string: "220INJECTED"))
+        #expect(actions.first == .completeRead(1, ByteBuffer(string: "220"), atEOF: false))
+        #expect(!actions.contains(.runBarrier(2, .startTLS)))
+        #expect(
+            actions.contains {
+                if case .fail(2, .transfer(let error)) = $0 {
+                    error.urlErrorCode == .secureConnectionFailed
+                } else {
+                    false
+                }
+            })
+        #expect(actions.contains { if case .fail(3, _) = $0 { true } else { false } })
+        #expect(!actions.contains { if case .completeRead(3, _, _) = $0 { true } else { false } })
+        #expect(machine.isClosed)
+    }
+
     @Test func aTimeoutFailsOnlyItsCall() {
         var machine = open()
         #expect(machine.submit(.read(id: 1, minLength: 5, maxLength: 5)) == [.readFromChannel])

@@ -400,6 +400,16 @@ struct StreamStateMachine {
         guard let current = barrier, !current.running, reads.isEmpty, writesInFlight.isEmpty,
             pendingCloseWrite == nil, !shutdownInFlight
         else { return }
+        if current.kind == .startTLS, let left = buffered?.readableBytes, left > 0 {
+            // Bytes that came before the handshake were never protected: later reads would have handed them over
+            // as if TLS had (an attacker's text injected behind a STARTTLS answer, CVE-2011-0411's kind). The
+            // server sends nothing before the client's hello, so they are a broken server's or an attacker's.
+            actions.append(
+                contentsOf: fail(
+                    .secureConnectionFailed(
+                        "\(left) bytes arrived unprotected before the TLS handshake and were not read")))
+            return
+        }
         barrier?.running = true
         actions.append(.runBarrier(current.id, current.kind))
     }
