@@ -21,9 +21,16 @@ package enum StoreLocation {
     package static func groupFolder(
         _ identifier: String, environment: [String: String] = ProcessInfo.processInfo.environment
     ) -> URL {
+        sharedDataFolder("groups", environment: environment).appendingPathComponent(component(identifier))
+    }
+
+    /// A folder of Courier's own that does not depend on the application using it:
+    /// `$XDG_DATA_HOME/courier/<name>/`.
+    package static func sharedDataFolder(
+        _ name: String, environment: [String: String] = ProcessInfo.processInfo.environment
+    ) -> URL {
         base(environment["XDG_DATA_HOME"], default: ".local/share", environment: environment)
-            .appendingPathComponent("courier").appendingPathComponent("groups")
-            .appendingPathComponent(component(identifier))
+            .appendingPathComponent("courier").appendingPathComponent(component(name))
     }
 
     /// The folder name of this application.

@@ -81,10 +81,11 @@ struct QueueCommand: AsyncParsableCommand {
 
         func run() async throws {
             let identifier = self.identifier
-            // What the daemon holds for the session now (later tasks are not waited for).
-            guard case .listed(let queued) = try await BackgroundCommandSupport.ask(.list(identifier: identifier)),
-                !queued.isEmpty
-            else { return }
+            // What the daemon holds for the session now (later tasks are not waited for). The daemon is started when
+            // it does not run: it quits a while after its last transfer ended (and does not outlive a reboot), with
+            // finished downloads still waiting in its journal, which only a running daemon hands over.
+            let listed = try await BackgroundCommandSupport.ask(.list(identifier: identifier), startingDaemon: true)
+            guard case .listed(let queued) = listed, !queued.isEmpty else { return }
             let board = ProgressBoard(enabled: !silent && Terminal.standardErrorIsTerminal)
             let delegate = QueueWaitDelegate(board: board, quiet: silent)
             let session = await BackgroundCommandSupport.onThread {
@@ -139,8 +140,8 @@ struct DaemonCommand: AsyncParsableCommand {
 
 /// The blocking calls of the background commands, each on a thread of its own.
 enum BackgroundCommandSupport {
-    static func ask(_ request: BackgroundRequest) async throws -> BackgroundReply? {
-        let result = await onThread { Result { try BackgroundControl.ask(request) } }
+    static func ask(_ request: BackgroundRequest, startingDaemon: Bool = false) async throws -> BackgroundReply? {
+        let result = await onThread { Result { try BackgroundControl.ask(request, startingDaemon: startingDaemon) } }
         return try result.get()
     }
 

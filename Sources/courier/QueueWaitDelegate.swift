@@ -1,5 +1,6 @@
 import Courier
 import CourierHTTP
+import CourierStore
 import Foundation
 import NIOConcurrencyHelpers
 
@@ -12,6 +13,8 @@ final class QueueWaitDelegate: NSObject, URLSessionDownloadDelegate, Sendable {
         var lines: [Int: Int] = [:]
         var completed = 0
         var failed = 0
+        /// Finished downloads that could not be put where they were asked for.
+        var unsaved = 0
         var drained = false
     }
 
@@ -25,7 +28,8 @@ final class QueueWaitDelegate: NSObject, URLSessionDownloadDelegate, Sendable {
     }
 
     var completed: Int { state.withLockedValue { $0.completed } }
-    var failed: Int { state.withLockedValue { $0.failed } }
+    /// Tasks that failed, and finished downloads that could not be saved.
+    var failed: Int { state.withLockedValue { $0.failed + $0.unsaved } }
     var drained: Bool { state.withLockedValue { $0.drained } }
 
     private func line(for task: URLSessionTask) -> Int {
@@ -48,16 +52,44 @@ final class QueueWaitDelegate: NSObject, URLSessionDownloadDelegate, Sendable {
     }
 
     func urlSession(_ session: URLSession, downloadTask: URLSessionDownloadTask, didFinishDownloadingTo location: URL) {
+        let task = downloadTask.taskIdentifier
         guard let path = downloadTask.taskDescription, path.hasPrefix("/") else {
-            report("task \(downloadTask.taskIdentifier): finished, but it names no file to save to; dropped")
+            unsaved(task, location, why: "it names no file to save to")
+            return
+        }
+        let target = URL(fileURLWithPath: path)
+        // A device or a FIFO is not replaced by a file (as root, `-o /dev/null` was); `courier get` writes into
+        // those, which a finished background download cannot.
+        guard DownloadPlacement.isReplaceable(target) else {
+            unsaved(task, location, why: "\(path) is not a regular file")
             return
         }
         do {
-            let placed = try DownloadPlacement.place(location, at: URL(fileURLWithPath: path))
+            let placed = try DownloadPlacement.place(location, at: target)
             if !quiet { board.message("saved \(placed.path)") }
         } catch {
-            report("task \(downloadTask.taskIdentifier): cannot save \(path): \(error)")
+            unsaved(task, location, why: "cannot save \(path): \(error)")
         }
+    }
+
+    /// A finished download that could not be put where it was asked for: the run fails, and the file is kept in
+    /// ``unsavedFolder`` (the daemon lets go of it once this method returns, so it would be lost).
+    private func unsaved(_ task: Int, _ location: URL, why: String) {
+        state.withLockedValue { $0.unsaved += 1 }
+        let folder = Self.unsavedFolder()
+        do {
+            try PrivateFolder.prepare(folder, purpose: "folder of unsaved downloads", hint: "")
+            let name = "task-\(task)-\(location.lastPathComponent)"
+            let kept = try DownloadPlacement.place(location, at: folder.appendingPathComponent(name), replacing: false)
+            report("task \(task): \(why); the download is kept at \(kept.path)")
+        } catch {
+            report("task \(task): \(why); keeping it in \(folder.path) failed too (\(error)): dropped")
+        }
+    }
+
+    /// Where downloads that could not be saved are kept: `$XDG_DATA_HOME/courier/unsaved/`.
+    static func unsavedFolder(environment: [String: String] = ProcessInfo.processInfo.environment) -> URL {
+        StoreLocation.sharedDataFolder("unsaved", environment: environment)
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {

@@ -1,9 +1,11 @@
 import CourierMockServer
+import CourierStore
 import CourierTestSupport
 import Foundation
 import Testing
 
 @testable import Courier
+@testable import courier
 
 #if canImport(Glibc)
     import Glibc
@@ -72,6 +74,63 @@ extension BackgroundSuites {
                 let waited = try await runCourier(["queue", "wait", "cli.kill"], environment: fixture.environment)
                 #expect(waited.status == 0, "\(waited.stderr)\n\(fixture.daemonLog)")
                 #expect(try fileHoldsPattern(out, length: Self.length))
+            }
+        }
+
+        /// Waits until `queue list` shows the session's task completed (its file held by the daemon).
+        static func waitUntilCompleted(_ identifier: String, _ fixture: BackgroundFixture) async throws {
+            for _ in 0..<400 {
+                let listed = try await runCourier(["queue", "list", identifier], environment: fixture.environment)
+                if String(decoding: listed.stdout, as: UTF8.self).contains("\tcompleted\t") { return }
+                try await Task.sleep(for: .milliseconds(25))
+            }
+            Issue.record("the task of \(identifier) did not complete")
+        }
+
+        /// A finished download waits in the daemon's journal; the daemon stops (it quits a while after its last
+        /// transfer, and does not outlive a reboot). `queue wait` starts it again and saves the file: it exited 0
+        /// with nothing saved, and the download stayed in the daemon's folder.
+        @Test func waitStartsTheDaemonToCollectWhatFinishedWhileNoneRan() async throws {
+            try await withBackgroundServer { fixture, server in
+                server.route("/small", response: MockResponse(body: .pattern(length: 100_000)))
+                let out = fixture.root.appendingPathComponent("small.bin")
+                let queued = try await runCourier(
+                    ["get", "--background", "cli.later", server.url("/small").absoluteString, "-o", out.path],
+                    environment: fixture.environment)
+                #expect(queued.status == 0, "\(queued.stderr)")
+                try await Self.waitUntilCompleted("cli.later", fixture)
+                let pid = try #require(fixture.daemonPID)
+                _ = try await runCourier(["daemon", "stop"], environment: fixture.environment)
+                for _ in 0..<200 where kill(pid, 0) == 0 { try await Task.sleep(for: .milliseconds(10)) }
+                #expect(kill(pid, 0) != 0)
+                let waited = try await runCourier(["queue", "wait", "cli.later"], environment: fixture.environment)
+                #expect(waited.status == 0, "\(waited.stderr)\n\(fixture.daemonLog)")
+                #expect(try fileHoldsPattern(out, length: 100_000))
+            }
+        }
+
+        /// A finished download that cannot be put where it was asked for (its folder removed meanwhile): `queue
+        /// wait` fails, and the file is kept in the unsaved folder. It exited 0, and the download was gone.
+        @Test func aDownloadThatCannotBeSavedFailsTheWaitAndIsKept() async throws {
+            try await withBackgroundServer { fixture, server in
+                server.route("/small", response: MockResponse(body: .pattern(length: 100_000)))
+                let folder = fixture.root.appendingPathComponent("gone")
+                try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: false)
+                let out = folder.appendingPathComponent("small.bin")
+                let queued = try await runCourier(
+                    ["get", "--background", "cli.unsaved", server.url("/small").absoluteString, "-o", out.path],
+                    environment: fixture.environment)
+                #expect(queued.status == 0, "\(queued.stderr)")
+                try FileManager.default.removeItem(at: folder)
+                let waited = try await runCourier(["queue", "wait", "cli.unsaved"], environment: fixture.environment)
+                #expect(waited.status == 1, "\(waited.stderr)")
+                let unsaved = StoreLocation.sharedDataFolder("unsaved", environment: fixture.environment)
+                let kept = try FileManager.default.contentsOfDirectory(atPath: unsaved.path)
+                #expect(kept.count == 1)
+                if let name = kept.first {
+                    #expect(try fileHoldsPattern(unsaved.appendingPathComponent(name), length: 100_000))
+                    #expect(waited.stderr.contains(name))
+                }
             }
         }
 
