@@ -511,6 +511,26 @@ struct DelegateFallbackTests {
     }
 }
 
+extension DelegateFallbackTests {
+    /// A WebSocket task's own delegate that implements only the completion: the open and the close go to the
+    /// session's delegate, as on Darwin. The protocol's empty defaults swallowed them.
+    final class CompletionOnlyWebSocketDelegate: NSObject, URLSessionWebSocketDelegate, Sendable {}
+
+    @Test func theSessionDelegateGetsTheWebSocketEventsATaskDelegateLacks() async throws {
+        try await withServer { server in
+            server.webSocket("/s", endpoint: .script(.close(code: 4000, reason: "done")))
+            let sessionDelegate = WebSocketRecorder()
+            let session = makeSession(delegate: sessionDelegate)
+            defer { session.invalidateAndCancel() }
+            let task = session.webSocketTask(with: try WebSocketTaskTests.webSocketURL(server, "/s"))
+            task.delegate = CompletionOnlyWebSocketDelegate()
+            task.resume()
+            try await sessionDelegate.completion()
+            #expect(sessionDelegate.events == [.opened(nil), .closed(.other(4000), "done"), .completed(nil)])
+        }
+    }
+}
+
 @Suite("Proxy settings are never silently ignored")
 struct ProxySettingsTests {
     @Test(arguments: ["HTTP", "SOCKS"])
