@@ -52,6 +52,37 @@ struct TunnelConnectHandlerTests {
         }
     }
 
+    /// An interim `100` before the `200`, split anywhere: skipped, as for any request. It was taken for the final
+    /// answer, a refusal with status 100, and the task completed with it as if it were the origin's response.
+    @Test func anInterimAnswerIsSkippedAndTheFinalOneOpensTheTunnel() throws {
+        let answer = "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 Connection Established\r\n\r\nfirst bytes"
+        for split in 1..<answer.utf8.count {
+            let (channel, after) = try start()
+            _ = try channel.readOutbound(as: ByteBuffer.self)
+            let bytes = Array(answer.utf8)
+            try channel.writeInbound(ByteBuffer(bytes: bytes[..<split]))
+            try channel.writeInbound(ByteBuffer(bytes: bytes[split...]))
+            #expect(after.errors.isEmpty, "split at \(split)")
+            #expect(after.active && after.received.joined() == "first bytes", "split at \(split)")
+            _ = try? channel.finish()
+        }
+    }
+
+    /// A `101` is no interim answer to `CONNECT`: it refuses the tunnel. Endless interim answers fail it.
+    @Test func a101RefusesAndEndlessInterimAnswersFail() throws {
+        let (channel, after) = try start()
+        _ = try channel.readOutbound(as: ByteBuffer.self)
+        try channel.writeInbound(ByteBuffer(string: "HTTP/1.1 101 Switching Protocols\r\n\r\n"))
+        #expect((after.errors.first as? ProxyTunnelRefusal)?.status == 101)
+        _ = try? channel.finish()
+        let (flooded, floodedAfter) = try start()
+        _ = try flooded.readOutbound(as: ByteBuffer.self)
+        try flooded.writeInbound(ByteBuffer(string: String(repeating: "HTTP/1.1 102 Processing\r\n\r\n", count: 101)))
+        #expect((floodedAfter.errors.first as? TransferError)?.urlErrorCode == .badServerResponse)
+        #expect(!floodedAfter.active)
+        _ = try? flooded.finish()
+    }
+
     @Test func aRefusalCarriesItsStatusAndFields() throws {
         let (channel, after) = try start()
         _ = try channel.readOutbound(as: ByteBuffer.self)

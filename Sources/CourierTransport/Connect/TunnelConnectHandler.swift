@@ -15,8 +15,9 @@ struct ProxyTunnelRefusal: Error {
 /// it holds back `channelActive` from the handlers after it — so TLS to the origin starts only inside the
 /// tunnel — sends `CONNECT host:port`, reads the proxy's answer, and then lets everything through untouched.
 ///
-/// A `2xx` opens the tunnel; any other answer fails the connection with a ``ProxyTunnelRefusal``. An answer longer
-/// than 64 KiB, or one that is not HTTP, fails it with `badServerResponse`.
+/// A `2xx` opens the tunnel; an interim `1xx` (but `101`) is skipped, as for any request (RFC 9110 §15.2), up to
+/// ``InformationalResponseLimit``; any other answer fails the connection with a ``ProxyTunnelRefusal``. An answer
+/// longer than 64 KiB, or one that is not HTTP, fails it with `badServerResponse`.
 final class TunnelConnectHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
@@ -35,6 +36,8 @@ final class TunnelConnectHandler: ChannelDuplexHandler, RemovableChannelHandler 
     private let authority: String
     private let authorization: String?
     private var state = State.connecting
+    /// Interim (`1xx`) answers skipped so far.
+    private var interimAnswers = 0
 
     /// - Parameters:
     ///   - authority: The origin's `host:port` (brackets around IPv6).
@@ -63,16 +66,40 @@ final class TunnelConnectHandler: ChannelDuplexHandler, RemovableChannelHandler 
         // resumes where the last read left it (a line end there may complete one). A proxy trickling its answer a
         // byte per read once cost a copy and a scan of the whole answer for each byte: quadratic time.
         state = .failed
-        let searchFrom = max(0, bytes.count - 2)
+        var searchFrom = max(0, bytes.count - 2)
         bytes += buffer.readBytes(length: buffer.readableBytes) ?? []
-        guard let end = Self.endOfHead(bytes, from: searchFrom) else {
-            if bytes.count > Self.maximumAnswerLength {
-                fail(context, .badServerResponse("the proxy's answer to CONNECT is longer than 64 KiB"))
-            } else {
-                state = .awaitingAnswer(bytes)
+        while true {
+            guard let end = Self.endOfHead(bytes, from: searchFrom) else {
+                if bytes.count > Self.maximumAnswerLength {
+                    fail(context, .badServerResponse("the proxy's answer to CONNECT is longer than 64 KiB"))
+                } else {
+                    state = .awaitingAnswer(bytes)
+                }
+                return
             }
-            return
+            guard Self.isInterim(bytes[..<end]) else { return answer(bytes, end: end, context: context) }
+            // An interim answer: the final one follows it (it was taken for a refusal with status 100, which the
+            // task then completed with as if it were the origin's response).
+            interimAnswers += 1
+            guard !InformationalResponseLimit.isExceeded(by: interimAnswers) else {
+                return fail(context, .badServerResponse("the proxy sent more than 100 interim answers to CONNECT"))
+            }
+            bytes = Array(bytes[end...])
+            searchFrom = 0
         }
+    }
+
+    /// Whether a head is an interim `1xx` answer other than `101`.
+    private static func isInterim(_ head: ArraySlice<UInt8>) -> Bool {
+        // "HTTP/1.1 1xx": the status's first digit, after the version and its space.
+        guard head.count > 11, head[head.startIndex + 9] == UInt8(ascii: "1") else { return false }
+        let code = head[(head.startIndex + 9)..<(head.startIndex + 12)]
+        return Array(code) != Array("101".utf8)
+            && ResponseHeadSyntax.isStatusLine(Array(head.prefix { $0 != 0x0D && $0 != 0x0A }))
+    }
+
+    /// The final answer, whose head ends at `end`: a `2xx` opens the tunnel, anything else refuses it.
+    private func answer(_ bytes: [UInt8], end: Int, context: ChannelHandlerContext) {
         // Split as bytes: as Characters, "\r\n" is one grapheme and would never match "\n".
         let lines = bytes[..<end].split(separator: UInt8(ascii: "\n")).map { line in
             String(decoding: line.last == UInt8(ascii: "\r") ? line.dropLast() : line, as: UTF8.self)
