@@ -1,5 +1,6 @@
 import NIOCore
 import NIOEmbedded
+import NIOWebSocket
 import Testing
 
 @testable import CourierTransport
@@ -39,6 +40,26 @@ private final class RecordingDelegate: WebSocketConnectionDelegate, @unchecked S
     func webSocketDidClose(_ closure: WebSocketClosure) {
         let reason = String(decoding: closure.reason, as: UTF8.self)
         events.append(.closed(code: closure.code, reason: reason, failed: closure.error != nil))
+    }
+}
+
+/// Keeps the frames written and their promises, as a socket whose peer reads nothing: no write completes until
+/// the test says so.
+private final class HeldWrites: ChannelOutboundHandler {
+    typealias OutboundIn = WebSocketFrame
+    var frames: [WebSocketFrame] = []
+    var promises: [EventLoopPromise<Void>?] = []
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        frames.append(unwrapOutboundIn(data))
+        promises.append(promise)
+    }
+
+    func flush(context: ChannelHandlerContext) {}
+
+    /// Lets the oldest held write complete.
+    func completeOldest() {
+        promises.removeFirst()?.succeed()
     }
 }
 
@@ -106,5 +127,31 @@ struct WebSocketClientHandlerTests {
         _ = WebSocketConnection.start(upgraded, maximumMessageSize: 1 << 20, delegate: delegate)
         channel.embeddedEventLoop.run()
         #expect(delegate.events == [.closed(code: nil, reason: "", failed: true)])
+    }
+
+    /// A server that streams pings and reads nothing: each ping queued a pong of its own, without limit. While a pong
+    /// is going out, only the latest ping waits for an answer (RFC 6455 §5.5.3).
+    @Test func pingsThatComeWhileAPongIsGoingOutAreAnsweredOnceByTheLatest() throws {
+        let channel = EmbeddedChannel()
+        let held = HeldWrites()
+        let handler = WebSocketClientHandler(
+            maximumMessageSize: 1 << 20, closeTimeout: WebSocketConnection.closeTimeout, delegate: IgnoringDelegate())
+        try channel.pipeline.syncOperations.addHandler(held)
+        try channel.pipeline.syncOperations.addHandler(handler)
+        try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
+        for index in 0..<1000 {
+            let ping = WebSocketFrame(fin: true, opcode: .ping, data: ByteBuffer(string: "\(index)"))
+            try channel.writeInbound(ping)
+        }
+        #expect(held.frames.count == 1)
+        held.completeOldest()
+        channel.embeddedEventLoop.run()
+        #expect(held.frames.count == 2)
+        #expect(held.frames.map { $0.opcode } == [.pong, .pong])
+        #expect(held.frames.last.map { String(buffer: $0.data) } == "999")  // masked by the encoder, later
+        held.completeOldest()
+        channel.embeddedEventLoop.run()
+        #expect(held.frames.count == 2)
+        _ = try channel.finish(acceptAlreadyClosed: true)
     }
 }

@@ -28,6 +28,10 @@ final class WebSocketClientHandler: ChannelDuplexHandler {
     /// Pings waiting for their pongs, in order; `pingPayloads` numbers them and matches the pongs.
     private var pings: [@Sendable (TransferError?) -> Void] = []
     private var pingPayloads = WebSocketPings()
+    /// A pong is written and not yet flushed out.
+    private var pongInFlight = false
+    /// The payload of the latest ping that came while a pong was in flight: answered once it went out.
+    private var pongOwed: ByteBuffer?
     /// The closure to report when the channel goes inactive (set once the handshake or a failure decided it).
     private var closure: WebSocketClosure?
     /// Whether the owner heard how the connection ended (it hears it once).
@@ -173,10 +177,7 @@ final class WebSocketClientHandler: ChannelDuplexHandler {
         case .binary(let bytes):
             if case .open = phase { delegate.webSocketDidReceive(.binary(ByteBuffer(bytes: bytes))) }
         case .ping(let bytes):
-            if case .open = phase {
-                context.writeAndFlush(
-                    wrapOutboundOut(makeFrame(.pong, bytes: ByteBuffer(bytes: bytes))), promise: nil)
-            }
+            if case .open = phase { answerPing(ByteBuffer(bytes: bytes), context: context) }
         case .pong(let bytes):
             // Only the pong that echoes a ping answers it (and the pings before it); an unsolicited one, none.
             let answered = min(pingPayloads.pongReceived(bytes), pings.count)
@@ -297,6 +298,27 @@ final class WebSocketClientHandler: ChannelDuplexHandler {
         for ping in pending { ping(result.error ?? WebSocketConnection.notConnected) }
         let delegate = self.delegate
         delegate.webSocketDidClose(result)
+    }
+
+    /// Answers a ping. While a pong is still going out, only the latest ping waits for an answer (RFC 6455 §5.5.3
+    /// allows it): a server that streams pings and reads nothing made a pong queue up for each, without limit
+    /// (reading goes on: pings are not messages the app holds back).
+    private func answerPing(_ payload: ByteBuffer, context: ChannelHandlerContext) {
+        guard !pongInFlight else {
+            pongOwed = payload
+            return
+        }
+        pongInFlight = true
+        let promise = context.eventLoop.makePromise(of: Void.self)
+        let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
+        promise.futureResult.whenComplete { _ in
+            let handler = bound.value
+            handler.pongInFlight = false
+            guard let owed = handler.pongOwed, case .open = handler.phase, let context = handler.context else { return }
+            handler.pongOwed = nil
+            handler.answerPing(owed, context: context)
+        }
+        context.writeAndFlush(wrapOutboundOut(makeFrame(.pong, bytes: payload)), promise: promise)
     }
 
     private func makeFrame(_ opcode: WebSocketOpcode, bytes: ByteBuffer) -> WebSocketFrame {
