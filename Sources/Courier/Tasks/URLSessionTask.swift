@@ -420,14 +420,30 @@ open class URLSessionTask: NSObject, NSCopying, ProgressReporting, @unchecked Se
     /// Ends the task exactly once: records the outcome and delivers it through the completion mode. `error` is what
     /// the app sees: a `URLError`, or a custom protocol's own error.
     func complete(with error: (any Error)?, body: Data?, file: URL? = nil) {
+        var error = error
+        var body = body
+        var file = file
+        var droppedFile: URL?
         let shouldDeliver: Bool = mutable.withLock { state in
+            let cancelled = state.lifecycle.state == .canceling
             guard state.lifecycle.complete() == .deliverCompletion else { return false }
+            // Cancelled after the transfer had ended, while its last steps ran (a download's file closed and renamed,
+            // a completion on its way to the delegate queue): once `cancel()` returned, the task ends cancelled, as
+            // Apple documents ("didCompleteWithError: ... NSURLErrorCancelled"), not with the success it was about
+            // to report. The finished file is not handed over.
+            if cancelled, error == nil {
+                error = URLErrorMapping.urlError(.cancelled, failingURL: storedOriginalRequest?.url)
+                body = nil
+                droppedFile = file
+                file = nil
+            }
             state.error = error
             state.engine = nil
             state.adapter = nil
             return true
         }
         guard shouldDeliver else { return }
+        if let droppedFile { unlink(droppedFile.path) }
         let units = mutable.withLock { $0.progressUnits }
         let total = units.total < 0 || units.completed > units.total ? max(units.completed, 0) : units.total
         setProgress(total: total, completed: total)

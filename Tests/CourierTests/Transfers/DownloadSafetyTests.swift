@@ -568,6 +568,74 @@ extension DownloadSafetyTests {
     }
 }
 
+/// Cancels its download at the last write, and writes down what `cancel()` left the task in and how it ended.
+private final class CancelAtTheEndDelegate: NSObject, URLSessionDownloadDelegate, @unchecked Sendable {
+    struct Outcome: Sendable {
+        var stateAfterCancel: URLSessionTask.State?
+        var finishedDownload = false
+        var error: URLError.Code?
+    }
+
+    let outcome = NIOLockedValueBox(Outcome())
+    private let onComplete: @Sendable () -> Void
+
+    init(_ onComplete: @escaping @Sendable () -> Void) { self.onComplete = onComplete }
+
+    func urlSession(
+        _ session: URLSession, downloadTask: URLSessionDownloadTask, didWriteData bytesWritten: Int64,
+        totalBytesWritten: Int64, totalBytesExpectedToWrite: Int64
+    ) {
+        guard totalBytesWritten == totalBytesExpectedToWrite else { return }
+        downloadTask.cancel()
+        let state = downloadTask.state
+        outcome.withLockedValue { $0.stateAfterCancel = state }
+    }
+
+    func urlSession(_ session: URLSession, downloadTask: URLSessionDownloadTask, didFinishDownloadingTo location: URL) {
+        outcome.withLockedValue { $0.finishedDownload = true }
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        outcome.withLockedValue { $0.error = (error as? URLError)?.code }
+        onComplete()
+    }
+}
+
+extension DownloadSafetyTests {
+    /// `cancel()` at the last write, while the download's file is closed and renamed: once `cancel()` left the task
+    /// `.canceling`, it ends cancelled without handing the file over (Apple: a task marked cancelled completes with
+    /// `NSURLErrorCancelled`). It delivered the file and completed without an error. The race is run many times:
+    /// each run that hits the window must end cancelled.
+    @Test func aDownloadCancelledWhileItsFileIsPutAwayEndsCancelled() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try await withServer { server in
+            server.route("/f", response: MockResponse(body: .pattern(length: 300_000)))
+            let session = makeSession { $0.courierDownloadDirectory = directory.appendingPathComponent("downloads") }
+            defer { session.invalidateAndCancel() }
+            var late = 0
+            for _ in 0..<40 {
+                let delegate: CancelAtTheEndDelegate = await withCheckedContinuation { continuation in
+                    let holder = NIOLockedValueBox<CancelAtTheEndDelegate?>(nil)
+                    let delegate = CancelAtTheEndDelegate {
+                        continuation.resume(returning: holder.withLockedValue { $0! })
+                    }
+                    holder.withLockedValue { $0 = delegate }
+                    let task = session.downloadTask(with: server.url("/f"))
+                    task.delegate = delegate
+                    task.resume()
+                }
+                let outcome = delegate.outcome.withLockedValue { $0 }
+                guard outcome.stateAfterCancel == .canceling else { continue }
+                late += 1
+                #expect(outcome.error == .cancelled)
+                #expect(!outcome.finishedDownload)
+            }
+            #expect(late > 0, "no run cancelled before the completion")
+        }
+    }
+}
+
 /// A task delegate that only reports completion.
 private final class CompletionDelegate: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
     private let onComplete: @Sendable () -> Void
