@@ -256,8 +256,10 @@ open class URLSessionConfiguration: NSObject, NSCopying, @unchecked Sendable {
 
     /// Header fields added to every request that does not set them itself, or `nil`. Defaults to `nil`.
     ///
-    /// Keys and values should be strings. The reserved fields `Authorization`, `Connection`, `Host`,
-    /// `Proxy-Authenticate`, `Proxy-Authorization` and `WWW-Authenticate` are ignored, as Apple documents.
+    /// Keys and values should be strings. The reserved fields `Connection`, `Host`, `Proxy-Authenticate`,
+    /// `Proxy-Authorization` and `WWW-Authenticate` are ignored. `Authorization`, on Apple's list too, is sent as
+    /// Darwin and FoundationNetworking send it (a session-wide bearer token); a request's own value wins, a
+    /// credential that answers a challenge replaces it, and it never follows a redirect to another origin.
     open var httpAdditionalHeaders: [AnyHashable: Any]? {
         get { settings.withLockedValue { $0.httpAdditionalHeaders } }
         set { settings.withLockedValue { $0.httpAdditionalHeaders = newValue } }
