@@ -23,12 +23,16 @@ package enum DaemonLauncher {
     package static func connect(
         location: BackgroundLocation, environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws(TransferError) -> FrameChannel {
-        try PrivateFolder.prepare(
-            location.runtimeFolder, purpose: "background runtime folder", hint: "(set XDG_RUNTIME_DIR)")
-        let path = location.socket.path
+        // A running daemon first, by its socket or the one it published: both refuse a listener of another user
+        // (`SO_PEERCRED`), so no folder check is needed to reach it. Checked first, another user's folder at the
+        // fallback path (`/tmp/courier-<uid>` without `XDG_RUNTIME_DIR`) cut off the daemon a cron job or an ssh
+        // login reaches through the published path.
         if case .success(let descriptor) = connectToRunning(location) {
             return FrameChannel(descriptor: descriptor, label: "client")
         }
+        try PrivateFolder.prepare(
+            location.runtimeFolder, purpose: "background runtime folder", hint: "(set XDG_RUNTIME_DIR)")
+        let path = location.socket.path
         guard let executable = executable(environment: environment) else {
             throw .cannotConnectToHost(
                 "no courierd daemon is running and none was found to start (set COURIERD_PATH, or put courierd "

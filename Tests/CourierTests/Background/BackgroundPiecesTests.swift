@@ -179,6 +179,33 @@ extension BackgroundSuites {
             await child.exitStatus()
         }
 
+        /// A client whose runtime folder cannot be used (without `XDG_RUNTIME_DIR`, `/tmp/courier-<uid>`, which
+        /// another user can make first; here one that others can write) still reaches the running daemon through
+        /// the socket path it published: the folder was checked first, and the client failed without trying.
+        @Test func aRuntimeFolderThatCannotBeUsedStillReachesTheRunningDaemon() async throws {
+            let fixture = try BackgroundFixture()
+            let started = try? BackgroundControl.ask(.status, startingDaemon: true, environment: fixture.environment)
+            let open = fixture.root.appendingPathComponent("open-run")
+            try? FileManager.default.createDirectory(
+                at: open.appendingPathComponent("courier"), withIntermediateDirectories: true)
+            chmod(open.path, 0o777)
+            chmod(open.appendingPathComponent("courier").path, 0o777)
+            var elsewhere = fixture.environment
+            elsewhere["XDG_RUNTIME_DIR"] = open.path
+            let reply = Result { try BackgroundControl.ask(.status, startingDaemon: true, environment: elsewhere) }
+            let daemon = fixture.daemonPID
+            await fixture.tearDown()
+            guard case .status = started else {
+                Issue.record("the daemon did not start")
+                return
+            }
+            guard case .success(.status(let pid, _, _)?) = reply else {
+                Issue.record("the running daemon was not reached: \(reply)")
+                return
+            }
+            #expect(pid == daemon)
+        }
+
         /// A background task goes through the proxy the app's environment names, not through the daemon's: the
         /// daemon runs with another process's environment (the first app that started it, or systemd's), so a task
         /// the app meant for its proxy went direct.
