@@ -92,6 +92,12 @@ struct QueueCommand: AsyncParsableCommand {
                 URLSession(
                     configuration: .background(withIdentifier: identifier), delegate: delegate, delegateQueue: nil)
             }
+            // Refused (another `queue wait`, or an app, holds the session): no event would ever come, and the wait
+            // below would never end.
+            if let failure = session.backgroundAttachFailure {
+                session.invalidateAndCancel()
+                throw CLIError("cannot attach to the background session \(identifier): \(failure.detail)")
+            }
             // Every event owed to an earlier process has been delivered (`urlSessionDidFinishEvents`), or every
             // task seen in the list has ended (each file saved before its completion).
             while !delegate.drained && delegate.completed < queued.count {

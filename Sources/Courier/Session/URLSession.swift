@@ -36,6 +36,10 @@ open class URLSession: NSObject, @unchecked Sendable {
     let configurationFailure: TransferError?
     /// A background session's connection to `courierd`, which runs its tasks; `nil` for other sessions.
     let backgroundClient: BackgroundSessionClient?
+
+    /// Why a background session could not attach to `courierd` when it was made (another process holds the
+    /// session, no daemon could start), or `nil`: its tasks then fail, and no event ever comes.
+    package var backgroundAttachFailure: TransferError? { backgroundClient?.failure }
     /// Asks the delegate about new TLS connections (sessions with a delegate only).
     let trustEvaluator: SessionTrustEvaluator?
     /// What every task's engine runs on, made once (see ``SessionEnvironment``); the session's transport, TLS

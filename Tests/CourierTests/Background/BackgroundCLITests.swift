@@ -134,6 +134,41 @@ extension BackgroundSuites {
             }
         }
 
+        /// A second `queue wait` for a session the first holds: the daemon refuses its attach, and it fails at once.
+        /// It waited for events that could never come, for ever.
+        @Test func aSecondWaitForAHeldSessionFailsInsteadOfHanging() async throws {
+            try await withBackgroundServer { fixture, server in
+                Self.serveSlowly(server)
+                let out = fixture.root.appendingPathComponent("big.bin")
+                let queued = try await runCourier(
+                    ["get", "--background", "cli.twice", server.url("/big").absoluteString, "-o", out.path],
+                    environment: fixture.environment)
+                #expect(queued.status == 0, "\(queued.stderr)")
+                let first = try ChildProcess(
+                    courierBinary().path, ["queue", "wait", "-s", "cli.twice"], environment: fixture.environment)
+                defer { first.send(SIGKILL) }
+                // Attached once the daemon counts it beside the status request's own connection.
+                var attached = false
+                for _ in 0..<400 where !attached {
+                    let status = try await runCourier(["daemon", "status"], environment: fixture.environment)
+                    attached = String(decoding: status.stdout, as: UTF8.self).contains(" 2 clients")
+                    if !attached { try await Task.sleep(for: .milliseconds(10)) }
+                }
+                #expect(attached, "the first queue wait did not attach")
+                let second = try ChildProcess(
+                    courierBinary().path, ["queue", "wait", "-s", "cli.twice"], environment: fixture.environment)
+                for _ in 0..<1000 where second.isRunning { try await Task.sleep(for: .milliseconds(10)) }
+                if second.isRunning {
+                    Issue.record("the second queue wait did not end")
+                    second.send(SIGKILL)
+                }
+                let secondStatus = await second.exitStatus()
+                #expect(secondStatus == 1, "exit \(secondStatus)")
+                #expect(await first.exitStatus() == 0)
+                #expect(try fileHoldsPattern(out, length: Self.length))
+            }
+        }
+
         /// `daemon stop` ends the daemon; `queue list` then says nothing runs.
         @Test func theDaemonStopsOnRequest() async throws {
             let fixture = try BackgroundFixture()
