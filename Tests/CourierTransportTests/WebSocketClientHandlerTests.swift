@@ -73,17 +73,23 @@ private func upgradedConnection(holding bytes: [UInt8]) throws -> (EmbeddedChann
     return (channel, UpgradedConnection(channel: channel, buffer: buffer))
 }
 
+/// A client handler on a connected `EmbeddedChannel`, behind `outbound` (which sees its reads and writes).
+private func connectedHandler(behind outbound: any ChannelHandler) throws -> (EmbeddedChannel, WebSocketClientHandler) {
+    let channel = EmbeddedChannel()
+    let handler = WebSocketClientHandler(
+        maximumMessageSize: 1 << 20, closeTimeout: WebSocketConnection.closeTimeout, delegate: IgnoringDelegate())
+    try channel.pipeline.syncOperations.addHandler(outbound)
+    try channel.pipeline.syncOperations.addHandler(handler)
+    try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
+    return (channel, handler)
+}
+
 /// The client handler's read gate, fed reading decisions directly on an `EmbeddedChannel`.
 @Suite("WebSocket client handler")
 struct WebSocketClientHandlerTests {
     @Test func anOlderReadingDecisionArrivingLateIsIgnored() throws {
-        let channel = EmbeddedChannel()
         let counter = ReadCounter()
-        let handler = WebSocketClientHandler(
-            maximumMessageSize: 1 << 20, closeTimeout: WebSocketConnection.closeTimeout, delegate: IgnoringDelegate())
-        try channel.pipeline.syncOperations.addHandler(counter)
-        try channel.pipeline.syncOperations.addHandler(handler)
-        try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
+        let (channel, handler) = try connectedHandler(behind: counter)
 
         // A receive resumed reading (decision 2) before the stop that a message had decided earlier (decision 1)
         // reached the loop: reading stays on. (Applied in arrival order, the stop left a task with no message held
@@ -132,13 +138,8 @@ struct WebSocketClientHandlerTests {
     /// A server that streams pings and reads nothing: each ping queued a pong of its own, without limit. While a pong
     /// is going out, only the latest ping waits for an answer (RFC 6455 §5.5.3).
     @Test func pingsThatComeWhileAPongIsGoingOutAreAnsweredOnceByTheLatest() throws {
-        let channel = EmbeddedChannel()
         let held = HeldWrites()
-        let handler = WebSocketClientHandler(
-            maximumMessageSize: 1 << 20, closeTimeout: WebSocketConnection.closeTimeout, delegate: IgnoringDelegate())
-        try channel.pipeline.syncOperations.addHandler(held)
-        try channel.pipeline.syncOperations.addHandler(handler)
-        try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
+        let (channel, _) = try connectedHandler(behind: held)
         for index in 0..<1000 {
             let ping = WebSocketFrame(fin: true, opcode: .ping, data: ByteBuffer(string: "\(index)"))
             try channel.writeInbound(ping)

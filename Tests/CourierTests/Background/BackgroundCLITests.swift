@@ -33,10 +33,7 @@ extension BackgroundSuites {
             try await withBackgroundServer { fixture, server in
                 Self.serveSlowly(server)
                 let out = fixture.root.appendingPathComponent("big.bin")
-                let queued = try await runCourier(
-                    ["get", "--background", "cli.one", server.url("/big").absoluteString, "-o", out.path],
-                    environment: fixture.environment)
-                #expect(queued.status == 0, "\(queued.stderr)")
+                let queued = try await Self.queue("cli.one", server.url("/big"), to: out, fixture)
                 #expect(String(decoding: queued.stdout, as: UTF8.self) == "cli.one\t1\t\(out.path)\n")
                 #expect(!FileManager.default.fileExists(atPath: out.path))
                 let listed = try await runCourier(["queue", "list", "cli.one"], environment: fixture.environment)
@@ -62,10 +59,7 @@ extension BackgroundSuites {
             try await withBackgroundServer { fixture, server in
                 Self.serveSlowly(server)
                 let out = fixture.root.appendingPathComponent("big.bin")
-                let queued = try await runCourier(
-                    ["get", "--background", "cli.kill", server.url("/big").absoluteString, "-o", out.path],
-                    environment: fixture.environment)
-                #expect(queued.status == 0, "\(queued.stderr)")
+                try await Self.queue("cli.kill", server.url("/big"), to: out, fixture)
                 let waiter = try ChildProcess(
                     courierBinary().path, ["queue", "wait", "cli.kill"], environment: fixture.environment)
                 try await Task.sleep(for: .milliseconds(400))
@@ -75,6 +69,18 @@ extension BackgroundSuites {
                 #expect(waited.status == 0, "\(waited.stderr)\n\(fixture.daemonLog)")
                 #expect(try fileHoldsPattern(out, length: Self.length))
             }
+        }
+
+        /// Runs `courier get --background IDENTIFIER URL -o OUT`, which must succeed.
+        @discardableResult
+        static func queue(_ identifier: String, _ url: URL, to out: URL, _ fixture: BackgroundFixture) async throws
+            -> (status: Int32, stdout: Data, stderr: String)
+        {
+            let queued = try await runCourier(
+                ["get", "--background", identifier, url.absoluteString, "-o", out.path],
+                environment: fixture.environment)
+            #expect(queued.status == 0, "\(queued.stderr)")
+            return queued
         }
 
         /// Waits until `queue list` shows the session's task completed (its file held by the daemon).
@@ -94,10 +100,7 @@ extension BackgroundSuites {
             try await withBackgroundServer { fixture, server in
                 server.route("/small", response: MockResponse(body: .pattern(length: 100_000)))
                 let out = fixture.root.appendingPathComponent("small.bin")
-                let queued = try await runCourier(
-                    ["get", "--background", "cli.later", server.url("/small").absoluteString, "-o", out.path],
-                    environment: fixture.environment)
-                #expect(queued.status == 0, "\(queued.stderr)")
+                try await Self.queue("cli.later", server.url("/small"), to: out, fixture)
                 try await Self.waitUntilCompleted("cli.later", fixture)
                 let pid = try #require(fixture.daemonPID)
                 _ = try await runCourier(["daemon", "stop"], environment: fixture.environment)
@@ -117,10 +120,7 @@ extension BackgroundSuites {
                 let folder = fixture.root.appendingPathComponent("gone")
                 try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: false)
                 let out = folder.appendingPathComponent("small.bin")
-                let queued = try await runCourier(
-                    ["get", "--background", "cli.unsaved", server.url("/small").absoluteString, "-o", out.path],
-                    environment: fixture.environment)
-                #expect(queued.status == 0, "\(queued.stderr)")
+                try await Self.queue("cli.unsaved", server.url("/small"), to: out, fixture)
                 try FileManager.default.removeItem(at: folder)
                 let waited = try await runCourier(["queue", "wait", "cli.unsaved"], environment: fixture.environment)
                 #expect(waited.status == 1, "\(waited.stderr)")
@@ -140,10 +140,7 @@ extension BackgroundSuites {
             try await withBackgroundServer { fixture, server in
                 Self.serveSlowly(server)
                 let out = fixture.root.appendingPathComponent("big.bin")
-                let queued = try await runCourier(
-                    ["get", "--background", "cli.twice", server.url("/big").absoluteString, "-o", out.path],
-                    environment: fixture.environment)
-                #expect(queued.status == 0, "\(queued.stderr)")
+                try await Self.queue("cli.twice", server.url("/big"), to: out, fixture)
                 let first = try ChildProcess(
                     courierBinary().path, ["queue", "wait", "-s", "cli.twice"], environment: fixture.environment)
                 defer { first.send(SIGKILL) }
