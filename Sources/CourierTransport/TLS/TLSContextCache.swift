@@ -11,6 +11,10 @@ final class TLSContextCache: Sendable {
     static let shared = TLSContextCache()
 
     private let contexts = NIOLockedValueBox<[TLSSettings: NIOSSLContext]>([:])
+    /// Contexts for connections a ``ServerTrustEvaluator`` verifies without a client certificate provider (a task
+    /// delegate's, in a session without one): no trust roots, no host check of NIOSSL's (see
+    /// ``TLSSettings/makeClientConfiguration(loadsTrustRoots:)``).
+    private let evaluatedContexts = NIOLockedValueBox<[TLSSettings: NIOSSLContext]>([:])
     /// Contexts that ask a ``ClientCertificateProvider``: one per provider (a session), settings and endpoint,
     /// since NIOSSL's certificate callback belongs to the context and names neither the connection nor its port.
     /// Entries go when their provider does.
@@ -72,11 +76,36 @@ final class TLSContextCache: Sendable {
             context = self.context(
                 for: settings, provider: clientCertificateProvider, endpoint: endpoint,
                 loadsTrustRoots: trustEvaluator == nil, on: eventLoop)
+        } else if trustEvaluator != nil {
+            // The evaluator has the last word on the host too: with the shared context, NIOSSL's host check ran
+            // after it and refused a server a task delegate had trusted (`serverCertificateUntrusted`).
+            context = evaluatedContext(for: settings, on: eventLoop)
         } else {
             context = self.context(for: settings, on: eventLoop)
         }
         return context.flatMapErrorThrowing { error in
             throw error as? TransferError ?? .secureConnectionFailed("cannot set up TLS: \(error)")
+        }
+    }
+
+    /// The context for `settings` when a ``ServerTrustEvaluator`` verifies the server, built on first use (without
+    /// trust roots it is cheap, but not free: NIO's thread pool, as for the others).
+    func evaluatedContext(for settings: TLSSettings, on eventLoop: any EventLoop) -> EventLoopFuture<NIOSSLContext> {
+        if let cached = evaluatedContexts.withLockedValue({ $0[settings] }) {
+            return eventLoop.makeSucceededFuture(cached)
+        }
+        return NIOThreadPool.singleton.runIfActive(eventLoop: eventLoop) { [self] in
+            let context: NIOSSLContext
+            do {
+                context = try NIOSSLContext(configuration: settings.makeClientConfiguration(loadsTrustRoots: false))
+            } catch {
+                throw TransferError.secureConnectionFailed("cannot set up TLS: \(error)")
+            }
+            return evaluatedContexts.withLockedValue { cache in
+                if let raced = cache[settings] { return raced }
+                cache[settings] = context
+                return context
+            }
         }
     }
 

@@ -259,6 +259,32 @@ extension ServerTrustChallengeTests {
         }
     }
 
+    /// A task delegate that trusts a server whose certificate names another host has the last word, as a session
+    /// delegate has (`aDelegatesTrustIsNotOverruledByTheHostCheck`): NIOSSL's host check of the session's shared
+    /// context ran after it and failed the task with `serverCertificateUntrusted`.
+    @Test func aTaskDelegatesTrustIsNotOverruledByTheHostCheck() async throws {
+        let authority = try TestCertificateAuthority()
+        let identity = try authority.serverIdentity(dnsNames: ["elsewhere.test"], ipAddresses: [[10, 0, 0, 1]])
+        try await withServer(.https, tlsIdentity: identity) { server in
+            server.route("/t", response: .ok("trusted"))
+            let session = makeSession()
+            defer { session.invalidateAndCancel() }
+            let own = TaskLevelTrustDelegate()
+            let (data, _) = try await session.data(from: server.url("/t"), delegate: own)
+            #expect(data == Data("trusted".utf8))
+            #expect(own.asked.withLockedValue { $0.count } == 1)
+            // Default handling still checks the host (Courier's evaluation, now the only one), with the CA trusted.
+            let checking = makeSession { $0.courierAdditionalTrustedCertificates = [authority.certificate.derData] }
+            defer { checking.invalidateAndCancel() }
+            do {
+                _ = try await checking.data(from: server.url("/t"), delegate: DelegateFallbackTests.EmptyTaskDelegate())
+                Issue.record("default handling trusted a certificate for another host")
+            } catch {
+                #expect((error as? URLError)?.code == .serverCertificateUntrusted)
+            }
+        }
+    }
+
     /// The same delegate's refusal holds even for a server the session's roots trust: a pinning task delegate is not
     /// bypassed because the session has no delegate.
     @Test func aTasksOwnDelegateRefusalHoldsInASessionWithoutADelegate() async throws {
