@@ -4,21 +4,25 @@ import NIOCore
 import NIOPosix
 import NIOSSL
 
-/// Caches one `NIOSSLContext` per ``TLSSettings`` for the whole process: building a context loads the system
+/// Caches `NIOSSLContext`s per ``TLSSettings`` for the whole process: building a context loads the system
 /// trust store, which is far too slow to do per connection, or per session.
 final class TLSContextCache: Sendable {
     /// The process-wide cache every transport uses.
     static let shared = TLSContextCache()
 
-    private let contexts = NIOLockedValueBox<[TLSSettings: NIOSSLContext]>([:])
-    /// Contexts for connections a ``ServerTrustEvaluator`` verifies without a client certificate provider (a task
-    /// delegate's, in a session without one): no trust roots, no host check of NIOSSL's (see
-    /// ``TLSSettings/makeClientConfiguration(loadsTrustRoots:)``).
-    private let evaluatedContexts = NIOLockedValueBox<[TLSSettings: NIOSSLContext]>([:])
+    /// Contexts without a client certificate provider: with the system's roots and NIOSSL's full verification, or,
+    /// for connections a ``ServerTrustEvaluator`` verifies (a task delegate's, in a session without one), without
+    /// either (see ``TLSSettings/makeClientConfiguration(loadsTrustRoots:)``).
+    private let contexts = NIOLockedValueBox<[SharedContextKey: NIOSSLContext]>([:])
     /// Contexts that ask a ``ClientCertificateProvider``: one per provider (a session), settings and endpoint,
     /// since NIOSSL's certificate callback belongs to the context and names neither the connection nor its port.
     /// Entries go when their provider does.
     private let providerContexts = NIOLockedValueBox<[ProviderContextKey: ProviderContext]>([:])
+
+    private struct SharedContextKey: Hashable {
+        var settings: TLSSettings
+        var loadsTrustRoots: Bool
+    }
 
     private struct ProviderContextKey: Hashable {
         var provider: ObjectIdentifier
@@ -32,38 +36,44 @@ final class TLSContextCache: Sendable {
         var context: NIOSSLContext
     }
 
-    /// The context for `settings`, built on first use.
-    func context(for settings: TLSSettings) throws(TransferError) -> NIOSSLContext {
-        if let cached = contexts.withLockedValue({ $0[settings] }) {
+    /// The context for `settings`, built on first use. `loadsTrustRoots` as in
+    /// ``TLSSettings/makeClientConfiguration(loadsTrustRoots:)``.
+    func context(for settings: TLSSettings, loadsTrustRoots: Bool = true) throws(TransferError) -> NIOSSLContext {
+        let key = SharedContextKey(settings: settings, loadsTrustRoots: loadsTrustRoots)
+        if let cached = contexts.withLockedValue({ $0[key] }) {
             return cached
         }
         let context: NIOSSLContext
         do {
-            context = try NIOSSLContext(configuration: settings.makeClientConfiguration())
+            context = try NIOSSLContext(
+                configuration: settings.makeClientConfiguration(loadsTrustRoots: loadsTrustRoots))
         } catch {
             throw .secureConnectionFailed("cannot set up TLS: \(error)")
         }
         return contexts.withLockedValue { cache in
-            if let raced = cache[settings] { return raced }
-            cache[settings] = context
+            if let raced = cache[key] { return raced }
+            cache[key] = context
             return context
         }
     }
 
     /// The context for `settings`: at once when cached, else built on NIO's thread pool, since loading the trust
     /// store is blocking file I/O that must not run on an event loop.
-    func context(for settings: TLSSettings, on eventLoop: any EventLoop) -> EventLoopFuture<NIOSSLContext> {
-        if let cached = contexts.withLockedValue({ $0[settings] }) {
+    func context(
+        for settings: TLSSettings, loadsTrustRoots: Bool = true, on eventLoop: any EventLoop
+    ) -> EventLoopFuture<NIOSSLContext> {
+        let key = SharedContextKey(settings: settings, loadsTrustRoots: loadsTrustRoots)
+        if let cached = contexts.withLockedValue({ $0[key] }) {
             return eventLoop.makeSucceededFuture(cached)
         }
         return NIOThreadPool.singleton.runIfActive(eventLoop: eventLoop) { [self] in
-            try self.context(for: settings)
+            try self.context(for: settings, loadsTrustRoots: loadsTrustRoots)
         }
     }
 
     /// The context for a client connection to `endpoint`: one that asks `clientCertificateProvider` when there is
-    /// one (without the system's roots when `trustEvaluator` verifies the server instead), else the shared one for
-    /// `settings`. A failure to build it is a `secureConnectionFailed` ``TransferError``.
+    /// one, else the shared one for `settings`; either without the system's roots (and NIOSSL's host check) when
+    /// `trustEvaluator` verifies the server instead. A failure to build it is a `secureConnectionFailed` ``TransferError``.
     func clientContext(
         for settings: TLSSettings,
         endpoint: Endpoint,
@@ -76,36 +86,13 @@ final class TLSContextCache: Sendable {
             context = self.context(
                 for: settings, provider: clientCertificateProvider, endpoint: endpoint,
                 loadsTrustRoots: trustEvaluator == nil, on: eventLoop)
-        } else if trustEvaluator != nil {
-            // The evaluator has the last word on the host too: with the shared context, NIOSSL's host check ran
-            // after it and refused a server a task delegate had trusted (`serverCertificateUntrusted`).
-            context = evaluatedContext(for: settings, on: eventLoop)
         } else {
-            context = self.context(for: settings, on: eventLoop)
+            // With an evaluator, it has the last word on the host too: with the roots' context, NIOSSL's host check
+            // ran after it and refused a server a task delegate had trusted (`serverCertificateUntrusted`).
+            context = self.context(for: settings, loadsTrustRoots: trustEvaluator == nil, on: eventLoop)
         }
         return context.flatMapErrorThrowing { error in
             throw error as? TransferError ?? .secureConnectionFailed("cannot set up TLS: \(error)")
-        }
-    }
-
-    /// The context for `settings` when a ``ServerTrustEvaluator`` verifies the server, built on first use (without
-    /// trust roots it is cheap, but not free: NIO's thread pool, as for the others).
-    func evaluatedContext(for settings: TLSSettings, on eventLoop: any EventLoop) -> EventLoopFuture<NIOSSLContext> {
-        if let cached = evaluatedContexts.withLockedValue({ $0[settings] }) {
-            return eventLoop.makeSucceededFuture(cached)
-        }
-        return NIOThreadPool.singleton.runIfActive(eventLoop: eventLoop) { [self] in
-            let context: NIOSSLContext
-            do {
-                context = try NIOSSLContext(configuration: settings.makeClientConfiguration(loadsTrustRoots: false))
-            } catch {
-                throw TransferError.secureConnectionFailed("cannot set up TLS: \(error)")
-            }
-            return evaluatedContexts.withLockedValue { cache in
-                if let raced = cache[settings] { return raced }
-                cache[settings] = context
-                return context
-            }
         }
     }
 
