@@ -77,25 +77,23 @@ final class TunnelConnectHandler: ChannelDuplexHandler, RemovableChannelHandler 
                 }
                 return
             }
-            guard Self.isInterim(bytes[..<end]) else { return answer(bytes, end: end, context: context) }
+            let statusLine = bytes[..<end].prefix { $0 != UInt8(ascii: "\r") && $0 != UInt8(ascii: "\n") }
+            guard ResponseHeadSyntax.isStatusLine(statusLine), ResponseHeadSyntax.isInterim(statusLine) else {
+                return answer(bytes, end: end, context: context)
+            }
             // An interim answer: the final one follows it (it was taken for a refusal with status 100, which the
             // task then completed with as if it were the origin's response).
             interimAnswers += 1
             guard !InformationalResponseLimit.isExceeded(by: interimAnswers) else {
-                return fail(context, .badServerResponse("the proxy sent more than 100 interim answers to CONNECT"))
+                return fail(
+                    context,
+                    .badServerResponse(
+                        "the proxy sent more than \(InformationalResponseLimit.maximumCount) interim answers to CONNECT"
+                    ))
             }
             bytes = Array(bytes[end...])
             searchFrom = 0
         }
-    }
-
-    /// Whether a head is an interim `1xx` answer other than `101`.
-    private static func isInterim(_ head: ArraySlice<UInt8>) -> Bool {
-        // "HTTP/1.1 1xx": the status's first digit, after the version and its space.
-        guard head.count > 11, head[head.startIndex + 9] == UInt8(ascii: "1") else { return false }
-        let code = head[(head.startIndex + 9)..<(head.startIndex + 12)]
-        return Array(code) != Array("101".utf8)
-            && ResponseHeadSyntax.isStatusLine(Array(head.prefix { $0 != 0x0D && $0 != 0x0A }))
     }
 
     /// The final answer, whose head ends at `end`: a `2xx` opens the tunnel, anything else refuses it.
