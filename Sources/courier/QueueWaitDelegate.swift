@@ -76,7 +76,7 @@ final class QueueWaitDelegate: NSObject, URLSessionDownloadDelegate, Sendable {
     /// ``unsavedFolder`` (the daemon lets go of it once this method returns, so it would be lost).
     private func unsaved(_ task: Int, _ location: URL, why: String) {
         state.withLockedValue { $0.unsaved += 1 }
-        let folder = Self.unsavedFolder()
+        let folder = Self.unsavedFolder
         do {
             try PrivateFolder.prepare(folder, purpose: "folder of unsaved downloads", hint: "")
             let name = "task-\(task)-\(location.lastPathComponent)"
@@ -88,9 +88,7 @@ final class QueueWaitDelegate: NSObject, URLSessionDownloadDelegate, Sendable {
     }
 
     /// Where downloads that could not be saved are kept: `$XDG_DATA_HOME/courier/unsaved/`.
-    static func unsavedFolder(environment: [String: String] = ProcessInfo.processInfo.environment) -> URL {
-        StoreLocation.sharedDataFolder("unsaved", environment: environment)
-    }
+    private static var unsavedFolder: URL { StoreLocation.sharedDataFolder("unsaved") }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         let line = line(for: task)

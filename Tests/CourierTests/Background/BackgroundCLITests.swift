@@ -112,16 +112,20 @@ extension BackgroundSuites {
             }
         }
 
-        /// A finished download that cannot be put where it was asked for (its folder removed meanwhile): `queue
-        /// wait` fails, and the file is kept in the unsaved folder. It exited 0, and the download was gone.
-        @Test func aDownloadThatCannotBeSavedFailsTheWaitAndIsKept() async throws {
+        /// A finished download that cannot be put where it was asked for: its folder removed meanwhile, or a FIFO
+        /// in its place (a device or a FIFO is not replaced by a file; as root, `-o /dev/null` replaced the device).
+        /// `queue wait` fails, the file is kept in the unsaved folder and the FIFO is left alone. It exited 0, and
+        /// the download was gone.
+        @Test(arguments: ["folder gone", "FIFO"])
+        func aDownloadThatCannotBeSavedFailsTheWaitAndIsKept(target: String) async throws {
             try await withBackgroundServer { fixture, server in
                 server.route("/small", response: MockResponse(body: .pattern(length: 100_000)))
-                let folder = fixture.root.appendingPathComponent("gone")
+                let folder = fixture.root.appendingPathComponent("out")
                 try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: false)
                 let out = folder.appendingPathComponent("small.bin")
+                if target == "FIFO" { #expect(mkfifo(out.path, 0o600) == 0) }
                 try await Self.queue("cli.unsaved", server.url("/small"), to: out, fixture)
-                try FileManager.default.removeItem(at: folder)
+                if target == "folder gone" { try FileManager.default.removeItem(at: folder) }
                 let waited = try await runCourier(["queue", "wait", "cli.unsaved"], environment: fixture.environment)
                 #expect(waited.status == 1, "\(waited.stderr)")
                 let unsaved = StoreLocation.sharedDataFolder("unsaved", environment: fixture.environment)
@@ -130,6 +134,10 @@ extension BackgroundSuites {
                 if let name = kept.first {
                     #expect(try fileHoldsPattern(unsaved.appendingPathComponent(name), length: 100_000))
                     #expect(waited.stderr.contains(name))
+                }
+                if target == "FIFO" {
+                    var info = stat()
+                    #expect(lstat(out.path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFIFO)
                 }
             }
         }
