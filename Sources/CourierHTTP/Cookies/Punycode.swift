@@ -10,8 +10,8 @@ public enum Punycode {
     private static let initialBias = 72
     private static let initialN = 128
 
-    /// The ASCII form of one label: the label itself when it is ASCII, else `xn--` and its Punycode. `nil` when it
-    /// cannot be encoded (a label too long to be a domain label overflows no count here, but an absurd one might).
+    /// The ASCII form of one label: the label itself when it is ASCII, else `xn--` and its Punycode. `nil` when its
+    /// encoding would overflow RFC 3492's 32-bit counters, which no real domain label comes near.
     public static func asciiLabel(_ label: String) -> String? {
         guard !label.unicodeScalars.allSatisfy(\.isASCII) else { return label }
         return encode(label).map { "xn--" + $0 }
