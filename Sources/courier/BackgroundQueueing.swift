@@ -19,10 +19,13 @@ enum BackgroundQueueing {
             }
             return file.standardizedFileURL.path
         }
+        // A download that finishes before this session has left is handed to it (the daemon delivers to whoever is
+        // attached): it must be saved here, as `queue wait` would. An empty delegate let it be deleted, and the
+        // task, no longer queued, was reported as not taken.
+        let delegate = QueueWaitDelegate(board: ProgressBoard(enabled: false), quiet: true)
         let queued: [Int] = await BackgroundCommandSupport.onThread {
             let session = URLSession(
-                configuration: .background(withIdentifier: identifier), delegate: DetachedDelegate(),
-                delegateQueue: nil)
+                configuration: .background(withIdentifier: identifier), delegate: delegate, delegateQueue: nil)
             defer { session.finishTasksAndInvalidate() }
             return zip(jobs, destinations).map { job, destination in
                 let task = session.downloadTask(with: job.url)
@@ -32,26 +35,24 @@ enum BackgroundQueueing {
             }
         }
         // Each task reached the daemon's socket before resume() returned; the daemon may still be reading it. A
-        // task whose session could not reach the daemon failed at once and never shows.
+        // task whose session could not reach the daemon failed at once and never shows. The wait is bounded by time,
+        // as the daemon's answers are (30 s), not by a count of tries: 100 tries of 20 ms gave up on a loaded machine
+        // while the daemon was still starting, and reported a download it then ran as not taken.
         var known: Set<Int> = []
-        for _ in 0..<100 {
+        let deadline = ContinuousClock.now + .seconds(30)
+        while ContinuousClock.now < deadline {
             if case .listed(let tasks) = try await BackgroundCommandSupport.ask(.list(identifier: identifier)) {
                 known = Set(tasks.map(\.task))
-                if queued.allSatisfy(known.contains) { break }
             }
+            known.formUnion(delegate.ended)
+            if queued.allSatisfy(known.contains) { break }
             try await Task.sleep(for: .milliseconds(20))
         }
         for (number, destination) in zip(queued, destinations) {
             guard known.contains(number) else { throw CLIError("courierd did not take the download to \(destination)") }
             if !quiet { print("\(identifier)\t\(number)\t\(destination)") }
         }
-        return 0
-    }
-
-    /// The queueing process's delegate: it leaves before anything happens, so it receives nothing worth keeping.
-    final class DetachedDelegate: NSObject, URLSessionDownloadDelegate, Sendable {
-        func urlSession(
-            _ session: URLSession, downloadTask: URLSessionDownloadTask, didFinishDownloadingTo location: URL
-        ) {}
+        // A download that ended while this process was attached, and failed or could not be saved, fails the run.
+        return delegate.failed > 0 ? 1 : 0
     }
 }

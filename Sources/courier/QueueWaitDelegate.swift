@@ -7,11 +7,12 @@ import NIOConcurrencyHelpers
 /// The delegate of `courier queue wait`: shows each transfer of the background session on the progress board, puts
 /// each finished download where `courier get --background -o FILE` asked (the task's description holds the path;
 /// the file is renamed into place complete, or copied beside it and renamed when the folders are on two file
-/// systems), and counts what ended.
+/// systems), and counts what ended. `courier get --background` uses it too, for what ends before it has left.
 final class QueueWaitDelegate: NSObject, URLSessionDownloadDelegate, Sendable {
     private struct State {
         var lines: [Int: Int] = [:]
-        var completed = 0
+        /// The tasks that ended, by identifier.
+        var ended: Set<Int> = []
         var failed = 0
         /// Finished downloads that could not be put where they were asked for.
         var unsaved = 0
@@ -27,7 +28,9 @@ final class QueueWaitDelegate: NSObject, URLSessionDownloadDelegate, Sendable {
         self.quiet = quiet
     }
 
-    var completed: Int { state.withLockedValue { $0.completed } }
+    var completed: Int { state.withLockedValue { $0.ended.count } }
+    /// The identifiers of the tasks that ended (each finished download saved, or kept, before).
+    var ended: Set<Int> { state.withLockedValue { $0.ended } }
     /// Tasks that failed, and finished downloads that could not be saved.
     var failed: Int { state.withLockedValue { $0.failed + $0.unsaved } }
     var drained: Bool { state.withLockedValue { $0.drained } }
@@ -94,7 +97,7 @@ final class QueueWaitDelegate: NSObject, URLSessionDownloadDelegate, Sendable {
         let line = line(for: task)
         board.finish(line, succeeded: error == nil, averageRate: nil)
         state.withLockedValue { state in
-            state.completed += 1
+            state.ended.insert(task.taskIdentifier)
             if error != nil { state.failed += 1 }
         }
         if let error {
